@@ -1,0 +1,436 @@
+"""The command line: `review`, `run`, `diff`, `verdict`, `hash`.
+
+Commands import what they need inside their bodies, so `evalpin diff` never loads
+Textual or the openai SDK and starts like a plain script. Every invalid input ends the
+same way: one line naming the file (and line) on stderr, exit 3, nothing half-written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from evalpin import __version__
+from evalpin.core.errors import InputError
+from evalpin.core.sanitize import inert_line
+
+EXIT_INPUT = 3
+
+
+def _console(stderr: bool = False):  # -> rich.console.Console
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=True, emoji=False)
+
+
+def _text(*parts: str | tuple[str, str]):  # -> rich.text.Text
+    """Plain Text from (string, style) parts: never markup, whatever the string holds."""
+    from rich.text import Text
+
+    return Text.assemble(*parts)
+
+
+def _emit_json(payload: Any) -> None:
+    sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=True, allow_nan=False) + "\n")
+
+
+def _write_atomic(path: Path, payload: Any) -> None:
+    """Write JSON beside its destination and rename, so nothing is left half-written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as fh:
+            json.dump(payload, fh, indent=2, ensure_ascii=True, allow_nan=False)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _pct(rate: float | None) -> str:
+    return "n/a" if rate is None else f"{rate:.3f}"
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="evalpin")
+def cli() -> None:
+    """Pinned evaluation runs: a score is evidence only when its instrument is pinned.
+
+    Every result carries its triple (fixture hash, grader version, model slot);
+    comparisons across different triples are refused, not filed as regressions.
+    """
+
+
+# -- hash ---------------------------------------------------------------------------
+
+
+@cli.command("hash")
+@click.argument("fixtures", type=click.Path(dir_okay=True, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def hash_cmd(fixtures: Path, as_json: bool) -> None:
+    """Print a fixture set's dataset hash, the grader version and each case's hash."""
+    from evalpin.core.fixtures import load_fixtures
+    from evalpin.core.pins import grader_version
+
+    fs = load_fixtures(fixtures)
+    gv = grader_version()
+    if as_json:
+        _emit_json(
+            {
+                "path": str(fs.path),
+                "kind": fs.kind,
+                "dataset_id": fs.dataset_id,
+                "dataset_version": fs.dataset_version,
+                "dataset_hash": fs.dataset_hash,
+                "grader_version": gv,
+                "cases": [{"id": c.id, "fixture_hash": c.fixture_hash} for c in fs.cases],
+            }
+        )
+        return
+    out = _console()
+    version = f" version {fs.dataset_version}" if fs.dataset_version else ""
+    out.print(_text(("fixtures        ", "dim"), inert_line(str(fs.path))))
+    out.print(
+        _text(("dataset         ", "dim"), inert_line(fs.dataset_id + version), f" ({fs.kind})")
+    )
+    out.print(_text(("dataset_hash    ", "dim"), fs.dataset_hash))
+    out.print(_text(("grader_version  ", "dim"), gv))
+    out.print(_text(("cases           ", "dim"), str(len(fs.cases))))
+    for case in fs.cases:
+        out.print(_text((case.fixture_hash, "cyan"), "  ", inert_line(case.id)))
+
+
+# -- diff ---------------------------------------------------------------------------
+
+_KIND_STYLE = {"regressed": "bold red", "fixed": "bold green", "drift": "yellow"}
+REFUSE_LINE = "REFUSE_DIFF: triple mismatch, not a prompt regression"
+
+
+def _side(run) -> dict[str, Any]:  # run: RunFile
+    return {"path": run.path, "label": run.label(), "complete": run.complete}
+
+
+def _seed_text(seed: int | None) -> str:
+    return "no seed" if seed is None else f"seed {seed}"
+
+
+def _reasons_text(reasons: list[str] | None) -> str:
+    if reasons is None:
+        return "<reasons missing>"
+    return ", ".join(inert_line(r) for r in reasons) or "-"
+
+
+@cli.command("diff")
+@click.argument("left", type=click.Path(path_type=Path))
+@click.argument("right", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@click.option(
+    "--artifact",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="On refusal, write the per-case backend delta (JSON) to this path.",
+)
+@click.option(
+    "--limit",
+    default=50,
+    show_default=True,
+    help="Moved cases listed in the human output (0: all). --json lists all.",
+)
+def diff_cmd(left: Path, right: Path, as_json: bool, artifact: Path | None, limit: int) -> None:
+    """Compare two runs joined on (case_id, seed).
+
+    Exit 0: nothing moved. 1: silent regressions (a pass flip or a digest change).
+    2: refused, the triples differ (an instrument change, not a prompt regression).
+    """
+    from evalpin.core.compare import compare, mismatch_json
+    from evalpin.core.runfile import read_run
+
+    lrun, rrun = read_run(left), read_run(right)
+    diff = compare(lrun, rrun)
+    only = {
+        "only_left": [{"case_id": c, "seed": s} for c, s in diff.only_left],
+        "only_right": [{"case_id": c, "seed": s} for c, s in diff.only_right],
+    }
+    if diff.refused:
+        delta = {
+            "kind": "backend_delta",
+            "note": "triple mismatch: these rows are a backend delta, not regressions or fixes",
+            "left": _side(lrun),
+            "right": _side(rrun),
+            "mismatch_summary": [
+                {"key": m.key, "cases": m.cases, "pairs": [list(p) for p in m.pairs]}
+                for m in diff.key_mismatches()
+            ],
+            "cases": diff.backend_delta(),
+        }
+        if artifact is not None:
+            _write_atomic(artifact, delta)
+        if as_json:
+            click.echo(REFUSE_LINE, err=True)
+            _emit_json(
+                {
+                    "refused": True,
+                    "compared_cases": diff.compared,
+                    "silent_regressions": [],
+                    "mismatches": mismatch_json(diff),
+                    **only,
+                    "backend_delta": delta,
+                }
+            )
+        else:
+            _print_refusal(diff, lrun, rrun, artifact)
+        sys.exit(2)
+
+    moved = diff.moved
+    if artifact is not None:
+        click.echo("note: runs are comparable; no backend-delta artifact written", err=True)
+    if as_json:
+        _emit_json(
+            {
+                "refused": False,
+                "compared_cases": diff.compared,
+                "silent_regressions": [m.to_json() for m in moved],
+                "mismatches": [],
+                **only,
+                "left": _side(lrun),
+                "right": _side(rrun),
+            }
+        )
+    else:
+        _print_diff(diff, lrun, rrun, limit)
+    sys.exit(1 if moved else 0)
+
+
+def _print_sides(out, lrun, rrun) -> None:
+    for name, run in (("left ", lrun), ("right", rrun)):
+        incomplete = run.complete is False or run.torn
+        out.print(
+            _text(
+                (name, "bold"),
+                "  ",
+                inert_line(run.path),
+                "  ",
+                (inert_line(run.label()), "bold yellow" if incomplete else "dim"),
+            )
+        )
+
+
+def _print_refusal(diff, lrun, rrun, artifact: Path | None) -> None:
+    out = _console()
+    out.print(_text((REFUSE_LINE, "bold red")))
+    for m in diff.key_mismatches():
+        lv, rv, n = m.pairs[0]
+        if len(m.pairs) == 1 and m.key != "fixture_hash":
+            out.print(
+                _text(
+                    f"  {m.key}: ",
+                    (inert_line(lv), "red"),
+                    " (left) vs ",
+                    (inert_line(rv), "red"),
+                    f" (right) on {m.cases} case(s)",
+                )
+            )
+            continue
+        case_id, seed = m.example
+        out.print(_text(f"  {m.key}: differs on {m.cases} case(s), e.g. "))
+        for lv, rv, n in m.pairs[:3]:
+            out.print(
+                _text("    ", (inert_line(lv), "red"), " vs ", (inert_line(rv), "red"), f" ({n})")
+            )
+        if len(m.pairs) > 3:
+            out.print(_text(f"    and {len(m.pairs) - 3} more pairs"))
+        out.print(_text(f"    first: {inert_line(case_id)} ({_seed_text(seed)})"))
+    _print_sides(out, lrun, rrun)
+    out.print(
+        _text(
+            f"{diff.compared} common case(s) were measured with different instruments: a change "
+            "between them is a backend delta, not a prompt regression."
+        )
+    )
+    if artifact is not None:
+        out.print(_text("backend delta written to ", inert_line(str(artifact))))
+    else:
+        out.print(
+            _text(("To study it anyway: evalpin diff LEFT RIGHT --artifact delta.json", "dim"))
+        )
+
+
+def _print_diff(diff, lrun, rrun, limit: int) -> None:
+    out = _console()
+    _print_sides(out, lrun, rrun)
+    counts = diff.counts()
+    summary = ", ".join(f"{n} {kind}" for kind, n in counts.items())
+    out.print(
+        _text(
+            f"compared {diff.compared} case(s): ",
+            (summary, "bold"),
+            f"; {len(diff.only_left)} only left, {len(diff.only_right)} only right",
+        )
+    )
+    if diff.duplicates:
+        out.print(
+            _text((f"note: {diff.duplicates} repeated (case, seed) records; last kept", "yellow"))
+        )
+    if not diff.moved:
+        out.print(_text(("no movement: every common case kept its grade and digest", "green")))
+    shown = diff.moved if limit <= 0 else diff.moved[:limit]
+    for m in sorted(shown, key=lambda m: ("regressed", "fixed", "drift").index(m.kind)):
+        out.print(
+            _text(
+                (f"{m.kind.upper():<10}", _KIND_STYLE[m.kind]),
+                inert_line(m.case_id),
+                f"  {_seed_text(m.seed)}",
+            )
+        )
+        if m.kind == "drift":
+            out.print(
+                _text(
+                    "    completion digest ",
+                    inert_line(m.left.completion_digest or ""),
+                    " -> ",
+                    inert_line(m.right.completion_digest or ""),
+                    f"  (both {'pass' if m.left.passed else 'fail'})",
+                )
+            )
+            continue
+        for name, row in (("left ", m.left), ("right", m.right)):
+            verdict = ("pass", "green") if row.passed else ("fail", "red")
+            out.print(_text(f"    {name} ", verdict, "  ", _reasons_text(row.reasons)))
+    if len(shown) < len(diff.moved):
+        out.print(
+            _text(f"... and {len(diff.moved) - len(shown)} more (--limit 0 or --json for all)")
+        )
+    for name, keys in (("only left", diff.only_left), ("only right", diff.only_right)):
+        if keys:
+            listed = ", ".join(f"{inert_line(c)} ({_seed_text(s)})" for c, s in keys[:10])
+            more = f" and {len(keys) - 10} more" if len(keys) > 10 else ""
+            out.print(_text((f"{name}: ", "bold"), listed + more))
+
+
+# -- verdict ------------------------------------------------------------------------
+
+_LABEL_STYLE = {
+    "publishable": "bold green",
+    "exploratory-probe": "bold yellow",
+    "internal": "bold yellow",
+    "demo-note": "bold yellow",
+    "uncontrolled": "bold red",
+    "contaminated": "bold red",
+}
+
+
+@cli.command("verdict")
+@click.argument("run", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
+@click.option(
+    "--disclosed",
+    type=click.Path(path_type=Path),
+    help="File of disclosed case ids or prompts, one a line ('#' comments).",
+)
+@click.option(
+    "--band",
+    default=0.05,
+    show_default=True,
+    type=click.FloatRange(0, 1),
+    help="Spread across seeds above which the run is flagged unstable.",
+)
+def verdict_cmd(run: Path, as_json: bool, disclosed: Path | None, band: float) -> None:
+    """Apply the publish rule to RUN. Exit 0 only when it is publishable."""
+    from evalpin.core.runfile import read_run
+    from evalpin.core.verdict import PUBLISHABLE, Disclosure, judge
+
+    disclosure = Disclosure.load(disclosed) if disclosed is not None else None
+    runfile = read_run(run)
+    v = judge(runfile, disclosed=disclosure, band=band)
+    if as_json:
+        _emit_json({"run": _side(runfile), **v.to_json()})
+    else:
+        _print_verdict(runfile, v)
+    sys.exit(0 if v.label == PUBLISHABLE else 1)
+
+
+def _print_verdict(run, v) -> None:
+    out = _console()
+    out.print(
+        _text(("run       ", "dim"), inert_line(run.path), "  ", (inert_line(run.label()), "dim"))
+    )
+    out.print(_text(("label     ", "dim"), (v.label, _LABEL_STYLE[v.label])))
+    names = {
+        "fixture_hash": "fixture hash ",
+        "scorer_commit": "scorer commit",
+        "seeds": "seed list    ",
+        "env_digest": "env digest   ",
+    }
+    for key, pin in v.pins.items():
+        value = pin.value
+        if key == "seeds":
+            value = ", ".join(map(str, value)) + f" (n={len(value)})" if value else None
+        mark = ("ok     ", "green") if pin.present else ("MISSING", "red")
+        shown = inert_line(str(value)) if value else "-"
+        out.print(
+            _text(
+                ("pins      " if key == "fixture_hash" else "          ", "dim"),
+                mark,
+                "  ",
+                names[key],
+                "  ",
+                shown,
+            )
+        )
+    per_seed = "  ".join(
+        f"{'-' if s is None else s}: {_pct(r)}" for s, r in v.pass_rate_by_seed.items()
+    )
+    out.print(
+        _text(("pass rate ", "dim"), (_pct(v.pass_rate), "bold"), f"   per seed: {per_seed or '-'}")
+    )
+    stability = ("UNSTABLE", "bold red") if v.unstable else ("stable", "green")
+    out.print(_text(("spread    ", "dim"), f"{v.spread:.3f} (band {v.band:.3f}) ", stability))
+    if v.flaky_cases:
+        listed = ", ".join(inert_line(c) for c in v.flaky_cases[:12])
+        more = f" and {len(v.flaky_cases) - 12} more" if len(v.flaky_cases) > 12 else ""
+        out.print(_text(("flaky     ", "dim"), f"{len(v.flaky_cases)}: ", listed + more))
+    if v.repeat_mismatches:
+        out.print(
+            _text(
+                ("repeats   ", "dim"),
+                (
+                    f"{len(v.repeat_mismatches)} repeated (case, seed) pairs did not "
+                    "reproduce their digests: non-deterministic backend",
+                    "bold red",
+                ),
+            )
+        )
+    for reason in v.reasons:
+        out.print(_text(("  - ", "dim"), inert_line(reason)))
+    for note in v.notes:
+        out.print(_text(("  note: ", "dim"), inert_line(note)))
+
+
+# -- entry point --------------------------------------------------------------------
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"evalpin: error: {inert_line(message)}", err=True)
+    sys.exit(EXIT_INPUT)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry: map every input error to exit 3 and one line."""
+    try:
+        cli.main(args=argv, prog_name="evalpin", standalone_mode=False)
+    except InputError as exc:
+        _fail(str(exc))
+    except click.exceptions.Abort:
+        click.echo("evalpin: interrupted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(EXIT_INPUT)
+    except BrokenPipeError:
+        sys.exit(1)

@@ -1,0 +1,1 @@
+"""Formats and judgement. Nothing here imports Textual, Rich or the openai SDK."""

@@ -1,0 +1,313 @@
+"""Sealed fixture sets: golden JSONL and `coding-eval/v1` YAML, validated and hashed.
+
+A case's fixture hash is what pins it: for a golden case the common recipe
+`sha256(json.dumps(case, sort_keys=True, separators=(",", ":")))[:16]`, so records made by
+other tools join with ours; for a coding item the same over the item plus the sha256 of
+every file it references, so editing a test file moves the hash.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from evalpin.core.errors import InputError
+from evalpin.core.pins import dataset_hash
+
+KIND_GOLDEN = "golden"
+KIND_CODING = "coding"
+CODING_SCHEMA = "coding-eval/v1"
+
+
+def case_hash(payload: dict[str, Any]) -> str:
+    """The common per-case recipe (do not change: other tools' records join on it)."""
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class GoldenCase:
+    """A tool-using assistant case: what the model must and must not do."""
+
+    id: str
+    user: str
+    require_tools: list[str]
+    forbid_tools: list[str]
+    must_include: list[str]
+    must_not: list[str]
+    tools: list[Any]
+    fixture_hash: str
+    line: int
+
+    @property
+    def prompt(self) -> str:
+        return self.user
+
+
+@dataclass(frozen=True)
+class CodingItem:
+    """A coding repair item; paths are resolved and proven to stay in the set's folder."""
+
+    id: str
+    language: str
+    prompt_file: Path
+    test_file: Path
+    timeout_s: float
+    forbidden_imports: list[str]
+    expected_files: list[str]
+    fixture_hash: str
+
+    @property
+    def prompt(self) -> str:
+        return self.prompt_file.read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class FixtureSet:
+    """A loaded envelope: its identity, its hash and its cases in file order."""
+
+    path: Path
+    kind: str
+    dataset_id: str
+    dataset_version: str | None
+    dataset_hash: str
+    cases: list[GoldenCase] | list[CodingItem]
+    frozen_at: str | None = None
+    holdout_policy: str | None = None
+    network_allowed: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def network_policy(self) -> str | None:
+        if self.kind != KIND_CODING:
+            return None
+        return "allowed" if self.network_allowed else "forbidden"
+
+    def case(self, case_id: str) -> GoldenCase | CodingItem:
+        for c in self.cases:
+            if c.id == case_id:
+                return c
+        raise KeyError(case_id)
+
+
+def load_fixtures(path: str | Path) -> FixtureSet:
+    """Load a golden JSONL or coding YAML file; the kind is told by its suffix."""
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(path, "is a directory, not a fixture file")
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise InputError(path, "no such file") from None
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    if not data.strip():
+        raise InputError(path, "empty file")
+    if p.suffix.lower() in (".yaml", ".yml"):
+        return _load_coding(p, data)
+    return _load_golden(p, data)
+
+
+# -- golden JSONL -------------------------------------------------------------------
+
+_LIST_KEYS = ("require_tools", "forbid_tools", "must_include", "must_not")
+
+
+def _load_golden(path: Path, data: bytes) -> FixtureSet:
+    cases: list[GoldenCase] = []
+    seen: dict[str, int] = {}
+    for lineno, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            msg = f"not UTF-8: byte 0x{raw[bad.start]:02x} at column {bad.start + 1}"
+            raise InputError(path, msg, lineno) from None
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(path, f"not JSON: {exc.msg} at column {exc.colno}", lineno) from None
+        case = _golden_case(path, obj, lineno)
+        if case.id in seen:
+            msg = f"duplicate case id {case.id!r} (first on line {seen[case.id]})"
+            raise InputError(path, msg, lineno)
+        seen[case.id] = lineno
+        cases.append(case)
+    return FixtureSet(
+        path=path,
+        kind=KIND_GOLDEN,
+        dataset_id=path.stem,
+        dataset_version=None,
+        dataset_hash=dataset_hash(data),
+        cases=cases,
+    )
+
+
+def _golden_case(path: Path, obj: Any, lineno: int) -> GoldenCase:
+    if not isinstance(obj, dict):
+        raise InputError(path, "case is not a JSON object", lineno)
+    case_id = obj.get("id")
+    if not isinstance(case_id, str) or not case_id:
+        raise InputError(path, "case needs a non-empty string 'id'", lineno)
+    if not isinstance(obj.get("user"), str):
+        raise InputError(path, f"case {case_id!r}: 'user' must be a string", lineno)
+    lists = {}
+    for key in _LIST_KEYS:
+        value = obj.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise InputError(path, f"case {case_id!r}: '{key}' must be a list of strings", lineno)
+        lists[key] = value
+    tools = obj.get("tools", [])
+    if not isinstance(tools, list):
+        raise InputError(path, f"case {case_id!r}: 'tools' must be a list", lineno)
+    return GoldenCase(
+        id=case_id,
+        user=obj["user"],
+        tools=tools,
+        fixture_hash=case_hash(obj),
+        line=lineno,
+        **lists,
+    )
+
+
+# -- coding YAML --------------------------------------------------------------------
+
+
+def _yaml_document(path: Path, data: bytes) -> Any:
+    """Parse with `yaml.safe_load`, after refusing aliases (the billion-laughs shape)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        line = data[: bad.start].count(b"\n") + 1
+        raise InputError(path, f"not UTF-8: byte 0x{data[bad.start]:02x}", line) from None
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.AliasEvent):
+                line = event.start_mark.line + 1
+                raise InputError(path, "YAML aliases are not allowed in fixture files", line)
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise InputError(
+            path, f"invalid YAML: {problem}", mark.line + 1 if mark else None
+        ) from None
+
+
+def _plain(value: Any) -> Any:
+    """YAML timestamps become ISO strings so the document hashes like JSON."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dt.date | dt.datetime):
+        return value.isoformat()
+    return value
+
+
+def contained(base: Path, rel: Any, path: Path, what: str) -> Path:
+    """Resolve `rel` against `base` and refuse anything that leaves `base`."""
+    if not isinstance(rel, str) or not rel:
+        raise InputError(path, f"{what} must be a non-empty relative path")
+    if Path(rel).is_absolute():
+        raise InputError(path, f"{what} {rel!r} is absolute; paths must be relative")
+    root = base.resolve()
+    target = (base / rel).resolve()
+    if not target.is_relative_to(root):
+        raise InputError(path, f"{what} {rel!r} escapes the fixture folder")
+    return target
+
+
+def _load_coding(path: Path, data: bytes) -> FixtureSet:
+    doc = _plain(_yaml_document(path, data))
+    if not isinstance(doc, dict):
+        raise InputError(path, "expected a mapping at the top level")
+    if doc.get("schema") != CODING_SCHEMA:
+        raise InputError(path, f"schema must be {CODING_SCHEMA!r}, got {doc.get('schema')!r}")
+    for key in ("dataset_id", "dataset_version"):
+        if not isinstance(doc.get(key), str | int | float) or doc.get(key) == "":
+            raise InputError(path, f"'{key}' is required")
+    network = doc.get("network", "forbidden")
+    if network not in ("allowed", "forbidden"):
+        raise InputError(path, f"'network' must be 'allowed' or 'forbidden', got {network!r}")
+    items = doc.get("items")
+    if not isinstance(items, list) or not items:
+        raise InputError(path, "'items' must be a non-empty list")
+    base = path.parent
+    cases: list[CodingItem] = []
+    seen: set[str] = set()
+    for n, item in enumerate(items, start=1):
+        case = _coding_item(path, base, item, n)
+        if case.id in seen:
+            raise InputError(path, f"duplicate item id {case.id!r}")
+        seen.add(case.id)
+        cases.append(case)
+    return FixtureSet(
+        path=path,
+        kind=KIND_CODING,
+        dataset_id=str(doc["dataset_id"]),
+        dataset_version=str(doc["dataset_version"]),
+        dataset_hash=dataset_hash(data),
+        cases=cases,
+        frozen_at=_opt_str(doc.get("frozen_at")),
+        holdout_policy=_opt_str(doc.get("holdout_policy")),
+        network_allowed=network == "allowed",
+    )
+
+
+def _opt_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _str_list(path: Path, item_id: str, item: dict, key: str) -> list[str]:
+    value = item.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise InputError(path, f"item {item_id!r}: '{key}' must be a list of strings")
+    return value
+
+
+def _coding_item(path: Path, base: Path, item: Any, n: int) -> CodingItem:
+    if not isinstance(item, dict):
+        raise InputError(path, f"item {n} is not a mapping")
+    item_id = item.get("id")
+    if not isinstance(item_id, str) or not item_id:
+        raise InputError(path, f"item {n} needs a non-empty string 'id'")
+    where = f"item {item_id!r}:"
+    prompt = contained(base, item.get("prompt_file"), path, f"{where} prompt_file")
+    test = contained(base, item.get("test_file"), path, f"{where} test_file")
+    for what, file in (("prompt_file", prompt), ("test_file", test)):
+        if not file.is_file():
+            raise InputError(path, f"{where} {what} {item[what]!r} does not exist")
+    timeout = item.get("timeout_s")
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+        raise InputError(path, f"{where} 'timeout_s' must be a positive number")
+    expected = _str_list(path, item_id, item, "expected_files")
+    if not expected:
+        raise InputError(path, f"{where} 'expected_files' must name at least one file")
+    for name in expected:
+        if Path(name).is_absolute() or ".." in Path(name).parts or name.startswith("~"):
+            raise InputError(path, f"{where} expected file {name!r} must stay in the work folder")
+    language = item.get("language")
+    if not isinstance(language, str) or not language:
+        raise InputError(path, f"{where} 'language' is required")
+    files = {
+        item["prompt_file"]: hashlib.sha256(prompt.read_bytes()).hexdigest(),
+        item["test_file"]: hashlib.sha256(test.read_bytes()).hexdigest(),
+    }
+    return CodingItem(
+        id=item_id,
+        language=language,
+        prompt_file=prompt,
+        test_file=test,
+        timeout_s=float(timeout),
+        forbidden_imports=_str_list(path, item_id, item, "forbidden_imports"),
+        expected_files=expected,
+        fixture_hash=case_hash({**item, "referenced_files_sha256": files}),
+    )

@@ -1,0 +1,1 @@
+"""Graders: everything that decides a grade. Their source is the grader version."""

@@ -1,0 +1,91 @@
+"""What pins a result: dataset hash, grader version, env digest, scorer commit, digests."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import evalpin
+from evalpin.core.records import Completion
+
+GRADERS_DIR = Path(__file__).parent / "graders"
+
+
+def dataset_hash(data: bytes) -> str:
+    """sha256 of a fixture file's bytes."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def grader_version() -> str:
+    """A short sha256 over the source of every grader module: any rubric edit moves it."""
+    h = hashlib.sha256()
+    for source in sorted(GRADERS_DIR.glob("*.py")):
+        h.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
+    return h.hexdigest()[:12]
+
+
+def text_digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def completion_digest(completion: Completion) -> str:
+    """Covers text, tool calls (names and arguments) and files: any change moves it."""
+    payload = {
+        "text": completion.text,
+        "tools": [{"name": t.name, "args": t.args} for t in completion.tools],
+        "files": completion.files,
+    }
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def _package_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def env_components(grading_packages: list[str], controls: dict[str, Any]) -> dict[str, Any]:
+    """What the environment was, as a reviewer can read it; never secrets or hostnames."""
+    return {
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "platform": f"{platform.system()} {platform.machine()}",
+        "evalpin": evalpin.__version__,
+        "packages": {name: _package_version(name) for name in sorted(grading_packages)},
+        "controls": controls,
+    }
+
+
+def env_digest(components: dict[str, Any]) -> str:
+    text = json.dumps(components, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def scorer_commit(folder: Path) -> str | None:
+    """HEAD of the git repository holding `folder`, `-dirty` when tracked files in the
+    folder are modified; None outside git (missing stays missing)."""
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(folder), *args],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    head = git("rev-parse", "--verify", "HEAD")
+    if not head:
+        return None
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".")
+    return head + ("-dirty" if dirty else "")

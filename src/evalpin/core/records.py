@@ -1,0 +1,178 @@
+"""Typed records of a run file (`evalpin.run/1`) and of a completion.
+
+A run file is JSONL: a `run` header, one `case` line per (case, seed), and a `summary`
+trailer when the run finished. The structs here are the contract; the reader and writer
+live in `runfile.py`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+SCHEMA = "evalpin.run/1"
+TAIL_CHARS = 800
+
+
+class ToolCall(msgspec.Struct, frozen=True):
+    """One tool call made by a model: its name and raw arguments."""
+
+    name: str
+    args: Any = None
+
+
+class Completion(msgspec.Struct, frozen=True):
+    """What a slot returned for one request (also the replay and command line shape)."""
+
+    text: str = ""
+    tools: list[ToolCall] = []
+    files: dict[str, str] = {}
+    model: str | None = None
+
+
+class FixturesInfo(msgspec.Struct, omit_defaults=True):
+    """Which sealed envelope a run used."""
+
+    path: str
+    kind: str
+    dataset_id: str | None = None
+    dataset_version: str | None = None
+    dataset_hash: str | None = None
+    network: str | None = None
+    holdout_policy: str | None = None
+
+
+class RunHeader(msgspec.Struct, tag="run", tag_field="record", omit_defaults=True):
+    """First line of an evalpin run file: everything needed to replay and judge it."""
+
+    schema: str
+    run_id: str
+    started_at: str
+    fixtures: FixturesInfo
+    grader_version: str | None = None
+    model_slot: str | None = None
+    slot: dict[str, Any] = {}
+    seeds: list[int] = []
+    controls: dict[str, Any] = {}
+    env_digest: str | None = None
+    env: dict[str, Any] = {}
+    scorer_commit: str | None = None
+
+
+class CaseRow(msgspec.Struct, tag="case", tag_field="record", gc=False):
+    """The part of a case record that comparison and listing need.
+
+    Decoding into this struct skips the bulky fields (tail, text, files), which is what
+    keeps `diff` on big files fast; `CaseRecord` has everything.
+    """
+
+    case_id: str
+    passed: bool = msgspec.field(name="pass")
+    seed: int | None = None
+    fixture_hash: str | None = None
+    grader_version: str | None = None
+    model_slot: str | None = None
+    reasons: list[str] | None = None
+    tool_names: list[str] | None = None
+    text_digest: str | None = None
+    completion_digest: str | None = None
+    seconds: float | None = None
+    loops: int | None = None
+    reported_model: str | None = None
+
+
+class CaseRecord(msgspec.Struct, tag="case", tag_field="record", omit_defaults=True):
+    """A whole case line, decoded lazily when one case is shown."""
+
+    case_id: str
+    passed: bool = msgspec.field(name="pass")
+    seed: int | None = None
+    fixture_hash: str | None = None
+    grader_version: str | None = None
+    model_slot: str | None = None
+    reasons: list[str] | None = None
+    tool_names: list[str] | None = None
+    text_digest: str | None = None
+    completion_digest: str | None = None
+    seconds: float | None = None
+    loops: int | None = None
+    reported_model: str | None = None
+    tail: str | None = None
+    text: str | None = None
+    tools: list[ToolCall] | None = None
+    files: dict[str, str] | None = None
+    error: str | None = None
+
+
+class Summary(msgspec.Struct, tag="summary", tag_field="record", omit_defaults=True):
+    """Trailer written when a run finished; its absence marks the file incomplete."""
+
+    finished_at: str
+    records: int
+    passed: int
+    seconds: float | None = None
+    pass_rate_by_seed: dict[str, float] = {}
+
+
+# Header-less case records made by other tools carry no `record` tag.
+class ForeignCaseRow(msgspec.Struct, gc=False):
+    """A case record from a file without header (other tools' common shape)."""
+
+    case_id: str
+    passed: bool = msgspec.field(name="pass")
+    seed: int | None = None
+    fixture_hash: str | None = None
+    grader_version: str | None = None
+    model_slot: str | None = None
+    reasons: list[str] | None = None
+    tool_names: list[str] | None = None
+    text_digest: str | None = None
+    completion_digest: str | None = None
+    seconds: float | None = None
+    loops: int | None = None
+    reported_model: str | None = None
+
+
+class ReportRow(msgspec.Struct):
+    """One row of a single-JSON report."""
+
+    id: str
+    passed: bool
+    seed: int | None = None
+    seconds: float | None = None
+    tail: str | None = None
+
+
+class Report(msgspec.Struct):
+    """A single JSON report (another common shape): pins at the top, rows below."""
+
+    rows: list[ReportRow]
+    dataset_id: str | None = None
+    dataset_version: str | None = None
+    dataset_hash: str | None = None
+    seeds: list[int] | None = None
+    summary: Any = None
+
+
+def row_from_foreign(row: ForeignCaseRow) -> CaseRow:
+    """The same fields under the native struct, so callers handle one type."""
+    return CaseRow(**{f: getattr(row, f) for f in ForeignCaseRow.__struct_fields__})
+
+
+class Message(msgspec.Struct, frozen=True):
+    """One chat message sent to a slot."""
+
+    role: str
+    content: str
+
+
+class CompletionRequest(msgspec.Struct, frozen=True):
+    """What a slot is asked (also the `command` provider's stdin shape)."""
+
+    case_id: str
+    seed: int
+    messages: list[Message]
+    tools: list[Any] = []
+    temperature: float | None = None
+    max_tokens: int | None = None

@@ -1,0 +1,230 @@
+"""The publish rule: may this run's score be published, and with what beside it?
+
+Labels, first match wins: contaminated, uncontrolled, demo-note, internal,
+exploratory-probe, publishable. Every rule that fails is reported, not only the first,
+so a reviewer sees all that stands between a run and publication.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalpin.core import stats
+from evalpin.core.compare import index_rows
+from evalpin.core.errors import InputError
+from evalpin.core.fixtures import KIND_CODING, FixtureSet, load_fixtures
+from evalpin.core.pins import dataset_hash
+from evalpin.core.runfile import RunFile
+
+CONTAMINATED = "contaminated"
+UNCONTROLLED = "uncontrolled"
+DEMO_NOTE = "demo-note"
+INTERNAL = "internal"
+EXPLORATORY = "exploratory-probe"
+PUBLISHABLE = "publishable"
+LABELS = (CONTAMINATED, UNCONTROLLED, DEMO_NOTE, INTERNAL, EXPLORATORY, PUBLISHABLE)
+DEFAULT_BAND = 0.05
+MIN_SEEDS = 3
+# holdout_policy values that declare a set public; any other value (or none) seals it.
+PUBLIC_POLICIES = {"none", "public", "no-holdout"}
+NETWORK_ENFORCED = "off-enforced"
+
+
+def fold(text: str) -> str:
+    """Whitespace folded, so a prompt matches however it was wrapped."""
+    return " ".join(text.split())
+
+
+@dataclass(frozen=True)
+class Disclosure:
+    """Case ids and prompts known to have been disclosed (e.g. published, trained on)."""
+
+    path: str
+    entries: frozenset[str]
+
+    @classmethod
+    def load(cls, path: str | Path) -> Disclosure:
+        p = Path(path)
+        if p.is_dir():
+            raise InputError(path, "is a directory, not a disclosure list")
+        try:
+            data = p.read_bytes()
+        except FileNotFoundError:
+            raise InputError(path, "no such file") from None
+        except OSError as exc:
+            raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+        entries = set()
+        for lineno, raw in enumerate(data.split(b"\n"), start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as bad:
+                msg = f"not UTF-8: byte 0x{raw[bad.start]:02x} at column {bad.start + 1}"
+                raise InputError(path, msg, lineno) from None
+            line = fold(line)
+            if line and not line.startswith("#"):
+                entries.add(line)
+        return cls(str(path), frozenset(entries))
+
+
+@dataclass(frozen=True)
+class Pin:
+    present: bool
+    value: Any = None
+
+
+@dataclass
+class Verdict:
+    """The label, every reason behind it, and what a published score must carry."""
+
+    label: str
+    reasons: list[str]
+    pins: dict[str, Pin]
+    pass_rate: float | None
+    pass_rate_by_seed: dict[int | None, float]
+    spread: float
+    band: float
+    flaky_cases: list[str]
+    repeat_mismatches: list[tuple[str, int | None]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def unstable(self) -> bool:
+        return self.spread > self.band
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "reasons": self.reasons,
+            "pins": {k: {"present": p.present, "value": p.value} for k, p in self.pins.items()},
+            "pass_rate": self.pass_rate,
+            "pass_rate_by_seed": {str(s): r for s, r in self.pass_rate_by_seed.items()},
+            "spread": self.spread,
+            "band": self.band,
+            "unstable": self.unstable,
+            "flaky_cases": self.flaky_cases,
+            "repeat_mismatches": [{"case_id": c, "seed": s} for c, s in self.repeat_mismatches],
+            "notes": self.notes,
+        }
+
+
+def locate_fixtures(run: RunFile) -> tuple[FixtureSet | None, str | None]:
+    """Find the run's fixture file (as recorded, from the cwd or beside the run file)
+    and use it only if its bytes still hash to the recorded dataset hash."""
+    h = run.header
+    if h is None:
+        return None, "no run header: fixture file unknown"
+    recorded = Path(h.fixtures.path)
+    candidates = [recorded]
+    if not recorded.is_absolute():
+        candidates += [parent / recorded for parent in Path(run.path).resolve().parents]
+    for candidate in candidates:
+        if candidate.is_file():
+            if dataset_hash(candidate.read_bytes()) != h.fixtures.dataset_hash:
+                return None, f"fixture file {candidate} changed since the run (hash differs)"
+            try:
+                return load_fixtures(candidate), None
+            except InputError as exc:
+                return None, f"fixture file unreadable: {exc}"
+    return None, f"fixture file {h.fixtures.path} not found"
+
+
+def contamination(
+    run: RunFile, fixtures: FixtureSet | None, disclosed: Disclosure
+) -> tuple[list[str], list[str]]:
+    """Holdout cases whose id or prompt is in the disclosure list; plus notes."""
+    notes = []
+    hits = []
+    if fixtures is not None:
+        policy = (fixtures.holdout_policy or "").strip().lower()
+        if policy in PUBLIC_POLICIES:
+            return [], [f"holdout_policy {policy!r}: no holdout cases to contaminate"]
+        for case in fixtures.cases:
+            if case.id in disclosed.entries or fold(case.prompt) in disclosed.entries:
+                hits.append(case.id)
+    else:
+        notes.append("prompts not checked against the disclosure list; case ids only")
+        hits = sorted({r.case_id for r in run.rows if r.case_id in disclosed.entries})
+    return hits, notes
+
+
+def judge(
+    run: RunFile,
+    *,
+    disclosed: Disclosure | None = None,
+    band: float = DEFAULT_BAND,
+) -> Verdict:
+    """Apply the publish rule to one run."""
+    h = run.header
+    controls = h.controls if h else {}
+    fixture_hash = (
+        h.fixtures.dataset_hash if h else (run.report.dataset_hash if run.report else None)
+    )
+    seeds = sorted(set(run.seeds))
+    pins = {
+        "fixture_hash": Pin(bool(fixture_hash), fixture_hash),
+        "scorer_commit": Pin(bool(h and h.scorer_commit), h.scorer_commit if h else None),
+        "seeds": Pin(len(seeds) >= MIN_SEEDS, seeds),
+        "env_digest": Pin(bool(h and h.env_digest), h.env_digest if h else None),
+    }
+    failed: list[tuple[str, str]] = []
+    notes: list[str] = []
+
+    if disclosed is not None:
+        fixtures, why = locate_fixtures(run)
+        if why:
+            notes.append(why)
+        hits, more = contamination(run, fixtures, disclosed)
+        notes += more
+        if hits:
+            shown = ", ".join(hits[:5]) + (f" and {len(hits) - 5} more" if len(hits) > 5 else "")
+            failed.append((CONTAMINATED, f"holdout cases disclosed in {disclosed.path}: {shown}"))
+
+    if h is not None and h.fixtures.kind == KIND_CODING and h.fixtures.network != "allowed":
+        network = controls.get("network")
+        if network != NETWORK_ENFORCED:
+            shown = "not recorded" if network is None else repr(network)
+            failed.append((UNCONTROLLED, f"fixtures forbid network; network control {shown}"))
+
+    if not fixture_hash:
+        failed.append((DEMO_NOTE, "no fixture/dataset hash"))
+
+    if not pins["scorer_commit"].present:
+        failed.append((INTERNAL, "scorer commit missing"))
+    elif str(pins["scorer_commit"].value).endswith("-dirty"):
+        failed.append((INTERNAL, "scorer commit is dirty: fixtures had uncommitted changes"))
+    if not pins["env_digest"].present:
+        failed.append((INTERNAL, "environment digest missing"))
+    if run.complete is False:
+        failed.append((INTERNAL, "run is incomplete (no summary trailer)"))
+
+    if len(seeds) < MIN_SEEDS:
+        failed.append((EXPLORATORY, f"{len(seeds)} seed(s); at least {MIN_SEEDS} needed"))
+    if controls.get("temperature") is None:
+        failed.append((EXPLORATORY, "temperature not recorded"))
+
+    label = min((LABELS.index(lbl) for lbl, _ in failed), default=LABELS.index(PUBLISHABLE))
+    rates = stats.pass_rate_by_seed(run.rows)
+    return Verdict(
+        label=LABELS[label],
+        reasons=[why for _, why in failed],
+        pins=pins,
+        pass_rate=stats.pass_rate(run.rows),
+        pass_rate_by_seed=rates,
+        spread=stats.spread(rates),
+        band=band,
+        flaky_cases=stats.flaky_cases(run.rows),
+        repeat_mismatches=repeat_mismatches(run),
+        notes=notes,
+    )
+
+
+def repeat_mismatches(run: RunFile) -> list[tuple[str, int | None]]:
+    """(case, seed) pairs recorded more than once whose completion digests differ."""
+    if not index_rows(run.rows)[1]:
+        return []
+    digests: dict[tuple[str, int | None], set[str | None]] = {}
+    for row in run.rows:
+        digests.setdefault((row.case_id, row.seed), set()).add(row.completion_digest)
+    return [key for key, seen in digests.items() if len(seen) > 1]

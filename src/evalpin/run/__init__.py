@@ -1,0 +1,1 @@
+"""Executing runs: slots, the sandbox and the runner. No UI imports."""

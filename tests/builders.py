@@ -1,0 +1,78 @@
+"""Run files for tests, written through the real writer (not hand-typed JSON)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from evalpin.core.records import SCHEMA, CaseRecord, FixturesInfo, RunHeader, Summary
+from evalpin.core.runfile import RunWriter
+
+
+def header(**over: Any) -> RunHeader:
+    base: dict[str, Any] = {
+        "schema": SCHEMA,
+        "run_id": "r1",
+        "started_at": "2026-11-29T02:00:00Z",
+        "fixtures": FixturesInfo(
+            path="fixtures/golden.jsonl",
+            kind="golden",
+            dataset_id="golden",
+            dataset_hash="d" * 64,
+        ),
+        "grader_version": "g1",
+        "model_slot": "night",
+        "slot": {"provider": "replay"},
+        "seeds": [11, 29, 47],
+        "controls": {"temperature": 0.0, "seeds": [11, 29, 47]},
+        "env_digest": "e" * 16,
+        "env": {"python": "CPython 3.11"},
+        "scorer_commit": "c" * 40,
+    }
+    base.update(over)
+    return RunHeader(**base)
+
+
+def case(case_id: str, passed: bool, seed: int | None = 11, **over: Any) -> CaseRecord:
+    base: dict[str, Any] = {
+        "seed": seed,
+        "fixture_hash": f"fh-{case_id}",
+        "grader_version": "g1",
+        "model_slot": "night",
+        "reasons": [] if passed else ["missing_tool:lookup"],
+        "tool_names": ["lookup"] if passed else [],
+        "text_digest": "t" * 12,
+        "completion_digest": f"cd-{case_id}-{seed}-{passed}",
+        "seconds": 0.01,
+        "loops": 0,
+        "reported_model": "m-1",
+    }
+    base.update(over)
+    return CaseRecord(case_id, passed, **base)
+
+
+def write_run(
+    path: Path,
+    cases: list[CaseRecord],
+    *,
+    head: RunHeader | None = None,
+    finished: bool = True,
+) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with RunWriter(path, new=True) as w:
+        w.write(head or header())
+        for c in cases:
+            w.write(c)
+        if finished:
+            passed = sum(c.passed for c in cases)
+            w.write(Summary("2026-11-29T02:05:00Z", records=len(cases), passed=passed))
+    return path
+
+
+def grid(outcomes: dict[str, list[bool]], seeds=(11, 29, 47), **over: Any) -> list[CaseRecord]:
+    """One record per (case, seed) from a case -> per-seed pass list table."""
+    return [
+        case(cid, ok, seed, **over)
+        for cid, oks in outcomes.items()
+        for seed, ok in zip(seeds, oks, strict=True)
+    ]

@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+GOLDEN_CASES = [
+    {
+        "id": "order-1",
+        "user": "Where is my order 1001?",
+        "require_tools": ["lookup_order"],
+        "forbid_tools": ["issue_refund"],
+        "must_include": ["1001"],
+        "must_not": ["refund issued"],
+    },
+    {
+        "id": "order-2",
+        "user": "Cancel order 1002 please.",
+        "require_tools": ["lookup_order", "cancel_order"],
+        "forbid_tools": [],
+        "must_include": ["cancelled"],
+        "must_not": [],
+    },
+]
+
+
+@pytest.fixture
+def golden_file(tmp_path: Path) -> Path:
+    path = tmp_path / "golden.jsonl"
+    path.write_text("".join(json.dumps(c) + "\n" for c in GOLDEN_CASES))
+    return path

@@ -20,9 +20,7 @@ print(",".join(loaded))
 
 
 def test_core_and_run_import_no_ui_or_sdk() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE], capture_output=True, text=True, check=True
-    )
+    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == ""
 
 

@@ -55,8 +55,15 @@ def test_diff_json_shape(capsys, tmp_path: Path) -> None:
     assert kinds == ["drift", "fixed", "fixed", "fixed", "regressed"]
     first = next(m for m in data["silent_regressions"] if m["kind"] == "regressed")
     assert set(first) == {
-        "case_id", "seed", "left_pass", "right_pass", "left_reasons", "right_reasons",
-        "left_digest", "right_digest", "kind",
+        "case_id",
+        "seed",
+        "left_pass",
+        "right_pass",
+        "left_reasons",
+        "right_reasons",
+        "left_digest",
+        "right_digest",
+        "kind",
     }
 
 
@@ -125,8 +132,9 @@ def test_verdict_human_and_json(capsys, tmp_path: Path) -> None:
 
 
 def test_verdict_not_publishable_exits_one(capsys, tmp_path: Path) -> None:
-    run = write_run(tmp_path / "r.jsonl", grid({"a": [True] * 2}, seeds=(1, 2)),
-                    head=header(seeds=[1, 2]))
+    run = write_run(
+        tmp_path / "r.jsonl", grid({"a": [True] * 2}, seeds=(1, 2)), head=header(seeds=[1, 2])
+    )
     r = cli(capsys, "verdict", str(run))
     assert r.code == 1
     assert "exploratory-probe" in r.out and "2 seed(s)" in r.out

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from evalpin.core.compare import compare
 from evalpin.core.runfile import read_run
 from tests.builders import case, grid, write_run
@@ -34,7 +36,7 @@ def test_classifies_regressed_fixed_drift_and_unmoved(tmp_path: Path) -> None:
 
 def test_joins_on_case_and_seed(tmp_path: Path) -> None:
     left = grid({"a": [True, True, True]})
-    right = grid({"a": [True, False, True]}) + [case("new", True, 11)]
+    right = [*grid({"a": [True, False, True]}), case("new", True, 11)]
     diff = compare(*runs(tmp_path, left[:2], right))
     assert [(m.case_id, m.seed, m.kind) for m in diff.moved] == [("a", 29, "regressed")]
     assert diff.only_right == [("a", 47), ("new", 11)]
@@ -88,3 +90,47 @@ def test_backend_delta_has_every_common_case_and_no_regression_labels(tmp_path: 
         ("b", "backend_delta", False),
     ]
     assert all("kind" not in d for d in delta)
+
+
+def _summary(diff):
+    return (
+        diff.compared,
+        sorted((m.case_id, m.seed, m.kind) for m in diff.moved),
+        sorted(p.key for p in diff.mismatched),
+        sorted(diff.only_left),
+        sorted(diff.only_right),
+        diff.duplicates,
+    )
+
+
+SCENARIOS = {
+    "moved": (
+        grid({"a": [True] * 3, "b": [False] * 3}),
+        grid({"a": [True, False, True], "b": [True] * 3}),
+    ),
+    "slot-change": (
+        grid({"a": [True] * 3}),
+        grid({"a": [True] * 3}, model_slot="other"),
+    ),
+    "missing-pin": (
+        grid({"a": [True] * 3}, fixture_hash=None),
+        grid({"a": [True] * 3}, fixture_hash=None),
+    ),
+    "repointed": (
+        grid({"a": [True] * 3}),
+        grid({"a": [True] * 3}, reported_model="m-2"),
+    ),
+    "repeats": (
+        [*grid({"a": [True] * 3}), case("a", False, 11)],
+        [*grid({"a": [True] * 3}), case("a", True, 11)],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_aligned_and_joined_paths_agree(tmp_path: Path, name: str) -> None:
+    left, right = SCENARIOS[name]
+    in_order = compare(*runs(tmp_path / "in-order", left, right))
+    shuffled = compare(*runs(tmp_path / "shuffled", left, list(reversed(right))))
+    assert _summary(in_order) == _summary(shuffled)
+    assert in_order.moved or in_order.mismatched

@@ -24,7 +24,7 @@ def test_round_trip_keeps_rows_offsets_and_detail(tmp_path: Path) -> None:
     assert run.complete is True
     assert [(r.case_id, r.passed, r.seed) for r in run.rows] == [("a", True, 11), ("b", False, 11)]
     assert run.record(1).tail == "E   assert 1 == 2"
-    assert run.missing_pins() == []
+    assert run.missing_pins == []
     assert "complete" in run.label()
 
 
@@ -60,18 +60,33 @@ def test_missing_trailer_is_incomplete_and_torn_line_is_dropped(tmp_path: Path) 
 def test_header_less_case_records_are_labelled(tmp_path: Path) -> None:
     path = tmp_path / "plain.jsonl"
     rows = [
-        {"case_id": "a", "pass": True, "reasons": [], "tool_names": [], "text_digest": "x",
-         "fixture_hash": "f", "grader_version": "g", "model_slot": "s"},
-        {"case_id": "b", "pass": False, "reasons": ["missing_tool:t"], "tool_names": [],
-         "text_digest": "y", "fixture_hash": "f2", "grader_version": "g", "model_slot": "s"},
+        {
+            "case_id": "a",
+            "pass": True,
+            "reasons": [],
+            "tool_names": [],
+            "text_digest": "x",
+            "fixture_hash": "f",
+            "grader_version": "g",
+            "model_slot": "s",
+        },
+        {
+            "case_id": "b",
+            "pass": False,
+            "reasons": ["missing_tool:t"],
+            "tool_names": [],
+            "text_digest": "y",
+            "fixture_hash": "f2",
+            "grader_version": "g",
+            "model_slot": "s",
+        },
     ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     run = read_run(path)
     assert run.shape == SHAPE_CASES
     assert run.complete is None
-    assert run.rows[1].reasons == ["missing_tool:t"]
     assert run.rows[0].seed is None
-    missing = run.missing_pins()
+    missing = run.missing_pins
     assert {"dataset_hash", "seeds", "env_digest", "scorer_commit"} <= set(missing)
     assert "fixture_hash" not in missing
     assert "without a run header" in run.label()
@@ -97,8 +112,8 @@ def test_single_json_report_keeps_missing_pins_missing(tmp_path: Path) -> None:
     assert run.seeds == [1, 2, 3]
     assert run.rows[1].fixture_hash is None and run.rows[1].grader_version is None
     assert run.record(1).tail == "1 failed"
-    assert {"fixture_hash", "grader_version", "model_slot", "env_digest"} <= set(run.missing_pins())
-    assert "dataset_hash" not in run.missing_pins()
+    assert {"fixture_hash", "grader_version", "model_slot", "env_digest"} <= set(run.missing_pins)
+    assert "dataset_hash" not in run.missing_pins
 
 
 BAD_LINES = [
@@ -142,3 +157,46 @@ def test_missing_and_directory(tmp_path: Path) -> None:
         read_run(tmp_path / "nope.jsonl")
     with pytest.raises(InputError, match="is a directory"):
         read_run(tmp_path)
+
+
+@pytest.fixture(params=[64, 1 << 22], ids=["tiny-blocks", "default-blocks"])
+def block_size(request, monkeypatch) -> int:
+    """Run a test with blocks far smaller than a line, and with the default."""
+    import evalpin.core.runfile as runfile
+
+    monkeypatch.setattr(runfile, "_CHUNK", request.param)
+    return request.param
+
+
+def test_blocks_give_the_same_rows_offsets_and_line_numbers(tmp_path: Path, block_size) -> None:
+    cases = [case(f"c{i}", i % 3 != 0, tail="x" * (i * 7)) for i in range(200)]
+    path = write_run(tmp_path / "r.jsonl", cases)
+    run = read_run(path)
+    assert [r.case_id for r in run.rows] == [f"c{i}" for i in range(200)]
+    assert run.complete
+    assert run.record(150).tail == "x" * 1050
+    assert run.records([0, 199, 57])[57].case_id == "c57"
+    lines = path.read_bytes().split(b"\n")
+    lines[120] = b'{"record":"case","case_id":"bad","pass":"no"}'
+    path.write_bytes(b"\n".join(lines))
+    with pytest.raises(InputError, match="wrong shape") as err:
+        read_run(path)
+    assert err.value.line == 121
+
+
+def test_blank_lines_and_torn_tail_across_blocks(tmp_path: Path, block_size) -> None:
+    path = write_run(tmp_path / "r.jsonl", [case(f"c{i}", True) for i in range(50)], finished=False)
+    data = path.read_bytes().replace(b"\n", b"\n\n", 10)
+    path.write_bytes(data + b'{"record":"case","case_id":"torn","pa')
+    run = read_run(path)
+    assert len(run.rows) == 50 and run.torn
+    assert run.record(49).case_id == "c49"
+
+
+def test_offsets_ignore_lines_appended_after_reading(tmp_path: Path) -> None:
+    path = write_run(tmp_path / "r.jsonl", [case("a", True), case("b", False)], finished=False)
+    run = read_run(path)
+    with open(path, "ab") as fh:
+        fh.write(b'{"record":"case","case_id":"c","pass":true}\n')
+    assert run.record(1).case_id == "b"
+    assert run.record(0).case_id == "a"

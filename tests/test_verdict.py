@@ -38,8 +38,12 @@ def test_publishable_reports_rates_spread_and_flaky(tmp_path: Path) -> None:
         ({"seeds": [11, 29]}, "exploratory-probe", "2 seed(s)"),
         ({"controls": {"seeds": [11, 29, 47]}}, "exploratory-probe", "temperature not recorded"),
         (
-            {"fixtures": FixturesInfo(path="f", kind="coding", dataset_hash="h", network="forbidden"),
-             "controls": {"temperature": 0, "network": "off-unenforced"}},
+            {
+                "fixtures": FixturesInfo(
+                    path="f", kind="coding", dataset_hash="h", network="forbidden"
+                ),
+                "controls": {"temperature": 0, "network": "off-unenforced"},
+            },
             "uncontrolled",
             "network control 'off-unenforced'",
         ),
@@ -125,7 +129,13 @@ def test_repeated_pairs_must_reproduce_digests(tmp_path: Path) -> None:
 def test_json_shape(tmp_path: Path) -> None:
     data = verdict_of(tmp_path).to_json()
     assert set(data) >= {
-        "label", "reasons", "pins", "pass_rate", "pass_rate_by_seed", "spread", "unstable",
+        "label",
+        "reasons",
+        "pins",
+        "pass_rate",
+        "pass_rate_by_seed",
+        "spread",
+        "unstable",
         "flaky_cases",
     }
     assert set(data["pins"]) == {"fixture_hash", "scorer_commit", "seeds", "env_digest"}

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -42,6 +41,8 @@ def _emit_json(payload: Any) -> None:
 
 def _write_atomic(path: Path, payload: Any) -> None:
     """Write JSON beside its destination and rename, so nothing is left half-written."""
+    import tempfile
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -148,7 +149,7 @@ def diff_cmd(left: Path, right: Path, as_json: bool, artifact: Path | None, limi
     Exit 0: nothing moved. 1: silent regressions (a pass flip or a digest change).
     2: refused, the triples differ (an instrument change, not a prompt regression).
     """
-    from evalpin.core.compare import compare, mismatch_json
+    from evalpin.core.compare import compare
     from evalpin.core.runfile import read_run
 
     lrun, rrun = read_run(left), read_run(right)
@@ -178,7 +179,7 @@ def diff_cmd(left: Path, right: Path, as_json: bool, artifact: Path | None, limi
                     "refused": True,
                     "compared_cases": diff.compared,
                     "silent_regressions": [],
-                    "mismatches": mismatch_json(diff),
+                    "mismatches": diff.mismatch_json(),
                     **only,
                     "backend_delta": delta,
                 }
@@ -195,7 +196,7 @@ def diff_cmd(left: Path, right: Path, as_json: bool, artifact: Path | None, limi
             {
                 "refused": False,
                 "compared_cases": diff.compared,
-                "silent_regressions": [m.to_json() for m in moved],
+                "silent_regressions": diff.moved_json(),
                 "mismatches": [],
                 **only,
                 "left": _side(lrun),
@@ -279,8 +280,11 @@ def _print_diff(diff, lrun, rrun, limit: int) -> None:
         )
     if not diff.moved:
         out.print(_text(("no movement: every common case kept its grade and digest", "green")))
-    shown = diff.moved if limit <= 0 else diff.moved[:limit]
-    for m in sorted(shown, key=lambda m: ("regressed", "fixed", "drift").index(m.kind)):
+    order = ("regressed", "fixed", "drift")
+    ranked = sorted(diff.moved, key=lambda m: order.index(m.kind))
+    shown = ranked if limit <= 0 else ranked[:limit]
+    reasons = diff.reasons([m.pair for m in shown if m.kind != "drift"])
+    for m in shown:
         out.print(
             _text(
                 (f"{m.kind.upper():<10}", _KIND_STYLE[m.kind]),
@@ -299,9 +303,11 @@ def _print_diff(diff, lrun, rrun, limit: int) -> None:
                 )
             )
             continue
-        for name, row in (("left ", m.left), ("right", m.right)):
+        for name, row, why in zip(
+            ("left ", "right"), (m.left, m.right), reasons[m.pair], strict=True
+        ):
             verdict = ("pass", "green") if row.passed else ("fail", "red")
-            out.print(_text(f"    {name} ", verdict, "  ", _reasons_text(row.reasons)))
+            out.print(_text(f"    {name} ", verdict, "  ", _reasons_text(why)))
     if len(shown) < len(diff.moved):
         out.print(
             _text(f"... and {len(diff.moved) - len(shown)} more (--limit 0 or --json for all)")

@@ -10,12 +10,16 @@ a `backend_delta`, never as regressions or fixes.
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import compress, count, filterfalse
+from operator import attrgetter, ne
 from typing import Any
 
 from evalpin.core.records import CaseRow
-from evalpin.core.runfile import TRIPLE, RunFile
+from evalpin.core.runfile import TRIPLE, RunFile, gc_paused
 
 REGRESSED, FIXED, DRIFT = "regressed", "fixed", "drift"
 KINDS = (REGRESSED, FIXED, DRIFT)
@@ -26,27 +30,30 @@ Key = tuple[str, int | None]
 
 
 @dataclass(frozen=True)
+class Pair:
+    """One (case_id, seed) present on both sides, with each side's row index."""
+
+    key: Key
+    left: int
+    right: int
+
+
+@dataclass(frozen=True)
 class Moved:
     """A comparable case whose grade flipped or whose completion moved."""
 
-    case_id: str
-    seed: int | None
+    pair: Pair
     kind: str
     left: CaseRow
     right: CaseRow
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "case_id": self.case_id,
-            "seed": self.seed,
-            "left_pass": self.left.passed,
-            "right_pass": self.right.passed,
-            "left_reasons": self.left.reasons,
-            "right_reasons": self.right.reasons,
-            "left_digest": self.left.completion_digest,
-            "right_digest": self.right.completion_digest,
-            "kind": self.kind,
-        }
+    @property
+    def case_id(self) -> str:
+        return self.pair.key[0]
+
+    @property
+    def seed(self) -> int | None:
+        return self.pair.key[1]
 
 
 @dataclass(frozen=True)
@@ -63,13 +70,29 @@ class KeyMismatch:
 class Diff:
     """The outcome of joining two runs."""
 
-    compared: int
+    left: RunFile
+    right: RunFile
+    # Common cases as parallel sequences of row indices (ranges when the runs align):
+    # no object per case on the hot path.
+    common_left: Sequence[int] = field(default_factory=lambda: array("q"))
+    common_right: Sequence[int] = field(default_factory=lambda: array("q"))
+    mismatched: list[Pair] = field(default_factory=list)
     moved: list[Moved] = field(default_factory=list)
-    mismatched: list[tuple[Key, CaseRow, CaseRow]] = field(default_factory=list)
     only_left: list[Key] = field(default_factory=list)
     only_right: list[Key] = field(default_factory=list)
-    common: list[tuple[Key, CaseRow, CaseRow]] = field(default_factory=list, repr=False)
     duplicates: int = 0
+
+    @property
+    def compared(self) -> int:
+        return len(self.common_left)
+
+    @property
+    def common(self) -> list[Pair]:
+        rows = self.left.rows
+        return [
+            Pair((rows[li].case_id, rows[li].seed), li, ri)
+            for li, ri in zip(self.common_left, self.common_right, strict=True)
+        ]
 
     @property
     def refused(self) -> bool:
@@ -79,50 +102,92 @@ class Diff:
         found = Counter(m.kind for m in self.moved)
         return {kind: found.get(kind, 0) for kind in KINDS}
 
+    def rows(self, pair: Pair) -> tuple[CaseRow, CaseRow]:
+        return self.left.rows[pair.left], self.right.rows[pair.right]
+
     def key_mismatches(self) -> list[KeyMismatch]:
         """Mismatches grouped per pin key, for the refusal message."""
         out = []
         for key in PIN_KEYS:
             pairs: Counter[tuple[str, str]] = Counter()
             example: Key | None = None
-            for case_key, left, right in self.mismatched:
-                lv, rv = _pin(left, key), _pin(right, key)
-                if not _pins_equal(key, lv, rv):
+            for pair in self.mismatched:
+                lrow, rrow = self.rows(pair)
+                lv, rv = getattr(lrow, key), getattr(rrow, key)
+                if not pins_equal(key, lv, rv):
                     pairs[(_show(lv), _show(rv))] += 1
-                    example = example or case_key
+                    example = example or pair.key
             if pairs and example is not None:
                 ranked = [(lv, rv, n) for (lv, rv), n in pairs.most_common()]
                 out.append(KeyMismatch(key, sum(pairs.values()), ranked, example))
         return out
 
-    def backend_delta(self) -> list[dict[str, Any]]:
-        """Every common case, left beside right, labelled `backend_delta` only."""
-        rows = []
-        for (case_id, seed), left, right in self.common:
-            rows.append(
+    def mismatch_json(self) -> list[dict[str, Any]]:
+        """Per-case mismatches in the `diff --json` shape."""
+        out = []
+        for pair in self.mismatched:
+            lrow, rrow = self.rows(pair)
+            out.append(
                 {
-                    "case_id": case_id,
-                    "seed": seed,
-                    "label": "backend_delta",
-                    "differs": left.passed != right.passed,
-                    "left_pass": left.passed,
-                    "right_pass": right.passed,
-                    "left_reasons": left.reasons,
-                    "right_reasons": right.reasons,
-                    "left_model": left.reported_model,
-                    "right_model": right.reported_model,
+                    "case_id": pair.key[0],
+                    "seed": pair.key[1],
+                    "left": {k: getattr(lrow, k) for k in PIN_KEYS},
+                    "right": {k: getattr(rrow, k) for k in PIN_KEYS},
                 }
             )
-        return rows
+        return out
+
+    def reasons(self, pairs: list[Pair]) -> dict[Pair, tuple[list[str] | None, list[str] | None]]:
+        """Reason codes of both sides for these pairs, decoded lazily from disk."""
+        lrec = self.left.records(p.left for p in pairs)
+        rrec = self.right.records(p.right for p in pairs)
+        return {p: (lrec[p.left].reasons, rrec[p.right].reasons) for p in pairs}
+
+    def moved_json(self) -> list[dict[str, Any]]:
+        """`silent_regressions` of `diff --json`."""
+        reasons = self.reasons([m.pair for m in self.moved])
+        return [
+            {
+                "case_id": m.case_id,
+                "seed": m.seed,
+                "left_pass": m.left.passed,
+                "right_pass": m.right.passed,
+                "left_reasons": reasons[m.pair][0],
+                "right_reasons": reasons[m.pair][1],
+                "left_digest": m.left.completion_digest,
+                "right_digest": m.right.completion_digest,
+                "kind": m.kind,
+            }
+            for m in self.moved
+        ]
+
+    def backend_delta(self) -> list[dict[str, Any]]:
+        """Every common case, left beside right, labelled `backend_delta` only."""
+        reasons = self.reasons(self.common)
+        out = []
+        for pair in self.common:
+            lrow, rrow = self.rows(pair)
+            out.append(
+                {
+                    "case_id": pair.key[0],
+                    "seed": pair.key[1],
+                    "label": "backend_delta",
+                    "differs": lrow.passed != rrow.passed,
+                    "left_pass": lrow.passed,
+                    "right_pass": rrow.passed,
+                    "left_reasons": reasons[pair][0],
+                    "right_reasons": reasons[pair][1],
+                    "left_model": lrow.reported_model,
+                    "right_model": rrow.reported_model,
+                }
+            )
+        return out
 
 
-def _pin(row: CaseRow, key: str) -> str | None:
-    return getattr(row, key)
-
-
-def _pins_equal(key: str, left: str | None, right: str | None) -> bool:
+def pins_equal(key: str, left: str | None, right: str | None) -> bool:
+    """Triple pins must be present and equal; a reported model only has to agree
+    where both sides report one (a case with no completion reports none)."""
     if key == "reported_model":
-        # A case with no completion reports no model; only two reports can disagree.
         return left is None or right is None or left == right
     return left is not None and left == right
 
@@ -131,61 +196,93 @@ def _show(value: str | None) -> str:
     return MISSING if value is None else value
 
 
-def index_rows(rows: list[CaseRow]) -> tuple[dict[Key, CaseRow], int]:
-    """Rows keyed by (case_id, seed); the last record of a repeated key wins."""
-    keyed = {(r.case_id, r.seed): r for r in rows}
+def index_rows(rows: list[CaseRow]) -> tuple[dict[Key, int], int]:
+    """Row index by (case_id, seed); the last record of a repeated key wins."""
+    keyed = {(r.case_id, r.seed): i for i, r in enumerate(rows)}
     return keyed, len(rows) - len(keyed)
 
 
+def movement(lrow: CaseRow, rrow: CaseRow) -> str | None:
+    """regressed, fixed, drift (same grade, completion digest moved), or None."""
+    if lrow.passed != rrow.passed:
+        return REGRESSED if lrow.passed else FIXED
+    ld, rd = lrow.completion_digest, rrow.completion_digest
+    if ld is not None and rd is not None and ld != rd:
+        return DRIFT
+    return None
+
+
+_KEY = attrgetter("case_id", "seed")
+
+
+def _aligned(lrows: list[CaseRow], rrows: list[CaseRow]) -> list[int] | None:
+    """Indices of the rows that differ at all, when both runs list the same keys in
+    the same order without repeats (the usual case); None when they do not."""
+    n = len(lrows)
+    if n != len(rrows):
+        return None
+    differ = list(compress(range(n), map(ne, lrows, rrows)))  # whole-struct compare, in C
+    for i in differ:
+        if lrows[i].case_id != rrows[i].case_id or lrows[i].seed != rrows[i].seed:
+            return None
+    if len(set(map(_KEY, lrows))) != n:
+        return None
+    return differ
+
+
 def compare(left: RunFile, right: RunFile) -> Diff:
-    """Join on (case_id, seed), check every common case's pins, classify movement."""
-    lrows, ldup = index_rows(left.rows)
-    rrows, rdup = index_rows(right.rows)
-    diff = Diff(compared=0, duplicates=ldup + rdup)
-    common = diff.common
-    for key, lrow in lrows.items():
-        rrow = rrows.get(key)
-        if rrow is None:
-            diff.only_left.append(key)
-            continue
-        common.append((key, lrow, rrow))
-        if (
-            lrow.fixture_hash is None
-            or lrow.fixture_hash != rrow.fixture_hash
-            or lrow.grader_version is None
-            or lrow.grader_version != rrow.grader_version
-            or lrow.model_slot is None
-            or lrow.model_slot != rrow.model_slot
-            or not _pins_equal("reported_model", lrow.reported_model, rrow.reported_model)
-        ):
-            diff.mismatched.append((key, lrow, rrow))
-    diff.only_right = [key for key in rrows if key not in lrows]
-    diff.compared = len(common)
-    if diff.refused:
-        return diff
-    for (case_id, seed), lrow, rrow in common:
-        if lrow.passed != rrow.passed:
-            kind = REGRESSED if lrow.passed else FIXED
-        elif (
-            lrow.completion_digest is not None
-            and rrow.completion_digest is not None
-            and lrow.completion_digest != rrow.completion_digest
-        ):
-            kind = DRIFT
+    """Join on (case_id, seed), check every common case's pins, classify movement.
+
+    Files hold 100,000 records. When both list the same keys in the same order, one
+    C-level pass finds the rows that differ and only those are looked at in Python;
+    otherwise the runs are joined through a dict of keys.
+    """
+    lrows, rrows = left.rows, right.rows
+    with gc_paused():
+        differ = _aligned(lrows, rrows)
+        if differ is not None:
+            diff = Diff(left, right, range(len(lrows)), range(len(rrows)))
+            suspects = set(differ)
+            for key in TRIPLE:  # a missing pin is never equal: look at those rows too
+                if key in left.missing_pins:
+                    suspects.update(i for i, r in enumerate(lrows) if getattr(r, key) is None)
+            candidates = [(i, i) for i in sorted(suspects)]
         else:
-            continue
-        diff.moved.append(Moved(case_id, seed, kind, lrow, rrow))
+            diff, candidates = _join(left, right)
+        mismatched, moved = [], []
+        for li, ri in candidates:
+            lrow, rrow = lrows[li], rrows[ri]
+            pair = Pair((lrow.case_id, lrow.seed), li, ri)
+            if not all(pins_equal(k, getattr(lrow, k), getattr(rrow, k)) for k in PIN_KEYS):
+                mismatched.append(pair)
+            elif (kind := movement(lrow, rrow)) is not None:
+                moved.append(Moved(pair, kind, lrow, rrow))
+    diff.mismatched = mismatched
+    diff.moved = [] if mismatched else moved
     return diff
 
 
-def mismatch_json(diff: Diff) -> list[dict[str, Any]]:
-    """Per-case mismatches in the `diff --json` shape."""
-    return [
-        {
-            "case_id": case_id,
-            "seed": seed,
-            "left": {k: _pin(left, k) for k in PIN_KEYS},
-            "right": {k: _pin(right, k) for k in PIN_KEYS},
-        }
-        for (case_id, seed), left, right in diff.mismatched
-    ]
+def _join(left: RunFile, right: RunFile) -> tuple[Diff, list[tuple[int, int]]]:
+    """The general join through a dict of keys; the last of a repeated key wins."""
+    lrows, rrows = left.rows, right.rows
+    lindex = dict(zip(map(_KEY, lrows), count()))
+    rindex = dict(zip(map(_KEY, rrows), count()))
+    diff = Diff(
+        left,
+        right,
+        only_right=list(filterfalse(lindex.__contains__, rindex)),
+        duplicates=len(lrows) - len(lindex) + len(rrows) - len(rindex),
+    )
+    add_left, add_right = diff.common_left.append, diff.common_right.append
+    candidates = []
+    for key, li in lindex.items():
+        ri = rindex.get(key)
+        if ri is None:
+            diff.only_left.append(key)
+            continue
+        add_left(li)
+        add_right(ri)
+        lrow = lrows[li]
+        if lrow != rrows[ri] or None in (lrow.fixture_hash, lrow.grader_version, lrow.model_slot):
+            candidates.append((li, ri))
+    return diff, candidates

@@ -60,11 +60,13 @@ class RunHeader(msgspec.Struct, tag="run", tag_field="record", omit_defaults=Tru
     scorer_commit: str | None = None
 
 
-class CaseRow(msgspec.Struct, tag="case", tag_field="record", gc=False):
-    """The part of a case record that comparison and listing need.
+class CaseRow(msgspec.Struct, gc=False):
+    """The part of a case record that joining, listing and verdicts need.
 
-    Decoding into this struct skips the bulky fields (tail, text, files), which is what
-    keeps `diff` on big files fast; `CaseRecord` has everything.
+    Only scalars, so decoding is cheap and the rows are invisible to the cyclic GC: this
+    is what keeps `diff` on big files fast. Reasons, tails and text stay on disk and are
+    decoded from the line's byte offset when shown (`CaseRecord`). Untagged, so the same
+    struct reads evalpin lines and header-less case records from other tools.
     """
 
     case_id: str
@@ -73,12 +75,7 @@ class CaseRow(msgspec.Struct, tag="case", tag_field="record", gc=False):
     fixture_hash: str | None = None
     grader_version: str | None = None
     model_slot: str | None = None
-    reasons: list[str] | None = None
-    tool_names: list[str] | None = None
-    text_digest: str | None = None
     completion_digest: str | None = None
-    seconds: float | None = None
-    loops: int | None = None
     reported_model: str | None = None
 
 
@@ -115,25 +112,6 @@ class Summary(msgspec.Struct, tag="summary", tag_field="record", omit_defaults=T
     pass_rate_by_seed: dict[str, float] = {}
 
 
-# Header-less case records made by other tools carry no `record` tag.
-class ForeignCaseRow(msgspec.Struct, gc=False):
-    """A case record from a file without header (other tools' common shape)."""
-
-    case_id: str
-    passed: bool = msgspec.field(name="pass")
-    seed: int | None = None
-    fixture_hash: str | None = None
-    grader_version: str | None = None
-    model_slot: str | None = None
-    reasons: list[str] | None = None
-    tool_names: list[str] | None = None
-    text_digest: str | None = None
-    completion_digest: str | None = None
-    seconds: float | None = None
-    loops: int | None = None
-    reported_model: str | None = None
-
-
 class ReportRow(msgspec.Struct):
     """One row of a single-JSON report."""
 
@@ -153,11 +131,6 @@ class Report(msgspec.Struct):
     dataset_hash: str | None = None
     seeds: list[int] | None = None
     summary: Any = None
-
-
-def row_from_foreign(row: ForeignCaseRow) -> CaseRow:
-    """The same fields under the native struct, so callers handle one type."""
-    return CaseRow(**{f: getattr(row, f) for f in ForeignCaseRow.__struct_fields__})
 
 
 class Message(msgspec.Struct, frozen=True):

@@ -12,13 +12,18 @@ the reader reports and `--resume` trims.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from array import array
-from collections.abc import Iterator
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
+from operator import attrgetter
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NoReturn
 
 import msgspec
 
@@ -27,11 +32,9 @@ from evalpin.core.records import (
     SCHEMA,
     CaseRecord,
     CaseRow,
-    ForeignCaseRow,
     Report,
     RunHeader,
     Summary,
-    row_from_foreign,
 )
 
 SHAPE_EVALPIN = "evalpin"
@@ -39,8 +42,8 @@ SHAPE_CASES = "case-records"
 SHAPE_REPORT = "report"
 
 _CHUNK = 1 << 22
-_TAGGED = msgspec.json.Decoder(CaseRow | Summary | RunHeader)
-_FOREIGN = msgspec.json.Decoder(ForeignCaseRow)
+_ROW = msgspec.json.Decoder(CaseRow)
+_OTHER = msgspec.json.Decoder(Summary | RunHeader)
 _FULL = msgspec.json.Decoder(CaseRecord)
 _REPORT = msgspec.json.Decoder(Report)
 _ANY = msgspec.json.Decoder()
@@ -56,10 +59,10 @@ class RunFile:
     shape: str
     header: RunHeader | None
     rows: list[CaseRow]
-    offsets: array = field(default_factory=lambda: array("q"))
     summary: Summary | None = None
     torn: bool = False
     report: Report | None = None
+    index: LineIndex | None = field(default=None, repr=False)
 
     @property
     def complete(self) -> bool | None:
@@ -78,6 +81,7 @@ class RunFile:
             return list(self.report.seeds)
         return sorted({r.seed for r in self.rows if r.seed is not None})
 
+    @cached_property
     def missing_pins(self) -> list[str]:
         """Pins this file does not carry; missing pins are never filled with defaults."""
         missing: list[str] = []
@@ -88,7 +92,7 @@ class RunFile:
         elif h is None or not h.fixtures.dataset_hash:
             missing.append("dataset_hash")
         for key in TRIPLE:
-            if any(getattr(r, key) is None for r in self.rows) or not self.rows:
+            if not self.rows or None in map(attrgetter(key), self.rows):
                 missing.append(key)
         if not self.seeds:
             missing.append("seeds")
@@ -112,29 +116,59 @@ class RunFile:
         if self.torn:
             state += "; torn last line dropped"
         text = f"{what}, {len(self.rows)} case records, {state}"
-        missing = self.missing_pins()
+        missing = self.missing_pins
         if missing:
             text += "; missing pins: " + ", ".join(missing)
         return text
 
     def record(self, index: int) -> CaseRecord:
-        """Decode one case in full (tail, text, files) from its byte offset."""
+        """Decode one case in full (reasons, tail, text, files) from its byte offset."""
+        return self.records([index])[index]
+
+    def records(self, indices: Iterable[int]) -> dict[int, CaseRecord]:
+        """Decode several cases in full, reading the file once in offset order."""
+        wanted = sorted(set(indices))
         if self.report is not None:
-            r = self.report.rows[index]
-            return CaseRecord(r.id, r.passed, seed=r.seed, seconds=r.seconds, tail=r.tail)
+            rows = self.report.rows
+            return {
+                i: CaseRecord(
+                    rows[i].id,
+                    rows[i].passed,
+                    seed=rows[i].seed,
+                    seconds=rows[i].seconds,
+                    tail=rows[i].tail,
+                )
+                for i in wanted
+            }
+        if self.index is None:
+            raise InputError(self.path, "no line index: file was not read by read_run")
+        out = {}
         with open(self.path, "rb") as fh:
-            fh.seek(self.offsets[index])
-            line = fh.readline()
-        try:
-            return _FULL.decode(line) if self.shape == SHAPE_EVALPIN else _decode_foreign_full(line)
-        except msgspec.MsgspecError as exc:
-            raise InputError(self.path, f"case record changed on disk: {exc}") from exc
+            for i in wanted:
+                fh.seek(self.index.offset(i, fh))
+                out[i] = _decode_full(self.path, fh.readline())
+        return out
 
 
-def _decode_foreign_full(line: bytes) -> CaseRecord:
-    data = _ANY.decode(line)
-    data["record"] = "case"
-    return msgspec.convert(data, CaseRecord)
+def _decode_full(path: str, line: bytes) -> CaseRecord:
+    try:
+        data = _ANY.decode(line)
+        data["record"] = "case"  # header-less lines from other tools carry no tag
+        return msgspec.convert(data, CaseRecord)
+    except (msgspec.MsgspecError, TypeError) as exc:
+        raise InputError(path, f"case record changed on disk: {exc}") from None
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Rows are untracked structs; pausing the cyclic GC saves its needless passes."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _open(path: str | Path) -> BinaryIO:
@@ -147,22 +181,6 @@ def _open(path: str | Path) -> BinaryIO:
         raise InputError(path, "no such file") from None
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
-
-
-def _lines(fh: BinaryIO) -> Iterator[tuple[int, int, bytes, bool]]:
-    """Yield (line number, byte offset, bytes, ended by newline) for each line."""
-    lineno = 0
-    offset = 0
-    carry = b""
-    while chunk := fh.read(_CHUNK):
-        parts = (carry + chunk).split(b"\n")
-        carry = parts.pop()
-        for part in parts:
-            lineno += 1
-            yield lineno, offset, part, True
-            offset += len(part) + 1
-    if carry:
-        yield lineno + 1, offset, carry, False
 
 
 def _problem(exc: Exception, line: bytes) -> str:
@@ -178,24 +196,25 @@ def _problem(exc: Exception, line: bytes) -> str:
 def read_run(path: str | Path) -> RunFile:
     """Read a run file of any accepted shape, or raise InputError naming the line."""
     with _open(path) as fh:
-        head = fh.read(_CHUNK)
-        if not head.strip():
-            raise InputError(path, "empty file" if not head else "file holds only whitespace")
-        first_line = head.split(b"\n", 1)[0]
+        first_line = fh.readline()
+        while first_line and first_line.isspace():
+            first_line = fh.readline()
+        if not first_line:
+            empty = fh.tell() == 0
+            raise InputError(path, "empty file" if empty else "file holds only whitespace")
         try:
             first = _ANY.decode(first_line)
         except msgspec.DecodeError:
             first = None
+        fh.seek(0)
         if first is None or (isinstance(first, dict) and "rows" in first):
-            fh.seek(0)
             return _read_report(path, fh.read(), first_line_error=first is None)
         if not isinstance(first, dict):
             raise InputError(path, "not a run file: line is not a JSON object", 1)
-        fh.seek(0)
         if first.get("record") == "run":
-            return _read_native(path, fh)
+            return _Scan(path, SHAPE_EVALPIN).read(fh)
         if "case_id" in first:
-            return _read_foreign(path, fh)
+            return _Scan(path, SHAPE_CASES).read(fh)
         raise InputError(
             path,
             "not a run file: expected a run header, a case record or a report with rows",
@@ -203,59 +222,164 @@ def read_run(path: str | Path) -> RunFile:
         )
 
 
-def _read_native(path: str | Path, fh: BinaryIO) -> RunFile:
-    rows: list[CaseRow] = []
-    offsets = array("q")
-    header: RunHeader | None = None
-    summary: Summary | None = None
-    torn = False
-    decode = _TAGGED.decode
-    append_row, append_offset = rows.append, offsets.append
-    for lineno, offset, line, ended in _lines(fh):
-        if not line or line.isspace():
-            continue
+class _Scan:
+    """One streaming pass over a JSONL run file.
+
+    The whole lines inside each chunk are decoded by one `decode_lines` call through a
+    memoryview (the fast path, no copy); the line that straddles two chunks, and any
+    chunk holding more than case lines (the header, the trailer, an error), go line by
+    line (the slow path). Line numbers are counted only when an error names one.
+    """
+
+    def __init__(self, path: str | Path, shape: str) -> None:
+        self.path = path
+        self.shape = shape
+        self.header: RunHeader | None = None
+        self.summary: Summary | None = None
+        self.torn = False
+        self.rows: list[CaseRow] = []
+        self.index = LineIndex(str(path))
+
+    def read(self, fh: BinaryIO) -> RunFile:
+        carry = b""
+        pos = 0  # file offset of the first byte of `carry`
+        with gc_paused():
+            while chunk := fh.read(_CHUNK):
+                first = chunk.find(b"\n")
+                if first < 0:
+                    carry += chunk
+                    continue
+                self._line(carry + chunk[:first], pos, ended=True)
+                start = pos + len(carry) + first + 1
+                last = chunk.rfind(b"\n")
+                if last > first:
+                    self._block(memoryview(chunk)[first + 1 : last + 1], start)
+                pos += len(carry) + last + 1
+                carry = chunk[last + 1 :]
+            if carry:
+                self._line(carry, pos, ended=False)
+        if self.shape == SHAPE_EVALPIN and self.header is None:
+            raise InputError(self.path, "no run header", 1)
+        return RunFile(
+            str(self.path),
+            self.shape,
+            self.header,
+            self.rows,
+            self.summary,
+            self.torn,
+            index=self.index,
+        )
+
+    def _block(self, block: memoryview, start: int) -> None:
+        if self.summary is None and (self.header is not None or self.shape == SHAPE_CASES):
+            try:
+                decoded = _ROW.decode_lines(block)
+            except msgspec.MsgspecError:
+                pass
+            else:
+                self.index.add(len(self.rows), start)
+                self.rows.extend(decoded)
+                return
+        offset = start
+        for line in bytes(block).split(b"\n")[:-1]:
+            self._line(line, offset, ended=True)
+            offset += len(line) + 1
+
+    def _line(self, line: bytes, offset: int, *, ended: bool) -> None:
         try:
-            rec = decode(line)
+            row = _ROW.decode(line)
         except msgspec.MsgspecError as exc:
-            if not ended and isinstance(exc, msgspec.DecodeError):
-                torn = True
-                break
-            raise InputError(path, _problem(exc, line), lineno) from None
-        if type(rec) is CaseRow:
-            if summary is not None:
-                raise InputError(path, "case record after the summary trailer", lineno)
-            append_row(rec)
-            append_offset(offset)
-        elif type(rec) is RunHeader:
-            if header is not None:
-                raise InputError(path, "a second run header", lineno)
+            self._other(line, offset, exc, ended=ended)
+            return
+        if self.summary is not None:
+            self._fail("case record after the summary trailer", offset)
+        if self.shape == SHAPE_EVALPIN and self.header is None:
+            self._fail("a case record before the run header", offset)
+        self.index.add(len(self.rows), offset)
+        self.rows.append(row)
+
+    def _fail(self, message: str, offset: int) -> NoReturn:
+        with open(self.path, "rb") as fh:
+            lineno = fh.read(offset).count(b"\n") + 1
+        raise InputError(self.path, message, lineno)
+
+    def _other(self, line: bytes, offset: int, exc: Exception, *, ended: bool) -> None:
+        if not line or line.isspace():
+            return
+        if not ended and isinstance(exc, msgspec.DecodeError):
+            self.torn = True  # a write cut short by a kill: report it, keep the rest
+            return
+        try:
+            rec = _OTHER.decode(line)
+        except msgspec.MsgspecError as other:
+            # Name the problem of the record kind the line claims to be.
+            claimed = _claimed_kind(line) in ("run", "summary")
+            self._fail(_problem(other if claimed else exc, line), offset)
+        if isinstance(rec, RunHeader):
+            if self.shape != SHAPE_EVALPIN or self.header is not None or self.rows:
+                self._fail("a run header where a case record was expected", offset)
             if rec.schema != SCHEMA:
-                raise InputError(path, f"unknown schema {rec.schema!r}, expected {SCHEMA}", lineno)
-            header = rec
+                self._fail(f"unknown schema {rec.schema!r}, expected {SCHEMA}", offset)
+            self.header = rec
         else:
-            if summary is not None:
-                raise InputError(path, "a second summary trailer", lineno)
-            summary = rec
-    return RunFile(str(path), SHAPE_EVALPIN, header, rows, offsets, summary, torn)
+            if self.shape != SHAPE_EVALPIN or self.summary is not None:
+                self._fail("an unexpected summary trailer", offset)
+            self.summary = rec
 
 
-def _read_foreign(path: str | Path, fh: BinaryIO) -> RunFile:
-    rows: list[CaseRow] = []
-    offsets = array("q")
-    torn = False
-    for lineno, offset, line, ended in _lines(fh):
-        if not line or line.isspace():
-            continue
-        try:
-            rec = _FOREIGN.decode(line)
-        except msgspec.MsgspecError as exc:
-            if not ended and isinstance(exc, msgspec.DecodeError):
-                torn = True
+class LineIndex:
+    """Where each case line starts, kept sparse: one segment per decoded block.
+
+    A segment says "row r is the first non-blank line at byte b, and the rows after
+    it follow line by line". Reading costs one entry per block; a segment's line
+    starts are computed (and cached) only when one of its rows is shown.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.first_rows = array("q")
+        self.starts = array("q")
+        self._lines: dict[int, array] = {}
+
+    def add(self, first_row: int, start: int) -> None:
+        self.first_rows.append(first_row)
+        self.starts.append(start)
+
+    def offset(self, row: int, fh: BinaryIO) -> int:
+        seg = bisect_right(self.first_rows, row) - 1
+        if seg < 0:
+            raise InputError(self.path, f"no case record {row}")
+        lines = self._lines.get(seg)
+        if lines is None:
+            lines = self._lines[seg] = self._segment(seg, fh)
+        k = row - self.first_rows[seg]
+        if k >= len(lines):
+            raise InputError(self.path, "file changed on disk since it was read")
+        return lines[k]
+
+    def _segment(self, seg: int, fh: BinaryIO) -> array:
+        start = self.starts[seg]
+        last = seg + 1 == len(self.starts)
+        want = (1 << 62) if last else self.first_rows[seg + 1] - self.first_rows[seg]
+        fh.seek(start)
+        data = fh.read(_CHUNK * 2 if last else self.starts[seg + 1] - start)
+        lines = array("q")
+        offset = start
+        for part in data.split(b"\n"):
+            if len(lines) == want:
                 break
-            raise InputError(path, _problem(exc, line), lineno) from None
-        rows.append(row_from_foreign(rec))
-        offsets.append(offset)
-    return RunFile(str(path), SHAPE_CASES, None, rows, offsets, None, torn)
+            if part and not part.isspace():
+                lines.append(offset)
+            offset += len(part) + 1
+        return lines
+
+
+def _claimed_kind(line: bytes) -> object:
+    try:
+        data = _ANY.decode(line)
+    except msgspec.DecodeError:
+        return None
+    return data.get("record") if isinstance(data, dict) else None
 
 
 def _read_report(path: str | Path, data: bytes, *, first_line_error: bool) -> RunFile:
@@ -264,13 +388,14 @@ def _read_report(path: str | Path, data: bytes, *, first_line_error: bool) -> Ru
     except msgspec.MsgspecError as exc:
         if first_line_error:
             # Neither a JSON line nor a JSON document: report where line 1 breaks.
+            line = data.lstrip().split(b"\n", 1)[0]
             try:
-                _ANY.decode(data.split(b"\n", 1)[0])
+                _ANY.decode(line)
             except msgspec.DecodeError as line_exc:
-                raise InputError(path, _problem(line_exc, data.split(b"\n", 1)[0]), 1) from None
+                raise InputError(path, _problem(line_exc, line), 1) from None
         raise InputError(path, f"not a valid report: {exc}") from None
-    rows = [CaseRow(r.id, r.passed, seed=r.seed, seconds=r.seconds) for r in report.rows]
-    return RunFile(str(path), SHAPE_REPORT, None, rows, array("q"), None, False, report)
+    rows = [CaseRow(r.id, r.passed, seed=r.seed) for r in report.rows]
+    return RunFile(str(path), SHAPE_REPORT, None, rows, report=report)
 
 
 class RunWriter:

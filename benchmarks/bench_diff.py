@@ -1,0 +1,82 @@
+"""`evalpin diff` on two runs of 100,000 records (~50 MB each) vs parsing them with `json`.
+
+Targets: the whole `evalpin diff` command (a fresh process, as a user runs it) under
+1.5 s, and at least 1.8x faster than merely parsing both files line by line with the
+standard library's `json` in this process. Run: python benchmarks/bench_diff.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from synth import make_pair
+
+
+def parse_with_json(path: Path) -> int:
+    n = 0
+    with open(path, "rb") as fh:
+        for line in fh:
+            json.loads(line)
+            n += 1
+    return n
+
+
+def best_of(repeat: int, fn) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times), statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--data", type=Path, default=Path(__file__).parent / "data")
+    args = parser.parse_args()
+    left, right = make_pair(args.data, args.records)
+    size = (left.stat().st_size + right.stat().st_size) / 2 / 1e6
+    evalpin = [sys.executable, "-m", "evalpin", "diff", str(left), str(right)]
+
+    def run_diff() -> None:
+        done = subprocess.run(evalpin, capture_output=True, check=False)
+        # The synthetic pair has moved cases: exit 1, a summary line, nothing on stderr.
+        out = done.stdout.decode()
+        if done.returncode != 1 or done.stderr or "regressed" not in out or "REGRESSED" not in out:
+            sys.exit(
+                f"evalpin diff misbehaved (exit {done.returncode}):\n{out[-500:]}{done.stderr.decode()}"
+            )
+
+    run_diff()  # warm the page cache and the bytecode cache
+    diff_best, diff_median = best_of(args.repeat, run_diff)
+    json_best, json_median = best_of(
+        args.repeat, lambda: (parse_with_json(left), parse_with_json(right))
+    )
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    )
+    print(f"input: 2 runs x {args.records:,} records, {size:.1f} MB each")
+    print(
+        f"evalpin diff (whole command, fresh process): best {diff_best:.3f} s, median {diff_median:.3f} s"
+    )
+    print(
+        f"stdlib json, parse both files line by line:  best {json_best:.3f} s, median {json_median:.3f} s"
+    )
+    print(f"ratio (json / evalpin diff, best): {json_best / diff_best:.2f}x")
+    ok = diff_best < 1.5 and json_best / diff_best >= 1.8
+    print("targets (< 1.5 s, >= 1.8x):", "met" if ok else "NOT met")
+
+
+if __name__ == "__main__":
+    main()

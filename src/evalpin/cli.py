@@ -418,6 +418,170 @@ def _print_verdict(run, v) -> None:
         out.print(_text(("  note: ", "dim"), inert_line(note)))
 
 
+# -- run ----------------------------------------------------------------------------
+
+
+@cli.command("run")
+@click.option(
+    "--fixtures",
+    "fixtures",
+    type=click.Path(path_type=Path),
+    help="Fixture set: golden JSONL or coding YAML. Default: $EVAL_DATASET.",
+)
+@click.option("--slot", "slot", help="Slot label from the slots file, or LABEL=replay:PATH.")
+@click.option(
+    "--slots",
+    "slots_file",
+    type=click.Path(path_type=Path),
+    help="Slots file.  [default: ./slots.yaml]",
+)
+@click.option("--seeds", help="Comma-separated seeds. Default: $EVAL_SEEDS, else 11,29,47.")
+@click.option(
+    "--temperature", type=float, help="Sampling temperature. Default: $EVAL_TEMPERATURE, else 0."
+)
+@click.option(
+    "--max-tokens", type=click.IntRange(min=1), help="Completion token cap.  [default: 2048]"
+)
+@click.option(
+    "--loops",
+    type=click.IntRange(min=0),
+    help="Repair rounds for coding items (failing tail sent back).  [default: 0]",
+)
+@click.option("--jobs", type=click.IntRange(min=1), help="Cases run at once.  [default: cores]")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Run file to write.  [default: runs/DATE-SLOT-HASH.jsonl]",
+)
+@click.option(
+    "--resume", is_flag=True, help="Finish the missing cases of an unfinished --out file."
+)
+@click.option(
+    "--progress",
+    type=click.Choice(["auto", "bar", "json", "none"]),
+    default="auto",
+    show_default=True,
+    help="Progress display; json: one event per line on stdout.",
+)
+def run_cmd(
+    fixtures: Path | None,
+    slot: str | None,
+    slots_file: Path | None,
+    seeds: str | None,
+    temperature: float | None,
+    max_tokens: int | None,
+    loops: int | None,
+    jobs: int | None,
+    out: Path | None,
+    resume: bool,
+    progress: str,
+) -> None:
+    """Run a fixture set against a model slot and record a pinned run file.
+
+    Exit 0 when the run finished, 1 when it failed to run, 130 when interrupted (the
+    file stays whole: finish it with --resume --out FILE).
+    """
+    from evalpin.run.session import RunRequest, start_run
+
+    request = RunRequest(
+        fixtures=fixtures,
+        slot=slot,
+        slots_file=slots_file,
+        seeds=seeds,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        loops=loops,
+        jobs=jobs,
+        out=out,
+        resume=resume,
+    )
+    display = _RunDisplay(progress)
+    code = start_run(request, os.environ, display.emit)
+    display.close()
+    sys.exit(code)
+
+
+class _RunDisplay:
+    """Shows runner events: a Rich bar on a terminal, JSON lines, or plain lines."""
+
+    def __init__(self, mode: str) -> None:
+        self.err = _console(stderr=True)
+        if mode == "auto":
+            mode = "bar" if self.err.is_terminal else "none"
+        self.mode = mode
+        self.bar = None
+        self.task = None
+
+    def emit(self, event: dict[str, Any]) -> None:
+        if self.mode == "json":
+            sys.stdout.write(json.dumps(event, ensure_ascii=True) + "\n")
+            sys.stdout.flush()
+        kind = event["event"]
+        if kind == "warning":
+            self._note(("warning: ", "bold yellow"), inert_line(event["message"]))
+        elif kind == "start" and self.mode == "bar":
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
+            self.bar = Progress(
+                TextColumn("[bold]run[/]"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[status]}"),
+                TimeElapsedColumn(),
+                console=self.err,
+                transient=True,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task(
+                "run", total=event["total"], completed=event["total"] - event["todo"], status=""
+            )
+        elif kind == "case" and self.bar is not None:
+            status = f"[green]{event['passed']} pass[/] [red]{event['failed']} fail[/]"
+            self.bar.update(self.task, completed=event["done"], status=status)
+        elif kind in ("done", "interrupted", "failed"):
+            self.close()
+            self._final(event)
+
+    def _note(self, *parts: str | tuple[str, str]) -> None:
+        if self.mode != "json":
+            (self.bar.console if self.bar else self.err).print(_text(*parts))
+
+    def _final(self, event: dict[str, Any]) -> None:
+        if self.mode == "json":
+            return
+        out = inert_line(event.get("out", ""))
+        if event["event"] == "done":
+            self.err.print(
+                _text(
+                    ("wrote ", "green"),
+                    out,
+                    f": {event['passed']}/{event['records']} passed in {event['seconds']:.1f} s",
+                )
+            )
+            self.err.print(_text(("next: ", "dim"), f"evalpin verdict {out}"))
+        elif event["event"] == "interrupted":
+            self.err.print(
+                _text(
+                    ("interrupted ", "bold yellow"),
+                    f"after {event['done']} of {event['total']} cases; the file is whole.",
+                )
+            )
+            self.err.print(_text("resume with: ", (f"evalpin run --resume --out {out}", "bold")))
+        else:
+            self.err.print(_text(("run failed: ", "bold red"), inert_line(event["message"])))
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+
 # -- entry point --------------------------------------------------------------------
 
 

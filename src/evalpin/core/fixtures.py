@@ -180,7 +180,7 @@ def _golden_case(path: Path, obj: Any, lineno: int) -> GoldenCase:
 # -- coding YAML --------------------------------------------------------------------
 
 
-def _yaml_document(path: Path, data: bytes) -> Any:
+def yaml_document(path: Path, data: bytes, what: str = "fixture files") -> Any:
     """Parse with `yaml.safe_load`, after refusing aliases (the billion-laughs shape)."""
     try:
         text = data.decode("utf-8")
@@ -191,7 +191,7 @@ def _yaml_document(path: Path, data: bytes) -> Any:
         for event in yaml.parse(text, Loader=yaml.SafeLoader):
             if isinstance(event, yaml.AliasEvent):
                 line = event.start_mark.line + 1
-                raise InputError(path, "YAML aliases are not allowed in fixture files", line)
+                raise InputError(path, f"YAML aliases are not allowed in {what}", line)
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -226,7 +226,7 @@ def contained(base: Path, rel: Any, path: Path, what: str) -> Path:
 
 
 def _load_coding(path: Path, data: bytes) -> FixtureSet:
-    doc = _plain(_yaml_document(path, data))
+    doc = _plain(yaml_document(path, data))
     if not isinstance(doc, dict):
         raise InputError(path, "expected a mapping at the top level")
     if doc.get("schema") != CODING_SCHEMA:

@@ -58,6 +58,8 @@ class RunHeader(msgspec.Struct, tag="run", tag_field="record", omit_defaults=Tru
     env_digest: str | None = None
     env: dict[str, Any] = {}
     scorer_commit: str | None = None
+    control_sources: dict[str, str] = {}
+    warnings: list[str] = []
 
 
 class CaseRow(msgspec.Struct, gc=False):
@@ -110,6 +112,7 @@ class Summary(msgspec.Struct, tag="summary", tag_field="record", omit_defaults=T
     passed: int
     seconds: float | None = None
     pass_rate_by_seed: dict[str, float] = {}
+    resumed: int = 0
 
 
 class ReportRow(msgspec.Struct):

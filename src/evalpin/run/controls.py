@@ -1,0 +1,139 @@
+"""The controls of a run: what was asked of the model and the sandbox, and from where.
+
+Values come from command-line flags, else the common control-plane variables
+(`EVAL_DATASET`, `EVAL_SEEDS`, `EVAL_TEMPERATURE`, `EVAL_NETWORK`, `EVAL_WORKDIR`) so a
+team's rerun scripts work unchanged, else defaults. The header records each value and
+its source; only the values take part in the environment digest and the resume check.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalpin.core.errors import InputError
+
+DEFAULT_SEEDS = (11, 29, 47)
+DEFAULT_TEMPERATURE = 0.0
+DEFAULT_MAX_TOKENS = 2048
+DEFAULT_LOOPS = 0
+NETWORK_NOT_APPLICABLE = "not-applicable"  # golden sets run no model code
+
+
+def _env_error(name: str, message: str) -> InputError:
+    return InputError(f"${name}", message)
+
+
+def parse_seeds(text: str, where: str) -> list[int]:
+    """`11,29,47` -> [11, 29, 47]; at least one, no repeats."""
+    try:
+        seeds = [int(part) for part in text.replace(" ", "").split(",") if part]
+    except ValueError:
+        raise InputError(where, f"seeds must be comma-separated integers, got {text!r}") from None
+    if not seeds:
+        raise InputError(where, "at least one seed is needed")
+    if len(set(seeds)) != len(seeds):
+        raise InputError(where, f"seeds repeat: {text!r}")
+    return seeds
+
+
+@dataclass(frozen=True)
+class Controls:
+    """What a run controls; `values()` is what the header and env digest record."""
+
+    temperature: float
+    seeds: list[int]
+    max_tokens: int
+    loops: int
+    network: str
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def values(self) -> dict[str, Any]:
+        return {
+            "temperature": self.temperature,
+            "seeds": list(self.seeds),
+            "max_tokens": self.max_tokens,
+            "loops": self.loops,
+            "network": self.network,
+            "item_timeout": "per item, from the fixtures",
+        }
+
+
+def _pick(flag: Any, env: Mapping[str, str], name: str, default: Any) -> tuple[Any, str]:
+    if flag is not None:
+        return flag, "flag"
+    if env.get(name, "").strip():
+        return env[name].strip(), f"env:{name}"
+    return default, "default"
+
+
+def resolve_fixtures(flag: Path | None, env: Mapping[str, str]) -> tuple[Path, str]:
+    value, source = _pick(flag, env, "EVAL_DATASET", None)
+    if value is None:
+        raise InputError("--fixtures", "no fixture set: pass --fixtures F or set EVAL_DATASET")
+    return Path(value), source
+
+
+def resolve_workdir(env: Mapping[str, str]) -> Path | None:
+    """`EVAL_WORKDIR`: the parent of per-item temporary directories (not recorded: a path)."""
+    value = env.get("EVAL_WORKDIR", "").strip()
+    if not value:
+        return None
+    path = Path(value)
+    if not path.is_dir():
+        raise _env_error("EVAL_WORKDIR", f"{value!r} is not a directory")
+    return path
+
+
+def check_network(env: Mapping[str, str]) -> str:
+    """Only `off` is supported: model code never gets the network from evalpin."""
+    value = env.get("EVAL_NETWORK", "off").strip().lower() or "off"
+    if value != "off":
+        raise _env_error(
+            "EVAL_NETWORK",
+            f"{value!r} is not supported; only 'off' (model code never gets network)",
+        )
+    return "env:EVAL_NETWORK" if "EVAL_NETWORK" in env else "default"
+
+
+def resolve_controls(
+    *,
+    seeds: str | None,
+    temperature: float | None,
+    max_tokens: int | None,
+    loops: int | None,
+    network: str,
+    env: Mapping[str, str],
+) -> Controls:
+    """Flags beat `EVAL_*` variables beat defaults; bad values are InputError."""
+    sources: dict[str, str] = {}
+    seed_value, sources["seeds"] = _pick(seeds, env, "EVAL_SEEDS", None)
+    if seed_value is None:
+        seed_list = list(DEFAULT_SEEDS)
+    else:
+        where = "--seeds" if sources["seeds"] == "flag" else "$EVAL_SEEDS"
+        seed_list = parse_seeds(str(seed_value), where)
+    temp_value, sources["temperature"] = _pick(
+        temperature, env, "EVAL_TEMPERATURE", DEFAULT_TEMPERATURE
+    )
+    try:
+        temp = float(temp_value)
+    except ValueError:
+        raise _env_error("EVAL_TEMPERATURE", f"not a number: {temp_value!r}") from None
+    if not math.isfinite(temp) or temp < 0:
+        where = "--temperature" if sources["temperature"] == "flag" else "$EVAL_TEMPERATURE"
+        raise InputError(where, f"temperature must be a finite number >= 0, got {temp_value!r}")
+    sources["max_tokens"] = "flag" if max_tokens is not None else "default"
+    sources["loops"] = "flag" if loops is not None else "default"
+    sources["network"] = check_network(env)
+    return Controls(
+        temperature=temp,
+        seeds=seed_list,
+        max_tokens=max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS,
+        loops=loops if loops is not None else DEFAULT_LOOPS,
+        network=network,
+        sources=sources,
+    )

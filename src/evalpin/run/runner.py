@@ -1,0 +1,418 @@
+"""A pinned run: every (case, seed) asked of a slot, graded, and appended to a run file.
+
+The header pins the instrument before the first case runs; each case line is appended
+the moment it is graded (one `os.write`, so a kill leaves whole lines); the summary
+trailer is written only when every pair is done. `--resume` finishes the missing pairs
+of an unfinished file, and refuses when anything that decides a grade has changed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalpin.core.errors import InputError
+from evalpin.core.fixtures import KIND_CODING, CodingItem, FixtureSet, GoldenCase
+from evalpin.core.graders.coding import files_from_completion
+from evalpin.core.graders.tools import grade_golden
+from evalpin.core.pins import (
+    completion_digest,
+    env_components,
+    env_digest,
+    grader_version,
+    scorer_commit,
+    text_digest,
+)
+from evalpin.core.records import (
+    SCHEMA,
+    CaseRecord,
+    Completion,
+    CompletionRequest,
+    FixturesInfo,
+    Message,
+    RunHeader,
+    Summary,
+)
+from evalpin.core.runfile import RunWriter, read_run, trim_torn_tail
+from evalpin.run.controls import Controls
+from evalpin.run.slots import OpenAIConfig, Slot, SlotConfig, SlotError
+
+Event = dict[str, Any]
+Pair = tuple[str, int]
+
+REPAIR_PROMPT = (
+    "The tests failed. This is the end of the test output:\n\n{tail}\n\n"
+    "Reply with the complete corrected files."
+)
+
+
+def utc_now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+@dataclass
+class Plan:
+    """Everything a run needs, resolved and validated before anything is written."""
+
+    fixtures: FixtureSet
+    fixtures_arg: str  # the fixture path as the user gave it (recorded, relative)
+    slot_config: SlotConfig
+    controls: Controls
+    out: Path
+    jobs: int
+    workdir: Path | None = None
+    isolation: Any = None  # sandbox.Isolation for coding sets
+
+    @property
+    def pairs(self) -> list[Pair]:
+        return [(case.id, seed) for case in self.fixtures.cases for seed in self.controls.seeds]
+
+    def header(self) -> RunHeader:
+        fs = self.fixtures
+        values = self.controls.values()
+        packages = ["pytest"] if fs.kind == KIND_CODING else []
+        components = env_components(packages, values)
+        if self.isolation is not None:
+            components["sandbox"] = self.isolation.kind
+        return RunHeader(
+            schema=SCHEMA,
+            run_id=uuid.uuid4().hex[:12],
+            started_at=utc_now(),
+            fixtures=FixturesInfo(
+                path=self.fixtures_arg,
+                kind=fs.kind,
+                dataset_id=fs.dataset_id,
+                dataset_version=fs.dataset_version,
+                dataset_hash=fs.dataset_hash,
+                network=fs.network_policy,
+                holdout_policy=fs.holdout_policy,
+            ),
+            grader_version=grader_version(),
+            model_slot=self.slot_config.label,
+            slot=self.slot_config.public_settings(),
+            seeds=list(self.controls.seeds),
+            controls=values,
+            env_digest=env_digest(components),
+            env=components,
+            scorer_commit=scorer_commit(fs.path.parent),
+            control_sources=dict(self.controls.sources),
+        )
+
+
+@dataclass
+class Tally:
+    """Counts shown by progress displays and the summary."""
+
+    total: int
+    done: int = 0
+    passed: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def failed(self) -> int:
+        return self.done - self.passed
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+
+class Interrupted(Exception):
+    """The run was stopped (Ctrl-C or SIGTERM); the file is whole and resumable."""
+
+    def __init__(self, out: Path, done: int, total: int) -> None:
+        self.out, self.done, self.total = out, done, total
+        super().__init__(f"interrupted after {done} of {total} cases")
+
+
+class Executor:
+    """Asks the slot, grades, and builds the case record for one (case, seed)."""
+
+    def __init__(self, plan: Plan, slot: Slot, grader: str) -> None:
+        self.plan = plan
+        self.slot = slot
+        self.grader = grader
+        self.cases = {case.id: case for case in plan.fixtures.cases}
+        config = plan.slot_config
+        # Never handed to model code: the sandbox drops these names and cuts their values.
+        self.secret_names = (
+            [config.api_key_env, config.base_url_env] if isinstance(config, OpenAIConfig) else []
+        )
+
+    def request(self, case_id: str, seed: int, messages: list[Message], tools: list[Any]):
+        c = self.plan.controls
+        return CompletionRequest(
+            case_id=case_id,
+            seed=seed,
+            messages=messages,
+            tools=tools,
+            temperature=c.temperature,
+            max_tokens=c.max_tokens,
+        )
+
+    def __call__(self, pair: Pair) -> CaseRecord:
+        case_id, seed = pair
+        case = self.cases[case_id]
+        started = time.monotonic()
+        if isinstance(case, GoldenCase):
+            record = self._golden(case, seed)
+        else:
+            record = self._coding(case, seed)
+        record.seconds = round(time.monotonic() - started, 3)
+        return record
+
+    def _base(self, case: GoldenCase | CodingItem, seed: int, reasons: list[str]) -> CaseRecord:
+        return CaseRecord(
+            case.id,
+            not reasons,
+            seed=seed,
+            fixture_hash=case.fixture_hash,
+            grader_version=self.grader,
+            model_slot=self.plan.slot_config.label,
+            reasons=reasons,
+        )
+
+    def _fill(self, record: CaseRecord, completion: Completion | None) -> CaseRecord:
+        if completion is not None:
+            record.tool_names = [t.name for t in completion.tools]
+            record.text_digest = text_digest(completion.text)
+            record.completion_digest = completion_digest(completion)
+            record.reported_model = completion.model
+            record.text = completion.text
+            record.tools = list(completion.tools) or None
+            record.files = dict(completion.files) or None
+        else:
+            record.tool_names = []
+        return record
+
+    def _golden(self, case: GoldenCase, seed: int) -> CaseRecord:
+        request = self.request(case.id, seed, [Message("user", case.user)], case.tools)
+        try:
+            completion = self.slot.complete(request)
+        except SlotError as exc:
+            return self._fill(self._base(case, seed, [exc.reason]), None)
+        return self._fill(self._base(case, seed, grade_golden(case, completion)), completion)
+
+    def _coding(self, item: CodingItem, seed: int) -> CaseRecord:
+        from evalpin.run.sandbox import run_item
+
+        if item.language.lower() != "python":
+            return self._fill(self._base(item, seed, ["sandbox_error:unsupported_language"]), None)
+        messages = [Message("user", item.prompt)]
+        completion: Completion | None = None
+        outcome = None
+        error = None
+        loops = 0
+        for attempt in range(self.plan.controls.loops + 1):
+            try:
+                answer = self.slot.complete(self.request(item.id, seed, messages, []))
+            except SlotError as exc:
+                if completion is None:
+                    return self._fill(self._base(item, seed, [exc.reason]), None)
+                error = f"repair round {attempt}: {exc.reason}"  # keep the last graded try
+                break
+            completion, loops = answer, attempt
+            outcome = run_item(
+                item,
+                files_from_completion(answer),
+                workdir_parent=self.plan.workdir,
+                secret_names=self.secret_names,
+                isolation=self.plan.isolation,
+            )
+            if outcome.passed:
+                break
+            messages = [
+                *messages,
+                Message("assistant", answer.text),
+                Message("user", REPAIR_PROMPT.format(tail=outcome.tail)),
+            ]
+        assert outcome is not None
+        record = self._fill(self._base(item, seed, list(outcome.reasons)), completion)
+        record.tail = outcome.tail
+        record.loops = loops
+        record.error = error
+        return record
+
+
+def default_out(fixtures: FixtureSet, slot_label: str, runs_dir: Path = Path("runs")) -> Path:
+    """runs/DATE-SLOT-HASH8.jsonl, numbered when taken (never overwritten)."""
+    stem = f"{dt.date.today().isoformat()}-{slot_label}-{fixtures.dataset_hash[:8]}"
+    candidate = runs_dir / f"{stem}.jsonl"
+    n = 2
+    while candidate.exists():
+        candidate = runs_dir / f"{stem}-{n}.jsonl"
+        n += 1
+    return candidate
+
+
+def resume_conflicts(old: RunHeader, new: RunHeader) -> list[str]:
+    """What changed since the header was written; any change refuses the resume."""
+    out = []
+    pairs = {
+        "fixtures (dataset hash)": (old.fixtures.dataset_hash, new.fixtures.dataset_hash),
+        "grader version": (old.grader_version, new.grader_version),
+        "model slot": (old.model_slot, new.model_slot),
+        "slot settings": (old.slot, new.slot),
+        "controls": (old.controls, new.controls),
+        "environment digest": (old.env_digest, new.env_digest),
+    }
+    for name, (was, now) in pairs.items():
+        if was != now:
+            out.append(f"{name}: {was!r} then, {now!r} now")
+    return out
+
+
+def run(
+    plan: Plan,
+    slot: Slot,
+    *,
+    resume: bool,
+    emit: Callable[[Event], None],
+    stop: threading.Event | None = None,
+) -> Summary:
+    """Execute `plan` into `plan.out`. Raises Interrupted (file whole, resumable)."""
+    stop = stop or threading.Event()
+    header = plan.header()
+    todo = plan.pairs
+    resumed = 0
+    if resume:
+        trimmed = trim_torn_tail(plan.out)
+        existing = read_run(plan.out)
+        if existing.header is None:
+            raise InputError(plan.out, "cannot resume: not an evalpin run file")
+        if existing.summary is not None:
+            raise InputError(plan.out, "cannot resume: the run is already complete")
+        conflicts = resume_conflicts(existing.header, header)
+        if conflicts:
+            raise InputError(
+                plan.out, "cannot resume, changed since the run began: " + "; ".join(conflicts)
+            )
+        done = {(r.case_id, r.seed) for r in existing.rows}
+        todo = [pair for pair in todo if pair not in done]
+        resumed = len(done)
+        tally = Tally(total=len(plan.pairs), done=len(existing.rows))
+        tally.passed = sum(r.passed for r in existing.rows)
+        if trimmed:
+            emit({"event": "warning", "message": f"trimmed a torn last line ({trimmed} bytes)"})
+        header = existing.header
+        writer = RunWriter(plan.out, new=False)
+    else:
+        plan.out.parent.mkdir(parents=True, exist_ok=True)
+        writer = RunWriter(plan.out, new=True)
+        header.warnings = list(slot.warnings)
+        writer.write(header)
+        tally = Tally(total=len(plan.pairs))
+    for warning in slot.warnings:
+        emit({"event": "warning", "message": warning})
+    emit(
+        {
+            "event": "start",
+            "out": str(plan.out),
+            "run_id": header.run_id,
+            "total": tally.total,
+            "todo": len(todo),
+            "network": plan.controls.network,
+        }
+    )
+    execute = Executor(plan, slot, header.grader_version or grader_version())
+    with writer:
+        for record in _results(execute, todo, plan.jobs, stop):
+            writer.write(record)
+            tally.done += 1
+            tally.passed += record.passed
+            emit(
+                {
+                    "event": "case",
+                    "case_id": record.case_id,
+                    "seed": record.seed,
+                    "pass": record.passed,
+                    "reasons": record.reasons,
+                    "done": tally.done,
+                    "total": tally.total,
+                    "passed": tally.passed,
+                    "failed": tally.failed,
+                    "elapsed": round(tally.elapsed, 3),
+                }
+            )
+        if stop.is_set():
+            raise Interrupted(plan.out, tally.done, tally.total)
+        summary = _summary(plan.out, tally, resumed)
+        writer.write(summary)
+    emit(
+        {
+            "event": "done",
+            "out": str(plan.out),
+            "records": summary.records,
+            "passed": summary.passed,
+            "failed": summary.records - summary.passed,
+            "seconds": round(tally.elapsed, 3),
+        }
+    )
+    return summary
+
+
+def _summary(out: Path, tally: Tally, resumed: int) -> Summary:
+    from evalpin.core import stats
+
+    rows = read_run(out).rows
+    rates = stats.pass_rate_by_seed(rows)
+    return Summary(
+        finished_at=utc_now(),
+        records=len(rows),
+        passed=sum(r.passed for r in rows),
+        seconds=round(tally.elapsed, 3),
+        pass_rate_by_seed={str(s): round(r, 6) for s, r in rates.items()},
+        resumed=resumed,
+    )
+
+
+def _results(
+    execute: Executor, todo: list[Pair], jobs: int, stop: threading.Event
+) -> Iterator[CaseRecord]:
+    """Records in completion order. On interrupt: no new case starts, those running
+    finish (model code runs in its own session, so Ctrl-C does not reach it) and are
+    still yielded, then the caller sees `stop` set."""
+    if jobs <= 1:
+        for pair in todo:
+            if stop.is_set():
+                return
+            try:
+                yield execute(pair)
+            except KeyboardInterrupt:
+                stop.set()
+                return
+        return
+    pending = iter(todo)
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="evalpin-case") as pool:
+        running: set[Future[CaseRecord]] = set()
+
+        def fill() -> None:
+            while not stop.is_set() and len(running) < jobs:
+                pair = next(pending, None)
+                if pair is None:
+                    return
+                running.add(pool.submit(execute, pair))
+
+        fill()
+        while running:
+            try:
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            except KeyboardInterrupt:
+                stop.set()
+                continue
+            for future in finished:
+                running.discard(future)
+                yield future.result()
+            fill()
+
+
+def default_jobs() -> int:
+    return os.cpu_count() or 1

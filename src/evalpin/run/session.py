@@ -1,0 +1,188 @@
+"""One `evalpin run` invocation: from what the user asked to an exit code.
+
+Everything that can be wrong with the inputs is found before the run file is created
+(InputError, exit 3), so a refused run writes nothing. `--resume` takes its defaults
+from the unfinished file's header, so `evalpin run --resume --out FILE` is enough.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalpin.core.errors import InputError
+from evalpin.core.fixtures import KIND_CODING, load_fixtures
+from evalpin.core.records import RunHeader
+from evalpin.core.runfile import read_run
+from evalpin.run.controls import (
+    NETWORK_NOT_APPLICABLE,
+    resolve_controls,
+    resolve_fixtures,
+    resolve_workdir,
+)
+from evalpin.run.runner import Interrupted, Plan, default_jobs, default_out, run
+from evalpin.run.slots import open_slot, resolve_slot
+
+EXIT_DONE, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """The options of `evalpin run`, unresolved (None: not given)."""
+
+    fixtures: Path | None = None
+    slot: str | None = None
+    slots_file: Path | None = None
+    seeds: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    loops: int | None = None
+    jobs: int | None = None
+    out: Path | None = None
+    resume: bool = False
+
+
+def _shown_path(path: Path) -> str:
+    """The fixture path as recorded: relative to the working folder when inside it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _resume_defaults(request: RunRequest) -> tuple[RunRequest, RunHeader]:
+    if request.out is None:
+        raise InputError("--resume", "needs --out FILE: the unfinished run to finish")
+    header = read_run(request.out).header
+    if header is None:
+        raise InputError(request.out, "cannot resume: not an evalpin run file (no header)")
+    slot = request.slot
+    if slot is None and header.slot.get("provider") == "replay" and header.slot.get("path"):
+        slot_file = request.slots_file or Path("slots.yaml")
+        # An inline replay slot is not in any slots file: rebuild its inline form.
+        if not (slot_file.exists() and header.model_slot in _labels(slot_file)):
+            slot = f"{header.model_slot}=replay:{header.slot['path']}"
+    c = header.controls
+    return (
+        RunRequest(
+            fixtures=request.fixtures or Path(header.fixtures.path),
+            slot=slot or header.model_slot,
+            slots_file=request.slots_file,
+            seeds=request.seeds or ",".join(map(str, header.seeds)),
+            temperature=request.temperature
+            if request.temperature is not None
+            else c.get("temperature"),
+            max_tokens=request.max_tokens
+            if request.max_tokens is not None
+            else c.get("max_tokens"),
+            loops=request.loops if request.loops is not None else c.get("loops"),
+            jobs=request.jobs,
+            out=request.out,
+            resume=True,
+        ),
+        header,
+    )
+
+
+def _labels(slots_file: Path) -> set[str]:
+    from evalpin.run.slots import load_slots
+
+    return set(load_slots(slots_file))
+
+
+def plan_run(request: RunRequest, env: Mapping[str, str]) -> Plan:
+    """Resolve and validate every input; nothing is written."""
+    if request.resume:
+        request, _ = _resume_defaults(request)
+    fixtures_path, _ = resolve_fixtures(request.fixtures, env)
+    fixtures = load_fixtures(fixtures_path)
+    if not request.slot:
+        raise InputError(
+            "--slot", "no slot: pass --slot LABEL (from slots.yaml) or LABEL=replay:PATH"
+        )
+    config = resolve_slot(request.slot, request.slots_file)
+    isolation = None
+    network = NETWORK_NOT_APPLICABLE
+    if fixtures.kind == KIND_CODING:
+        from evalpin.run.sandbox import probe_isolation
+
+        isolation = probe_isolation()
+        network = isolation.network
+    controls = resolve_controls(
+        seeds=request.seeds,
+        temperature=request.temperature,
+        max_tokens=request.max_tokens,
+        loops=request.loops,
+        network=network,
+        env=env,
+    )
+    out = request.out or default_out(fixtures, config.label)
+    if out.is_dir():
+        raise InputError(out, "is a directory; --out names the run file to write")
+    if out.exists() and not request.resume:
+        raise InputError(out, "already exists: finish it with --resume, or choose another --out")
+    return Plan(
+        fixtures=fixtures,
+        fixtures_arg=_shown_path(fixtures_path),
+        slot_config=config,
+        controls=controls,
+        out=out,
+        jobs=request.jobs or default_jobs(),
+        workdir=resolve_workdir(env),
+        isolation=isolation,
+    )
+
+
+def start_run(
+    request: RunRequest, env: Mapping[str, str], emit: Callable[[dict[str, Any]], None]
+) -> int:
+    """Plan, open the slot, run; returns the exit code. InputError propagates (exit 3)."""
+    plan = plan_run(request, env)
+    if plan.isolation is not None and plan.isolation.network != "off-enforced":
+        emit(
+            {
+                "event": "warning",
+                "message": "network is NOT enforced off for model code on this machine "
+                f"({plan.isolation.why}); the verdict will say 'uncontrolled'",
+            }
+        )
+    slot = open_slot(plan.slot_config)
+    stop = threading.Event()
+    restore = _interrupt_on_sigterm()
+    try:
+        run(plan, slot, resume=request.resume, emit=emit, stop=stop)
+        return EXIT_DONE
+    except (Interrupted, KeyboardInterrupt):
+        done = len(read_run(plan.out).rows) if plan.out.exists() else 0
+        emit(
+            {
+                "event": "interrupted",
+                "out": str(plan.out),
+                "done": done,
+                "total": len(plan.pairs),
+                "resume": f"evalpin run --resume --out {plan.out}",
+            }
+        )
+        return EXIT_INTERRUPTED
+    except OSError as exc:
+        emit({"event": "failed", "out": str(plan.out), "message": f"{exc.strerror or exc}"})
+        return EXIT_FAILED
+    finally:
+        slot.close()
+        restore()
+
+
+def _interrupt_on_sigterm() -> Callable[[], None]:
+    """SIGTERM stops a run like Ctrl-C (the TUI's cancel sends it)."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    return lambda: signal.signal(signal.SIGTERM, previous)

@@ -1,0 +1,224 @@
+"""The `openai` provider: any OpenAI-compatible chat-completions endpoint, via the SDK.
+
+The SDK is imported inside the functions that use it, never at module top: importing any
+module of `evalpin.run` must not load it (tests/test_boundaries.py), and only a run with an
+openai slot should pay for it. The SDK's own retries are off (`max_retries=0`); retries
+happen here, where the attempt count, the backoff and the final reason code are ours to
+decide. The body is decoded by us from the raw response, so a malformed or oddly shaped
+body is `bad_response` rather than whatever a lenient parse happens to leave behind.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import threading
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import msgspec
+
+from evalpin.core.errors import InputError
+from evalpin.core.records import Completion, CompletionRequest, ToolCall
+from evalpin.run.slots.base import Slot, SlotError, provider_error
+from evalpin.run.slots.config import OpenAIConfig
+
+if TYPE_CHECKING:
+    import openai
+
+_SERVER_MESSAGE_CHARS = 200
+
+
+class _Function(msgspec.Struct):
+    name: str
+    arguments: Any = None
+
+
+class _ToolCall(msgspec.Struct):
+    function: _Function
+
+
+class _Message(msgspec.Struct):
+    content: str | None = None
+    tool_calls: list[_ToolCall] | None = None
+
+
+class _Choice(msgspec.Struct):
+    message: _Message
+
+
+class _ChatCompletion(msgspec.Struct):
+    """The part of a chat completion we read; everything else is ignored."""
+
+    choices: list[_Choice]
+    model: str | None = None
+    system_fingerprint: str | None = None
+
+
+class _Failure(NamedTuple):
+    kind: str
+    retry: bool
+    retry_after: float | None
+    detail: str
+
+
+class OpenAISlot(Slot):
+    """One SDK client shared by all threads (the SDK's sync client is thread-safe)."""
+
+    config: OpenAIConfig
+
+    def __init__(self, config: OpenAIConfig) -> None:
+        import openai
+
+        super().__init__(config)
+        base_url = _env(config, config.base_url_env, "base_url_env")
+        self._key = _env(config, config.api_key_env, "api_key_env")
+        self._client = openai.OpenAI(
+            base_url=base_url, api_key=self._key, max_retries=0, timeout=config.timeout_s
+        )
+        self._closed = threading.Event()
+        self._random = random.Random()
+
+    def complete(self, request: CompletionRequest) -> Completion:
+        import openai
+
+        params = _params(self.config.model, request)
+        attempts, attempt = self.config.max_attempts, 1
+        while True:
+            try:
+                raw = self._client.chat.completions.with_raw_response.create(**params)
+            except openai.APIError as exc:
+                failure = self._classify(exc)
+                if not failure.retry or attempt == attempts:
+                    detail = f"{failure.detail} (attempt {attempt} of {attempts})"
+                    raise SlotError(provider_error(failure.kind), detail) from None
+                # close() wakes this wait, so a stopping run does not sit out a backoff.
+                if self._closed.wait(self._delay(attempt, failure.retry_after)):
+                    detail = f"{failure.detail}; slot closed while waiting to retry"
+                    raise SlotError(provider_error(failure.kind), detail) from None
+                attempt += 1
+                continue
+            return _completion(raw.content)
+
+    def close(self) -> None:
+        self._closed.set()
+        self._client.close()
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        """Retry-After when the server sent one, else exponential backoff with jitter;
+        both capped by `retry_max_s` so one header cannot stall a run."""
+        cap = self.config.retry_max_s
+        if retry_after is not None:
+            return min(retry_after, cap)
+        step = min(cap, self.config.retry_base_s * 2 ** (attempt - 1))
+        return step / 2 + self._random.uniform(0, step / 2)
+
+    def _classify(self, exc: openai.APIError) -> _Failure:
+        import openai
+
+        if isinstance(exc, openai.APITimeoutError):
+            return _Failure("timeout", True, None, f"no answer within {self.config.timeout_s:g}s")
+        if isinstance(exc, openai.APIConnectionError):
+            return _Failure("connection", True, None, "could not reach the endpoint")
+        if not isinstance(exc, openai.APIStatusError):
+            return _Failure("bad_response", False, None, type(exc).__name__)
+        status = exc.status_code
+        detail = f"HTTP {status}{self._server_message(exc.body)}"
+        if status in (401, 403):
+            return _Failure("auth", False, None, detail)
+        after = _retry_after(exc.response.headers.get("retry-after"))
+        if status == 408:
+            return _Failure("timeout", True, after, detail)
+        if status == 429:
+            return _Failure("rate_limited", True, after, detail)
+        if status >= 500:
+            return _Failure("server_error", True, after, detail)
+        return _Failure("bad_request", False, None, detail)
+
+    def _server_message(self, body: object) -> str:
+        """The server's own words help with a 400; servers may echo the key, so scrub it."""
+        message = body.get("message") if isinstance(body, dict) else None
+        if not isinstance(message, str) or not message:
+            return ""
+        return ": " + message.replace(self._key, "***")[:_SERVER_MESSAGE_CHARS]
+
+
+def _env(config: OpenAIConfig, name: str, field: str) -> str:
+    value = os.environ.get(name)
+    if not value:
+        msg = f"slot {config.label!r}: environment variable {name} ({field}) is not set"
+        raise InputError(config.where, msg)
+    return value
+
+
+def _params(model: str, request: CompletionRequest) -> dict[str, Any]:
+    params: dict[str, Any] = {
+        "model": model,
+        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        "seed": request.seed,
+    }
+    if request.temperature is not None:
+        params["temperature"] = request.temperature
+    if request.max_tokens is not None:
+        params["max_tokens"] = request.max_tokens
+    if request.tools:
+        params["tools"] = [_tool(schema, n) for n, schema in enumerate(request.tools, start=1)]
+    return params
+
+
+def _tool(schema: Any, n: int) -> dict[str, Any]:
+    """OpenAI's `{"type": "function", "function": {...}}`, also from a bare
+    `{"name", "description", "parameters"}` schema as golden cases may write it."""
+    if isinstance(schema, dict):
+        if schema.get("type") == "function" and isinstance(schema.get("function"), dict):
+            return schema
+        if "type" not in schema and isinstance(schema.get("name"), str):
+            return {"type": "function", "function": schema}
+    detail = f"tool schema {n} is neither an OpenAI function tool nor a bare named schema"
+    raise SlotError(provider_error("bad_request"), detail)
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or HTTP date), None if unusable."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            seconds = (parsedate_to_datetime(value) - datetime.now(UTC)).total_seconds()
+        except (TypeError, ValueError):
+            return None
+    return max(seconds, 0.0) if math.isfinite(seconds) else None
+
+
+def _completion(body: bytes) -> Completion:
+    try:
+        data = msgspec.json.decode(body, type=_ChatCompletion)
+    except msgspec.DecodeError as exc:
+        detail = f"not a chat completion: {exc}"
+        raise SlotError(provider_error("bad_response"), detail) from None
+    if not data.choices:
+        raise SlotError(provider_error("empty_choices"), "the response has no choices")
+    message = data.choices[0].message
+    tools = [
+        ToolCall(name=call.function.name, args=_arguments(call.function.arguments))
+        for call in message.tool_calls or []
+    ]
+    model = data.model or None
+    if model and data.system_fingerprint:
+        model = f"{model}@{data.system_fingerprint}"
+    return Completion(text=message.content or "", tools=tools, model=model)
+
+
+def _arguments(raw: Any) -> Any:
+    """Decoded JSON arguments; the raw string when a model wrote something that is not JSON."""
+    if not isinstance(raw, str):
+        return raw
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw

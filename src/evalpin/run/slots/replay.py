@@ -1,0 +1,95 @@
+"""The `replay` provider: completions recorded earlier, answered from memory.
+
+The file is read and decoded once when the slot opens. A broken line (not UTF-8, not JSON,
+wrong shape, or a duplicate key) does not make the whole recording unusable: it is skipped
+and reported in `warnings` with its line number, and the cases it would have answered
+become `no_completion`, which the run records. A missing or empty file is an `InputError`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+
+from evalpin.core.errors import InputError
+from evalpin.core.records import Completion, CompletionRequest, ToolCall
+from evalpin.run.slots.base import NO_COMPLETION, Slot, SlotError
+from evalpin.run.slots.config import ReplayConfig, read_input
+
+# (case_id, seed or None for "every seed", repair loop)
+_Key = tuple[str, int | None, int]
+
+
+class _Line(msgspec.Struct):
+    """One recorded completion; `loop` numbers repair rounds (0 = the first answer)."""
+
+    case_id: str
+    text: str
+    seed: int | None = None
+    loop: Annotated[int, msgspec.Meta(ge=0)] = 0
+    tools: list[ToolCall] = []
+    files: dict[str, str] = {}
+    model: str | None = None
+
+
+class ReplaySlot(Slot):
+    """Answers (case, seed, loop) from the file: an exact seed beats a seedless line."""
+
+    config: ReplayConfig
+
+    def __init__(self, config: ReplayConfig) -> None:
+        super().__init__(config)
+        data = read_input(config.path, "replay file")
+        if not data.strip():
+            raise InputError(config.path, "empty replay file")
+        self._answers: dict[_Key, Completion] = {}
+        first_seen: dict[_Key, int] = {}
+        for lineno, raw in enumerate(data.split(b"\n"), start=1):
+            if not raw.strip():
+                continue
+            try:
+                line = _decode(raw)
+            except ValueError as exc:
+                self._skip(lineno, str(exc))
+                continue
+            key = (line.case_id, line.seed, line.loop)
+            if key in first_seen:
+                self._skip(lineno, f"duplicate of line {first_seen[key]}, which is kept")
+                continue
+            first_seen[key] = lineno
+            self._answers[key] = Completion(
+                text=line.text, tools=line.tools, files=line.files, model=line.model
+            )
+
+    def _skip(self, lineno: int, why: str) -> None:
+        self.warnings.append(f"{self.config.path_text}:{lineno}: line skipped: {why}")
+
+    def close(self) -> None:
+        """Drop the recording; a big replay file should not outlive the run."""
+        self._answers.clear()
+
+    def complete(self, request: CompletionRequest) -> Completion:
+        # A repair round re-asks with the failing tail as one more user message.
+        loop = max(0, sum(m.role == "user" for m in request.messages) - 1)
+        for seed in (request.seed, None):
+            answer = self._answers.get((request.case_id, seed, loop))
+            if answer is not None:
+                return answer
+        where = f"case {request.case_id!r} seed {request.seed}" + (f" loop {loop}" if loop else "")
+        raise SlotError(NO_COMPLETION, f"no recorded line for {where}")
+
+
+def _decode(raw: bytes) -> _Line:
+    """One line, or ValueError saying what is wrong with it."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        msg = f"not UTF-8: byte 0x{raw[bad.start]:02x} at column {bad.start + 1}"
+        raise ValueError(msg) from None
+    try:
+        return msgspec.json.decode(raw, type=_Line)
+    except msgspec.ValidationError as exc:
+        raise ValueError(f"wrong shape: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise ValueError(f"not JSON: {exc}") from None

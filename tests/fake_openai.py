@@ -1,0 +1,152 @@
+"""A scriptable OpenAI-compatible chat-completions server for tests, on 127.0.0.1 only.
+
+Each test queues the replies it wants (`push`) and reads back what arrived (`received`):
+the real SDK talks to it over real HTTP, so nothing in the client is mocked.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Body = bytes | dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@dataclass
+class Reply:
+    """One scripted response; a callable body is built from the request's JSON."""
+
+    status: int = 200
+    body: Body = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+def chat(
+    text: str | None = "ok",
+    *,
+    tool_calls: tuple[tuple[str, str], ...] = (),
+    model: str = "fake-model-1",
+    fingerprint: str | None = "fp_test",
+) -> Reply:
+    """A 200 chat completion; `tool_calls` are (name, raw arguments string) pairs."""
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if tool_calls:
+        message["tool_calls"] = [
+            {"id": f"call_{n}", "type": "function", "function": {"name": name, "arguments": args}}
+            for n, (name, args) in enumerate(tool_calls)
+        ]
+    body = {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "system_fingerprint": fingerprint,
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+    }
+    return Reply(body=body)
+
+
+def error(status: int, message: str = "scripted error", **headers: str) -> Reply:
+    body = {"error": {"message": message, "type": "test_error"}}
+    return Reply(status=status, body=body, headers=dict(headers))
+
+
+def free_port() -> int:
+    """A 127.0.0.1 port with nothing listening on it: "the endpoint is down"."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class FakeOpenAI:
+    """The server; replies are served in order, then `default`, then a loud 599."""
+
+    def __init__(self) -> None:
+        self.replies: deque[Reply] = deque()
+        self.default: Reply | None = None
+        self.received: list[Received] = []
+        self.max_in_flight = 0
+        self._in_flight = 0
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        # A short poll interval keeps `stop` (and so each test's teardown) fast.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def push(self, *replies: Reply) -> None:
+        self.replies.extend(replies)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()  # releases handlers sleeping in a slow reply
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _next(self, request: Received) -> Reply:
+        with self._lock:
+            self.received.append(request)
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+            if self.replies:
+                return self.replies.popleft()
+        return self.default or error(599, "no reply scripted for this request")
+
+    def _done(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                headers = {name.lower(): value for name, value in self.headers.items()}
+                request = Received(self.path, headers, json.loads(raw))
+                reply = fake._next(request)
+                try:
+                    if reply.delay_s:
+                        fake._stopping.wait(reply.delay_s)
+                    self._send(reply, request)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up first (a timeout test)
+                finally:
+                    fake._done()
+
+            def _send(self, reply: Reply, request: Received) -> None:
+                body = reply.body(request.body) if callable(reply.body) else reply.body
+                data = body if isinstance(body, bytes) else json.dumps(body).encode()
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass  # keep test output quiet
+
+        return Handler

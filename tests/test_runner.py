@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -282,7 +280,7 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(slow_project: Path) -> None
     proc = start(slow_project)
     wait_for_cases(proc, 2)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+    out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 130
     last = json.loads(out.splitlines()[-1])
     assert last["event"] == "interrupted"

@@ -404,3 +404,39 @@ def test_openai_slot_run_records_reported_model_and_no_secret(
     assert sent["temperature"] == 0.2 and sent["seed"] == 3 and sent["max_tokens"] == 2048
     assert server.received[0].headers["authorization"] == f"Bearer {KEY}"
     assert [c["pass"] for c in cases] == [True, True]
+
+
+def test_parallel_runs_write_cases_in_plan_order(slow_project: Path) -> None:
+    r = cli_process(
+        "run",
+        "--fixtures",
+        "many.jsonl",
+        "--slot",
+        "agent",
+        "--jobs",
+        "2",
+        "--seeds",
+        "1,2",
+        "--out",
+        "runs/ordered.jsonl",
+        cwd=slow_project,
+    )
+    assert r.code == 0, r.err
+    keys = [(row.case_id, row.seed) for row in read_run(slow_project / "runs/ordered.jsonl").rows]
+    assert keys == [(f"case-{i:02d}", seed) for i in range(12) for seed in (1, 2)]
+
+
+def test_untracked_fixtures_make_the_scorer_commit_dirty(capsys, project: Path) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=project, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "x")
+    cli(capsys, "run", "--fixtures", "golden.jsonl", "--slot", "night", "--out", "runs/u.jsonl")
+    assert lines(project / "runs" / "u.jsonl")[0]["scorer_commit"].endswith("-dirty")
+    (project / ".gitignore").write_text("runs/\n")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "fixtures")
+    cli(capsys, "run", "--fixtures", "golden.jsonl", "--slot", "night", "--out", "runs/c.jsonl")
+    commit = lines(project / "runs" / "c.jsonl")[0]["scorer_commit"]
+    assert commit is not None and not commit.endswith("-dirty")

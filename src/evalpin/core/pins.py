@@ -68,8 +68,9 @@ def env_digest(components: dict[str, Any]) -> str:
 
 
 def scorer_commit(folder: Path) -> str | None:
-    """HEAD of the git repository holding `folder`, `-dirty` when tracked files in the
-    folder are modified; None outside git (missing stays missing)."""
+    """HEAD of the git repository holding `folder`, `-dirty` when files in the folder
+    differ from HEAD: modified, or untracked (HEAD does not pin a file it does not
+    hold); None outside git (missing stays missing)."""
 
     def git(*args: str) -> str | None:
         try:
@@ -87,5 +88,5 @@ def scorer_commit(folder: Path) -> str | None:
     head = git("rev-parse", "--verify", "HEAD")
     if not head:
         return None
-    dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".")
+    dirty = git("status", "--porcelain", "--untracked-files=all", "--", ".")
     return head + ("-dirty" if dirty else "")

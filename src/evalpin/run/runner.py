@@ -55,7 +55,7 @@ REPAIR_PROMPT = (
 
 
 def utc_now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass
@@ -70,6 +70,14 @@ class Plan:
     jobs: int
     workdir: Path | None = None
     isolation: Any = None  # sandbox.Isolation for coding sets
+
+    @property
+    def effective_jobs(self) -> int:
+        """Threads help only when a case waits (a sandbox, a network or a program):
+        golden cases answered by a replay slot run faster in one thread."""
+        if self.fixtures.kind != KIND_CODING and self.slot_config.provider == "replay":
+            return 1
+        return self.jobs
 
     @property
     def pairs(self) -> list[Pair]:
@@ -324,7 +332,7 @@ def run(
     )
     execute = Executor(plan, slot, header.grader_version or grader_version())
     with writer:
-        for record in _results(execute, todo, plan.jobs, stop):
+        for record in _results(execute, todo, plan.effective_jobs, stop):
             writer.write(record)
             tally.done += 1
             tally.passed += record.passed
@@ -377,9 +385,13 @@ def _summary(out: Path, tally: Tally, resumed: int) -> Summary:
 def _results(
     execute: Executor, todo: list[Pair], jobs: int, stop: threading.Event
 ) -> Iterator[CaseRecord]:
-    """Records in completion order. On interrupt: no new case starts, those running
-    finish (model code runs in its own session, so Ctrl-C does not reach it) and are
-    still yielded, then the caller sees `stop` set."""
+    """Records in plan order, so two runs of the same inputs write the same file.
+
+    With several jobs, a record that finishes early waits in a small buffer for the
+    ones before it. On interrupt no new case starts; those running finish (model code
+    runs in its own session, so Ctrl-C does not reach it) and everything finished is
+    still yielded, in order with gaps; then the caller sees `stop` set.
+    """
     if jobs <= 1:
         for pair in todo:
             if stop.is_set():
@@ -390,28 +402,28 @@ def _results(
                 stop.set()
                 return
         return
-    pending = iter(todo)
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="evalpin-case") as pool:
-        running: set[Future[CaseRecord]] = set()
-
-        def fill() -> None:
-            while not stop.is_set() and len(running) < jobs:
-                pair = next(pending, None)
-                if pair is None:
-                    return
-                running.add(pool.submit(execute, pair))
-
-        fill()
-        while running:
+        running: dict[Future[CaseRecord], int] = {}
+        finished: dict[int, CaseRecord] = {}
+        submitted = next_out = 0
+        while submitted < len(todo) or running:
+            while not stop.is_set() and submitted < len(todo) and len(running) < jobs:
+                running[pool.submit(execute, todo[submitted])] = submitted
+                submitted += 1
+            if not running:
+                break
             try:
-                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
             except KeyboardInterrupt:
                 stop.set()
                 continue
-            for future in finished:
-                running.discard(future)
-                yield future.result()
-            fill()
+            for future in done:
+                finished[running.pop(future)] = future.result()
+            while next_out in finished:
+                yield finished.pop(next_out)
+                next_out += 1
+        for index in sorted(finished):  # after an interrupt: what finished, past the gap
+            yield finished[index]
 
 
 def default_jobs() -> int:

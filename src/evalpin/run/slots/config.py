@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from evalpin.core.errors import InputError
-
 from evalpin.core.fixtures import yaml_document
 
 DEFAULT_SLOTS_FILE = Path("slots.yaml")

@@ -115,6 +115,9 @@ def item_with(**fields: str) -> str:
         ({"timeout_s": "-1"}, "timeout_s"),
         ({"expected_files": "[../escape.py]"}, "must stay in the work folder"),
         ({"expected_files": "[/etc/x]"}, "must stay in the work folder"),
+        ({"expected_files": "[conftest.py]"}, "is reserved"),
+        ({"expected_files": "[test_add.py]"}, "is reserved"),
+        ({"expected_files": "[pkg/pytest.ini]"}, "is reserved"),
     ],
 )
 def test_coding_item_problems_are_input_errors(tmp_path: Path, fields, message: str) -> None:

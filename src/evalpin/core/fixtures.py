@@ -291,9 +291,15 @@ def _coding_item(path: Path, base: Path, item: Any, n: int) -> CodingItem:
     expected = _str_list(path, item_id, item, "expected_files")
     if not expected:
         raise InputError(path, f"{where} 'expected_files' must name at least one file")
+    from evalpin.core.graders.coding import reserved_name  # the grader owns the rule
+
     for name in expected:
         if Path(name).is_absolute() or ".." in Path(name).parts or name.startswith("~"):
             raise InputError(path, f"{where} expected file {name!r} must stay in the work folder")
+        if reserved_name(name, test.name):
+            raise InputError(
+                path, f"{where} expected file {name!r} is reserved: a model may never write it"
+            )
     language = item.get("language")
     if not isinstance(language, str) or not language:
         raise InputError(path, f"{where} 'language' is required")

@@ -230,7 +230,7 @@ class Executor:
             completion, loops = answer, attempt
             outcome = run_item(
                 item,
-                files_from_completion(answer),
+                files_from_completion(answer, item.expected_files),
                 workdir_parent=self.plan.workdir,
                 secret_names=self.secret_names,
                 isolation=self.plan.isolation,

@@ -1,0 +1,501 @@
+"""The coding-item grader: which files a completion may write, what is checked before any
+of its code runs, how pytest is invoked, and how its JUnit report becomes a grade.
+
+Everything here is pure (no subprocess) and is part of the grader version, so the pytest
+invocation, its config and the resource limits live here too: changing any of them moves
+the version. `evalpin.run.sandbox` executes what this module describes.
+
+A case that fails a static check (surface, syntax, forbidden import) is not run at all:
+the model's code never executes and the reasons say why. Reasons come out in
+`grade_order`: outside_surface, missing_file, syntax_error, forbidden_import, then
+tests_failed/timeout, then sandbox_error.
+
+Reason codes decided here: `outside_surface:PATH`, `missing_file:NAME`,
+`syntax_error:FILE`, `forbidden_import:MODULE` and `tests_failed` (a failing, erroring or
+skipped test, an expected test that did not run, no test at all, a non-zero pytest exit,
+or no readable report). `timeout` and `sandbox_error:KIND` are decided by the sandbox.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator, Sequence
+
+from evalpin.core.fixtures import CodingItem
+from evalpin.core.records import Completion
+
+# -- files from a completion ----------------------------------------------------------
+
+_FENCE_OPEN = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+# A file name needs an extension that starts with a letter, so "1.5" or "python" is not one.
+_NAME = r"[\w./\\-]*\w\.[A-Za-z]\w*"
+_PATHLIKE = re.compile(rf"^{_NAME}$")
+_INFO_KEY = re.compile(r"""\b(?:title|file|filename|path)=(?:"([^"]+)"|'([^']+)'|(\S+))""")
+_NAME_LINE = re.compile(
+    rf"""^\s*(?:\#+\s*|//\s*)?[*`]*\s*(?:(?:file|filename|path)\s*:\s*)?[*`]*
+    (?P<name>{_NAME})[*`]*\s*:?\s*[*`]*\s*$""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_FIRST_LINE = re.compile(rf"^\s*(?:\#|//)\s*(?:(?:file|filename)\s*:\s*)?(?P<name>{_NAME})\s*$")
+
+
+def files_from_completion(
+    completion: Completion, expected_files: Sequence[str] = ()
+) -> dict[str, str]:
+    """The completion's `files` map when it has one, else files from named fenced blocks.
+
+    A fenced block (``` or ~~~) is taken as a file when it is named, first match wins:
+    1. in its info string: ```` ```python title=solution.py ```` (also `file=`,
+       `filename=`, `path=`, quoted or not), ```` ```solution.py ````,
+       ```` ```python solution.py ```` or ```` ```python:solution.py ````;
+    2. by the nearest non-blank line before the fence when that line is only a name,
+       optionally decorated: `solution.py`, `# file: solution.py`, `**solution.py**`,
+       `` `solution.py` ``, `### solution.py`, `File: solution.py`, `solution.py:`;
+    3. by its own first line when that is only a comment naming it: `# solution.py`,
+       `# file: solution.py` (the line is kept in the content).
+    A name needs an extension. When a name repeats, the last block wins (models restate a
+    file after correcting it). Unnamed blocks are ignored, with one exception: an answer
+    holding no named block and exactly one unnamed block, for an item that expects
+    exactly one file, is that file (the commonest shape of a model's answer). An unclosed
+    block runs to the end of the text, as in CommonMark, so a truncated answer still
+    yields its file.
+    """
+    if completion.files:
+        return dict(completion.files)
+    files: dict[str, str] = {}
+    unnamed: list[str] = []
+    for name, body in _blocks(completion.text.splitlines()):
+        if name is None:
+            unnamed.append(body)
+            continue
+        files.pop(name, None)
+        files[name] = body
+    if not files and len(unnamed) == 1 and len(expected_files) == 1:
+        files[expected_files[0]] = unnamed[0]
+    return files
+
+
+def _blocks(lines: list[str]) -> Iterator[tuple[str | None, str]]:
+    i = 0
+    while i < len(lines):
+        opened = _FENCE_OPEN.match(lines[i])
+        if not opened or (opened["fence"][0] == "`" and "`" in opened["info"]):
+            i += 1
+            continue
+        fence = opened["fence"]
+        close = re.compile(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}\s*$")
+        end = i + 1
+        while end < len(lines) and not close.match(lines[end]):
+            end += 1
+        body = lines[i + 1 : end]
+        name = _name_from_info(opened["info"]) or _name_before(lines, i) or _name_inside(body)
+        yield name, "\n".join(body) + "\n"
+        i = end + 1
+
+
+def _name_from_info(info: str) -> str | None:
+    keyed = _INFO_KEY.search(info)
+    if keyed:
+        return next(g for g in keyed.groups() if g)
+    for token in info.split():
+        candidate = token.split(":", 1)[1] if ":" in token else token
+        if _PATHLIKE.match(candidate):
+            return candidate
+    return None
+
+
+def _name_before(lines: list[str], fence_at: int) -> str | None:
+    j = fence_at - 1
+    while j >= 0 and not lines[j].strip():
+        j -= 1
+    if j < 0 or _FENCE_OPEN.match(lines[j]):
+        return None
+    named = _NAME_LINE.match(lines[j])
+    return named["name"] if named else None
+
+
+def _name_inside(body: list[str]) -> str | None:
+    named = _FIRST_LINE.match(body[0]) if body else None
+    return named["name"] if named else None
+
+
+# -- the writable surface -------------------------------------------------------------
+
+# Never writable, even when an item lists them: each is read by Python or pytest on its
+# own initiative (config, plugins, startup hooks). Compared case-insensitively, since on
+# a case-insensitive file system `Conftest.py` is `conftest.py`.
+RESERVED_NAMES = frozenset(
+    {
+        "conftest.py",
+        "pytest.py",
+        "sitecustomize.py",
+        "usercustomize.py",
+        "pytest.ini",
+        ".pytest.ini",
+        "pytest.toml",
+        ".pytest.toml",
+        "setup.cfg",
+        "tox.ini",
+        "pyproject.toml",
+    }
+)
+RESERVED_DIRS = frozenset({"pytest", "_pytest", "__pycache__"})
+
+
+def surface_path(name: str) -> str | None:
+    """`name` as a canonical relative POSIX path, or None when it cannot be one.
+
+    Backslashes count as separators (a Windows-style `..\\conftest.py` is still an
+    escape), `.` and empty parts drop out and `..` is resolved lexically; an absolute
+    path, a drive letter, a leading `~`, a NUL or a `..` above the top are refused.
+    Lexical resolution is enough because the work directory is fresh: no symlinks exist.
+    """
+    if not name or "\0" in name or name.startswith("~"):
+        return None
+    path = name.replace("\\", "/")
+    if path.startswith("/") or re.match(r"[A-Za-z]:", path):
+        return None
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+        else:
+            parts.append(part)
+    return "/".join(parts) or None
+
+
+def reserved_name(name: str, test_name: str) -> bool:
+    """Whether a model may never write `name` (config, import hooks, the test itself)."""
+    path = surface_path(name)
+    return path is None or _reserved(path, test_name)
+
+
+def _reserved(path: str, test_name: str) -> bool:
+    parts = path.casefold().split("/")
+    return (
+        path.casefold() == test_name.casefold()
+        or parts[-1] in RESERVED_NAMES
+        or parts[-1].endswith(".pth")
+        or any(p in RESERVED_DIRS for p in parts[:-1])
+    )
+
+
+def approved_files(files: dict[str, str], item: CodingItem) -> dict[str, str]:
+    """The files the sandbox may write, under their canonical names.
+
+    Only `item.expected_files` are writable, never a reserved name or the test file's
+    own name; when two names land on the same file, the first one given wins.
+    """
+    expected = {surface_path(e) for e in item.expected_files}
+    approved: dict[str, str] = {}
+    for name, content in files.items():
+        path = surface_path(name)
+        if path in expected and path not in approved and not _reserved(path, _test_name(item)):
+            approved[path] = content
+    return approved
+
+
+def surface_reasons(files: dict[str, str], item: CodingItem) -> list[str]:
+    """`outside_surface:PATH` for every file that may not be written (in the order
+    given), then `missing_file:NAME` for every expected file not provided."""
+    approved = approved_files(files, item)
+    kept = list(approved)
+    reasons = []
+    for name in files:
+        path = surface_path(name)
+        if path in kept:
+            kept.remove(path)
+        else:
+            reasons.append(f"outside_surface:{_printable(name)}")
+    for name in item.expected_files:
+        if surface_path(name) not in approved:
+            reasons.append(f"missing_file:{name}")
+    return reasons
+
+
+def _test_name(item: CodingItem) -> str:
+    return item.test_file.name
+
+
+def _printable(name: str, limit: int = 120) -> str:
+    """A hostile name made safe for a reason string: control characters escaped, long
+    names cut, so a reason stays one short line."""
+    shown = re.sub(r"[\x00-\x1f\x7f]", lambda m: f"\\x{ord(m[0]):02x}", name)
+    return shown if len(shown) <= limit else shown[:limit] + "…"
+
+
+# -- static checks --------------------------------------------------------------------
+
+
+def _compile_error(name: str, source: str) -> str | None:
+    """Why `source` does not compile, or None. Compiled, never executed."""
+    try:
+        source.encode("utf-8")
+        compile(source, name, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        return f"{name}:{exc.lineno}:{exc.offset}: {exc.msg}"
+    except (UnicodeEncodeError, ValueError, RecursionError, MemoryError) as exc:
+        return f"{name}: {type(exc).__name__}: {exc}"
+    return None
+
+
+def syntax_reasons(files: dict[str, str]) -> list[str]:
+    """`syntax_error:FILE` for every `.py` file that does not compile."""
+    return [
+        f"syntax_error:{name}"
+        for name, source in files.items()
+        if name.endswith(".py") and _compile_error(name, source)
+    ]
+
+
+_IMPORT_CALLS = frozenset({"__import__", "import_module"})
+
+
+def _imported_modules(tree: ast.AST) -> Iterator[str]:
+    """Absolute module names a module imports, as far as a static reading can tell."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node.module
+            # `from os import path` imports the submodule `os.path`.
+            yield from (f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Call):
+            func = node.func
+            called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+            if called not in _IMPORT_CALLS:
+                continue
+            arg = (
+                node.args[0]
+                if node.args
+                else next((k.value for k in node.keywords if k.arg == "name"), None)
+            )
+            name = arg.value if isinstance(arg, ast.Constant) else None
+            if isinstance(name, str) and not name.startswith("."):  # "." = the model's own
+                yield name
+
+
+def import_reasons(files: dict[str, str], forbidden: list[str]) -> list[str]:
+    """`forbidden_import:MODULE` for every forbidden module (or a submodule of it) that a
+    `.py` file imports, in the order the item lists them.
+
+    Advisory only: this reads `import`, `from ... import`, `__import__('m')` and
+    `import_module('m')` (however `import_module` was reached) with literal names, so
+    `__import__('o' + 's')`, `exec` or `getattr` defeat it. Containment is the sandbox's
+    job; this check exists to fail honest-but-forbidden solutions early and clearly.
+    """
+    seen: set[str] = set()
+    for name, source in files.items():
+        if not name.endswith(".py"):
+            continue
+        try:
+            tree = ast.parse(source, name)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue  # reported by syntax_reasons
+        seen.update(_imported_modules(tree))
+    return [
+        f"forbidden_import:{module}"
+        for module in forbidden
+        if any(m == module or m.startswith(module + ".") for m in seen)
+    ]
+
+
+def static_check(files: dict[str, str], item: CodingItem) -> tuple[list[str], str]:
+    """All pre-run checks, in grade order, with a short note for the model's repair loop
+    (where a file does not compile, the compiler's message)."""
+    approved = approved_files(files, item)
+    reasons = surface_reasons(files, item)
+    reasons += syntax_reasons(approved)
+    reasons += import_reasons(approved, item.forbidden_imports)
+    if not reasons:
+        return [], ""
+    reasons = grade_order(reasons)
+    errors = [e for n, s in approved.items() if n.endswith(".py") and (e := _compile_error(n, s))]
+    return reasons, "\n".join(["static checks failed: " + " ".join(reasons), *errors])
+
+
+# -- the pytest run -------------------------------------------------------------------
+
+# evalpin's own pytest config, passed with `-c`: no file in the work directory is read as
+# config. Collection prefixes are pytest's defaults, pinned so `expected_tests` and pytest
+# agree; an empty parametrization and a passing xfail are errors, not quiet skips.
+PYTEST_INI = """\
+[pytest]
+python_classes = Test
+python_functions = test
+empty_parameter_set_mark = fail_at_collect
+xfail_strict = true
+console_output_style = classic
+junit_family = xunit2
+junit_logging = no
+"""
+PYTEST_INI_NAME = "evalpin-pytest.ini"
+
+# Set by evalpin, never inherited: no plugin installed in the caller's environment is
+# loaded through its entry point (the variable works on every supported pytest; the
+# `--disable-plugin-autoload` flag only from 8.4).
+PYTEST_ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+
+def pytest_argv(python: str, ini: str, workdir: str, report: str, test_name: str) -> list[str]:
+    """The command that runs one item's tests; cwd is `workdir`, the test copy is in it.
+
+    `-I` (isolated mode) keeps the cwd off `sys.path` at startup, so a model-written
+    `pytest.py` or `sitecustomize.py` cannot shadow the real ones, and ignores PYTHON*
+    variables. The test still imports the model's files because `--import-mode=prepend`
+    puts the test file's folder (the work dir) first on `sys.path` when the test module
+    is imported, after pytest itself is loaded. `-c` with evalpin's ini plus
+    `--noconftest` means no config or conftest from the work dir is read;
+    `-p no:cacheprovider` keeps pytest from writing or reading a cache.
+    """
+    return [
+        python,
+        "-I",
+        "-B",
+        "-m",
+        "pytest",
+        "-q",
+        "--tb=short",
+        "-rfE",
+        "--color=no",
+        "-c",
+        ini,
+        "--noconftest",
+        "-p",
+        "no:cacheprovider",
+        "--rootdir",
+        workdir,
+        "--import-mode=prepend",
+        "--junitxml",
+        report,
+        "--",
+        test_name,
+    ]
+
+
+# Resource limits for the test process and its children.
+ADDRESS_SPACE_BYTES = 2 * 1024**3
+FILE_SIZE_BYTES = 64 * 1024**2
+MAX_PROCESSES = 128
+CPU_SLACK_S = 2
+
+
+def rlimits(timeout_s: float) -> dict[str, int]:
+    """`resource` limit names and values for an item; CPU time a little over its timeout
+    so the wall-clock timeout, not SIGXCPU, is what normally stops a busy loop."""
+    return {
+        "RLIMIT_CPU": math.ceil(timeout_s) + CPU_SLACK_S,
+        "RLIMIT_AS": ADDRESS_SPACE_BYTES,
+        "RLIMIT_FSIZE": FILE_SIZE_BYTES,
+        "RLIMIT_CORE": 0,
+    }
+
+
+# -- the report -----------------------------------------------------------------------
+
+
+def _test_functions(body: list[ast.stmt], prefix: str) -> Iterator[str]:
+    for node in body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            if node.name.startswith("test"):
+                yield prefix + node.name
+        elif isinstance(node, ast.ClassDef) and _collected_class(node):
+            yield from _test_functions(node.body, f"{prefix}{node.name}::")
+
+
+def _collected_class(node: ast.ClassDef) -> bool:
+    """pytest skips a `Test*` class that defines `__init__` or sets `__test__ = False`."""
+    return node.name.startswith("Test") and not any(
+        _defines(stmt, "__init__") or _opts_out(stmt) for stmt in node.body
+    )
+
+
+def _defines(stmt: ast.stmt, name: str) -> bool:
+    return isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.name == name
+
+
+def _opts_out(stmt: ast.stmt) -> bool:
+    return (
+        isinstance(stmt, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "__test__" for t in stmt.targets)
+        and isinstance(stmt.value, ast.Constant)
+        and not stmt.value.value
+    )
+
+
+def expected_tests(test_source: str) -> list[str]:
+    """The tests a test file defines, read statically: top-level `test*` functions and
+    `test*` methods of `Test*` classes (nested classes too), as `name` or
+    `Class::name`. The prefixes are pytest's, as pinned in PYTEST_INI, so this is the set
+    pytest collects from the file's own definitions. An unparsable file has none (pytest
+    then reports a collection error, which fails the case)."""
+    try:
+        tree = ast.parse(test_source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    return list(dict.fromkeys(_test_functions(tree.body, "")))
+
+
+_FAILED = ("failure", "error", "skipped")
+
+
+def judge_report(
+    xml_bytes: bytes | None, expected: list[str], *, exit_code: int | None = None
+) -> tuple[bool, list[str]]:
+    """Pass only when the JUnit report shows at least one test, every expected test ran
+    (parametrized ids match by the name before `[`), nothing failed, errored or was
+    skipped, and, when given, pytest exited 0. Anything else, including no report or
+    one that does not parse, is `tests_failed`: a missing report never passes.
+
+    DTDs and entities are refused before parsing; pytest never writes them.
+    """
+    failed = (False, ["tests_failed"])
+    if not xml_bytes or exit_code not in (None, 0):
+        return failed
+    head = xml_bytes.upper()
+    if b"<!DOCTYPE" in head or b"<!ENTITY" in head:
+        return failed
+    try:
+        root = ET.fromstring(xml_bytes)
+    except ET.ParseError:
+        return failed
+    ran: set[str] = set()
+    for suite in root.iter("testsuite"):
+        if suite.get("errors", "0") != "0" or suite.get("failures", "0") != "0":
+            return failed
+    for case in root.iter("testcase"):
+        if any(child.tag in _FAILED for child in case):
+            return failed
+        # classname is "module" or "module.Class[.Inner]"; the test copy is top-level.
+        classes = (case.get("classname") or "").split(".")[1:]
+        ran.add("::".join([*classes, (case.get("name") or "").split("[", 1)[0]]))
+    if not ran or any(name not in ran for name in expected):
+        return failed
+    return True, []
+
+
+# -- order ----------------------------------------------------------------------------
+
+_ORDER = {
+    "outside_surface": 0,
+    "missing_file": 1,
+    "syntax_error": 2,
+    "forbidden_import": 3,
+    "tests_failed": 4,
+    "timeout": 4,
+    "sandbox_error": 5,
+}
+
+
+def grade_order(reasons: list[str]) -> list[str]:
+    """Reasons deduplicated and sorted by kind (stable within a kind), so two runs that
+    failed for the same reasons record the same list."""
+    unique = list(dict.fromkeys(reasons))
+    return sorted(unique, key=lambda r: _ORDER.get(r.split(":", 1)[0], len(_ORDER)))

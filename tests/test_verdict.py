@@ -141,3 +141,28 @@ def test_json_shape(tmp_path: Path) -> None:
     assert set(data["pins"]) == {"fixture_hash", "scorer_commit", "seeds", "env_digest"}
     assert data["pass_rate_by_seed"] == {"11": 1.0, "29": 0.5, "47": 1.0}
     json.dumps(data)
+
+
+def test_intervals_and_stability_travel_with_the_verdict(tmp_path: Path) -> None:
+    v = verdict_of(tmp_path)
+    assert v.pooled_rate is not None and (v.pooled_rate.passed, v.pooled_rate.total) == (5, 6)
+    assert v.pass_rate == v.pooled_rate.rate
+    assert [(r.passed, r.total) for r in v.rate_by_seed.values()] == [(2, 2), (1, 2), (2, 2)]
+    assert v.stability is not None
+    assert (v.stability.stable_pass, v.stability.flaky, v.stability.flip_rate) == (1, 1, 0.5)
+    data = v.to_json()
+    assert data["intervals"]["pooled"]["total"] == 6
+    assert [s["seed"] for s in data["intervals"]["by_seed"]] == [11, 29, 47]
+    assert data["stability"]["flaky"] == 1 and data["non_deterministic"] is False
+
+
+def test_repeats_without_a_digest_or_under_another_triple_are_not_mismatches(
+    tmp_path: Path,
+) -> None:
+    cases = [
+        *grid({"a": [True] * 3}),
+        case("a", False, 11, completion_digest=None),  # no completion: no evidence
+        case("a", True, 29, fixture_hash="edited", completion_digest="other"),
+    ]
+    v = verdict_of(tmp_path, cases)
+    assert v.repeat_mismatches == [] and not v.non_deterministic

@@ -1,4 +1,4 @@
-"""The command line: `review`, `run`, `diff`, `verdict`, `hash`.
+"""The command line: `review`, `run`, `diff`, `verdict`, `history`, `hash`.
 
 Commands import what they need inside their bodies, so `evalpin diff` never loads
 Textual or the openai SDK and starts like a plain script. Every invalid input ends the
@@ -182,6 +182,7 @@ def diff_cmd(left: Path, right: Path, as_json: bool, artifact: Path | None, limi
                     "mismatches": diff.mismatch_json(),
                     **only,
                     "backend_delta": delta,
+                    "stats": None,
                 }
             )
         else:
@@ -192,6 +193,9 @@ def diff_cmd(left: Path, right: Path, as_json: bool, artifact: Path | None, limi
     if artifact is not None:
         click.echo("note: runs are comparable; no backend-delta artifact written", err=True)
     if as_json:
+        from evalpin.core.stats import paired_stats
+
+        paired = paired_stats(diff)
         _emit_json(
             {
                 "refused": False,
@@ -201,6 +205,7 @@ def diff_cmd(left: Path, right: Path, as_json: bool, artifact: Path | None, limi
                 **only,
                 "left": _side(lrun),
                 "right": _side(rrun),
+                "stats": paired.to_json() if paired else None,
             }
         )
     else:
@@ -262,6 +267,65 @@ def _print_refusal(diff, lrun, rrun, artifact: Path | None) -> None:
         )
 
 
+def _p_value(p: float) -> str:
+    return "p < 0.0001" if p < 0.0001 else f"p = {p:.4f}"
+
+
+def _rate_text(rate) -> str:  # rate: stats.Rate
+    return f"{rate.rate:.3f} [{rate.low:.3f}, {rate.high:.3f}]"
+
+
+def _print_paired(out, diff) -> None:
+    """Rates with intervals, the exact McNemar test and the flips it would take, so
+    that "3 regressed" is read against what this many cases can show."""
+    from evalpin.core.stats import paired_stats
+
+    paired = paired_stats(diff)
+    if paired is None:
+        return
+    p = paired.pooled
+    out.print(
+        _text(
+            ("pass rate  ", "dim"),
+            f"left {_rate_text(p.left)}  right {_rate_text(p.right)}  "
+            f"on {p.shared} shared (case, seed) pairs, 95% Wilson",
+        )
+    )
+    verdict = (
+        (f"significant at {p.alpha}", "bold red" if p.regressed > p.fixed else "bold green")
+        if p.significant
+        else (f"not significant at {p.alpha}: within noise", "yellow")
+    )
+    out.print(
+        _text(
+            ("paired     ", "dim"),
+            f"{p.regressed} regressed, {p.fixed} fixed: exact McNemar {_p_value(p.p_value)}, ",
+            verdict,
+        )
+    )
+    if p.fixed > p.regressed:
+        other, other_kind, needed, kind = p.regressed, "regressed", p.fixes_needed, "fixes"
+        room = f"only {p.shared - p.left.passed} pair(s) failed on the left"
+    else:
+        other, other_kind, needed, kind = p.fixed, "fixed", p.regressions_needed, "regressions"
+        room = f"only {p.left.passed} pair(s) passed on the left"
+    threshold = (
+        f"with {other} {other_kind}, {needed} {kind} would be the fewest to reach p < {p.alpha}"
+        if needed is not None
+        else f"with {other} {other_kind}, no number of {kind} could reach p < {p.alpha}: {room}"
+    )
+    out.print(_text(("           ", "dim"), threshold))
+    if len(paired.by_seed) > 1:
+        for seed, s in paired.by_seed.items():
+            out.print(
+                _text(
+                    (f"  {_seed_text(seed):<9}", "dim"),
+                    f"left {_rate_text(s.left)}  right {_rate_text(s.right)}  "
+                    f"{s.regressed} regressed, {s.fixed} fixed, {_p_value(s.p_value)}",
+                )
+            )
+
+
 def _print_diff(diff, lrun, rrun, limit: int) -> None:
     out = _console()
     _print_sides(out, lrun, rrun)
@@ -278,6 +342,7 @@ def _print_diff(diff, lrun, rrun, limit: int) -> None:
         out.print(
             _text((f"note: {diff.duplicates} repeated (case, seed) records; last kept", "yellow"))
         )
+    _print_paired(out, diff)
     if not diff.moved:
         out.print(_text(("no movement: every common case kept its grade and digest", "green")))
     order = ("regressed", "fixed", "drift")
@@ -389,14 +454,36 @@ def _print_verdict(run, v) -> None:
                 shown,
             )
         )
-    per_seed = "  ".join(
-        f"{'-' if s is None else s}: {_pct(r)}" for s, r in v.pass_rate_by_seed.items()
-    )
+    pooled = v.pooled_rate
     out.print(
-        _text(("pass rate ", "dim"), (_pct(v.pass_rate), "bold"), f"   per seed: {per_seed or '-'}")
+        _text(
+            ("pass rate ", "dim"),
+            (_pct(v.pass_rate), "bold"),
+            f" [{pooled.low:.3f}, {pooled.high:.3f}]  {pooled.passed}/{pooled.total}, 95% Wilson"
+            if pooled
+            else "",
+        )
     )
+    for seed, rate in v.rate_by_seed.items():
+        out.print(
+            _text(
+                (f"  {_seed_text(seed):<8}", "dim"),
+                f"{_rate_text(rate)}  {rate.passed}/{rate.total}",
+            )
+        )
     stability = ("UNSTABLE", "bold red") if v.unstable else ("stable", "green")
     out.print(_text(("spread    ", "dim"), f"{v.spread:.3f} (band {v.band:.3f}) ", stability))
+    if v.stability is not None:
+        st = v.stability
+        flips = "" if st.flip_rate is None else f"; flip rate {st.flip_rate:.3f}"
+        single = f", {st.single_seed} seen on one seed only" if st.single_seed else ""
+        out.print(
+            _text(
+                ("cases     ", "dim"),
+                f"{st.stable_pass} stable pass, {st.stable_fail} stable fail, "
+                f"{st.flaky} flaky{single}{flips}",
+            )
+        )
     if v.flaky_cases:
         listed = ", ".join(inert_line(c) for c in v.flaky_cases[:12])
         more = f" and {len(v.flaky_cases) - 12} more" if len(v.flaky_cases) > 12 else ""
@@ -412,10 +499,181 @@ def _print_verdict(run, v) -> None:
                 ),
             )
         )
+        listed = ", ".join(f"{inert_line(c)} ({_seed_text(s)})" for c, s in v.repeat_mismatches[:5])
+        more = f" and {len(v.repeat_mismatches) - 5} more" if len(v.repeat_mismatches) > 5 else ""
+        out.print(_text(("          ", "dim"), f"e.g. {listed}{more}"))
     for reason in v.reasons:
         out.print(_text(("  - ", "dim"), inert_line(reason)))
     for note in v.notes:
         out.print(_text(("  note: ", "dim"), inert_line(note)))
+
+
+# -- history ------------------------------------------------------------------------
+
+
+@cli.command("history")
+@click.argument("folder", required=False, default="runs", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the history as JSON.")
+def history_cmd(folder: Path, as_json: bool) -> None:
+    """Group the run files in FOLDER (default ./runs) into series by instrument.
+
+    A series shares dataset hash, grader version, model slot and reported model; where
+    one gives way to the next the break is named (backend delta, rubric change, dataset
+    edit). Environment changes are marked inside a series, and (case, seed) pairs that
+    did not reproduce their completion are flagged. Unreadable files are listed, never
+    fatal. Exit 0; 3 when FOLDER is not a readable folder.
+    """
+    from evalpin.core.history import load_history
+
+    history = load_history(folder)
+    if as_json:
+        _emit_json(history.to_json())
+    else:
+        _print_history(history)
+
+
+def _value_text(value: Any) -> str:
+    if value is None:
+        return "<missing>"
+    return inert_line(value if isinstance(value, str) else json.dumps(value, sort_keys=True))
+
+
+def _changes_text(changes) -> str:  # changes: list[history.Change]
+    return "; ".join(
+        f"{inert_line(c.key)} {_value_text(c.before)} -> {_value_text(c.after)}" for c in changes
+    )
+
+
+def _print_history(history) -> None:  # history: history.History
+    out = _console()
+    out.print(
+        _text(
+            ("history   ", "dim"),
+            inert_line(history.folder),
+            f"  {history.runs} run(s) in {len(history.series)} series"
+            + (f", {len(history.unreadable)} unreadable" if history.unreadable else ""),
+        )
+    )
+    breaks = {b.after: b for b in history.breaks}
+    fixtures: object = object()
+    for series in history.series:
+        if series.fixtures != fixtures:
+            fixtures = series.fixtures
+            out.print(_text(("fixtures  ", "bold"), _value_text(series.fixtures)))
+        elif (brk := breaks.get(series.index)) is not None:
+            overlap = " (the two series overlap in time)" if brk.overlap else ""
+            out.print(
+                _text(
+                    ("  break   ", "dim"),
+                    (", ".join(brk.kinds), "bold magenta"),
+                    ": ",
+                    _changes_text(brk.changes),
+                    f"; not a trend: a new series starts{overlap}",
+                )
+            )
+        _print_series(out, series)
+    if history.unreadable:
+        out.print(_text(("unreadable", "bold red")))
+        for u in history.unreadable:
+            out.print(_text("  ", inert_line(u.error)))
+
+
+def _print_series(out, series) -> None:  # series: history.Series
+    from evalpin.core.history import DATED_BY_MTIME
+
+    pins = series.pins
+    dataset = pins["dataset_hash"]
+    out.print(
+        _text(
+            (f"  series {series.index}", "bold"),
+            "  dataset ",
+            _value_text(dataset[:12] if dataset else None),
+            "  grader ",
+            _value_text(pins["grader_version"]),
+            "  slot ",
+            _value_text(pins["model_slot"]),
+            "  model ",
+            _value_text(pins["reported_model"]),
+            f"  ({len(series.runs)} run(s))",
+        )
+    )
+    if series.unpinned:
+        out.print(
+            _text(
+                ("    unpinned: ", "bold yellow"),
+                ", ".join(series.unpinned) + " missing; comparable with no other run",
+            )
+        )
+    for run in series.runs:
+        if run.env_change is not None:
+            moved = _changes_text(run.env_change) or "components not recorded"
+            out.print(_text(("    ~ environment change: ", "yellow"), moved))
+        v = run.verdict
+        when = run.when.strftime("%Y-%m-%d %H:%M") + ("*" if run.dated_by == DATED_BY_MTIME else "")
+        rate = f"{_rate_text(v.pooled_rate)}" if v.pooled_rate else "n/a"
+        per_seed = "  ".join(
+            f"{'-' if s is None else s}: {_pct(r)}" for s, r in v.pass_rate_by_seed.items()
+        )
+        state = "" if run.complete is not False else "  INCOMPLETE"
+        out.print(
+            _text(
+                f"    {when:<17} {rate}  {per_seed}  mean {_pct(run.mean_rate)}  "
+                f"spread {v.spread:.3f}  ",
+                (v.label, _LABEL_STYLE[v.label]),
+                (state, "bold yellow"),
+                "  ",
+                (inert_line(Path(run.path).name), "dim"),
+            )
+        )
+        if v.non_deterministic:
+            listed = ", ".join(
+                f"{inert_line(c)} ({_seed_text(s)})" for c, s in v.repeat_mismatches[:3]
+            )
+            out.print(
+                _text(
+                    ("      non-deterministic backend: ", "bold red"),
+                    f"{len(v.repeat_mismatches)} repeated pair(s) within the run, e.g. {listed}",
+                )
+            )
+    if any(r.dated_by == DATED_BY_MTIME for r in series.runs):
+        out.print(_text(("    * no start time recorded: dated by file modification time", "dim")))
+    if series.repeat_conflicts:
+        c = series.repeat_conflicts[0]
+        out.print(
+            _text(
+                ("    non-deterministic backend: ", "bold red"),
+                f"{len(series.repeat_conflicts)} (case, seed) pair(s) gave a different "
+                "completion across runs under the same controls and slot, e.g. ",
+                f"{inert_line(c.case_id)} ({_seed_text(c.seed)}) ",
+                inert_line(Path(c.first_run).name),
+                " vs ",
+                inert_line(Path(c.run).name),
+            )
+        )
+
+
+# -- review -------------------------------------------------------------------------
+
+
+@cli.command("review")
+@click.argument("left", required=False, type=click.Path(path_type=Path))
+@click.argument("right", required=False, type=click.Path(path_type=Path))
+def review_cmd(left: Path | None, right: Path | None) -> None:
+    """Open the review TUI: LEFT (earlier) beside RIGHT (newer), or one run alone.
+
+    With no argument: the newest run in ./runs beside the newest earlier run on the same
+    fixture set. A file that cannot be read exits 3 before any screen opens.
+    """
+    from evalpin.core.index import default_pair
+    from evalpin.core.runfile import read_run
+
+    if left is None:
+        left, right = default_pair(Path("runs"))
+    left_run = read_run(left)
+    right_run = read_run(right) if right is not None else None
+    from evalpin.tui.app import make_app
+
+    make_app(left_run, right_run).run()
 
 
 # -- run ----------------------------------------------------------------------------
@@ -447,7 +705,11 @@ def _print_verdict(run, v) -> None:
     type=click.IntRange(min=0),
     help="Repair rounds for coding items (failing tail sent back).  [default: 0]",
 )
-@click.option("--jobs", type=click.IntRange(min=1), help="Cases run at once.  [default: cores]")
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    help="Cases run at once (golden sets on replay slots run in one thread).  [default: cores]",
+)
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),

@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from evalpin.core.errors import InputError
 from evalpin.core.pins import dataset_hash
 
@@ -182,6 +180,8 @@ def _golden_case(path: Path, obj: Any, lineno: int) -> GoldenCase:
 
 def yaml_document(path: Path, data: bytes, what: str = "fixture files") -> Any:
     """Parse with `yaml.safe_load`, after refusing aliases (the billion-laughs shape)."""
+    import yaml  # imported here: only YAML inputs pay for it
+
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as bad:

@@ -6,7 +6,6 @@ import hashlib
 import json
 import platform
 import subprocess
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +44,8 @@ def completion_digest(completion: Completion) -> str:
 
 
 def _package_version(name: str) -> str | None:
+    from importlib import metadata  # slow to import; only a new run needs it
+
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:

@@ -272,18 +272,27 @@ class _Scan:
 
     def _block(self, block: memoryview, start: int) -> None:
         if self.summary is None and (self.header is not None or self.shape == SHAPE_CASES):
-            try:
-                decoded = _ROW.decode_lines(block)
-            except msgspec.MsgspecError:
-                pass
-            else:
-                self.index.add(len(self.rows), start)
-                self.rows.extend(decoded)
+            if self._fast(block, start):
+                return
+            # The usual reason is the trailer on the block's last line: peel it off.
+            last = bytes(block[:-1]).rfind(b"\n") + 1
+            if last and self._fast(block[:last], start):
+                self._line(bytes(block[last:-1]), start + last, ended=True)
                 return
         offset = start
         for line in bytes(block).split(b"\n")[:-1]:
             self._line(line, offset, ended=True)
             offset += len(line) + 1
+
+    def _fast(self, block: memoryview, start: int) -> bool:
+        """Decode a block of case lines in one call; False when it holds anything else."""
+        try:
+            decoded = _ROW.decode_lines(block)
+        except msgspec.MsgspecError:
+            return False
+        self.index.add(len(self.rows), start)
+        self.rows.extend(decoded)
+        return True
 
     def _line(self, line: bytes, offset: int, *, ended: bool) -> None:
         try:

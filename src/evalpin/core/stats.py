@@ -1,14 +1,75 @@
-"""Pass rates across seeds: per seed, spread, and the cases that flip between seeds."""
+"""Honest numbers beside every score: intervals, a paired test, and stability across seeds.
+
+Pure Python (`math` only), so the core stays light. Three tools:
+
+- **Wilson 95% interval** for a pass rate (Wilson 1927; Newcombe 1998, method 3): unlike
+  the textbook `p ± 1.96·sqrt(p(1-p)/n)` it stays inside [0, 1] and keeps its coverage
+  near 0 and 1, where pass rates of good models live.
+- **Exact McNemar test** for two runs on the cases they share: only the discordant pairs
+  (`b` regressions: pass → fail, `c` fixes: fail → pass) carry information, and under "no
+  change" each is a fair coin, so `p = min(1, 2·P(X ≤ min(b, c)))` with
+  `X ~ Binomial(b + c, 1/2)`. Per seed, and pooled across seeds by adding the counts
+  (the sum of independent Binomial(n_s, 1/2) is Binomial(Σn_s, 1/2)). The pooled test
+  treats a case's seeds as independent pairs; they are not quite (a hard case tends to
+  fail on every seed), so read a pooled p near the threshold with care.
+- **Flips needed** (`flips_needed`): the fewest flips in one direction that these cases
+  could show as significant. For regressions: given the fixes observed, the least `x`
+  with exact McNemar `p(x, fixes) < alpha` and `x <=` the shared pairs that passed on the
+  left (only those can regress); for fixes, the same with the roles swapped and the
+  pairs that failed on the left. None when no such `x` fits. Because the exact test
+  conditions on the discordant pairs, the case count enters only as that ceiling: with
+  no fixes, 6 regressions are the fewest that reach p < 0.05 (p = 2/64 = 0.031) however
+  many cases were compared, and 5 or fewer passing pairs cannot show a regression at
+  all. So "3 regressions, 0 fixes" (p = 0.25) is noise by this test, on 200 cases or on
+  20,000.
+
+Stability across seeds: a case that passed on every seed it ran (two or more) is a stable
+pass, one that failed on every seed a stable fail, one that did both is flaky; the flip
+rate is flaky / (stable pass + stable fail + flaky). A case seen on one seed only with
+one grade has not had the chance to flip and is counted apart (`single_seed`).
+"""
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import compress
+from operator import attrgetter, itemgetter, not_
+from typing import Any, Protocol
 
-from evalpin.core.records import CaseRow
+from evalpin.core.compare import FIXED, REGRESSED, Diff
+
+ALPHA = 0.05
+Z95 = 1.959963984540054  # the 97.5th percentile of the standard normal
+_LN2 = math.log(2.0)
+
+Seed = int | None
 
 
-def pass_rate(rows: Iterable[CaseRow]) -> float | None:
+class Graded(Protocol):
+    """Anything with a case id, a seed and a grade (a CaseRow or a CaseRecord)."""
+
+    case_id: str
+    seed: int | None
+    passed: bool
+
+
+_SEED_PASS = attrgetter("seed", "passed")
+_CASE_SEED = attrgetter("case_id", "seed")
+_CASE = attrgetter("case_id")
+_PASSED = attrgetter("passed")
+
+
+def _seed_order(seed: Seed) -> tuple[bool, int]:
+    return (seed is not None, seed or 0)
+
+
+# -- pass rates ---------------------------------------------------------------------
+
+
+def pass_rate(rows: Iterable[Graded]) -> float | None:
     total = passed = 0
     for row in rows:
         total += 1
@@ -16,26 +77,303 @@ def pass_rate(rows: Iterable[CaseRow]) -> float | None:
     return passed / total if total else None
 
 
-def pass_rate_by_seed(rows: Iterable[CaseRow]) -> dict[int | None, float]:
+def pass_counts_by_seed(rows: Iterable[Graded]) -> dict[Seed, tuple[int, int]]:
+    """(passed, total) for each seed, in seed order (None, a seedless record, first).
+    Counted in C through one Counter over (seed, passed), so it costs little on 100k rows."""
+    counts = Counter(map(_SEED_PASS, rows))
+    seeds = sorted({seed for seed, _ in counts}, key=_seed_order)
+    return {s: (counts[(s, True)], counts[(s, True)] + counts[(s, False)]) for s in seeds}
+
+
+def pass_rate_by_seed(rows: Iterable[Graded]) -> dict[Seed, float]:
     """Pass rate for each seed, in seed order (None, a seedless record, first)."""
-    totals: dict[int | None, list[int]] = defaultdict(lambda: [0, 0])
-    for row in rows:
-        t = totals[row.seed]
-        t[0] += row.passed
-        t[1] += 1
-    order = sorted(totals, key=lambda s: (s is not None, s or 0))
-    return {seed: totals[seed][0] / totals[seed][1] for seed in order}
+    return {s: k / n for s, (k, n) in pass_counts_by_seed(rows).items()}
 
 
-def spread(rates: dict[int | None, float]) -> float:
+def spread(rates: dict[Seed, float]) -> float:
     """Largest minus smallest per-seed pass rate; 0 with fewer than two seeds."""
     values = list(rates.values())
     return max(values) - min(values) if len(values) > 1 else 0.0
 
 
-def flaky_cases(rows: Iterable[CaseRow]) -> list[str]:
-    """Case ids that pass on some seeds and fail on others, in first-seen order."""
-    outcomes: dict[str, set[bool]] = {}
-    for row in rows:
-        outcomes.setdefault(row.case_id, set()).add(row.passed)
-    return [case_id for case_id, seen in outcomes.items() if len(seen) == 2]
+def wilson(passed: int, total: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval for `passed` of `total` (95% by default)."""
+    if total <= 0:
+        raise ValueError("a proportion needs at least one trial")
+    if not 0 <= passed <= total:
+        raise ValueError(f"{passed} passed of {total}")
+    p = passed / total
+    z2n = z * z / total
+    centre = (p + z2n / 2) / (1 + z2n)
+    half = z * math.sqrt(p * (1 - p) / total + z2n / (4 * total)) / (1 + z2n)
+    # Clamp rounding noise: at 0 or n passed the bound is exactly 0 or 1.
+    low = 0.0 if passed == 0 else max(0.0, centre - half)
+    high = 1.0 if passed == total else min(1.0, centre + half)
+    return low, high
+
+
+@dataclass(frozen=True)
+class Rate:
+    """`passed` of `total`, with its 95% Wilson interval."""
+
+    passed: int
+    total: int
+    low: float
+    high: float
+
+    @classmethod
+    def of(cls, passed: int, total: int) -> Rate:
+        return cls(passed, total, *wilson(passed, total))
+
+    @property
+    def rate(self) -> float:
+        return self.passed / self.total
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "total": self.total,
+            "rate": self.rate,
+            "low": self.low,
+            "high": self.high,
+        }
+
+
+def rates_by_seed(rows: Iterable[Graded]) -> dict[Seed, Rate]:
+    """Each seed's pass rate with its interval, in seed order."""
+    return {s: Rate.of(k, n) for s, (k, n) in pass_counts_by_seed(rows).items()}
+
+
+def pooled(rates: Iterable[Rate]) -> Rate | None:
+    """All seeds together; None when nothing was graded."""
+    passed = total = 0
+    for r in rates:
+        passed += r.passed
+        total += r.total
+    return Rate.of(passed, total) if total else None
+
+
+# -- the exact McNemar test ---------------------------------------------------------
+
+
+_EXACT_UP_TO = 1000  # discordant pairs summed in exact integers, beyond it in floats
+
+
+def binom_half_cdf(k: int, n: int) -> float:
+    """P(X <= k) for X ~ Binomial(n, 1/2).
+
+    Up to 1,000 trials, exactly: the binomial coefficients summed as integers and divided
+    once (correctly rounded), so 3 of 3 gives 0.125, not 0.12500000000000003. Beyond,
+    summed from the largest term of the lower tail downward, each term from the one above
+    by a ratio, the top one from `lgamma`: no big integers, no underflow, relative error
+    near 1e-12 even for hundreds of thousands of trials.
+    """
+    if k < 0:
+        return 0.0
+    if k >= n:
+        return 1.0
+    if n <= _EXACT_UP_TO:
+        term = total = 1
+        for i in range(1, k + 1):
+            term = term * (n - i + 1) // i
+            total += term
+        return total / (1 << n)
+    if 2 * k >= n:  # upper half: by symmetry, P(X <= k) = 1 - P(X <= n - k - 1)
+        return 1.0 - binom_half_cdf(n - k - 1, n)
+    log_top = math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) - n * _LN2
+    total = term = 1.0
+    for i in range(k, 0, -1):
+        term *= i / (n - i + 1)
+        total += term
+        if term < total * 1e-17:
+            break
+    return min(1.0, math.exp(log_top) * total)
+
+
+def mcnemar_exact(regressed: int, fixed: int) -> float:
+    """Two-sided exact McNemar p-value from the discordant counts; 1 when there are none."""
+    if regressed < 0 or fixed < 0:
+        raise ValueError("discordant counts cannot be negative")
+    n = regressed + fixed
+    if n == 0:
+        return 1.0
+    return min(1.0, 2.0 * binom_half_cdf(min(regressed, fixed), n))
+
+
+def flips_needed(other: int, room: int, alpha: float = ALPHA) -> int | None:
+    """The fewest flips in one direction that could show as significant, given `other`
+    flips in the opposite direction and `room` pairs able to flip this way: the least
+    x <= room with mcnemar_exact(x, other) < alpha; None when no such x exists."""
+    if room <= other or mcnemar_exact(room, other) >= alpha:
+        return None
+    low, high = other, room  # p(low) >= alpha (p = 1 at x == other), p(high) < alpha
+    while high - low > 1:
+        mid = (low + high) // 2
+        if mcnemar_exact(mid, other) < alpha:
+            high = mid
+        else:
+            low = mid
+    return high
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Two comparable runs on the (case, seed) pairs they share: rates, flips, the test."""
+
+    shared: int
+    left: Rate
+    right: Rate
+    regressed: int
+    fixed: int
+    p_value: float
+    regressions_needed: int | None
+    fixes_needed: int | None
+    alpha: float = ALPHA
+
+    @classmethod
+    def of(
+        cls, shared: int, left_passed: int, regressed: int, fixed: int, alpha: float = ALPHA
+    ) -> Paired:
+        right_passed = left_passed - regressed + fixed
+        return cls(
+            shared=shared,
+            left=Rate.of(left_passed, shared),
+            right=Rate.of(right_passed, shared),
+            regressed=regressed,
+            fixed=fixed,
+            p_value=mcnemar_exact(regressed, fixed),
+            regressions_needed=flips_needed(fixed, left_passed, alpha),
+            fixes_needed=flips_needed(regressed, shared - left_passed, alpha),
+            alpha=alpha,
+        )
+
+    @property
+    def significant(self) -> bool:
+        return self.p_value < self.alpha
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "shared": self.shared,
+            "left": self.left.to_json(),
+            "right": self.right.to_json(),
+            "regressed": self.regressed,
+            "fixed": self.fixed,
+            "p_value": self.p_value,
+            "significant": self.significant,
+            "regressions_needed": self.regressions_needed,
+            "fixes_needed": self.fixes_needed,
+        }
+
+
+@dataclass(frozen=True)
+class PairedStats:
+    """The paired comparison pooled across seeds and for each seed."""
+
+    pooled: Paired
+    by_seed: dict[Seed, Paired]
+    alpha: float = ALPHA
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "test": "exact McNemar, two-sided, on discordant (case, seed) pairs",
+            "interval": "Wilson 95%",
+            "alpha": self.alpha,
+            "pooled": self.pooled.to_json(),
+            "by_seed": [{"seed": s, **p.to_json()} for s, p in self.by_seed.items()],
+        }
+
+
+def paired_stats(diff: Diff, alpha: float = ALPHA) -> PairedStats | None:
+    """The paired test for a comparison that was not refused; None when it was, or when
+    the runs share no pair. Derived from the Diff's result: one C-level count over the
+    shared left rows, plus a pass over the moved cases only."""
+    if diff.refused or not diff.compared:
+        return None
+    rows = diff.left.rows
+    common = diff.common_left
+    shared: Sequence[Graded]
+    if isinstance(common, range) and common == range(len(rows)):
+        shared = rows
+    else:
+        shared = list(map(rows.__getitem__, common))
+    counts = pass_counts_by_seed(shared)
+    flips = Counter((m.seed, m.kind) for m in diff.moved if m.kind in (REGRESSED, FIXED))
+    by_seed = {
+        s: Paired.of(n, k, flips[(s, REGRESSED)], flips[(s, FIXED)], alpha)
+        for s, (k, n) in counts.items()
+    }
+    pooled_test = Paired.of(
+        sum(p.shared for p in by_seed.values()),
+        sum(p.left.passed for p in by_seed.values()),
+        sum(p.regressed for p in by_seed.values()),
+        sum(p.fixed for p in by_seed.values()),
+        alpha,
+    )
+    return PairedStats(pooled_test, by_seed, alpha)
+
+
+# -- stability across seeds ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Stability:
+    """How each case behaved across its seeds, and which cases flipped."""
+
+    stable_pass: int
+    stable_fail: int
+    single_seed: int
+    flaky_cases: tuple[str, ...] = ()  # in first-seen order
+
+    @property
+    def flaky(self) -> int:
+        return len(self.flaky_cases)
+
+    @property
+    def flip_rate(self) -> float | None:
+        """Flaky cases over the cases that could flip; None when there are none."""
+        could = self.stable_pass + self.stable_fail + self.flaky
+        return self.flaky / could if could else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "stable_pass": self.stable_pass,
+            "stable_fail": self.stable_fail,
+            "flaky": self.flaky,
+            "single_seed": self.single_seed,
+            "flip_rate": self.flip_rate,
+        }
+
+
+def case_stability(rows: Sequence[Graded]) -> Stability:
+    """Classify every case across its seeds (see the module docstring). A case graded
+    both ways is flaky even on one seed: a repeat that changed its grade.
+
+    Counted in C (`compress` over the grades, sets of case ids), so a verdict on 100k
+    rows stays cheap; Python loops only over distinct cases."""
+    cases = list(map(_CASE, rows))
+    passed = list(map(_PASSED, rows))
+    passes = set(compress(cases, passed))
+    fails = set(compress(cases, map(not_, passed)))
+    seeds = Counter(map(itemgetter(0), set(map(_CASE_SEED, rows))))
+    single = {case_id for case_id, n in seeds.items() if n < 2}
+    flaky = passes & fails
+    return Stability(
+        stable_pass=len(passes - fails - single),
+        stable_fail=len(fails - passes - single),
+        single_seed=len(single - flaky),
+        flaky_cases=tuple(c for c in dict.fromkeys(cases) if c in flaky) if flaky else (),
+    )
+
+
+def digest_conflicts(keyed: Iterable[tuple[Any, str | None]]) -> list[Any]:
+    """Keys recorded with more than one completion digest, in first-seen order.
+    A missing digest (no completion, e.g. a provider error) is not evidence either way."""
+    first: dict[Any, str] = {}
+    conflicts: dict[Any, None] = {}
+    for key, digest in keyed:
+        if digest is None:
+            continue
+        seen = first.setdefault(key, digest)
+        if seen != digest:
+            conflicts[key] = None
+    return list(conflicts)

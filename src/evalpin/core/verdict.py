@@ -8,15 +8,14 @@ so a reviewer sees all that stands between a run and publication.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
 from evalpin.core import stats
-from evalpin.core.compare import index_rows
 from evalpin.core.errors import InputError
-from evalpin.core.fixtures import KIND_CODING, FixtureSet, load_fixtures
-from evalpin.core.pins import dataset_hash
-from evalpin.core.runfile import RunFile
+from evalpin.core.fixtures import KIND_CODING, FixtureSet
+from evalpin.core.runfile import TRIPLE, RunFile
 
 CONTAMINATED = "contaminated"
 UNCONTROLLED = "uncontrolled"
@@ -88,10 +87,21 @@ class Verdict:
     flaky_cases: list[str]
     repeat_mismatches: list[tuple[str, int | None]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # The same rates as counts with their 95% Wilson intervals, and how cases behaved
+    # across seeds: what a published score carries beside it.
+    rate_by_seed: dict[int | None, stats.Rate] = field(default_factory=dict)
+    pooled_rate: stats.Rate | None = None
+    stability: stats.Stability | None = None
 
     @property
     def unstable(self) -> bool:
         return self.spread > self.band
+
+    @property
+    def non_deterministic(self) -> bool:
+        """A repeated (case, seed) did not reproduce its completion: every diff of this
+        backend is suspect."""
+        return bool(self.repeat_mismatches)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -105,13 +115,23 @@ class Verdict:
             "unstable": self.unstable,
             "flaky_cases": self.flaky_cases,
             "repeat_mismatches": [{"case_id": c, "seed": s} for c, s in self.repeat_mismatches],
+            "non_deterministic": self.non_deterministic,
             "notes": self.notes,
+            "intervals": {
+                "method": "Wilson 95%",
+                "pooled": self.pooled_rate.to_json() if self.pooled_rate else None,
+                "by_seed": [{"seed": s, **r.to_json()} for s, r in self.rate_by_seed.items()],
+            },
+            "stability": self.stability.to_json() if self.stability else None,
         }
 
 
 def locate_fixtures(run: RunFile) -> tuple[FixtureSet | None, str | None]:
     """Find the run's fixture file (as recorded, from the cwd or beside the run file)
     and use it only if its bytes still hash to the recorded dataset hash."""
+    from evalpin.core.fixtures import load_fixtures  # only --disclosed needs the file
+    from evalpin.core.pins import dataset_hash
+
     h = run.header
     if h is None:
         return None, "no run header: fixture file unknown"
@@ -205,26 +225,41 @@ def judge(
         failed.append((EXPLORATORY, "temperature not recorded"))
 
     label = min((LABELS.index(lbl) for lbl, _ in failed), default=LABELS.index(PUBLISHABLE))
-    rates = stats.pass_rate_by_seed(run.rows)
+    by_seed = stats.rates_by_seed(run.rows)
+    rates = {s: r.rate for s, r in by_seed.items()}
+    pooled = stats.pooled(by_seed.values())
+    stability = stats.case_stability(run.rows)
     return Verdict(
         label=LABELS[label],
         reasons=[why for _, why in failed],
         pins=pins,
-        pass_rate=stats.pass_rate(run.rows),
+        pass_rate=pooled.rate if pooled else None,
         pass_rate_by_seed=rates,
         spread=stats.spread(rates),
         band=band,
-        flaky_cases=stats.flaky_cases(run.rows),
+        flaky_cases=list(stability.flaky_cases),
         repeat_mismatches=repeat_mismatches(run),
         notes=notes,
+        rate_by_seed=by_seed,
+        pooled_rate=pooled,
+        stability=stability,
     )
 
 
+# What must match for two records to be repeats of one request: the (case, seed) and
+# the triple. Controls are the run's own, so within a run they always match.
+REPEAT_KEY = attrgetter("case_id", "seed", *TRIPLE)
+DIGEST = attrgetter("completion_digest")
+_CASE_SEED = attrgetter("case_id", "seed")
+
+
 def repeat_mismatches(run: RunFile) -> list[tuple[str, int | None]]:
-    """(case, seed) pairs recorded more than once whose completion digests differ."""
-    if not index_rows(run.rows)[1]:
+    """(case, seed) pairs recorded more than once under the same triple whose completion
+    digests differ (a run's controls are one for all its records). A record without a
+    digest (no completion) is not evidence either way."""
+    rows = run.rows
+    if len(set(map(_CASE_SEED, rows))) == len(rows):  # no repeats: nothing to check
         return []
-    digests: dict[tuple[str, int | None], set[str | None]] = {}
-    for row in run.rows:
-        digests.setdefault((row.case_id, row.seed), set()).add(row.completion_digest)
-    return [key for key, seen in digests.items() if len(seen) > 1]
+    keyed = zip(map(REPEAT_KEY, rows), map(DIGEST, rows), strict=True)
+    conflicts = stats.digest_conflicts(keyed)
+    return list(dict.fromkeys((case_id, seed) for case_id, seed, *_ in conflicts))

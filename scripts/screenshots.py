@@ -1,0 +1,242 @@
+"""Render the review TUI's main states to screenshots/*.svg with Textual's own export.
+
+Deterministic: a fixed terminal size, runs built here with fixed headers and records
+(no clock, host or machine in them), the launch panel fed recorded progress events, and
+the cursor blink off. Run: python scripts/screenshots.py [--out screenshots]
+
+- review.svg: two runs side by side, the first regression selected;
+- banner.svg: the refusal banner (the slot was re-pointed to another backend);
+- verdict.svg: the verdict screen with its publish checklist;
+- launch.svg: the launch panel in the middle of a run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from evalpin.core.records import SCHEMA, CaseRecord, FixturesInfo, RunHeader, Summary
+from evalpin.core.runfile import RunWriter
+from evalpin.tui.app import make_app
+
+SIZE = (150, 44)
+SEEDS = (11, 29, 47)
+CASES = [
+    ("orders/lookup-1001", "lookup_order", [True] * 3, [True] * 3),
+    ("orders/cancel-1002", "cancel_order", [True] * 3, [True, False, True]),
+    ("orders/refund-policy", "lookup_policy", [False] * 3, [True] * 3),
+    ("orders/address-change", "update_address", [True] * 3, [True] * 3),
+    ("orders/split-shipment", "lookup_order", [True, False, True], [True, False, True]),
+    ("orders/gift-note", "lookup_order", [True] * 3, [True] * 3),
+    ("repairs/bisect_left", "", [True] * 3, [True] * 3),
+    ("repairs/parse_duration", "", [True] * 3, [False] * 3),
+    ("repairs/slugify", "", [False, True, True], [True] * 3),
+    ("repairs/to_roman", "", [True] * 3, [True] * 3),
+]
+TAIL = """\
+============================= test session starts ==============================
+collected 6 items
+
+test_parse_duration.py ..F...                                            [100%]
+
+=================================== FAILURES ===================================
+_____________________________ test_hours_and_minutes ____________________________
+
+    def test_hours_and_minutes():
+>       assert parse_duration("1h30m") == 5400
+E       AssertionError: assert 90 == 5400
+E        +  where 90 = parse_duration('1h30m')
+
+test_parse_duration.py:14: AssertionError
+=========================== short test summary info ============================
+FAILED test_parse_duration.py::test_hours_and_minutes - AssertionError: assert 90 == 5400
+========================= 1 failed, 5 passed in 0.04s ==========================
+"""
+
+
+def short_hash(text: str, n: int) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:n]
+
+
+def header(slot: str, run_id: str, started: str) -> RunHeader:
+    return RunHeader(
+        schema=SCHEMA,
+        run_id=run_id,
+        started_at=started,
+        fixtures=FixturesInfo(
+            path="fixtures/orders/golden.jsonl",
+            kind="golden",
+            dataset_id="orders-golden",
+            dataset_version="2026.11",
+            dataset_hash="9f2c4e1b7a3d5f60" + "0" * 48,
+        ),
+        grader_version="5c1e09a4b2d7",
+        model_slot=slot,
+        slot={"provider": "replay", "path": f"fixtures/completions/{slot}.jsonl"},
+        seeds=list(SEEDS),
+        controls={"temperature": 0.0, "seeds": list(SEEDS), "max_tokens": 2048},
+        env_digest="a41f0c9e27b3d815",
+        env={"python": "CPython 3.11.7", "evalpin": "0.1.0", "platform": "Linux x86_64"},
+        scorer_commit="3e8b1f7c92d04a6b5c1e09a4b2d7f3e8b1f7c92d",
+    )
+
+
+def write(path: Path, slot: str, model: str, side: int, started: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    passed = 0
+    with RunWriter(path, new=True) as w:
+        w.write(header(slot, f"run-{side}", started))
+        n = 0
+        for case_id, tool, left, right in CASES:
+            for seed, ok in zip(SEEDS, (left, right)[side], strict=True):
+                coding = case_id.startswith("repairs/")
+                reasons = [] if ok else (["tests_failed"] if coding else [f"missing_tool:{tool}"])
+                digest = short_hash(f"{case_id}/{seed}/{ok}/{side if not ok else 0}", 12)
+                w.write(
+                    CaseRecord(
+                        case_id,
+                        ok,
+                        seed=seed,
+                        fixture_hash=short_hash(case_id, 16),
+                        grader_version="5c1e09a4b2d7",
+                        model_slot=slot,
+                        reasons=reasons,
+                        tool_names=[] if coding or not ok else [tool],
+                        text_digest=digest,
+                        completion_digest=digest,
+                        seconds=round(0.8 + 0.37 * (seed % 7) + 0.11 * len(case_id) % 1.9, 2),
+                        loops=(1 if coding and not ok else 0),
+                        reported_model=model,
+                        tail=TAIL if coding and not ok else None,
+                        text=f"Order update for {case_id.split('/')[-1]}." if not coding else None,
+                    )
+                )
+                passed += ok
+                n += 1
+        w.write(Summary(started.replace("02:00", "02:04"), records=n, passed=passed))
+    return path
+
+
+def project(folder: Path) -> tuple[Path, Path, Path]:
+    """runs/ with yesterday's and today's run (and a re-pointed slot), fixtures, slots."""
+    left = write(
+        folder / "runs/2026-11-28-lab_free_1.jsonl",
+        "lab_free_1",
+        "orders-mini@fp_1",
+        0,
+        "2026-11-28T02:00:00Z",
+    )
+    right = write(
+        folder / "runs/2026-11-29-lab_free_1.jsonl",
+        "lab_free_1",
+        "orders-mini@fp_1",
+        1,
+        "2026-11-29T02:00:00Z",
+    )
+    other = write(
+        folder / "runs/2026-11-29-lab_free_2.jsonl",
+        "lab_free_2",
+        "free-coder@fp_9",
+        1,
+        "2026-11-29T02:10:00Z",
+    )
+    fixtures = folder / "fixtures/orders"
+    fixtures.mkdir(parents=True, exist_ok=True)
+    (fixtures / "golden.jsonl").write_text(
+        json.dumps({"id": "lookup-1001", "user": "Where is order 1001?"}) + "\n"
+    )
+    (folder / "slots.yaml").write_text(
+        "slots:\n  lab_free_1: {provider: replay, path: fixtures/orders/golden.jsonl}\n"
+    )
+    return left, right, other
+
+
+async def shoot(out: Path) -> list[Path]:
+    saved = []
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        cwd = Path.cwd()
+        os.chdir(folder)
+        try:
+            left, right, other = (p.relative_to(folder) for p in project(folder))
+
+            async def settle(app, pilot, what: str) -> None:
+                while what not in app.review.timings:
+                    await pilot.pause(0.02)
+                await pilot.pause()
+
+            def save(app, name: str) -> None:
+                path = out / name
+                path.write_text(app.export_screenshot(title="evalpin review"))
+                saved.append(path)
+
+            app = make_app(left, right, cursor_blink=False, cwd=folder)
+            async with app.run_test(size=SIZE) as pilot:
+                await settle(app, pilot, "verdicts")
+                save(app, "review.svg")
+                await pilot.press("v")
+                await pilot.pause()
+                save(app, "verdict.svg")
+                await pilot.press("escape", "l")
+                await pilot.pause()
+                panel = app.screen
+                events = [
+                    {
+                        "event": "start",
+                        "out": "runs/2026-11-30-lab_free_1-9f2c4e1b.jsonl",
+                        "run_id": "r",
+                        "total": 30,
+                        "todo": 30,
+                        "network": "n/a",
+                    },
+                ]
+                passed = failed = 0
+                for k in range(12):
+                    ok = k % 5 != 3
+                    passed, failed = passed + ok, failed + (not ok)
+                    events.append(
+                        {
+                            "event": "case",
+                            "case_id": CASES[k % 10][0],
+                            "seed": 11,
+                            "pass": ok,
+                            "reasons": [],
+                            "done": k + 1,
+                            "total": 30,
+                            "passed": passed,
+                            "failed": failed,
+                            "elapsed": 4.2,
+                        }
+                    )
+                for event in events:
+                    panel.handle_event(event)
+                panel.query_one("#launch-start").disabled = True
+                panel.query_one("#launch-cancel").disabled = False
+                await pilot.pause()
+                save(app, "launch.svg")
+            app = make_app(left, other, cursor_blink=False, cwd=folder)
+            async with app.run_test(size=SIZE) as pilot:
+                await settle(app, pilot, "diff")
+                await pilot.pause(0.1)
+                save(app, "banner.svg")
+        finally:
+            os.chdir(cwd)
+    return saved
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent.parent / "screenshots")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    for path in asyncio.run(shoot(args.out.resolve())):
+        print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

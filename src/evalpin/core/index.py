@@ -1,0 +1,349 @@
+"""The case list behind the review screen: one row per case id, headless and fast.
+
+Built from one run, or from two runs and their `Diff`, in a single pass over the lean
+rows (no record is decoded in full here: detail is read lazily from byte offsets when a
+case is shown). Each case carries its row indices on each side, its pass count per side
+and a status:
+
+- comparing two runs with the same instrument: regressed, fixed, drift, flaky,
+  unchanged, only left, only right (worst seed wins: a case that regressed on one seed
+  and was fixed on another is `regressed`);
+- a refused comparison browsed as a backend delta: differs, flaky, same, only left, only
+  right, and never a regression or fix label;
+- one run alone: fail, flaky, pass.
+
+Also here: the filters the `f` key cycles through, search by case id, the status counts,
+and `default_pair`, which picks what `evalpin review` opens when given no file.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from bisect import bisect_left, bisect_right
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+
+from evalpin.core.compare import DRIFT, FIXED, REGRESSED, Diff
+from evalpin.core.errors import InputError
+from evalpin.core.records import RunHeader
+from evalpin.core.runfile import RunFile
+
+# Modes.
+COMPARE, DELTA, SINGLE = "compare", "delta", "single"
+
+# Statuses.
+FLAKY = "flaky"
+UNCHANGED = "unchanged"
+ONLY_LEFT, ONLY_RIGHT = "only left", "only right"
+DIFFERS, SAME = "differs", "same"
+PASS, FAIL = "pass", "fail"
+
+STATUSES: dict[str, tuple[str, ...]] = {
+    COMPARE: (REGRESSED, FIXED, DRIFT, FLAKY, UNCHANGED, ONLY_LEFT, ONLY_RIGHT),
+    DELTA: (DIFFERS, FLAKY, SAME, ONLY_LEFT, ONLY_RIGHT),
+    SINGLE: (FAIL, FLAKY, PASS),
+}
+# What `n`/`p` step through.
+CHANGED: dict[str, frozenset[str]] = {
+    COMPARE: frozenset({REGRESSED, FIXED, DRIFT, ONLY_LEFT, ONLY_RIGHT}),
+    DELTA: frozenset({DIFFERS, ONLY_LEFT, ONLY_RIGHT}),
+    SINGLE: frozenset({FAIL, FLAKY}),
+}
+# What `f` cycles through, in order.
+ALL, CHANGED_FILTER = "all", "changed"
+FILTERS: dict[str, tuple[str, ...]] = {
+    COMPARE: (ALL, CHANGED_FILTER, REGRESSED, FIXED, DRIFT, FLAKY),
+    DELTA: (ALL, DIFFERS, FLAKY),
+    SINGLE: (ALL, FAIL, FLAKY),
+}
+_RANK = {REGRESSED: 0, FIXED: 1, DRIFT: 2}
+PROGRESS_EVERY = 16_384  # rows between progress callbacks
+
+
+@dataclass(slots=True)
+class Case:
+    """One case id: its rows on each side (indices into `RunFile.rows`) and its status."""
+
+    case_id: str
+    left: list[int] = field(default_factory=list)
+    right: list[int] = field(default_factory=list)
+    left_passed: int = 0
+    right_passed: int = 0
+    status: str = UNCHANGED
+    flaky: bool = False
+    mismatched: bool = False  # a pin differs on one of its common seeds (delta mode)
+
+
+@dataclass
+class CaseIndex:
+    """Every case of one run or of a pair, with statuses, counts, filters and search."""
+
+    mode: str
+    left: RunFile
+    right: RunFile | None
+    cases: list[Case]
+    diff: Diff | None = None
+    _lower: list[str] | None = field(default=None, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.cases)
+
+    @property
+    def statuses(self) -> tuple[str, ...]:
+        return STATUSES[self.mode]
+
+    @property
+    def filters(self) -> tuple[str, ...]:
+        return FILTERS[self.mode]
+
+    def counts(self) -> dict[str, int]:
+        """Cases per status, every status of the mode listed (zeros included). `flaky`
+        counts every case that is flaky on either side (what the flaky filter shows), also
+        those whose status is a movement such as `regressed`."""
+        found = Counter(c.status for c in self.cases)
+        found[FLAKY] = sum(c.flaky for c in self.cases)
+        return {status: found.get(status, 0) for status in self.statuses}
+
+    def is_changed(self, case: int) -> bool:
+        return self.cases[case].status in CHANGED[self.mode]
+
+    def matches(self, case: Case, filter_name: str) -> bool:
+        if filter_name == ALL:
+            return True
+        if filter_name == CHANGED_FILTER:
+            return case.status in CHANGED[self.mode]
+        if filter_name == FLAKY:
+            return case.flaky
+        return case.status == filter_name
+
+    def visible(self, filter_name: str = ALL, search: str = "") -> list[int]:
+        """Case numbers shown under a filter and a case-id search (substring, any case)."""
+        if filter_name not in self.filters:
+            raise ValueError(f"unknown filter {filter_name!r} in {self.mode} mode")
+        cases = self.cases
+        if search:
+            needle = search.lower()
+            if self._lower is None:
+                self._lower = [c.case_id.lower() for c in cases]
+            found = [i for i, cid in enumerate(self._lower) if needle in cid]
+        else:
+            found = range(len(cases))
+        if filter_name == ALL:
+            return list(found)
+        return [i for i in found if self.matches(cases[i], filter_name)]
+
+    def changed_positions(self, visible: Sequence[int]) -> list[int]:
+        """Positions in `visible` of the cases `n`/`p` stop at."""
+        changed = CHANGED[self.mode]
+        cases = self.cases
+        return [pos for pos, i in enumerate(visible) if cases[i].status in changed]
+
+    def first_position(self, visible: Sequence[int]) -> int:
+        """Where the list opens: the first regression, else the first changed case."""
+        cases = self.cases
+        for want in (REGRESSED, None):
+            for pos, i in enumerate(visible):
+                status = cases[i].status
+                if status == want or (want is None and status in CHANGED[self.mode]):
+                    return pos
+        return 0
+
+    def seeds(self, case: Case) -> list[tuple[int | None, int | None, int | None]]:
+        """(seed, left row, right row) per seed of a case, in seed order; the last record
+        of a repeated (case, seed) wins, as in the diff."""
+        lrows = self.left.rows
+        left = {lrows[i].seed: i for i in case.left}
+        right: dict[int | None, int] = {}
+        if self.right is not None:
+            rrows = self.right.rows
+            right = {rrows[i].seed: i for i in case.right}
+        order = sorted(set(left) | set(right), key=lambda s: (s is not None, s or 0))
+        return [(s, left.get(s), right.get(s)) for s in order]
+
+
+def step(positions: Sequence[int], current: int, forward: bool) -> int | None:
+    """The next (or previous) entry of sorted `positions` strictly after (before) `current`."""
+    if forward:
+        k = bisect_right(positions, current)
+        return positions[k] if k < len(positions) else None
+    k = bisect_left(positions, current)
+    return positions[k - 1] if k > 0 else None
+
+
+def build_index(
+    left: RunFile,
+    right: RunFile | None = None,
+    diff: Diff | None = None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> CaseIndex:
+    """The case list of one run, or of a pair (`diff` is `compare(left, right)`).
+
+    `progress(done, total)` is called every few thousand rows; the caller coalesces.
+    """
+    if right is not None and diff is None:
+        raise ValueError("a pair needs its diff")
+    mode = SINGLE if right is None else (DELTA if diff and diff.refused else COMPARE)
+    total = len(left.rows) + (len(right.rows) if right is not None else 0)
+    cases: list[Case] = []
+    where: dict[str, int] = {}
+    done = _group(left.rows, cases, where, True, 0, total, progress)
+    if right is not None:
+        _group(right.rows, cases, where, False, done, total, progress)
+    index = CaseIndex(mode, left, right, cases, diff)
+    if mode == SINGLE:
+        for c in cases:
+            n = len(c.left)
+            c.flaky = 0 < c.left_passed < n
+            c.status = FLAKY if c.flaky else (PASS if c.left_passed == n else FAIL)
+    else:
+        assert right is not None and diff is not None
+        _classify(index, where, diff)
+    if progress is not None:
+        progress(total, total)
+    return index
+
+
+def _group(
+    rows: list,
+    cases: list[Case],
+    where: dict[str, int],
+    is_left: bool,
+    done: int,
+    total: int,
+    progress: Callable[[int, int], None] | None,
+) -> int:
+    get = where.get
+    for start in range(0, len(rows), PROGRESS_EVERY):
+        for i in range(start, min(start + PROGRESS_EVERY, len(rows))):
+            row = rows[i]
+            k = get(row.case_id)
+            if k is None:
+                k = where[row.case_id] = len(cases)
+                cases.append(Case(row.case_id))
+            c = cases[k]
+            if is_left:
+                c.left.append(i)
+                c.left_passed += row.passed
+            else:
+                c.right.append(i)
+                c.right_passed += row.passed
+        done += min(PROGRESS_EVERY, len(rows) - start)
+        if progress is not None:
+            progress(done, total)
+    return done
+
+
+def _classify(index: CaseIndex, where: dict[str, int], diff: Diff) -> None:
+    cases = index.cases
+    delta = index.mode == DELTA
+    for c in cases:
+        c.flaky = 0 < c.left_passed < len(c.left) or 0 < c.right_passed < len(c.right)
+        if not c.right:
+            c.status = ONLY_LEFT
+        elif not c.left:
+            c.status = ONLY_RIGHT
+        elif c.flaky:
+            c.status = FLAKY
+        else:
+            c.status = SAME if delta else UNCHANGED
+    if delta:
+        lrows, rrows = diff.left.rows, diff.right.rows
+        for li, ri in zip(diff.common_left, diff.common_right, strict=True):
+            if lrows[li].passed != rrows[ri].passed:
+                cases[where[lrows[li].case_id]].status = DIFFERS
+        for pair in diff.mismatched:
+            cases[where[pair.key[0]]].mismatched = True
+        return
+    for moved in diff.moved:
+        c = cases[where[moved.case_id]]
+        if c.status not in _RANK or _RANK[moved.kind] < _RANK[c.status]:
+            c.status = moved.kind
+
+
+# -- headers and the default pair ---------------------------------------------------
+
+_HEADER = msgspec.json.Decoder(RunHeader)
+
+
+def peek_header(path: str | Path) -> RunHeader | None:
+    """The run header on a file's first non-blank line, or None (not read as an error:
+    `read_run` is what validates a file)."""
+    try:
+        with open(path, "rb") as fh:
+            for line in fh:
+                if line.strip():
+                    return _HEADER.decode(line)
+                if fh.tell() > 1 << 20:
+                    return None
+    except (OSError, msgspec.MsgspecError):
+        return None
+    return None
+
+
+def header_mismatch(
+    left: RunHeader | None, right: RunHeader | None
+) -> list[tuple[str, str, str]] | None:
+    """Pins that the run headers alone prove differ on every common case: the slot label
+    or the grader version of two evalpin runs of the same fixture set (same dataset hash,
+    hence the same case ids; every case record carries its header's slot and grader).
+    Lets the review show its refusal before the cases are read; None when the headers
+    cannot tell (the join decides then)."""
+    if left is None or right is None:
+        return None
+    lhash, rhash = left.fixtures.dataset_hash, right.fixtures.dataset_hash
+    if not lhash or lhash != rhash:
+        return None
+    found = [
+        (key, lv, rv)
+        for key, lv, rv in (
+            ("model_slot", left.model_slot, right.model_slot),
+            ("grader_version", left.grader_version, right.grader_version),
+        )
+        if lv and rv and lv != rv
+    ]
+    return found or None
+
+
+def _when(path: Path, header: RunHeader | None) -> float:
+    if header is not None and header.started_at:
+        try:
+            return dt.datetime.fromisoformat(header.started_at).timestamp()
+        except ValueError:
+            pass
+    return path.stat().st_mtime
+
+
+def _fixture_set(header: RunHeader | None) -> str | None:
+    if header is None:
+        return None
+    return header.fixtures.dataset_hash or None
+
+
+def default_pair(runs_dir: str | Path = "runs") -> tuple[Path, Path | None]:
+    """What `evalpin review` opens with no file: (earlier, newest) run on the newest run's
+    fixture set, or (newest, None) when it has no earlier run. Newest by the header's
+    `started_at`, else the file's modification time."""
+    folder = Path(runs_dir)
+    if not folder.is_dir():
+        raise InputError(folder, "no runs folder here: pass LEFT [RIGHT], or make a run")
+    found = []
+    for entry in os.scandir(folder):
+        path = Path(entry.path)
+        if entry.is_file() and path.suffix in (".jsonl", ".json"):
+            header = peek_header(path)
+            found.append((_when(path, header), path.name, path, _fixture_set(header)))
+    if not found:
+        raise InputError(folder, "no run files (*.jsonl): pass LEFT [RIGHT], or make a run")
+    found.sort()
+    _, _, newest, fixtures = found[-1]
+    if fixtures is not None:
+        for _, _, path, other in reversed(found[:-1]):
+            if other == fixtures:
+                return path, newest
+    return newest, None

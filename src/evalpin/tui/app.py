@@ -1,0 +1,65 @@
+"""The review app and `make_app`, the one factory the command line, tests and scripts use."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+
+from evalpin.tui.screens.review import ReviewScreen, RunSource
+
+
+class EvalpinApp(App[None]):
+    """`evalpin review`: two runs side by side, or one alone."""
+
+    CSS_PATH = "evalpin.tcss"
+    TITLE = "evalpin review"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("q", "quit", "quit")]
+
+    def __init__(
+        self,
+        left: RunSource,
+        right: RunSource | None = None,
+        *,
+        cwd: Path | None = None,
+        cursor_blink: bool = True,
+        theme: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.left, self.right = left, right
+        self.cwd = cwd
+        self.cursor_blink = cursor_blink
+        if theme:
+            self.theme = theme
+
+    def get_default_screen(self) -> Screen:
+        return ReviewScreen(self.left, self.right)
+
+    @property
+    def review(self) -> ReviewScreen:
+        """The review screen (the bottom of the stack)."""
+        screen = self.screen_stack[0]
+        assert isinstance(screen, ReviewScreen)
+        return screen
+
+
+def make_app(
+    left: RunSource,
+    right: RunSource | None = None,
+    *,
+    cwd: Path | None = None,
+    cursor_blink: bool = True,
+    theme: str | None = None,
+) -> EvalpinApp:
+    """The app for a pair (`left` earlier, `right` newer) or a single run.
+
+    Sources are paths (read in a worker) or `RunFile`s already read (the command line
+    reads them first, so a bad file exits 3 before any screen). `cwd` is where the launch
+    panel looks for `fixtures/` and `slots.yaml` and starts runs (default: the current
+    folder); tests and scripts pass `cursor_blink=False` for stable screens.
+    """
+    return EvalpinApp(left, right, cwd=cwd, cursor_blink=cursor_blink, theme=theme)

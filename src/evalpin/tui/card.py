@@ -1,0 +1,140 @@
+"""The publish card: a Markdown summary written beside a publishable run file.
+
+Headless (no Textual import). It carries the four pins, the seeds, per-seed pass rates,
+the spread, and the metric family: pass rate, static-check violations, mean repair loops,
+latency p50 and max. Written only for a run whose verdict is `publishable`.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from evalpin.core.runfile import RunFile
+from evalpin.core.sanitize import inert_line
+from evalpin.core.verdict import PUBLISHABLE, Verdict
+
+STATIC_CHECKS = ("forbidden_import", "outside_surface", "syntax_error", "missing_file")
+
+
+@dataclass(frozen=True)
+class Metrics:
+    records: int
+    pass_rate: float | None
+    static_violations: int
+    mean_loops: float | None
+    latency_p50: float | None
+    latency_max: float | None
+
+
+def metrics(run: RunFile) -> Metrics:
+    """The metric family, from every record decoded in full (reasons, loops, seconds)."""
+    records = run.records(range(len(run.rows))).values()
+    static = loops_total = loops_n = 0
+    seconds = []
+    for rec in records:
+        if any(r.partition(":")[0] in STATIC_CHECKS for r in rec.reasons or ()):
+            static += 1
+        if rec.loops is not None:
+            loops_total += rec.loops
+            loops_n += 1
+        if rec.seconds is not None:
+            seconds.append(rec.seconds)
+    n = len(run.rows)
+    return Metrics(
+        records=n,
+        pass_rate=sum(r.passed for r in run.rows) / n if n else None,
+        static_violations=static,
+        mean_loops=loops_total / loops_n if loops_n else None,
+        latency_p50=statistics.median(seconds) if seconds else None,
+        latency_max=max(seconds) if seconds else None,
+    )
+
+
+def card_path(run: RunFile) -> Path:
+    path = Path(run.path)
+    return path.with_name(path.stem + ".card.md")
+
+
+def _md(value: object) -> str:
+    """A value for a Markdown table cell: inert, pipes and backticks escaped."""
+    return inert_line(str(value)).replace("|", "\\|").replace("`", "'")
+
+
+def _num(value: float | None, fmt: str = ".3f", unit: str = "") -> str:
+    return "n/a" if value is None else f"{value:{fmt}}{unit}"
+
+
+def render_card(run: RunFile, verdict: Verdict, m: Metrics) -> str:
+    h = run.header
+    pins = verdict.pins
+    seeds = pins["seeds"].value or []
+    lines = [
+        f"# Publish card: {_md(Path(run.path).name)}",
+        "",
+        f"Verdict: **{verdict.label}** (evalpin publish rule).",
+        "",
+        "| pin | value |",
+        "|---|---|",
+        f"| fixture hash | `{_md(pins['fixture_hash'].value)}` |",
+        f"| scorer commit | `{_md(pins['scorer_commit'].value)}` |",
+        f"| seeds | {_md(', '.join(map(str, seeds)))} (n={len(seeds)}) |",
+        f"| env digest | `{_md(pins['env_digest'].value)}` |",
+    ]
+    if h is not None:
+        lines += [
+            f"| dataset | {_md(h.fixtures.dataset_id or h.fixtures.path)}"
+            f"{' ' + _md(h.fixtures.dataset_version) if h.fixtures.dataset_version else ''} |",
+            f"| grader version | `{_md(h.grader_version)}` |",
+            f"| model slot | {_md(h.model_slot)} |",
+        ]
+    lines += ["", "## Pass rate per seed", "", "| seed | pass rate |", "|---|---|"]
+    for seed, rate in verdict.pass_rate_by_seed.items():
+        lines.append(f"| {'-' if seed is None else seed} | {rate:.3f} |")
+    stability = "UNSTABLE" if verdict.unstable else "stable"
+    lines += [
+        "",
+        f"Spread across seeds: {verdict.spread:.3f} (band {verdict.band:.3f}, {stability}).",
+        "",
+        "## Metrics",
+        "",
+        "| metric | value |",
+        "|---|---|",
+        f"| records | {m.records} |",
+        f"| pass rate | {_num(m.pass_rate)} |",
+        f"| static-check violations | {m.static_violations} |",
+        f"| mean repair loops | {_num(m.mean_loops, '.2f')} |",
+        f"| latency p50 | {_num(m.latency_p50, '.2f', ' s')} |",
+        f"| latency max | {_num(m.latency_max, '.2f', ' s')} |",
+    ]
+    if verdict.flaky_cases:
+        lines += [
+            "",
+            f"Flaky cases (pass on some seeds, fail on others): {len(verdict.flaky_cases)}.",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def export_card(run: RunFile, verdict: Verdict) -> Path:
+    """Write the card beside the run file (atomically); only for a publishable run."""
+    if verdict.label != PUBLISHABLE:
+        raise ValueError(f"not publishable: {verdict.label}")
+    text = render_card(run, verdict, metrics(run))
+    path = card_path(run)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def why_not(verdict: Verdict) -> str:
+    """One line: the label and every reason that stands between the run and publication."""
+    return f"{verdict.label}: " + "; ".join(verdict.reasons or ["not publishable"])

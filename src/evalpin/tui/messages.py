@@ -1,0 +1,65 @@
+"""App-wide messages: what the loading worker reports, in the order it learns it.
+
+Posted from a thread worker (`post_message` is thread-safe) and handled on the review
+screen. Progress is coalesced by the sender (at most one message every 50 ms).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from evalpin.core.compare import Diff, KeyMismatch
+from evalpin.core.index import CaseIndex
+from evalpin.core.runfile import RunFile
+from evalpin.core.verdict import Verdict
+
+
+@dataclass
+class LoadProgress(Message):
+    """A phase of loading (`reading left`, `comparing`, `indexing`...) and how far."""
+
+    phase: str
+    done: int = 0
+    total: int = 0
+
+
+@dataclass
+class RunsRead(Message):
+    """Both files read: headers, completeness and rows are known."""
+
+    left: RunFile
+    right: RunFile | None
+
+
+@dataclass
+class DiffReady(Message):
+    """The pair joined; `diff.refused` means the banner must come before any case.
+    `mismatches` is `diff.key_mismatches()`, computed in the worker (it walks every
+    mismatched case)."""
+
+    diff: Diff
+    mismatches: list[KeyMismatch]
+
+
+@dataclass
+class IndexReady(Message):
+    """Every case listed and navigable."""
+
+    index: CaseIndex
+
+
+@dataclass
+class VerdictsReady(Message):
+    """The publish rule applied to each run."""
+
+    left: Verdict
+    right: Verdict | None
+
+
+@dataclass
+class LoadFailed(Message):
+    """A file could not be read (already one line: `path:line: what is wrong`)."""
+
+    error: str

@@ -1,0 +1,1 @@
+"""Screens: the review (default), the refusal banner, the verdict, the launch panel, help."""

@@ -1,0 +1,148 @@
+"""The blocking banner: a comparison across different instruments is refused.
+
+Shown before any case. Only two explicit choices leave it: `b` (or its button) browses
+the pair as a backend delta, `q` (or its button) quits. Every other key, and a click
+anywhere else, does nothing; the buttons cannot take focus, so Enter or Space cannot
+press one by accident.
+
+It can open from the run headers alone (a slot label or grader version that differs on
+the same fixture set differs on every case) and is completed with per-case counts when
+the join is known.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+from evalpin.core.compare import Diff, KeyMismatch
+from evalpin.core.sanitize import inert_line
+from evalpin.tui.safe import line
+
+REFUSE_LINE = "REFUSE_DIFF: triple mismatch, not a prompt regression"
+_KEY_NAMES = {
+    "fixture_hash": "fixture hash",
+    "grader_version": "grader version",
+    "model_slot": "model slot",
+    "reported_model": "reported model",
+}
+
+
+def refusal_text(
+    diff: Diff | None,
+    mismatches: list[KeyMismatch] | None,
+    headers: list[tuple[str, str, str]] | None = None,
+) -> Text:
+    """Each mismatched key: left value vs right value, and on how many cases."""
+    text = Text()
+    text.append(REFUSE_LINE + "\n\n", style="bold")
+    if diff is None or mismatches is None:
+        text.append("The run headers already show a different instrument:\n")
+        for key, lv, rv in headers or []:
+            text.append(f"\n  {_KEY_NAMES.get(key, key)}", style="bold")
+            text.append("  differs on every case (counting…)\n")
+            text.append("    left  ")
+            text.append_text(line(lv, width=48))
+            text.append("\n    right ")
+            text.append_text(line(rv, width=48))
+            text.append("\n")
+    else:
+        text.append(
+            f"{len(diff.mismatched):,} of {diff.compared:,} common (case, seed) pairs were "
+            "measured with a different instrument:\n"
+        )
+        slot_differs = any(m.key == "model_slot" for m in mismatches)
+        for m in mismatches:
+            text.append(f"\n  {_KEY_NAMES.get(m.key, m.key)}", style="bold")
+            text.append(f"  differs on {m.cases:,} case(s)\n")
+            for lv, rv, n in m.pairs[:3]:
+                text.append("    left  ")
+                text.append_text(line(lv, width=48))
+                text.append("\n    right ")
+                text.append_text(line(rv, width=48))
+                text.append(f"   ({n:,} case(s))\n")
+            if len(m.pairs) > 3:
+                text.append(f"    and {len(m.pairs) - 3} more distinct pairs\n")
+            if m.key == "reported_model" and not slot_differs:
+                text.append(
+                    "    same slot label, different reported model: the alias was re-pointed\n",
+                    style="italic",
+                )
+        if diff.mismatched:
+            case_id, seed = diff.mismatched[0].key
+            text.append(f"\n  first: {inert_line(case_id)} (seed {seed})\n")
+    text.append("\nA change between these runs is a backend delta, not a prompt regression or fix.")
+    return text
+
+
+class BannerScreen(ModalScreen[str]):
+    """Refuses the comparison; dismisses only with "delta" (b) or "quit" (q)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("b", "browse", "browse as backend delta"),
+        Binding("q", "quit_review", "quit"),
+    ]
+
+    def __init__(
+        self,
+        diff: Diff | None = None,
+        mismatches: list[KeyMismatch] | None = None,
+        *,
+        headers: list[tuple[str, str, str]] | None = None,
+    ) -> None:
+        super().__init__()
+        self.diff = diff
+        self.mismatches = mismatches
+        self.headers = headers
+        self._ready = False
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="banner"):
+            yield Static(Text("Comparison refused"), id="banner-title", markup=False)
+            yield Static(
+                refusal_text(self.diff, self.mismatches, self.headers),
+                id="banner-body",
+                markup=False,
+            )
+            with Horizontal(id="banner-choices"):
+                browse = Button("b  browse as backend delta", id="banner-browse", variant="error")
+                quit_ = Button("q  quit", id="banner-quit")
+                for button in (browse, quit_):
+                    button.can_focus = False
+                yield browse
+                yield quit_
+
+    def on_mount(self) -> None:
+        self._ready = True
+        self._redraw()
+
+    def complete(self, diff: Diff, mismatches: list[KeyMismatch]) -> None:
+        """The join is known: show the per-case counts."""
+        self.diff, self.mismatches = diff, mismatches
+        if self._ready:
+            self._redraw()
+
+    def _redraw(self) -> None:
+        body = refusal_text(self.diff, self.mismatches, self.headers)
+        self.query_one("#banner-body", Static).update(body)
+
+    def action_browse(self) -> None:
+        self.dismiss("delta")
+
+    def action_quit_review(self) -> None:
+        self.dismiss("quit")
+
+    @on(Button.Pressed, "#banner-browse")
+    def _browse(self) -> None:
+        self.dismiss("delta")
+
+    @on(Button.Pressed, "#banner-quit")
+    def _quit(self) -> None:
+        self.dismiss("quit")

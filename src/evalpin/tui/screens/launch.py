@@ -1,0 +1,374 @@
+"""`l`: the launch panel. Pick a fixture set and a slot, start a pinned run, watch it.
+
+The run is `python -m evalpin run --progress json` in a child process: one code path with
+the command line, so what the panel starts is exactly what a script would. Its JSON
+events drive the progress bar; Ctrl+X sends SIGTERM, which the runner turns into a clean
+interruption (the partial file stays resumable with `evalpin run --resume --out FILE`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Footer, Input, Label, ProgressBar, Select, Static
+
+from evalpin.core.errors import InputError
+from evalpin.tui.safe import line
+
+FIXTURE_SUFFIXES = (".jsonl", ".yaml", ".yml")
+
+
+def find_fixture_sets(folder: Path, depth: int = 2) -> list[Path]:
+    """Golden JSONL and coding YAML files under `folder` (replay recordings are skipped)."""
+    if not folder.is_dir():
+        return []
+    found = []
+    for path in sorted(folder.rglob("*")):
+        if len(path.relative_to(folder).parts) > depth or path.suffix not in FIXTURE_SUFFIXES:
+            continue
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(4096)
+        except OSError:
+            continue
+        if path.suffix == ".jsonl":
+            first = head.split(b"\n", 1)[0]
+            try:
+                obj = json.loads(first)
+            except ValueError:
+                continue
+            if isinstance(obj, dict) and "id" in obj and "user" in obj:
+                found.append(path)
+        elif b"coding-eval/v1" in head:
+            found.append(path)
+    return found
+
+
+def slot_labels(slots_file: Path) -> tuple[list[str], str | None]:
+    """Labels of a slots file, and a one-line problem if it cannot be read."""
+    if not slots_file.exists():
+        return [], None
+    try:
+        from evalpin.run.slots import load_slots
+
+        return sorted(load_slots(slots_file)), None
+    except InputError as exc:
+        return [], str(exc)
+
+
+@dataclass
+class LaunchRequest:
+    fixtures: str
+    slot: str
+    seeds: str = ""
+    temperature: str = ""
+    jobs: str = ""
+    slots_file: str | None = None
+
+    def argv(self) -> list[str]:
+        argv = [sys.executable, "-m", "evalpin", "run", "--progress", "json"]
+        argv += ["--fixtures", self.fixtures, "--slot", self.slot]
+        for flag, value in (
+            ("--seeds", self.seeds),
+            ("--temperature", self.temperature),
+            ("--jobs", self.jobs),
+            ("--slots", self.slots_file),
+        ):
+            if value:
+                argv += [flag, value]
+        return argv
+
+
+class LaunchScreen(ModalScreen[str | None]):
+    """The form, then the run's progress; dismisses with the new run's path to open it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+s", "start", "start", priority=True),
+        Binding("ctrl+x", "cancel_run", "cancel run", priority=True),
+        Binding("ctrl+o", "open_run", "open vs left", priority=True),
+        Binding("escape", "close", "close"),
+    ]
+
+    def __init__(self, cwd: Path | None = None) -> None:
+        super().__init__()
+        self.cwd = cwd
+        self.process: asyncio.subprocess.Process | None = None
+        self.out: str | None = None
+        self.out_label = ""  # the run file as the child names it (relative to its folder)
+        self.finished: str | None = None  # a run file that completed, ready to open
+        self.started_at: float | None = None
+        self.elapsed = 0.0
+        self.tally = {"done": 0, "total": 0, "passed": 0, "failed": 0}
+        self.events: list[dict[str, Any]] = []
+        self.final: Text | None = None  # how the last run ended, kept under the progress
+
+    @property
+    def folder(self) -> Path:
+        return self.cwd or getattr(self.app, "cwd", None) or Path.cwd()
+
+    def compose(self) -> ComposeResult:
+        folder = self.folder
+        fixture_sets = find_fixture_sets(folder / "fixtures")
+        labels, problem = slot_labels(folder / "slots.yaml")
+        with VerticalScroll(id="launch"):
+            yield Static(Text("Launch a pinned run", style="bold"), markup=False)
+            with Horizontal(classes="launch-row"):
+                yield Label("fixture set", classes="launch-label")
+                yield Select(
+                    [
+                        (Text(str(p.relative_to(folder))), str(p.relative_to(folder)))
+                        for p in fixture_sets
+                    ],
+                    prompt="pick from fixtures/",
+                    id="fixture-pick",
+                    value=str(fixture_sets[0].relative_to(folder))
+                    if fixture_sets
+                    else Select.BLANK,
+                )
+            with Horizontal(classes="launch-row"):
+                yield Label("or path", classes="launch-label")
+                yield Input(placeholder="path to a fixture set", id="fixture-path")
+            with Horizontal(classes="launch-row"):
+                yield Label("slot", classes="launch-label")
+                yield Select(
+                    [(Text(label), label) for label in labels],
+                    prompt="pick from slots.yaml",
+                    id="slot-pick",
+                    value=labels[0] if labels else Select.BLANK,
+                )
+            with Horizontal(classes="launch-row"):
+                yield Label("or inline", classes="launch-label")
+                yield Input(placeholder="LABEL=replay:PATH", id="slot-inline")
+            with Horizontal(classes="launch-row"):
+                yield Label("seeds", classes="launch-label")
+                yield Input("11,29,47", id="seeds")
+                yield Label("temperature", classes="launch-label-short")
+                yield Input("0", id="temperature")
+                yield Label("jobs", classes="launch-label-short")
+                yield Input("", placeholder="cores", id="jobs")
+            if problem:
+                yield Static(line("slots.yaml: " + problem), markup=False, classes="launch-problem")
+            with Horizontal(id="launch-buttons"):
+                yield Button("Start  ^S", id="launch-start", variant="primary")
+                yield Button("Cancel run  ^X", id="launch-cancel", variant="error", disabled=True)
+                yield Button("Open vs left  ^O", id="launch-open", variant="success", disabled=True)
+                yield Button("Close  Esc", id="launch-close")
+            with Vertical(id="launch-progress"):
+                yield ProgressBar(total=None, show_eta=False, id="launch-bar")
+                yield Static(markup=False, id="launch-status")
+                yield Static(markup=False, id="launch-log")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        blink = getattr(self.app, "cursor_blink", True)
+        for box in self.query(Input):
+            box.cursor_blink = blink
+        self._show_status(Text("ready: choose a fixture set and a slot, then Start (Ctrl+S)"))
+
+    # -- the request -----------------------------------------------------------------
+
+    def request(self) -> LaunchRequest | str:
+        """The run to start, or why not."""
+        fixtures = self.query_one("#fixture-path", Input).value.strip()
+        if not fixtures:
+            picked = self.query_one("#fixture-pick", Select).value
+            fixtures = "" if picked is Select.BLANK else str(picked)
+        slot = self.query_one("#slot-inline", Input).value.strip()
+        if not slot:
+            picked = self.query_one("#slot-pick", Select).value
+            slot = "" if picked is Select.BLANK else str(picked)
+        if not fixtures:
+            return "choose a fixture set (or type its path)"
+        if not slot:
+            return "choose a slot (or type LABEL=replay:PATH)"
+        return LaunchRequest(
+            fixtures=fixtures,
+            slot=slot,
+            seeds=self.query_one("#seeds", Input).value.strip(),
+            temperature=self.query_one("#temperature", Input).value.strip(),
+            jobs=self.query_one("#jobs", Input).value.strip(),
+        )
+
+    # -- actions ---------------------------------------------------------------------
+
+    @on(Button.Pressed, "#launch-start")
+    def action_start(self) -> None:
+        if self.process is not None:
+            return
+        request = self.request()
+        if isinstance(request, str):
+            self._show_status(Text(request, style="bold"))
+            return
+        self.finished = None
+        self.query_one("#launch-open", Button).disabled = True
+        self.run_child(request)
+
+    @on(Button.Pressed, "#launch-cancel")
+    def action_cancel_run(self) -> None:
+        if self.process is not None and self.process.returncode is None:
+            self.process.send_signal(signal.SIGTERM)
+            self._show_status(Text("cancelling: the cases under way finish first…"))
+
+    @on(Button.Pressed, "#launch-open")
+    def action_open_run(self) -> None:
+        if self.finished:
+            self.dismiss(self.finished)
+
+    @on(Button.Pressed, "#launch-close")
+    def action_close(self) -> None:
+        if self.process is not None:
+            self.notify("a run is going: Ctrl+X cancels it", timeout=2)
+            return
+        self.dismiss(None)
+
+    # -- the child process -----------------------------------------------------------
+
+    @work(exclusive=True, exit_on_error=False, group="launch")
+    async def run_child(self, request: LaunchRequest) -> None:
+        """Run `evalpin run --progress json` and follow its events."""
+        self.events = []
+        self.final = None
+        self.tally = {"done": 0, "total": 0, "passed": 0, "failed": 0}
+        self.started_at = time.monotonic()
+        self.elapsed = 0.0
+        self._set_running(True)
+        self._show_status(Text("starting: " + " ".join(request.argv()[2:])))
+        ticker = self.set_interval(0.5, self._tick)
+        try:
+            self.process = await asyncio.create_subprocess_exec(
+                *request.argv(),
+                cwd=self.folder,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                start_new_session=True,
+            )
+            assert self.process.stdout is not None and self.process.stderr is not None
+            stderr_task = asyncio.create_task(self.process.stderr.read())
+            async for raw in self.process.stdout:
+                try:
+                    event = json.loads(raw)
+                except ValueError:
+                    continue
+                if isinstance(event, dict) and "event" in event:
+                    self.handle_event(event)
+            code = await self.process.wait()
+            stderr = (await stderr_task).decode("utf-8", "replace").strip()
+        finally:
+            ticker.stop()
+            self.process = None
+            self._set_running(False)
+        if code not in (0, 1, 130) and stderr:
+            self._show_status(
+                Text.assemble(("run refused: ", "bold"), line(stderr.splitlines()[-1], width=300))
+            )
+        elif code == 1 and stderr and not any(e["event"] == "failed" for e in self.events):
+            self._show_status(
+                Text.assemble(("run failed: ", "bold"), line(stderr.splitlines()[-1]))
+            )
+
+    def _tick(self) -> None:
+        if self.started_at is not None and self.process is not None:
+            self.elapsed = max(self.elapsed, time.monotonic() - self.started_at)
+            self._show_progress()
+
+    def handle_event(self, event: dict[str, Any]) -> None:
+        """One progress event of `evalpin run --progress json`."""
+        self.events.append(event)
+        kind = event.get("event")
+        bar = self.query_one("#launch-bar", ProgressBar)
+        if kind == "start":
+            self.out = self._resolve(event.get("out", ""))
+            self.out_label = str(event.get("out", ""))
+            total = int(event.get("total", 0))
+            self.tally["total"] = total
+            self.tally["done"] = total - int(event.get("todo", total))
+            bar.update(total=total, progress=self.tally["done"])
+            self._show_progress()
+        elif kind == "case":
+            for key in ("done", "total", "passed", "failed"):
+                self.tally[key] = int(event.get(key, self.tally[key]))
+            self.elapsed = max(self.elapsed, float(event.get("elapsed", 0.0)))
+            bar.update(total=self.tally["total"], progress=self.tally["done"])
+            self._show_progress()
+        elif kind == "warning":
+            self._log(Text.assemble(("warning: ", "bold"), line(event.get("message", ""))))
+        elif kind == "done":
+            self.finished = self._resolve(event.get("out", self.out))
+            self.tally["passed"] = int(event.get("passed", self.tally["passed"]))
+            self.tally["failed"] = int(event.get("failed", self.tally["failed"]))
+            self.elapsed = float(event.get("seconds", self.elapsed))
+            bar.update(total=self.tally["total"] or 1, progress=self.tally["total"] or 1)
+            self._show_progress(
+                Text.assemble(
+                    ("done: ", "bold"),
+                    line(event.get("out", self.finished)),
+                    "  — Ctrl+O opens it against the left run",
+                )
+            )
+            self.query_one("#launch-open", Button).disabled = False
+        elif kind == "interrupted":
+            out = str(event.get("out", self.out))
+            self._show_progress(
+                Text.assemble(
+                    ("cancelled ", "bold"),
+                    f"after {event.get('done', 0)} of {event.get('total', 0)} cases; the file is "
+                    "whole and resumable: ",
+                    line(event.get("resume") or f"evalpin run --resume --out {out}"),
+                )
+            )
+        elif kind == "failed":
+            self._show_progress(
+                Text.assemble(("run failed: ", "bold"), line(event.get("message", "")))
+            )
+
+    def _resolve(self, out: object) -> str:
+        """The child writes paths relative to its folder; the review opens them from here."""
+        path = Path(str(out or ""))
+        return str(path if path.is_absolute() else self.folder / path)
+
+    # -- display ---------------------------------------------------------------------
+
+    def _set_running(self, running: bool) -> None:
+        self.query_one("#launch-start", Button).disabled = running
+        self.query_one("#launch-cancel", Button).disabled = not running
+
+    def _show_status(self, text: Text) -> None:
+        self.query_one("#launch-status", Static).update(text)
+
+    def _log(self, text: Text) -> None:
+        self.query_one("#launch-log", Static).update(text)
+
+    def _show_progress(self, final: Text | None = None) -> None:
+        t = self.tally
+        text = Text.assemble(
+            (f"{t['done']}/{t['total']} cases", "bold"),
+            "  ·  ",
+            (f"{t['passed']} pass", "green"),
+            "  ·  ",
+            (f"{t['failed']} fail", "red"),
+            f"  ·  {self.elapsed:.1f} s",
+        )
+        if self.out_label:
+            text.append("  ·  ")
+            text.append_text(line(self.out_label, width=80))
+        if final is not None:
+            self.final = final
+        if self.final is not None:
+            text = Text.assemble(text, "\n", self.final)
+        self._show_status(text)

@@ -1,0 +1,351 @@
+"""`v`: the publish rule applied to each run, as a checklist; `e` exports publish cards."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from evalpin.core.compare import Diff
+from evalpin.core.runfile import RunFile
+from evalpin.core.verdict import PUBLISHABLE, Verdict
+from evalpin.tui.safe import line, path_line
+from evalpin.tui.widgets.pins import badge_class
+
+# Verdict fields shown by name; anything else the verdict carries is listed after them.
+_KNOWN = {
+    "label",
+    "reasons",
+    "pins",
+    "pass_rate",
+    "pass_rate_by_seed",
+    "spread",
+    "band",
+    "unstable",
+    "flaky_cases",
+    "repeat_mismatches",
+    "notes",
+    "non_deterministic",
+    "intervals",
+    "stability",
+}
+FLAKY_SHOWN = 8
+
+
+def flatten(value: Any, prefix: str = "") -> dict[str, str]:
+    """Nested env components as dotted keys with JSON-ish values."""
+    if isinstance(value, dict):
+        out: dict[str, str] = {}
+        for k, v in value.items():
+            out.update(flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {prefix: value if isinstance(value, str) else json.dumps(value, sort_keys=True)}
+
+
+def _interval(rate: object) -> str:
+    """`  [0.44, 0.97]  5/6` for a stats.Rate, or nothing."""
+    low, high = getattr(rate, "low", None), getattr(rate, "high", None)
+    if low is None or high is None:
+        return ""
+    return f"  [{low:.3f}, {high:.3f}]  {rate.passed}/{rate.total}"  # type: ignore[attr-defined]
+
+
+def env_differences(left: RunFile, right: RunFile) -> list[tuple[str, str | None, str | None]]:
+    lenv = flatten(left.header.env) if left.header else {}
+    renv = flatten(right.header.env) if right.header else {}
+    keys = sorted(set(lenv) | set(renv))
+    return [(k, lenv.get(k), renv.get(k)) for k in keys if lenv.get(k) != renv.get(k)]
+
+
+class VerdictScreen(Screen[None]):
+    """Each run's checklist, label, per-seed pass rates, spread, flaky cases; env diffs."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("e", "export", "export card"),
+        Binding("escape,v", "close", "back"),
+    ]
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "verdict--ok",
+        "verdict--missing",
+        "verdict--key",
+        "verdict--muted",
+        "pins--good",
+        "pins--warn",
+        "pins--bad",
+    }
+
+    def __init__(
+        self,
+        left: RunFile,
+        right: RunFile | None,
+        left_verdict: Verdict,
+        right_verdict: Verdict | None,
+        diff: Diff | None = None,
+    ) -> None:
+        super().__init__()
+        self.diff = diff
+        self.runs = [(left, left_verdict)]
+        if right is not None and right_verdict is not None:
+            self.runs.append((right, right_verdict))
+        self.messages: list[Text] = []
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="verdict"):
+            yield Static(markup=False, id="verdict-body")
+            yield Static(markup=False, id="verdict-paired")
+            yield Static(markup=False, id="verdict-env")
+            yield Static(markup=False, id="verdict-export")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._redraw()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        if self.is_mounted:
+            self._redraw()
+
+    def _style(self, name: str):
+        return self.get_component_rich_style(name, partial=True)
+
+    def _redraw(self) -> None:
+        names = ("left", "right") if len(self.runs) == 2 else ("run",)
+        table = Table.grid(padding=(0, 4), expand=True)
+        for _ in self.runs:
+            table.add_column(ratio=1)
+        columns = [self._column(n, run, v) for n, (run, v) in zip(names, self.runs, strict=False)]
+        table.add_row(*columns)
+        self.query_one("#verdict-body", Static).update(table)
+        self.query_one("#verdict-paired", Static).update(self._paired())
+        self.query_one("#verdict-env", Static).update(self._env())
+        self.query_one("#verdict-export", Static).update(
+            Group(*self.messages) if self.messages else Text("")
+        )
+
+    def _check(self, ok: bool, name: str, value: object) -> Text:
+        mark = ("✓ ", self._style("verdict--ok")) if ok else ("✗ ", self._style("verdict--missing"))
+        text = Text.assemble(mark, (f"{name:<14}", self._style("verdict--key")))
+        text.append_text(line("-" if value in (None, "", []) else value, width=44))
+        return text
+
+    def _column(self, name: str, run: RunFile, v: Verdict) -> Group:
+        muted = self._style("verdict--muted")
+        parts: list[Text] = [
+            Text.assemble((name + "  ", "bold"), path_line(run.path, width=64)),
+            Text.assemble(
+                "label  ",
+                (f" {v.label} ", self._style(badge_class(v.label))),
+                "  ",
+                (run.label(), muted),
+            ),
+            Text(""),
+            Text("publish rule", style="bold"),
+        ]
+        pins = v.pins
+        scorer = pins["scorer_commit"]
+        seeds = pins["seeds"].value or []
+        controls = run.header.controls if run.header else {}
+        parts += [
+            self._check(pins["fixture_hash"].present, "fixture hash", pins["fixture_hash"].value),
+            self._check(
+                scorer.present and not str(scorer.value).endswith("-dirty"),
+                "scorer commit",
+                scorer.value,
+            ),
+            self._check(
+                pins["seeds"].present,
+                "seed list",
+                f"{', '.join(map(str, seeds))} (n={len(seeds)}, needs 3)" if seeds else None,
+            ),
+            self._check(pins["env_digest"].present, "env digest", pins["env_digest"].value),
+            self._check(
+                controls.get("temperature") is not None,
+                "controls",
+                ", ".join(f"{k}={controls[k]}" for k in ("temperature", "network") if k in controls)
+                or None,
+            ),
+            self._check(run.complete is not False, "complete", run.complete),
+        ]
+        if v.reasons:
+            parts.append(Text(""))
+            parts.append(Text("why not publishable", style="bold"))
+            parts += [Text.assemble("  - ", line(r)) for r in v.reasons]
+        parts += [Text(""), Text("pass rates (95% Wilson interval)", style="bold")]
+        pooled = getattr(v, "pooled_rate", None)
+        rate = "n/a" if v.pass_rate is None else f"{v.pass_rate:.3f}"
+        parts.append(Text.assemble(("overall        ", muted), rate, _interval(pooled)))
+        by_seed = getattr(v, "rate_by_seed", {}) or {}
+        for seed, r in v.pass_rate_by_seed.items():
+            parts.append(
+                Text.assemble(
+                    (f"seed {'-' if seed is None else seed:<10}", muted),
+                    f"{r:.3f}",
+                    _interval(by_seed.get(seed)),
+                )
+            )
+        stable = (
+            ("UNSTABLE", self._style("pins--bad"))
+            if v.unstable
+            else ("stable", self._style("pins--good"))
+        )
+        parts.append(
+            Text.assemble(
+                ("spread         ", muted), f"{v.spread:.3f} (band {v.band:.3f})  ", stable
+            )
+        )
+        if v.flaky_cases:
+            shown = ", ".join(v.flaky_cases[:FLAKY_SHOWN])
+            more = (
+                f" and {len(v.flaky_cases) - FLAKY_SHOWN} more"
+                if len(v.flaky_cases) > FLAKY_SHOWN
+                else ""
+            )
+            parts.append(
+                Text.assemble(
+                    ("flaky cases    ", muted), f"{len(v.flaky_cases)}: ", line(shown + more)
+                )
+            )
+        else:
+            parts.append(Text.assemble(("flaky cases    ", muted), "none"))
+        if v.repeat_mismatches:
+            parts.append(
+                Text(
+                    f"{len(v.repeat_mismatches)} repeated (case, seed) pairs did not reproduce "
+                    "their digests",
+                    style=self._style("pins--bad"),
+                )
+            )
+        stability = getattr(v, "stability", None)
+        if stability is not None:
+            flip = stability.flip_rate
+            parts.append(
+                Text.assemble(
+                    ("across seeds   ", muted),
+                    f"{stability.stable_pass} stable pass · {stability.stable_fail} stable fail"
+                    f" · {stability.flaky} flaky · flip rate "
+                    + ("n/a" if flip is None else f"{flip:.3f}"),
+                )
+            )
+        extra = {k: val for k, val in v.to_json().items() if k not in _KNOWN}
+        for key, value in extra.items():
+            shown = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+            parts.append(Text.assemble((f"{key:<15}", muted), line(shown, width=120)))
+        for note in v.notes:
+            parts.append(Text.assemble(("note  ", muted), line(note)))
+        return Group(*parts)
+
+    def _paired(self) -> Group | Text:
+        """The paired test of the two runs (exact McNemar), when the core provides it."""
+        if self.diff is None:
+            return Text("")
+        from evalpin.core import stats
+
+        head = Text("\npaired comparison, left → right", style="bold")
+        if self.diff.refused:
+            return Group(
+                head,
+                Text(
+                    "refused: the triples differ, so no regression test applies (backend delta)",
+                    style=self._style("pins--warn"),
+                ),
+            )
+        paired_stats = getattr(stats, "paired_stats", None)
+        result = paired_stats(self.diff) if paired_stats is not None else None
+        if result is None:
+            return Text("")
+        muted = self._style("verdict--muted")
+        rows: list[Text] = [head]
+        for name, p in [
+            ("pooled", result.pooled),
+            *((f"seed {s}", q) for s, q in result.by_seed.items()),
+        ]:
+            verdict = (
+                ("significant", self._style("pins--bad"))
+                if p.significant and p.regressed > p.fixed
+                else ("significant", self._style("pins--good"))
+                if p.significant
+                else ("not significant", muted)
+            )
+            needed = p.regressions_needed
+            rows.append(
+                Text.assemble(
+                    (f"{name:<15}", muted),
+                    f"{p.shared:,} shared · {p.regressed} regressed · {p.fixed} fixed · "
+                    f"exact McNemar p = {p.p_value:.3g} ",
+                    verdict,
+                    (
+                        f" · regressions needed for p < {p.alpha}: "
+                        + ("none possible" if needed is None else str(needed)),
+                        muted,
+                    ),
+                )
+            )
+        return Group(*rows)
+
+    def _env(self) -> Group | Text:
+        if len(self.runs) < 2:
+            return Text("")
+        diffs = env_differences(self.runs[0][0], self.runs[1][0])
+        head = Text("\nenvironment components that differ", style="bold")
+        if not diffs:
+            return Group(
+                head,
+                Text("none: the env components are identical", style=self._style("verdict--muted")),
+            )
+        table = Table(box=None, padding=(0, 2), show_header=True, header_style="bold")
+        table.add_column("component", no_wrap=True)
+        table.add_column("left", overflow="fold")
+        table.add_column("right", overflow="fold")
+        for key, lv, rv in diffs:
+            table.add_row(
+                line(key),
+                line(lv if lv is not None else "<absent>"),
+                line(rv if rv is not None else "<absent>"),
+            )
+        return Group(head, table)
+
+    # -- actions ---------------------------------------------------------------------
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    def action_export(self) -> None:
+        self.messages = [Text("exporting…", style=self._style("verdict--muted"))]
+        self._redraw()
+        self.export()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="export")
+    def export(self) -> None:
+        """Write a card beside each publishable run; say why not for the others."""
+        from evalpin.tui.card import export_card, why_not
+
+        out: list[tuple[str, str]] = []
+        names = ("left", "right") if len(self.runs) == 2 else ("run",)
+        for name, (run, v) in zip(names, self.runs, strict=False):
+            if v.label != PUBLISHABLE:
+                out.append(("bad", f"{name}: no card: not publishable ({why_not(v)})"))
+                continue
+            try:
+                path = export_card(run, v)
+            except OSError as exc:
+                out.append(("bad", f"{name}: card not written: {exc.strerror or exc}"))
+            else:
+                out.append(("good", f"{name}: publish card written to {path}"))
+        self.app.call_from_thread(self._exported, out)
+
+    def _exported(self, out: list[tuple[str, str]]) -> None:
+        styles = {"good": self._style("pins--good"), "bad": self._style("pins--warn")}
+        self.messages = [line(text, styles[kind], width=400) for kind, text in out]
+        self._redraw()
+        for kind, text in out:
+            self.notify(text, severity="information" if kind == "good" else "warning", markup=False)

@@ -1,0 +1,1 @@
+"""Small widgets of the review screen; each posts messages nested in its own class."""

@@ -1,0 +1,339 @@
+"""The detail of one case, left beside right per seed, decoded lazily from the run files.
+
+Only the records of the case on screen are decoded (`RunFile.records`, one seek each).
+Every string from a record is untrusted: made inert and rendered as plain `Text`; blocks
+(test tails, completion text, tool arguments) are capped in lines and width, with a
+note of what was cut.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.cells import chop_cells
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from evalpin.core.errors import InputError
+from evalpin.core.index import CaseIndex
+from evalpin.core.records import CaseRecord
+from evalpin.tui.safe import block, line
+
+KEY_WIDTH = 15
+TEXT_LINES = 12
+TOOL_LINES = 8
+
+_REASON_KIND = {
+    "missing_tool": "tool",
+    "forbidden_tool": "tool",
+    "missing_text": "text",
+    "forbidden_text": "text",
+    "tests_failed": "test",
+    "timeout": "test",
+    "forbidden_import": "static",
+    "outside_surface": "static",
+    "missing_file": "static",
+    "syntax_error": "static",
+    "no_completion": "infra",
+    "provider_error": "infra",
+    "sandbox_error": "infra",
+}
+
+
+def reason_kind(reason: str) -> str:
+    """tool, text, test, static, infra, or other: how a reason code is coloured."""
+    return _REASON_KIND.get(reason.partition(":")[0], "other")
+
+
+def _seed(seed: int | None) -> str:
+    return "no seed" if seed is None else f"seed {seed}"
+
+
+@dataclass
+class Shown:
+    """What the pane shows: a case of an index."""
+
+    index: CaseIndex
+    case: int
+
+
+class DetailPane(ScrollView, can_focus=True):
+    """The selected case: grades, reasons, tools, digests, latency, loops, model, tails.
+
+    A Line-API `ScrollView` over pre-laid-out lines: showing another case sets the lines
+    and the virtual height, with no layout pass over the screen, and only the lines on
+    screen become strips.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "back to list", show=True),
+        Binding("j", "scroll_down", "scroll down", show=False),
+        Binding("k", "scroll_up", "scroll up", show=False),
+    ]
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "detail--key",
+        "detail--title",
+        "detail--pass",
+        "detail--fail",
+        "detail--differs",
+        "detail--muted",
+        "detail--note",
+        "detail--reason-tool",
+        "detail--reason-text",
+        "detail--reason-test",
+        "detail--reason-static",
+        "detail--reason-infra",
+        "detail--reason-other",
+        "detail--block-title",
+    }
+
+    @dataclass
+    class Back(Message):
+        """Escape in the detail: focus returns to the case list."""
+
+        pane: DetailPane
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.shown: Shown | None = None
+        self.lines: list[Text] = []
+        self._strips: list[Strip | None] = []
+        self._base: Style | None = None
+        self._width = 0
+
+    def on_resize(self) -> None:
+        width = self.scrollable_content_region.width
+        if width != self._width and self.shown is not None:
+            self.show(self.shown.index, self.shown.case, force=True)
+
+    def action_back(self) -> None:
+        self.post_message(self.Back(self))
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._base = None
+        if self.shown is not None:
+            self.show(self.shown.index, self.shown.case, force=True, keep_scroll=True)
+
+    def clear(self, message: str = "") -> None:
+        self.shown = None
+        self._set_lines([Text(message, style=self._style("detail--muted"))] if message else [])
+
+    def show(
+        self, index: CaseIndex, case_number: int, *, force: bool = False, keep_scroll: bool = False
+    ) -> None:
+        """Decode and show one case (its records on both sides)."""
+        if not force and self.shown == Shown(index, case_number):
+            return
+        self.shown = Shown(index, case_number)
+        try:
+            lines = self._render_case(index, case_number)
+        except InputError as exc:
+            lines = [Text.assemble(("cannot show this case: ", "bold"), line(str(exc)))]
+        self._set_lines(lines, keep_scroll=keep_scroll)
+
+    def text(self) -> str:
+        """Everything the pane holds, as plain text (what scrolling would show)."""
+        return "\n".join(t.plain for t in self.lines)
+
+    def _set_lines(self, lines: list[Text], *, keep_scroll: bool = False) -> None:
+        self._width = self.scrollable_content_region.width
+        self.lines = lines
+        self._strips = [None] * len(lines)
+        self.virtual_size = Size(self._width, len(lines))
+        if not keep_scroll:
+            self.scroll_to(0, 0, animate=False)
+        self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        if self._base is None:
+            self._base = self.rich_style
+        base = self._base
+        n = round(self.scroll_y) + y
+        if n >= len(self.lines):
+            return Strip.blank(width, base)
+        strip = self._strips[n]
+        if strip is None or strip.cell_length != width:
+            segments = list(self.lines[n].render(self.app.console, end=""))
+            strip = Strip(segments).apply_style(base).adjust_cell_length(width, base)
+            self._strips[n] = strip
+        return strip
+
+    # -- rendering -------------------------------------------------------------------
+
+    def _style(self, name: str):
+        return self.get_component_rich_style(name, partial=True)
+
+    def _render_case(self, index: CaseIndex, case_number: int) -> list[Text]:
+        """The case as pre-laid-out lines of plain `Text` (no Rich tables: measuring and
+        rendering tables on every key press is what makes a detail pane slow)."""
+        case = index.cases[case_number]
+        seeds = index.seeds(case)
+        left = index.left.records(i for _, i, _ in seeds if i is not None)
+        right = {}
+        if index.right is not None:
+            right = index.right.records(i for _, _, i in seeds if i is not None)
+        pair = index.right is not None
+        width = max(40, self.scrollable_content_region.width)
+        status = case.status.upper() if case.status == "regressed" else case.status
+        lines: list[Text] = [
+            Text.assemble(line(case.case_id, self._style("detail--title")), "   ", (status, "bold"))
+        ]
+        summary = f"left {case.left_passed}/{len(case.left)} pass"
+        if pair:
+            summary += f"  ·  right {case.right_passed}/{len(case.right)} pass"
+        if case.mismatched:
+            summary += "  ·  instrument differs on this case (backend delta)"
+        lines.append(Text(summary, style=self._style("detail--muted")))
+        blocks: list[Text] = []
+        for seed, li, ri in seeds:
+            lrec = left.get(li) if li is not None else None
+            rrec = right.get(ri) if ri is not None else None
+            lines.append(Text(""))
+            lines += self._seed_rows(seed, lrec, rrec, pair, width)
+            for name, rec in (("left", lrec), ("right", rrec)) if pair else (("run", lrec),):
+                if rec is not None:
+                    blocks += self._blocks(seed, name, rec, width)
+        lines += blocks
+        for text in lines:
+            text.truncate(width, overflow="ellipsis")
+        return lines
+
+    def _seed_rows(
+        self,
+        seed: int | None,
+        lrec: CaseRecord | None,
+        rrec: CaseRecord | None,
+        pair: bool,
+        width: int,
+    ) -> list[Text]:
+        key = self._style("detail--key")
+        head = self._style("detail--block-title")
+        side = (width - KEY_WIDTH - 2) // 2 if pair else width - KEY_WIDTH - 1
+        recs = [lrec, rrec] if pair else [lrec]
+        rows: list[Text] = []
+
+        def cell(text: Text) -> Text:
+            text = text.copy()
+            text.truncate(side, overflow="ellipsis", pad=True)
+            return text
+
+        def row(name: str, cells: list[Text], style=key) -> None:
+            parts = [list(c.split("\n")) if "\n" in c.plain else [c] for c in cells]
+            height = max(len(p) for p in parts)
+            for k in range(height):
+                label = Text(name if k == 0 else "", style=style)
+                label.truncate(KEY_WIDTH, pad=True)
+                out = Text.assemble(label, " ")
+                for n, p in enumerate(parts):
+                    if n:
+                        out.append(" ")
+                    out.append_text(cell(p[k]) if k < len(p) else Text(" " * side))
+                rows.append(out)
+
+        names = [Text("left" if pair else "", style=head)]
+        if pair:
+            names.append(Text("right", style=head))
+        row(_seed(seed), names, head)
+        row("grade", [self._grade(r) for r in recs])
+        lreasons = set(lrec.reasons or []) if lrec else set()
+        rreasons = set(rrec.reasons or []) if rrec else set()
+        reasons = [self._reasons(lrec, lreasons - rreasons if pair and rrec else set(), "- ")]
+        if pair:
+            reasons.append(self._reasons(rrec, rreasons - lreasons if lrec else set(), "+ "))
+        row("reasons", reasons)
+        row("tools", [self._plain(r, ", ".join(r.tool_names or []) if r else None) for r in recs])
+        for name, attr in (("text digest", "text_digest"), ("completion", "completion_digest")):
+            values = [getattr(r, attr) if r else None for r in recs]
+            differs = pair and None not in values and values[0] != values[1]
+            row(name, [self._digest(v, differs) for v in values])
+        row("latency", [self._plain(r, _seconds(r.seconds) if r else None) for r in recs])
+        row("repair loops", [self._plain(r, r.loops if r else None) for r in recs])
+        models = [r.reported_model if r else None for r in recs]
+        model_differs = pair and None not in models and models[0] != models[1]
+        row("reported model", [self._digest(m, model_differs) for m in models])
+        if any(r is not None and r.error for r in recs):
+            row("error", [self._plain(r, r.error if r else None) for r in recs])
+        return rows
+
+    def _grade(self, rec: CaseRecord | None) -> Text:
+        if rec is None:
+            return Text("absent", style=self._style("detail--muted"))
+        if rec.passed:
+            return Text("pass", style=self._style("detail--pass"))
+        return Text("FAIL", style=self._style("detail--fail"))
+
+    def _plain(self, rec: CaseRecord | None, value: object) -> Text:
+        if rec is None:
+            return Text("")
+        if value is None or value == "":
+            return Text("-", style=self._style("detail--muted"))
+        return line(value)
+
+    def _digest(self, value: str | None, differs: bool) -> Text:
+        if value is None:
+            return Text("-", style=self._style("detail--muted"))
+        if differs:
+            style = self._style("detail--differs")
+            return Text.assemble(("≠ ", style), line(value, style))
+        return line(value)
+
+    def _reasons(self, rec: CaseRecord | None, marked: set[str], mark: str) -> Text:
+        if rec is None:
+            return Text("")
+        if rec.reasons is None:
+            return Text("<reasons missing>", style=self._style("detail--muted"))
+        if not rec.reasons:
+            return Text("-", style=self._style("detail--muted"))
+        out = Text()
+        for k, reason in enumerate(rec.reasons):
+            if k:
+                out.append("\n")
+            style = self._style(f"detail--reason-{reason_kind(reason)}")
+            prefix = mark if reason in marked else "  "
+            out.append_text(Text.assemble((prefix, "bold"), line(reason, style)))
+        return out
+
+    def _blocks(self, seed: int | None, side: str, rec: CaseRecord, width: int) -> list[Text]:
+        out: list[Text] = []
+        where = f"{_seed(seed)} · {side}"
+        if rec.tail:
+            out += self._block(f"test output tail · {where}", rec.tail, width)
+        if rec.text:
+            out += self._block(f"completion text · {where}", rec.text, width, TEXT_LINES)
+        if rec.tools:
+            calls = "\n".join(
+                f"{call.name}({json.dumps(call.args, ensure_ascii=False, sort_keys=True)})"
+                for call in rec.tools
+            )
+            out += self._block(f"tool calls · {where}", calls, width, TOOL_LINES)
+        return out
+
+    def _block(
+        self, title: str, value: str, width: int, max_lines: int | None = None
+    ) -> list[Text]:
+        """A capped block, its lines folded to the pane's width (nothing hidden past the
+        cap, and the cap says what it cut)."""
+        shown, note = block(value) if max_lines is None else block(value, max_lines=max_lines)
+        head = Text.assemble(
+            ("── ", self._style("detail--muted")), (title, self._style("detail--block-title"))
+        )
+        out = [Text(""), head]
+        if note:
+            out.append(Text(f"({note})", style=self._style("detail--note")))
+        for raw in shown.plain.expandtabs(4).split("\n"):
+            out += [Text(part) for part in chop_cells(raw, width)] or [Text("")]
+        return out
+
+
+def _seconds(value: float | None) -> str | None:
+    return None if value is None else f"{value:.2f} s"

@@ -1,0 +1,156 @@
+"""The pins header: what instrument produced each run, side by side, differences marked.
+
+Painted from the run headers as soon as they are known (before the cases are indexed),
+then completed with completeness, reported models and each run's verdict badge.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.table import Table
+from rich.text import Text
+from textual.widgets import Static
+
+from evalpin.core.records import RunHeader
+from evalpin.core.runfile import RunFile
+from evalpin.core.verdict import CONTAMINATED, PUBLISHABLE, UNCONTROLLED, Verdict
+from evalpin.tui.safe import line, path_line
+
+PENDING = "…"
+
+
+def short(value: object, n: int = 16) -> str | None:
+    if value is None or value == "":
+        return None
+    text = str(value)
+    return text if len(text) <= n else text[:n] + "…"
+
+
+@dataclass
+class Side:
+    """What the header shows about one run (None: not known, or missing from the run)."""
+
+    path: str
+    header: RunHeader | None = None
+    run: RunFile | None = None
+    verdict: Verdict | None = None
+    reported: str | None = None
+
+    def fields(self) -> list[tuple[str, str | None]]:
+        h = self.header
+        slot = None
+        dataset = None
+        if h is not None:
+            provider = h.slot.get("provider") if isinstance(h.slot, dict) else None
+            slot = (h.model_slot or "<missing>") + (f" ({provider})" if provider else "")
+            fx = h.fixtures
+            dataset = " ".join(p for p in (fx.dataset_id, fx.dataset_version) if p) or fx.path
+            dataset += f"  {short(fx.dataset_hash, 12) or '<no hash>'}"
+        seeds = None
+        if h is not None and h.seeds:
+            seeds = ",".join(map(str, h.seeds)) + f" (n={len(h.seeds)})"
+        elif self.run is not None and self.run.seeds:
+            seeds = ",".join(map(str, self.run.seeds)) + f" (n={len(self.run.seeds)})"
+        return [
+            ("slot", slot),
+            ("reported model", self.reported),
+            ("dataset", dataset),
+            ("grader", h.grader_version if h else None),
+            ("seeds", seeds),
+            ("env digest", short(h.env_digest) if h else None),
+            ("scorer commit", short(h.scorer_commit, 12) if h else None),
+        ]
+
+    def state(self) -> tuple[str, str]:
+        run = self.run
+        if run is None:
+            return "reading…", "pins--muted"
+        text = f"{len(run.rows):,} records, "
+        if run.complete is False:
+            return text + "INCOMPLETE", "pins--bad"
+        if run.torn:
+            return text + "torn last line", "pins--bad"
+        return text + ("complete" if run.complete else "completeness unknown"), "pins--muted"
+
+
+def badge_class(label: str) -> str:
+    if label == PUBLISHABLE:
+        return "pins--good"
+    if label in (UNCONTROLLED, CONTAMINATED):
+        return "pins--bad"
+    return "pins--warn"
+
+
+class PinsHeader(Static):
+    """Each run's pins and verdict badge; values that differ between the runs are marked."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "pins--key",
+        "pins--differs",
+        "pins--missing",
+        "pins--muted",
+        "pins--good",
+        "pins--warn",
+        "pins--bad",
+        "pins--side",
+    }
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(markup=False, id=id)
+        self.sides: list[Side] = []
+
+    def set_sides(self, sides: list[Side]) -> None:
+        self.sides = sides
+        self.update(self._table())
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        if self.sides:
+            self.update(self._table(), layout=False)
+
+    def _style(self, name: str):
+        return self.get_component_rich_style(name, partial=True)
+
+    def _table(self) -> Table:
+        table = Table.grid(padding=(0, 2), expand=True)
+        table.add_column(no_wrap=True, width=14)
+        for _ in self.sides:
+            table.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
+        key_style = self._style("pins--key")
+        names = ("left", "right") if len(self.sides) == 2 else ("run",)
+        heads = [Text("", style=key_style)]
+        for name, side in zip(names, self.sides, strict=True):
+            heads.append(
+                Text.assemble((name + "  ", self._style("pins--side")), path_line(side.path))
+            )
+        table.add_row(*heads)
+        states = [Text("state", style=key_style)]
+        for side in self.sides:
+            state, style = side.state()
+            cell = Text(state, style=self._style(style))
+            if side.verdict is not None:
+                label = side.verdict.label
+                cell.append("   verdict ")
+                cell.append(f" {label} ", style=self._style(badge_class(label)))
+            elif side.run is not None:
+                cell.append(f"   verdict {PENDING}")
+            states.append(cell)
+        table.add_row(*states)
+        per_side = [side.fields() for side in self.sides]
+        for k, (name, _) in enumerate(per_side[0]):
+            values = [fields[k][1] for fields in per_side]
+            differs = len(values) == 2 and values[0] != values[1]
+            cells = [Text(name, style=key_style)]
+            for value in values:
+                if value is None:
+                    shown = PENDING if name == "reported model" else "<missing>"
+                    cells.append(Text(shown, style=self._style("pins--missing")))
+                elif differs:
+                    style = self._style("pins--differs")
+                    cells.append(Text.assemble(("≠ ", style), line(value, style)))
+                else:
+                    cells.append(line(value))
+            table.add_row(*cells)
+        return table

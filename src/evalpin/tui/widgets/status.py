@@ -1,0 +1,107 @@
+"""The status line above the case list (counts per status, filter, search, loading
+progress) and the search box that `/` opens below it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.widgets import Input, Static
+
+from evalpin.tui.safe import line
+
+_STATUS_CLASS = {
+    "regressed": "status--bad",
+    "fail": "status--bad",
+    "fixed": "status--good",
+    "pass": "status--good",
+    "drift": "status--warn",
+    "flaky": "status--warn",
+    "differs": "status--delta",
+    "only left": "status--only",
+    "only right": "status--only",
+}
+
+
+class StatusLine(Static):
+    """`regressed 12 · fixed 3 · …   filter: changed   search: abc` or loading progress."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "status--bad",
+        "status--good",
+        "status--warn",
+        "status--delta",
+        "status--only",
+        "status--muted",
+        "status--key",
+    }
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(markup=False, id=id)
+        self.counts: dict[str, int] = {}
+        self.filter = "all"
+        self.search = ""
+        self.shown = 0
+        self.progress: str | None = "reading runs…"
+
+    def _style(self, name: str):
+        return self.get_component_rich_style(name, partial=True)
+
+    def set_progress(self, phase: str, done: int = 0, total: int = 0) -> None:
+        self.progress = phase + (f" {100 * done // total}%" if total else "")
+        self._redraw()
+
+    def set_counts(self, counts: dict[str, int], filter_name: str, search: str, shown: int) -> None:
+        self.progress = None
+        self.counts, self.filter, self.search, self.shown = counts, filter_name, search, shown
+        self._redraw()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._redraw()
+
+    def _redraw(self) -> None:
+        if not self.is_mounted:
+            return
+        if self.progress is not None:
+            self.update(Text(self.progress, style=self._style("status--muted")), layout=False)
+            return
+        text = Text()
+        for k, (status, n) in enumerate(self.counts.items()):
+            if k:
+                text.append(" · ", style=self._style("status--muted"))
+            style = self._style(_STATUS_CLASS[status]) if n and status in _STATUS_CLASS else ""
+            text.append(f"{status} ", style=style or self._style("status--muted"))
+            text.append(str(n), style=style)
+        text.append("   filter ", style=self._style("status--muted"))
+        text.append(self.filter, style=self._style("status--key"))
+        if self.search:
+            text.append("   search ", style=self._style("status--muted"))
+            text.append_text(line(self.search, self._style("status--key"), width=40))
+        text.append(f"   {self.shown:,} shown", style=self._style("status--muted"))
+        self.update(text, layout=False)
+
+    def on_mount(self) -> None:
+        self._redraw()
+
+
+class SearchBox(Input):
+    """Case-id search: filters as you type; Enter keeps it, Escape clears it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "clear search", show=True)]
+
+    @dataclass
+    class Cancelled(Message):
+        """Escape: clear the search and go back to the list."""
+
+        search_box: SearchBox
+
+        @property
+        def control(self) -> SearchBox:
+            return self.search_box
+
+    def action_cancel(self) -> None:
+        self.post_message(self.Cancelled(self))

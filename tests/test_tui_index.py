@@ -1,0 +1,152 @@
+"""The headless case list behind the review screen, and the default pair of `review`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from evalpin.core.compare import compare
+from evalpin.core.errors import InputError
+from evalpin.core.index import (
+    ALL,
+    COMPARE,
+    DELTA,
+    SINGLE,
+    build_index,
+    default_pair,
+    peek_header,
+    step,
+)
+from evalpin.core.runfile import read_run
+from tests.builders import grid, header, write_run
+from tests.tuikit import pair
+
+
+def index_of(left: Path, right: Path | None = None):
+    lrun = read_run(left)
+    if right is None:
+        return build_index(lrun)
+    rrun = read_run(right)
+    return build_index(lrun, rrun, compare(lrun, rrun))
+
+
+def statuses(index) -> dict[str, str]:
+    return {c.case_id: c.status for c in index.cases}
+
+
+def test_pair_statuses_counts_and_seed_summaries(tmp_path: Path) -> None:
+    index = index_of(*pair(tmp_path))
+    assert index.mode == COMPARE
+    assert statuses(index) == {
+        "a-steady": "unchanged",
+        "b-breaks": "regressed",
+        "c-mends": "fixed",
+        "d-drifts": "drift",
+        "e-flaky": "flaky",
+        "f-gone": "only left",
+        "g-new": "only right",
+    }
+    b = index.cases[1]
+    assert (b.left_passed, len(b.left), b.right_passed, len(b.right)) == (3, 3, 2, 3)
+    assert b.flaky  # right passes on some seeds only
+    assert index.counts() == {
+        "regressed": 1,
+        "fixed": 1,
+        "drift": 1,
+        "flaky": 2,  # e-flaky, and b-breaks (flaky on the right, counted as regressed too)
+        "unchanged": 1,
+        "only left": 1,
+        "only right": 1,
+    }
+    seeds = index.seeds(b)
+    assert [s for s, _, _ in seeds] == [11, 29, 47]
+    assert all(li is not None and ri is not None for _, li, ri in seeds)
+
+
+def test_filters_search_and_stepping(tmp_path: Path) -> None:
+    index = index_of(*pair(tmp_path))
+    ids = lambda rows: [index.cases[i].case_id for i in rows]  # noqa: E731
+    assert index.filters == (ALL, "changed", "regressed", "fixed", "drift", "flaky")
+    assert ids(index.visible("changed")) == ["b-breaks", "c-mends", "d-drifts", "f-gone", "g-new"]
+    assert ids(index.visible("regressed")) == ["b-breaks"]
+    assert ids(index.visible("fixed")) == ["c-mends"]
+    assert ids(index.visible("drift")) == ["d-drifts"]
+    assert ids(index.visible("flaky")) == ["b-breaks", "e-flaky"]
+    assert ids(index.visible(ALL, "MEND")) == ["c-mends"]
+    assert ids(index.visible("regressed", "mend")) == []
+    rows = index.visible(ALL)
+    changed = index.changed_positions(rows)
+    assert changed == [1, 2, 3, 5, 6]
+    assert index.first_position(rows) == 1
+    assert step(changed, 1, True) == 2
+    assert step(changed, 3, True) == 5
+    assert step(changed, 6, True) is None
+    assert step(changed, 5, False) == 3
+    assert step(changed, 1, False) is None
+    with pytest.raises(ValueError):
+        index.visible("differs")
+
+
+def test_refused_pair_is_a_backend_delta_without_regression_labels(tmp_path: Path) -> None:
+    index = index_of(*pair(tmp_path, right_over={"model_slot": "other"}))
+    assert index.mode == DELTA
+    found = set(statuses(index).values())
+    assert not found & {"regressed", "fixed", "drift", "unchanged"}
+    assert statuses(index)["b-breaks"] == "differs"
+    assert statuses(index)["a-steady"] == "same"
+    assert index.filters == (ALL, "differs", "flaky")
+    assert all(c.mismatched for c in index.cases if c.left and c.right)
+
+
+def test_single_run(tmp_path: Path) -> None:
+    run = write_run(
+        tmp_path / "r.jsonl",
+        grid({"ok": [True] * 3, "bad": [False] * 3, "wobbly": [True, False, True]}),
+    )
+    index = index_of(run)
+    assert index.mode == SINGLE
+    assert statuses(index) == {"ok": "pass", "bad": "fail", "wobbly": "flaky"}
+    assert index.first_position(index.visible()) == 1
+
+
+def test_default_pair_is_newest_beside_newest_earlier_on_same_fixtures(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    cases = grid({"a": [True] * 3})
+    old = write_run(runs / "a-old.jsonl", cases, head=header(started_at="2026-11-27T02:00:00Z"))
+    mid = write_run(runs / "b-mid.jsonl", cases, head=header(started_at="2026-11-28T02:00:00Z"))
+    other = write_run(
+        runs / "c-other.jsonl",
+        cases,
+        head=header(
+            started_at="2026-11-29T01:00:00Z",
+            fixtures=header().fixtures.__class__(path="x", kind="golden", dataset_hash="f" * 64),
+        ),
+    )
+    new = write_run(runs / "d-new.jsonl", cases, head=header(started_at="2026-11-29T02:00:00Z"))
+    (runs / "notes.md").write_text("not a run")
+    assert default_pair(runs) == (mid, new)
+    # Newest by started_at, not by name or mtime.
+    os.utime(old, (4_000_000_000, 4_000_000_000))
+    assert default_pair(runs) == (mid, new)
+    assert peek_header(other) is not None and peek_header(runs / "notes.md") is None
+
+
+def test_default_pair_alone_and_mtime_fallback(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    only = write_run(runs / "only.jsonl", grid({"a": [True] * 3}))
+    assert default_pair(runs) == (only, None)
+    # Header-less case records: ordered by modification time, no fixture set to match.
+    plain = runs / "plain.jsonl"
+    plain.write_text('{"case_id": "a", "pass": true}\n')
+    os.utime(plain, (4_000_000_000, 4_000_000_000))
+    assert default_pair(runs) == (plain, None)
+
+
+def test_default_pair_without_runs_is_an_input_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no runs folder"):
+        default_pair(tmp_path / "runs")
+    (tmp_path / "runs").mkdir()
+    with pytest.raises(InputError, match="no run files"):
+        default_pair(tmp_path / "runs")

@@ -13,6 +13,7 @@ import pytest
 from rich.segment import Segment
 
 from evalpin.core.records import ToolCall
+from evalpin.tui.safe import BLOCK_WIDTH
 from tests.builders import case, write_run
 from tests.tuikit import SIZE, new_app, screen_text, settle
 
@@ -32,7 +33,8 @@ HOSTILE = {
 def hostile_run(folder: Path) -> Path:
     records = []
     for name, (raw, _) in HOSTILE.items():
-        long_tail = "\n".join(f"line {i}" for i in range(100)) + "\n" + raw + "\n" + "x" * 500
+        too_wide = "x" * (BLOCK_WIDTH + 500)
+        long_tail = "\n".join(f"line {i}" for i in range(100)) + "\n" + raw + "\n" + too_wide
         records.append(
             case(
                 f"{name}:{raw}",

@@ -150,3 +150,19 @@ def test_default_pair_without_runs_is_an_input_error(tmp_path: Path) -> None:
     (tmp_path / "runs").mkdir()
     with pytest.raises(InputError, match="no run files"):
         default_pair(tmp_path / "runs")
+
+
+def test_review_falls_back_to_the_bundled_demo(tmp_path: Path, monkeypatch) -> None:
+    from evalpin.core import index
+
+    runs = tmp_path / "runs"
+    left, right, note = index.pair_to_review(runs)  # no ./runs: the demo that ships
+    demo = index.bundled_demo()
+    assert demo is not None and left.parent == demo and right is not None
+    assert note is not None and "bundled demo" in note
+    runs.mkdir()
+    mine = write_run(runs / "mine.jsonl", grid({"a": [True] * 3}))
+    assert index.pair_to_review(runs) == (mine, None, None)  # a run of one's own wins
+    monkeypatch.setattr(index, "bundled_demo", lambda: None)
+    with pytest.raises(InputError, match="no runs folder"):
+        index.pair_to_review(tmp_path / "nothing")

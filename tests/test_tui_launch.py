@@ -124,6 +124,38 @@ async def test_launch_completes_a_replay_run_and_opens_it(project: Path) -> None
         assert "unchanged 2" in text  # same fixtures, same recording: nothing moved
 
 
+async def test_launch_form_starts_from_the_left_runs_instrument(project: Path) -> None:
+    slots = (project / "slots.yaml").read_text()
+    (project / "slots.yaml").write_text(
+        slots.replace("slots:\n", "slots:\n  aaa: {provider: replay, path: fixtures/night.jsonl}\n")
+    )
+    done = cli_process(
+        "run",
+        "--fixtures",
+        "fixtures/golden.jsonl",
+        "--slot",
+        "night",
+        "--seeds",
+        "5,6",
+        "--temperature",
+        "0.5",
+        "--out",
+        "runs/warm.jsonl",
+        cwd=project,
+    )
+    assert done.code == 0, done.err
+    app = new_app(project / "runs" / "warm.jsonl", cwd=project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app, "verdicts")
+        await pilot.press("l")
+        await pilot.pause()
+        panel = app.screen
+        assert panel.query_one("#slot-pick", Select).value == "night"  # not the first label
+        assert panel.query_one("#fixture-pick", Select).value == "fixtures/golden.jsonl"
+        assert panel.query_one("#seeds", Input).value == "5,6"
+        assert panel.query_one("#temperature", Input).value == "0.5"
+
+
 async def test_launch_cancel_leaves_a_resumable_file(project: Path) -> None:
     app = new_app(project / "runs" / "left.jsonl", cwd=project)
     async with app.run_test(size=SIZE) as pilot:

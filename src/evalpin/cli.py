@@ -662,13 +662,16 @@ def review_cmd(left: Path | None, right: Path | None) -> None:
     """Open the review TUI: LEFT (earlier) beside RIGHT (newer), or one run alone.
 
     With no argument: the newest run in ./runs beside the newest earlier run on the same
-    fixture set. A file that cannot be read exits 3 before any screen opens.
+    fixture set; where ./runs holds no run, the bundled demo. A file that cannot be read
+    exits 3 before any screen opens.
     """
-    from evalpin.core.index import default_pair
+    from evalpin.core.index import pair_to_review
     from evalpin.core.runfile import read_run
 
     if left is None:
-        left, right = default_pair(Path("runs"))
+        left, right, note = pair_to_review(Path("runs"))
+        if note:
+            click.echo(note, err=True)
     left_run = read_run(left)
     right_run = read_run(right) if right is not None else None
     from evalpin.tui.app import make_app

@@ -325,6 +325,28 @@ def _fixture_set(header: RunHeader | None) -> str | None:
     return header.fixtures.dataset_hash or None
 
 
+def bundled_demo() -> Path | None:
+    """The demo runs shipped with evalpin: inside an installed wheel, or the `runs/`
+    folder of a source checkout; None when neither is there."""
+    package = Path(__file__).resolve().parent.parent
+    for folder in (package / "demo_runs", package.parent.parent / "runs"):
+        if folder.is_dir() and any(folder.glob("*.jsonl")):
+            return folder
+    return None
+
+
+def pair_to_review(runs_dir: Path) -> tuple[Path, Path | None, str | None]:
+    """`evalpin review` with no file: the default pair in `runs_dir`, else in the bundled
+    demo (with a note saying so); InputError when neither has a run."""
+    try:
+        return (*default_pair(runs_dir), None)
+    except InputError:
+        demo = bundled_demo()
+        if demo is None:
+            raise
+    return (*default_pair(demo), f"no runs in {runs_dir}: opening the bundled demo ({demo})")
+
+
 def default_pair(runs_dir: str | Path = "runs") -> tuple[Path, Path | None]:
     """What `evalpin review` opens with no file: (earlier, newest) run on the newest run's
     fixture set, or (newest, None) when it has no earlier run. Newest by the header's

@@ -14,7 +14,7 @@ from rich.text import Text
 from evalpin.core.sanitize import cap_block, inert_line
 
 BLOCK_LINES = 40
-BLOCK_WIDTH = 160
+BLOCK_WIDTH = 1000  # per line, before folding: prose paragraphs are single long lines
 FIELD_WIDTH = 200
 
 

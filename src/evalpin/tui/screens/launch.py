@@ -27,6 +27,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Label, ProgressBar, Select, Static
 
 from evalpin.core.errors import InputError
+from evalpin.core.records import RunHeader
 from evalpin.tui.safe import line
 
 FIXTURE_SUFFIXES = (".jsonl", ".yaml", ".yml")
@@ -103,9 +104,12 @@ class LaunchScreen(ModalScreen[str | None]):
         Binding("escape", "close", "close"),
     ]
 
-    def __init__(self, cwd: Path | None = None) -> None:
+    def __init__(self, cwd: Path | None = None, like: RunHeader | None = None) -> None:
+        """`like`: the left run's header; the form starts from its fixtures, slot,
+        seeds and temperature, so re-running last night's instrument is one key."""
         super().__init__()
         self.cwd = cwd
+        self.like = like
         self.process: asyncio.subprocess.Process | None = None
         self.out: str | None = None
         self.out_label = ""  # the run file as the child names it (relative to its folder)
@@ -124,20 +128,29 @@ class LaunchScreen(ModalScreen[str | None]):
         folder = self.folder
         fixture_sets = find_fixture_sets(folder / "fixtures")
         labels, problem = slot_labels(folder / "slots.yaml")
+        choices = [str(p.relative_to(folder)) for p in fixture_sets]
+        like = self.like
+        fixture_default = choices[0] if choices else Select.BLANK
+        slot_default = labels[0] if labels else Select.BLANK
+        seeds, temperature = "11,29,47", "0"
+        if like is not None:
+            if like.fixtures.path in choices:
+                fixture_default = like.fixtures.path
+            if like.model_slot in labels:
+                slot_default = like.model_slot
+            if like.seeds:
+                seeds = ",".join(map(str, like.seeds))
+            if like.controls.get("temperature") is not None:
+                temperature = f"{like.controls['temperature']:g}"
         with VerticalScroll(id="launch"):
             yield Static(Text("Launch a pinned run", style="bold"), markup=False)
             with Horizontal(classes="launch-row"):
                 yield Label("fixture set", classes="launch-label")
                 yield Select(
-                    [
-                        (Text(str(p.relative_to(folder))), str(p.relative_to(folder)))
-                        for p in fixture_sets
-                    ],
+                    [(Text(choice), choice) for choice in choices],
                     prompt="pick from fixtures/",
                     id="fixture-pick",
-                    value=str(fixture_sets[0].relative_to(folder))
-                    if fixture_sets
-                    else Select.BLANK,
+                    value=fixture_default,
                 )
             with Horizontal(classes="launch-row"):
                 yield Label("or path", classes="launch-label")
@@ -148,16 +161,16 @@ class LaunchScreen(ModalScreen[str | None]):
                     [(Text(label), label) for label in labels],
                     prompt="pick from slots.yaml",
                     id="slot-pick",
-                    value=labels[0] if labels else Select.BLANK,
+                    value=slot_default,
                 )
             with Horizontal(classes="launch-row"):
                 yield Label("or inline", classes="launch-label")
                 yield Input(placeholder="LABEL=replay:PATH", id="slot-inline")
             with Horizontal(classes="launch-row"):
                 yield Label("seeds", classes="launch-label")
-                yield Input("11,29,47", id="seeds")
+                yield Input(seeds, id="seeds")
                 yield Label("temperature", classes="launch-label-short")
-                yield Input("0", id="temperature")
+                yield Input(temperature, id="temperature")
                 yield Label("jobs", classes="launch-label-short")
                 yield Input("", placeholder="cores", id="jobs")
             if problem:

@@ -426,7 +426,8 @@ class ReviewScreen(Screen[None]):
     def action_launch(self) -> None:
         from evalpin.tui.screens.launch import LaunchScreen
 
-        self.app.push_screen(LaunchScreen(), self._launched)
+        like = self.left.header if self.left is not None else None
+        self.app.push_screen(LaunchScreen(like=like), self._launched)
 
     def _launched(self, new_run: str | None) -> None:
         if new_run:

@@ -8,35 +8,13 @@ standard library's `json` in this process. Run: python benchmarks/bench_diff.py
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
-import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from synth import make_pair
-
-
-def parse_with_json(path: Path) -> int:
-    n = 0
-    with open(path, "rb") as fh:
-        for line in fh:
-            json.loads(line)
-            n += 1
-    return n
-
-
-def best_of(repeat: int, fn) -> tuple[float, float]:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times), statistics.median(times)
+from timing import best_of, machine, parse_with_json, print_timings
 
 
 def main() -> None:
@@ -59,18 +37,15 @@ def main() -> None:
 
     run_diff()  # warm the page cache and the bytecode cache
     diff_best, diff_median = best_of(args.repeat, run_diff)
-    json_best, json_median = best_of(
-        args.repeat, lambda: (parse_with_json(left), parse_with_json(right))
-    )
-    cores = os.cpu_count()
-    print(f"machine: {platform.machine()}, {cores} cores, Python {platform.python_version()}")
+    json_best, json_median = best_of(args.repeat, lambda: parse_with_json([left, right]))
+    print(machine())
     print(f"input: 2 runs x {args.records:,} records, {size:.1f} MB each")
-    rows = [
-        ("evalpin diff, whole command, fresh process", diff_best, diff_median),
-        ("stdlib json, parse both files by line", json_best, json_median),
-    ]
-    for name, best, median in rows:
-        print(f"{name:<44} best {best:.3f} s, median {median:.3f} s")
+    print_timings(
+        [
+            ("evalpin diff, whole command, fresh process", diff_best, diff_median),
+            ("stdlib json, parse both files by line", json_best, json_median),
+        ]
+    )
     print(f"ratio (json / evalpin diff, best): {json_best / diff_best:.2f}x")
     ok = diff_best < 1.5 and json_best / diff_best >= 1.8
     print("targets (< 1.5 s, >= 1.8x):", "met" if ok else "NOT met")

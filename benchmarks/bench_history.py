@@ -17,18 +17,16 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
-import os
-import platform
 import random
-import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from evalpin.core.records import SCHEMA, CaseRecord, FixturesInfo, RunHeader, Summary
 from evalpin.core.runfile import RunWriter, read_run
+
+sys.path.insert(0, str(Path(__file__).parent))
+from timing import best_of, machine, parse_with_json, print_timings
 
 SEEDS = (11, 29, 47)
 SLOT_CHANGE, GRADER_CHANGE, ENV_CHANGE = 80, 140, 50
@@ -108,15 +106,6 @@ def make_folder(folder: Path, runs: int, records: int) -> Path:
     return folder
 
 
-def best_of(repeat: int, fn) -> tuple[float, float]:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times), statistics.median(times)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=200)
@@ -146,30 +135,22 @@ def main() -> None:
         for path in files:
             read_run(path)
 
-    def json_all() -> None:
-        for path in files:
-            with open(path, "rb") as fh:
-                for line in fh:
-                    json.loads(line)
-
     run_history()  # warm the page cache and the bytecode cache
     history_best, history_median = best_of(args.repeat, run_history)
     start_best, start_median = best_of(args.repeat, startup)
     read_best, read_median = best_of(args.repeat, read_all)
-    json_best, json_median = best_of(args.repeat, json_all)
+    json_best, json_median = best_of(args.repeat, lambda: parse_with_json(files))
 
-    print(
-        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
-    )
+    print(machine())
     print(f"input: {len(files)} runs x {args.records:,} records, {size:.1f} MB in all")
-    rows = [
-        ("evalpin history, whole command, fresh process", history_best, history_median),
-        ("evalpin --version, start-up alone", start_best, start_median),
-        ("read_run of every file, in process", read_best, read_median),
-        ("stdlib json, parse every line", json_best, json_median),
-    ]
-    for name, best, median in rows:
-        print(f"{name:<46} best {best:.3f} s, median {median:.3f} s")
+    print_timings(
+        [
+            ("evalpin history, whole command, fresh process", history_best, history_median),
+            ("evalpin --version, start-up alone", start_best, start_median),
+            ("read_run of every file, in process", read_best, read_median),
+            ("stdlib json, parse every line", json_best, json_median),
+        ]
+    )
     print(f"history / (lean read + start-up), best: {history_best / (read_best + start_best):.2f}x")
     print(f"history / stdlib json parse, best: {history_best / json_best:.2f}x")
     print("target (history <= json parse):", "met" if history_best <= json_best else "NOT met")

@@ -7,7 +7,9 @@ the cursor blink off. Run: python scripts/screenshots.py [--out screenshots]
 - review.svg: two runs side by side, the first regression selected;
 - banner.svg: the refusal banner (the slot was re-pointed to another backend);
 - verdict.svg: the verdict screen with its publish checklist;
-- launch.svg: the launch panel in the middle of a run.
+- launch.svg: the launch panel in the middle of a run;
+- history.svg: the history screen (`h`) over ten nights with a slot change and a grader
+  change, two runs of different series marked.
 """
 
 from __future__ import annotations
@@ -156,6 +158,92 @@ def project(folder: Path) -> tuple[Path, Path, Path]:
     return left, right, other
 
 
+# The history: (slot, reported model, grader, python, pass rate in %) per night.
+NIGHTS = [
+    ("lab_free_1", "orders-mini@fp_1", "5c1e09a4b2d7", "CPython 3.11.7", 87),
+    ("lab_free_1", "orders-mini@fp_1", "5c1e09a4b2d7", "CPython 3.11.7", 90),
+    ("lab_free_1", "orders-mini@fp_1", "5c1e09a4b2d7", "CPython 3.11.7", 83),
+    ("lab_free_1", "orders-mini@fp_1", "5c1e09a4b2d7", "CPython 3.11.9", 87),
+    ("lab_free_1", "orders-mini@fp_1", "5c1e09a4b2d7", "CPython 3.11.9", 90),
+    ("lab_free_2", "free-coder@fp_9", "5c1e09a4b2d7", "CPython 3.11.9", 63),
+    ("lab_free_2", "free-coder@fp_9", "5c1e09a4b2d7", "CPython 3.11.9", 57),
+    ("lab_free_2", "free-coder@fp_9", "5c1e09a4b2d7", "CPython 3.11.9", 67),
+    ("lab_free_2", "free-coder@fp_9", "7a0d3f2e91c4", "CPython 3.11.9", 77),
+    ("lab_free_2", "free-coder@fp_9", "7a0d3f2e91c4", "CPython 3.11.9", 73),
+]
+
+
+def write_night(folder: Path, night: int) -> Path:
+    """One night of `NIGHTS`: its pass rate hit (failures spread over the seeds in a fixed
+    order), each night replaying its own recording (so a new completion is not a repeat)."""
+    slot, model, grader, python, rate = NIGHTS[night]
+    day = f"2026-11-{21 + night:02d}"
+    head = header(slot, f"night-{night + 1}", f"{day}T02:00:00Z")
+    head.grader_version = grader
+    head.slot = {"provider": "replay", "path": f"fixtures/completions/{slot}-{day}.jsonl"}
+    head.env = {**head.env, "python": python}
+    head.env_digest = short_hash(json.dumps(head.env, sort_keys=True), 16)
+    keys = [(case_id, seed) for case_id, *_ in CASES for seed in SEEDS]
+    fails = len(keys) - round(rate * len(keys) / 100)
+    by_seed = [
+        sorted(((c, seed) for c, *_ in CASES), key=lambda k: short_hash(f"{k}/{night}", 8))
+        for seed in SEEDS
+    ]
+    failing = {by_seed[k % len(SEEDS)][k // len(SEEDS)] for k in range(fails)}
+    path = folder / f"runs/{day}-{slot}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with RunWriter(path, new=True) as w:
+        w.write(head)
+        for case_id, seed in keys:
+            ok = (case_id, seed) not in failing
+            digest = short_hash(f"{case_id}/{seed}/{ok}/{night}", 12)
+            w.write(
+                CaseRecord(
+                    case_id,
+                    ok,
+                    seed=seed,
+                    fixture_hash=short_hash(case_id, 16),
+                    grader_version=grader,
+                    model_slot=slot,
+                    reasons=[] if ok else ["tests_failed"],
+                    tool_names=[],
+                    text_digest=digest,
+                    completion_digest=digest,
+                    seconds=1.0,
+                    loops=0,
+                    reported_model=model,
+                )
+            )
+        w.write(Summary(f"{day}T02:04:00Z", records=len(keys), passed=len(keys) - len(failing)))
+    return path
+
+
+async def shoot_history(out: Path) -> Path:
+    """The history screen over `NIGHTS`, in a folder of its own."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        cwd = Path.cwd()
+        os.chdir(folder)
+        try:
+            paths = [write_night(folder, k).relative_to(folder) for k in range(len(NIGHTS))]
+            app = make_app(paths[-2], paths[-1], cursor_blink=False, cwd=folder)
+            async with app.run_test(size=SIZE) as pilot:
+                while "listed" not in app.review.timings:
+                    await pilot.pause(0.02)
+                await pilot.press("h")
+                screen = app.screen
+                while getattr(screen, "history", None) is None:
+                    await pilot.pause(0.02)
+                # Mark the last night of the first series and the first of the second.
+                await pilot.press("home", *["down"] * 4, "space", "down", "space")
+                await pilot.pause()
+                path = out / "history.svg"
+                path.write_text(app.export_screenshot(title="evalpin review"))
+        finally:
+            os.chdir(cwd)
+    return path
+
+
 async def shoot(out: Path) -> list[Path]:
     saved = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -226,6 +314,7 @@ async def shoot(out: Path) -> list[Path]:
                 save(app, "banner.svg")
         finally:
             os.chdir(cwd)
+    saved.append(await shoot_history(out))
     return saved
 
 

@@ -323,7 +323,12 @@ def test_review_refuses_bad_files_before_any_screen(capsys, tmp_path: Path) -> N
     assert r.code == 3 and "no such file" in r.err
 
 
-def test_review_without_runs_says_so(capsys, tmp_path: Path, monkeypatch) -> None:
+def test_review_without_runs_or_demo_says_so(capsys, tmp_path: Path, monkeypatch) -> None:
+    # With runs of its own or a bundled demo, `review` opens them (tested in
+    # test_tui_index); with neither, it says so in one line instead of opening nothing.
+    import evalpin.core.index as index
+
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(index, "bundled_demo", lambda: None)
     r = cli(capsys, "review")
     assert r.code == 3 and "no runs folder" in r.err and r.err.count("\n") == 1

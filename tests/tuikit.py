@@ -61,6 +61,17 @@ async def settle(pilot, app: EvalpinApp, what: str = "listed", timeout: float = 
     await pilot.pause()
 
 
+async def wait_for(pilot, ready, what: str = "condition", timeout: float = 20) -> None:
+    """Pause until `ready()` is true (a worker's result arrived, a screen changed)."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not ready():
+        if loop.time() > end:
+            raise TimeoutError(f"never reached: {what}")
+        await pilot.pause(0.02)
+    await pilot.pause()
+
+
 def screen_text(app: EvalpinApp) -> str:
     """What the terminal shows, as plain text (like `export_screenshot`, without styles)."""
     width, height = app.size

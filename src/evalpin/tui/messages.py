@@ -1,7 +1,8 @@
-"""App-wide messages: what the loading worker reports, in the order it learns it.
+"""App-wide messages: what the loading workers report, in the order they learn it.
 
-Posted from a thread worker (`post_message` is thread-safe) and handled on the review
-screen. Progress is coalesced by the sender (at most one message every 50 ms).
+Posted from thread workers (`post_message` is thread-safe): the run loader's are handled
+on the review screen (progress is coalesced by the sender, at most one message every
+50 ms), the history reader's on the history screen.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from textual.message import Message
 
 from evalpin.core.compare import Diff, KeyMismatch
+from evalpin.core.history import History
 from evalpin.core.index import CaseIndex
 from evalpin.core.runfile import RunFile
 from evalpin.core.verdict import Verdict
@@ -63,3 +65,20 @@ class LoadFailed(Message):
     """A file could not be read (already one line: `path:line: what is wrong`)."""
 
     error: str
+
+
+@dataclass
+class HistoryRead(Message):
+    """The runs folder read into series and breaks. `generation` tells a reload's answer
+    from an earlier one still on its way."""
+
+    history: History
+    generation: int
+
+
+@dataclass
+class HistoryFailed(Message):
+    """The runs folder could not be listed (one line naming it)."""
+
+    error: str
+    generation: int

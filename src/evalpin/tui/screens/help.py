@@ -36,6 +36,7 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
         "Anywhere",
         [
             ("v", "verdict screen: the publish rule for each run"),
+            ("h", "history: the runs folder as series, with a pass-rate chart"),
             ("l", "launch panel: start a pinned run"),
             ("t", "switch between the dark and the light theme"),
             ("?", "this help"),
@@ -47,6 +48,16 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
         [
             ("e", "export a publish card beside each publishable run"),
             ("Esc  v", "back to the cases"),
+        ],
+    ),
+    (
+        "History screen",
+        [
+            ("↑ ↓  j k  g G", "move between runs (the chart follows the cursor)"),
+            ("Space", "mark a run, two at most (Space again unmarks)"),
+            ("Enter  o", "open the marked pair: one series side by side, two: the banner"),
+            ("r", "read the folder again"),
+            ("Esc  h", "back to the cases"),
         ],
     ),
     (

@@ -88,6 +88,7 @@ class ReviewScreen(Screen[None]):
         Binding("f", "cycle_filter", "filter"),
         Binding("slash", "search", "search", key_display="/"),
         Binding("v", "verdict", "verdict"),
+        Binding("h", "history", "history"),
         Binding("l", "launch", "launch"),
         Binding("t", "toggle_theme", "theme", show=False),
         Binding("question_mark", "help", "help", key_display="?"),
@@ -422,6 +423,25 @@ class ReviewScreen(Screen[None]):
         from evalpin.tui.screens.verdict import VerdictScreen
 
         self.app.push_screen(VerdictScreen(self.left, self.right, *self.verdicts, self.diff))
+
+    def history_folder(self) -> Path:
+        """Where `h` reads: the left run's folder, else ./runs (of the app's folder)."""
+        folder = Path(source_path(self.left_source)).parent
+        if folder.is_dir():
+            return folder
+        return (getattr(self.app, "cwd", None) or Path.cwd()) / "runs"
+
+    def action_history(self) -> None:
+        from evalpin.tui.screens.history import HistoryScreen
+
+        shown = self.right_source if self.right_source is not None else self.left_source
+        screen = HistoryScreen(self.history_folder(), current=source_path(shown))
+        self.app.push_screen(screen, self._history_chosen)
+
+    def _history_chosen(self, pair: tuple[str, str] | None) -> None:
+        """Two runs chosen in the history: opened as `evalpin review LEFT RIGHT` would."""
+        if pair is not None:
+            self.open_runs(*pair)
 
     def action_launch(self) -> None:
         from evalpin.tui.screens.launch import LaunchScreen

@@ -1,0 +1,470 @@
+"""The runs of a history as a table: fixture sets, series, the breaks between them, runs,
+and the files that could not be read.
+
+A Line-API `ScrollView` like the case list: `history_rows` lays a `History` out as rows
+once, and only the rows on screen become strips. The cursor moves over run rows only;
+headings, break separators and unreadable files are inert text. Every string from a run
+file (slot labels, models, env values, case ids, paths, errors) is made inert and
+rendered as a plain segment, never as markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from evalpin.core.history import (
+    DATED_BY_MTIME,
+    ENV_CHANGE,
+    Break,
+    Change,
+    History,
+    HistoryRun,
+    Series,
+    Unreadable,
+)
+from evalpin.core.sanitize import inert_line
+from evalpin.core.verdict import CONTAMINATED, PUBLISHABLE, UNCONTROLLED
+from evalpin.tui.widgets.trend import MARKED, PALETTE
+
+FIXTURES, SERIES, NOTE, BREAK, RUN, UNREADABLE, ERROR, BLANK = (
+    "fixtures",
+    "series",
+    "note",
+    "break",
+    "run",
+    "unreadable",
+    "error",
+    "blank",
+)
+# Run columns: heading and width (the file name takes what is left).
+COLUMNS = (
+    ("", 2),
+    ("series", 7),
+    ("started", 18),
+    ("mean", 7),
+    ("per seed %", 27),
+    ("spread", 7),
+    ("verdict", 18),
+    ("notes", 18),
+    ("file", 0),
+)
+VALUE_WIDTH = 40
+FILE_MARK = "\0"  # where the file name starts: a long one is cut from its start
+
+Cells = list[tuple[str, str | None]]  # text and a component class (None: plain)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the table; `run` is set on run rows (the only ones the cursor visits)."""
+
+    kind: str
+    series: Series | None = None
+    run: HistoryRun | None = None
+    brk: Break | None = None
+    text: str = ""
+
+
+def value_text(value: object, width: int = VALUE_WIDTH) -> str:
+    """A pin or env value, inert and cut: `<missing>` when absent."""
+    text = "<missing>" if value is None else inert_line(str(value))
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def changes_text(changes: Sequence[Change]) -> str:
+    return " · ".join(
+        f"{inert_line(c.key)} {value_text(c.before)} → {value_text(c.after)}" for c in changes
+    )
+
+
+def history_rows(history: History) -> list[Row]:
+    """The history as rows: per fixture set its series in order, each series after the
+    break that started it; the unreadable files last."""
+    breaks = {b.after: b for b in history.breaks}
+    rows: list[Row] = []
+    fixtures: object = object()
+    for series in history.series:
+        if series.fixtures != fixtures:
+            fixtures = series.fixtures
+            if rows:
+                rows.append(Row(BLANK))
+            rows.append(Row(FIXTURES, series=series))
+        elif (brk := breaks.get(series.index)) is not None:
+            pins = [c for c in brk.changes if not c.key.startswith("env.")]
+            env = [c for c in brk.changes if c.key.startswith("env.")]
+            rows.append(Row(BREAK, series=series, brk=brk))
+            if pins:
+                rows.append(Row(BREAK, series=series, text="   moved  " + changes_text(pins)))
+            if env:
+                moved = [Change(c.key[4:], c.before, c.after) for c in env]
+                rows.append(Row(BREAK, series=series, text="   env    " + changes_text(moved)))
+        rows.append(Row(SERIES, series=series))
+        rows += [Row(NOTE, series=series, text=note) for note in series_notes(series)]
+        rows += [Row(RUN, series=series, run=run) for run in series.runs]
+    if history.unreadable:
+        if rows:
+            rows.append(Row(BLANK))
+        rows.append(Row(UNREADABLE, text=f"unreadable files ({len(history.unreadable)})"))
+        rows += [Row(ERROR, text=unreadable_text(u)) for u in history.unreadable]
+    return rows
+
+
+def unreadable_text(u: Unreadable) -> str:
+    """`name: what is wrong`, the folder dropped from the error (it names the file)."""
+    error = u.error[len(u.path) :].lstrip(": ") if u.error.startswith(u.path) else u.error
+    name = Path(u.path).name
+    return inert_line(f"{name}: {error}" if not error.startswith(name) else error)
+
+
+def label_class(label: str) -> str:
+    if label == PUBLISHABLE:
+        return "history--good"
+    if label in (UNCONTROLLED, CONTAMINATED):
+        return "history--bad"
+    return "history--warn"
+
+
+def pct(rate: float | None) -> str:
+    return "n/a" if rate is None else f"{100 * rate:.1f}%"
+
+
+def run_notes(run: HistoryRun) -> list[tuple[str, str]]:
+    """Short flags for a run row: env change (and what moved), incomplete, non-det."""
+    notes = []
+    if run.env_change is not None:
+        moved = ", ".join(inert_line(c.key) for c in run.env_change) or "env"
+        notes.append(("~ " + moved, "history--env"))
+    if run.complete is False:
+        notes.append(("INCOMPLETE", "history--bad"))
+    if run.verdict.non_deterministic:
+        notes.append(("non-det", "history--bad"))
+    return notes
+
+
+def fit(text: str, width: int) -> str:
+    """`text` in a column of `width` cells: cut (with an ellipsis) to leave one blank
+    cell before the next column, and padded."""
+    if len(text) > width - 1:
+        text = text[: max(0, width - 2)] + "…" if width > 1 else ""
+    return text.ljust(width)
+
+
+def column_heading() -> str:
+    return "".join(fit(name, width) if width else name for name, width in COLUMNS)
+
+
+def run_cells(run: HistoryRun, series: Series, marked: bool, colour: int) -> Cells:
+    v = run.verdict
+    widths = [w for _, w in COLUMNS]
+    when = run.when.strftime("%Y-%m-%d %H:%M") + ("*" if run.dated_by == DATED_BY_MTIME else "")
+    seeds = " ".join(
+        f"{'-' if s is None else s}:{100 * r:.1f}" for s, r in v.pass_rate_by_seed.items()
+    )
+    notes = run_notes(run)
+    cells: Cells = [
+        ((" " + (MARKED if marked else " ")).ljust(widths[0]), "history--marked"),
+        (fit(f"━ {series.index}", widths[1]), f"trend--s{colour % PALETTE}"),
+        (fit(when, widths[2]), None),
+        (fit(pct(run.mean_rate), widths[3]), "history--key"),
+        (fit(seeds or "-", widths[4]), None),
+        (fit(f"{100 * v.spread:.1f}", widths[5]), "history--warn" if v.unstable else None),
+        (fit(v.label, widths[6]), label_class(v.label)),
+    ]
+    room = widths[7] - 1
+    for text, cls in notes:
+        if room <= 1:
+            break
+        piece = text if len(text) < room else text[: room - 2] + "…"
+        cells.append((piece + " ", cls))
+        room -= len(piece) + 1
+    cells.append((" " * max(0, room + 1), None))
+    cells.append((FILE_MARK + inert_line(Path(run.path).name), "history--muted"))
+    return cells
+
+
+def series_cells(series: Series, colour: int) -> Cells:
+    pins = series.pins
+    dataset = pins["dataset_hash"]
+    n = len(series.runs)
+    cells: Cells = [
+        (" ━━ ", f"trend--s{colour % PALETTE}"),
+        (f"series {series.index}", "history--heading"),
+        ("  slot ", "history--muted"),
+        (value_text(pins["model_slot"]), None),
+        ("  model ", "history--muted"),
+        (value_text(pins["reported_model"]), None),
+        ("  grader ", "history--muted"),
+        (value_text(pins["grader_version"], 16), None),
+        ("  dataset ", "history--muted"),
+        (value_text(dataset[:12] if dataset else None), None),
+        (f"  {n} run{'s' if n != 1 else ''}", "history--muted"),
+    ]
+    return cells
+
+
+def series_notes(series: Series) -> list[str]:
+    """What makes a series suspect: a missing pin, a backend that did not reproduce."""
+    notes = []
+    if series.unpinned:
+        missing = ", ".join(series.unpinned)
+        notes.append(f"unpinned: {missing} missing, so comparable with no other run")
+    if series.non_deterministic:
+        conflicts = series.repeat_conflicts
+        within = [m for r in series.runs for m in r.verdict.repeat_mismatches]
+        case_id, seed = (conflicts[0].case_id, conflicts[0].seed) if conflicts else within[0]
+        count = len(conflicts) + len(within)
+        where = "no seed" if seed is None else f"seed {seed}"
+        notes.append(
+            f"non-deterministic backend: {count} repeated (case, seed) pair(s) gave another "
+            f"completion, e.g. {value_text(case_id)} ({where})"
+        )
+    return notes
+
+
+def break_cells(row: Row, width: int) -> Cells:
+    brk = row.brk
+    if brk is None:
+        return [(row.text, "history--muted")]
+    kinds = " · ".join(brk.kinds)
+    head = f" ╌╌ break: {kinds} ╌╌ not a trend: a new series starts"
+    if brk.overlap:
+        head += " (the two series overlap in time)"
+    if ENV_CHANGE in brk.kinds and not any(c.key.startswith("env.") for c in brk.changes):
+        head += " (env components not recorded)"
+    return [(head + " " + "╌" * max(0, width - len(head) - 1), "history--break")]
+
+
+class HistoryTable(ScrollView, can_focus=True):
+    """Fixture sets, series headings, break separators and runs; the cursor on runs."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "cursor(-1)", "up", show=False),
+        Binding("down,j", "cursor(1)", "down", show=False),
+        Binding("pageup", "page(-1)", "page up", show=False),
+        Binding("pagedown", "page(1)", "page down", show=False),
+        Binding("home,g", "jump(0)", "first", show=False),
+        Binding("end,G", "jump(-1)", "last", show=False),
+    ]
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "history--cursor",
+        "history--cursor-blurred",
+        "history--heading",
+        "history--key",
+        "history--muted",
+        "history--break",
+        "history--env",
+        "history--good",
+        "history--warn",
+        "history--bad",
+        "history--marked",
+        *(f"trend--s{k}" for k in range(PALETTE)),
+    }
+
+    cursor: reactive[int] = reactive(0, always_update=False, init=False)
+    """Which run the cursor is on (an index into `runs`)."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.rows: list[Row] = []
+        self.run_rows: list[int] = []  # row positions of the runs, top to bottom
+        self.colours: dict[int, int] = {}
+        self.marked: tuple[str, ...] = ()
+        self.placeholder = "reading runs…"
+        self._cache: LRUCache[tuple, Strip] = LRUCache(512)
+        self._base: Style | None = None
+
+    # -- data ------------------------------------------------------------------------
+
+    def show(self, rows: list[Row], colours: dict[int, int], cursor: int = 0) -> None:
+        """Show `rows`; `colours` maps a series number to its palette slot."""
+        self.rows, self.colours = rows, colours
+        self.run_rows = [k for k, row in enumerate(rows) if row.kind == RUN]
+        self._cache.clear()
+        self.virtual_size = Size(self.scrollable_content_region.width, len(rows))
+        self.set_reactive(HistoryTable.cursor, -1)
+        self.cursor = max(0, min(cursor, len(self.run_rows) - 1))
+        self.refresh()
+
+    def show_empty(self, message: str) -> None:
+        self.rows, self.run_rows = [], []
+        self.placeholder = message
+        self._cache.clear()
+        self.virtual_size = Size(self.scrollable_content_region.width, 0)
+        self.set_reactive(HistoryTable.cursor, 0)
+        self.refresh()
+
+    def set_marked(self, marked: Sequence[str]) -> None:
+        self.marked = tuple(marked)
+        self._cache.clear()
+        self.refresh()
+
+    @property
+    def runs(self) -> list[HistoryRun]:
+        return [self.rows[k].run for k in self.run_rows]  # type: ignore[misc]
+
+    @property
+    def current(self) -> HistoryRun | None:
+        """The run under the cursor, or None when there is none."""
+        if 0 <= self.cursor < len(self.run_rows):
+            return self.rows[self.run_rows[self.cursor]].run
+        return None
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        self._scroll_into_view(old)
+        for k in (old, new):
+            if 0 <= k < len(self.run_rows):
+                self.refresh_line(self.run_rows[k])
+
+    def _scroll_into_view(self, old: int) -> None:
+        if not 0 <= self.cursor < len(self.run_rows):
+            return
+        row = self.run_rows[self.cursor]
+        height = self.scrollable_content_region.height
+        top = round(self.scroll_y)
+        # Moving up, bring the headings above the run into view with it.
+        first = self.run_rows[self.cursor - 1] + 1 if self.cursor > 0 else 0
+        if row < top or (self.cursor < old and first < top):
+            self.scroll_to(y=max(0, min(first, row)), animate=False)
+        elif height and row >= top + height:
+            self.scroll_to(y=row - height + 1, animate=False)
+
+    # -- actions ---------------------------------------------------------------------
+
+    def move_to(self, position: int) -> None:
+        if self.run_rows:
+            self.cursor = max(0, min(position, len(self.run_rows) - 1))
+
+    def action_cursor(self, delta: int) -> None:
+        self.move_to(self.cursor + delta)
+
+    def action_page(self, direction: int) -> None:
+        if not self.run_rows:
+            return
+        page = max(1, self.scrollable_content_region.height - 1)
+        target = self.run_rows[self.cursor] + direction * page
+        near = min(range(len(self.run_rows)), key=lambda k: abs(self.run_rows[k] - target))
+        self.move_to(near if near != self.cursor else self.cursor + direction)
+
+    def action_jump(self, where: int) -> None:
+        self.move_to(len(self.run_rows) - 1 if where < 0 else 0)
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        position = round(self.scroll_y) + offset.y
+        if position in self.run_rows:
+            self.cursor = self.run_rows.index(position)
+
+    # -- rendering -------------------------------------------------------------------
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._base = None
+        self._cache.clear()
+
+    def on_focus(self) -> None:
+        self._cache.clear()
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self._cache.clear()
+        self.refresh()
+
+    def on_resize(self) -> None:
+        self._cache.clear()
+        self.virtual_size = Size(self.scrollable_content_region.width, len(self.rows))
+
+    def text(self) -> str:
+        """Every row as plain text (what scrolling would show)."""
+        width = max(120, self.scrollable_content_region.width)
+        return "\n".join(
+            "".join(
+                t.lstrip(FILE_MARK) for t, _ in self._cells(row, width, self._marked(row))
+            ).rstrip()
+            for row in self.rows
+        )
+
+    def _marked(self, row: Row) -> bool:
+        return row.run is not None and row.run.path in self.marked
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        if self._base is None:
+            self._base = self.rich_style
+        base = self._base
+        position = round(self.scroll_y) + y
+        if position >= len(self.rows):
+            if y == 0 and not self.rows:
+                text = " " + self.placeholder
+                return Strip([Segment(text, base)]).adjust_cell_length(width, base)
+            return Strip.blank(width, base)
+        row = self.rows[position]
+        selected = bool(self.run_rows) and position == self.run_rows[self.cursor]
+        marked = self._marked(row)
+        key = (position, selected, marked, self.has_focus, width)
+        strip = self._cache.get(key)
+        if strip is None:
+            strip = self._cache[key] = self._strip(row, width, selected, marked)
+        return strip
+
+    def _cells(self, row: Row, width: int, marked: bool) -> Cells:
+        colour = self.colours.get(row.series.index, 0) if row.series is not None else 0
+        if row.kind == RUN and row.run is not None and row.series is not None:
+            return run_cells(row.run, row.series, marked, colour)
+        if row.kind == SERIES and row.series is not None:
+            return series_cells(row.series, colour)
+        if row.kind == BREAK:
+            return break_cells(row, width)
+        if row.kind == FIXTURES and row.series is not None:
+            return [
+                (" fixtures  ", "history--muted"),
+                (
+                    value_text(row.series.fixtures, 80)
+                    if row.series.fixtures
+                    else "<no fixture set recorded>",
+                    "history--heading",
+                ),
+            ]
+        if row.kind == NOTE:
+            return [("    " + row.text, "history--bad")]
+        if row.kind == UNREADABLE:
+            return [(" " + row.text, "history--bad")]
+        if row.kind == ERROR:
+            return [("   " + row.text, None)]
+        return [("", None)]
+
+    def _strip(self, row: Row, width: int, selected: bool, marked: bool) -> Strip:
+        base = self._base or self.rich_style
+        component = self.get_component_rich_style
+        cells = self._cells(row, width, marked)
+        used = sum(len(text) for text, _ in cells[:-1])
+        segments = []
+        for text, cls in cells:
+            if text.startswith(FILE_MARK):
+                text = text[1:]
+                room = width - used
+                if len(text) > room:
+                    text = ("…" + text[len(text) - room + 1 :]) if room > 1 else ""
+            segments.append(Segment(text, base + component(cls, partial=True) if cls else base))
+        strip = Strip(segments).crop(0, width).adjust_cell_length(width, base)
+        if selected:
+            name = "history--cursor" if self.has_focus else "history--cursor-blurred"
+            cursor = component(name)
+            over = Style(bgcolor=cursor.bgcolor, bold=cursor.bold)
+            strip = Strip([Segment(text, (style or base) + over) for text, style, _ in strip])
+        return strip

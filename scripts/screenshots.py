@@ -309,8 +309,7 @@ async def shoot(out: Path) -> list[Path]:
                 save(app, "launch.svg")
             app = make_app(left, other, cursor_blink=False, cwd=folder)
             async with app.run_test(size=SIZE) as pilot:
-                await settle(app, pilot, "diff")
-                await pilot.pause(0.1)
+                await settle(app, pilot, "verdicts")  # the screen behind the banner, loaded
                 save(app, "banner.svg")
         finally:
             os.chdir(cwd)

@@ -179,6 +179,10 @@ async def test_banner_from_headers_comes_before_the_cases_are_read(tmp_path: Pat
         await pilot.pause()
         text = screen_text(app)
         assert "model slot  differs on 15 case(s)" in text and "night" in text and "day" in text
+        # The cases indexed later do not make the list behind the banner claim otherwise.
+        await settle(pilot, app, "verdicts")
+        assert app.review.index is not None
+        assert app.review.query_one(CaseList).placeholder == "comparison refused: see the banner"
 
 
 async def test_banner_quit_and_its_button(tmp_path: Path) -> None:

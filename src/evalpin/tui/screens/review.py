@@ -291,6 +291,7 @@ class ReviewScreen(Screen[None]):
         self.delta = choice == "delta"
         self.case_list.placeholder = "indexing cases…"
         if self.index is not None:
+            self.case_list.placeholder = "no case matches"
             self._fill()
 
     def watch_delta(self, delta: bool) -> None:
@@ -301,8 +302,8 @@ class ReviewScreen(Screen[None]):
         if not self._current(message.index.left):
             return
         self.index = message.index
-        self.case_list.placeholder = "no case matches"
-        if not self.banner_pending:
+        if not self.banner_pending:  # behind the banner, the list keeps saying why
+            self.case_list.placeholder = "no case matches"
             self._fill()
 
     def _fill(self) -> None:

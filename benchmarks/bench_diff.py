@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from synth import make_pair
-from timing import best_of, machine, parse_with_json, print_timings
+from timing import best_of, installed_env, machine, parse_with_json, print_timings
 
 
 def main() -> None:
@@ -28,7 +28,7 @@ def main() -> None:
     evalpin = [sys.executable, "-m", "evalpin", "diff", str(left), str(right)]
 
     def run_diff() -> None:
-        done = subprocess.run(evalpin, capture_output=True, check=False)
+        done = subprocess.run(evalpin, capture_output=True, check=False, env=installed_env())
         # The synthetic pair has moved cases: exit 1, a summary line, nothing on stderr.
         out = done.stdout.decode()
         if done.returncode != 1 or done.stderr or "REGRESSED" not in out:

@@ -26,7 +26,7 @@ from evalpin.core.records import SCHEMA, CaseRecord, FixturesInfo, RunHeader, Su
 from evalpin.core.runfile import RunWriter, read_run
 
 sys.path.insert(0, str(Path(__file__).parent))
-from timing import best_of, machine, parse_with_json, print_timings
+from timing import best_of, installed_env, machine, parse_with_json, print_timings
 
 SEEDS = (11, 29, 47)
 SLOT_CHANGE, GRADER_CHANGE, ENV_CHANGE = 80, 140, 50
@@ -119,7 +119,7 @@ def main() -> None:
     command = [sys.executable, "-m", "evalpin", "history", str(folder)]
 
     def run_history() -> None:
-        done = subprocess.run(command, capture_output=True, check=False)
+        done = subprocess.run(command, capture_output=True, check=False, env=installed_env())
         out = done.stdout.decode()
         # Three series, two named breaks, the env change inside the first series.
         expected = ("3 series", "backend delta", "rubric change", "environment change")
@@ -128,7 +128,10 @@ def main() -> None:
 
     def startup() -> None:
         subprocess.run(
-            [sys.executable, "-m", "evalpin", "--version"], check=True, capture_output=True
+            [sys.executable, "-m", "evalpin", "--version"],
+            check=True,
+            capture_output=True,
+            env=installed_env(),
         )
 
     def read_all() -> None:

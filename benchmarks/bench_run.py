@@ -20,6 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).parent))
+from timing import installed_env
+
 DATA = Path(__file__).parent / "data"
 # A small but real repair item: the test does a little work, like the demo's items.
 SOLUTION = '''\
@@ -47,7 +50,11 @@ def test_many():
 def evalpin(*args: str, cwd: Path) -> float:
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "evalpin", "run", *args], cwd=cwd, capture_output=True, text=True
+        [sys.executable, "-m", "evalpin", "run", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=installed_env(),
     )
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
@@ -122,7 +129,7 @@ def direct_pytest(repeat: int, *, autoload: bool) -> float:
     evalpin runs pytest with plugin autoloading off; `autoload=False` does the same here,
     so the comparison measures the sandbox, not the plugins installed in this venv.
     """
-    env = dict(os.environ)
+    env = installed_env()
     env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
     if not autoload:
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
@@ -137,6 +144,7 @@ def direct_pytest(repeat: int, *, autoload: bool) -> float:
                 [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_item0.py"],
                 cwd=work,
                 capture_output=True,
+                env=env,
             )
             times.append(time.perf_counter() - started)
             assert done.returncode == 0, done.stdout

@@ -29,6 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from synth import make_pair
+from timing import installed_env
 
 SIZE = (160, 45)
 TARGETS = {"first_paint": 0.5, "listed": 2.5, "key_p95": 0.050, "rss_mb": 400}
@@ -175,7 +176,7 @@ def main() -> None:
     ok = True
     for name, pair in (("same instrument", (left, right)), ("refused pair", (left, reslotted))):
         cmd = [sys.executable, __file__, "--presses", str(args.presses), "--one", *map(str, pair)]
-        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False, env=installed_env())
         if done.returncode != 0:
             sys.exit(f"scenario {name!r} failed:\n{done.stdout}{done.stderr}")
         r = json.loads(done.stdout.strip().splitlines()[-1])

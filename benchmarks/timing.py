@@ -32,6 +32,15 @@ def parse_with_json(paths: Iterable[Path]) -> int:
     return n
 
 
+def installed_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment for timed subprocesses, without PYTHONDONTWRITEBYTECODE: an
+    installed program has its bytecode compiled (pip does it at install), so the first
+    (warm-up) run may write it and the timed runs measure the program, not the compiler."""
+    env = dict(os.environ if base is None else base)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def machine() -> str:
     return (
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"

@@ -218,3 +218,42 @@ def test_real_process_exit_codes_and_no_traceback(tmp_path: Path) -> None:
     assert r.code == 3 and "Traceback" not in r.err and r.err.count("\n") == 1
     r = cli_process("diff", "--bogus-option", str(left), str(right))
     assert r.code == 3
+
+
+YAML_ATTACKS = {
+    "alias-bomb": "a: &a [x, x, x]\nb: &b [*a, *a, *a]\nc: [*b, *b, *b]\n",
+    "python-object": "schema: coding-eval/v1\nx: !!python/object/apply:os.system ['echo pwned']\n",
+    "escape": "schema: coding-eval/v1\ndataset_id: d\ndataset_version: '1'\nitems:\n"
+    "  - {id: a, language: python, prompt_file: ../../etc/passwd, test_file: t.py,"
+    " timeout_s: 5, expected_files: [s.py]}\n",
+    "absolute": "schema: coding-eval/v1\ndataset_id: d\ndataset_version: '1'\nitems:\n"
+    "  - {id: a, language: python, prompt_file: /etc/passwd, test_file: t.py,"
+    " timeout_s: 5, expected_files: [s.py]}\n",
+}
+
+
+@pytest.mark.parametrize("attack", YAML_ATTACKS)
+@pytest.mark.parametrize("command", ["hash", "run"])
+def test_hostile_fixture_yaml_exits_3_with_one_line(
+    capsys, tmp_path: Path, attack, command
+) -> None:
+    path = tmp_path / f"{attack}.yaml"
+    path.write_text(YAML_ATTACKS[attack])
+    args = (
+        ["hash", str(path)]
+        if command == "hash"
+        else [
+            "run",
+            "--fixtures",
+            str(path),
+            "--slot",
+            "x=replay:none.jsonl",
+            "--out",
+            str(tmp_path / "out.jsonl"),
+        ]
+    )
+    r = cli(capsys, *args)
+    assert r.code == 3, r
+    lines = r.err.strip().splitlines()
+    assert len(lines) == 1 and str(path) in lines[0] and "Traceback" not in r.err
+    assert not (tmp_path / "out.jsonl").exists()

@@ -1,7 +1,7 @@
 """The runs of a history as a table: fixture sets, series, the breaks between them, runs,
 and the files that could not be read.
 
-A Line-API `ScrollView` like the case list: `history_rows` lays a `History` out as rows
+A `CursorView` like the case list: `history_rows` lays a `History` out as rows
 once, and only the rows on screen become strips. The cursor moves over run rows only;
 headings, break separators and unreadable files are inert text. Every string from a run
 file (slot labels, models, env values, case ids, paths, errors) is made inert and
@@ -16,13 +16,6 @@ from pathlib import Path
 from typing import ClassVar
 
 from rich.segment import Segment
-from rich.style import Style
-from textual import events
-from textual.binding import Binding, BindingType
-from textual.cache import LRUCache
-from textual.geometry import Size
-from textual.reactive import reactive
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from evalpin.core.history import (
@@ -37,6 +30,7 @@ from evalpin.core.history import (
 )
 from evalpin.core.sanitize import inert_line
 from evalpin.core.verdict import CONTAMINATED, PUBLISHABLE, UNCONTROLLED
+from evalpin.tui.widgets.cursor_view import CursorView
 from evalpin.tui.widgets.trend import MARKED, PALETTE
 
 FIXTURES, SERIES, NOTE, BREAK, RUN, UNREADABLE, ERROR, BLANK = (
@@ -247,21 +241,13 @@ def break_cells(row: Row, width: int) -> Cells:
     return [(head + " " + "╌" * max(0, width - len(head) - 1), "history--break")]
 
 
-class HistoryTable(ScrollView, can_focus=True):
+class HistoryTable(CursorView):
     """Fixture sets, series headings, break separators and runs; the cursor on runs."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "cursor(-1)", "up", show=False),
-        Binding("down,j", "cursor(1)", "down", show=False),
-        Binding("pageup", "page(-1)", "page up", show=False),
-        Binding("pagedown", "page(1)", "page down", show=False),
-        Binding("home,g", "jump(0)", "first", show=False),
-        Binding("end,G", "jump(-1)", "last", show=False),
-    ]
-
+    CURSOR_CLASSES = ("history--cursor", "history--cursor-blurred")
+    CACHE_SIZE = 512
     COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "history--cursor",
-        "history--cursor-blurred",
+        *CURSOR_CLASSES,
         "history--heading",
         "history--key",
         "history--muted",
@@ -274,120 +260,42 @@ class HistoryTable(ScrollView, can_focus=True):
         *(f"trend--s{k}" for k in range(PALETTE)),
     }
 
-    cursor: reactive[int] = reactive(0, always_update=False, init=False)
-    """Which run the cursor is on (an index into `runs`)."""
-
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.rows: list[Row] = []
-        self.run_rows: list[int] = []  # row positions of the runs, top to bottom
         self.colours: dict[int, int] = {}
         self.marked: tuple[str, ...] = ()
-        self.placeholder = "reading runs…"
-        self._cache: LRUCache[tuple, Strip] = LRUCache(512)
-        self._base: Style | None = None
 
     # -- data ------------------------------------------------------------------------
 
     def show(self, rows: list[Row], colours: dict[int, int], cursor: int = 0) -> None:
         """Show `rows`; `colours` maps a series number to its palette slot."""
         self.rows, self.colours = rows, colours
-        self.run_rows = [k for k, row in enumerate(rows) if row.kind == RUN]
-        self._cache.clear()
-        self.virtual_size = Size(self.scrollable_content_region.width, len(rows))
-        self.set_reactive(HistoryTable.cursor, -1)
-        self.cursor = max(0, min(cursor, len(self.run_rows) - 1))
-        self.refresh()
+        self.reset([k for k, row in enumerate(rows) if row.kind == RUN], cursor)
 
     def show_empty(self, message: str) -> None:
-        self.rows, self.run_rows = [], []
+        self.rows = []
         self.placeholder = message
-        self._cache.clear()
-        self.virtual_size = Size(self.scrollable_content_region.width, 0)
-        self.set_reactive(HistoryTable.cursor, 0)
-        self.refresh()
+        self.reset([], None)
 
     def set_marked(self, marked: Sequence[str]) -> None:
         self.marked = tuple(marked)
-        self._cache.clear()
-        self.refresh()
+        self.redraw()
+
+    @property
+    def run_rows(self) -> Sequence[int]:
+        """Row positions of the runs, top to bottom (where the cursor may stop)."""
+        return self.stops
 
     @property
     def runs(self) -> list[HistoryRun]:
-        return [self.rows[k].run for k in self.run_rows]  # type: ignore[misc]
+        return [self.rows[k].run for k in self.stops]  # type: ignore[misc]
 
     @property
     def current(self) -> HistoryRun | None:
         """The run under the cursor, or None when there is none."""
-        if 0 <= self.cursor < len(self.run_rows):
-            return self.rows[self.run_rows[self.cursor]].run
-        return None
-
-    def watch_cursor(self, old: int, new: int) -> None:
-        self._scroll_into_view(old)
-        for k in (old, new):
-            if 0 <= k < len(self.run_rows):
-                self.refresh_line(self.run_rows[k])
-
-    def _scroll_into_view(self, old: int) -> None:
-        if not 0 <= self.cursor < len(self.run_rows):
-            return
-        row = self.run_rows[self.cursor]
-        height = self.scrollable_content_region.height
-        top = round(self.scroll_y)
-        # Moving up, bring the headings above the run into view with it.
-        first = self.run_rows[self.cursor - 1] + 1 if self.cursor > 0 else 0
-        if row < top or (self.cursor < old and first < top):
-            self.scroll_to(y=max(0, min(first, row)), animate=False)
-        elif height and row >= top + height:
-            self.scroll_to(y=row - height + 1, animate=False)
-
-    # -- actions ---------------------------------------------------------------------
-
-    def move_to(self, position: int) -> None:
-        if self.run_rows:
-            self.cursor = max(0, min(position, len(self.run_rows) - 1))
-
-    def action_cursor(self, delta: int) -> None:
-        self.move_to(self.cursor + delta)
-
-    def action_page(self, direction: int) -> None:
-        if not self.run_rows:
-            return
-        page = max(1, self.scrollable_content_region.height - 1)
-        target = self.run_rows[self.cursor] + direction * page
-        near = min(range(len(self.run_rows)), key=lambda k: abs(self.run_rows[k] - target))
-        self.move_to(near if near != self.cursor else self.cursor + direction)
-
-    def action_jump(self, where: int) -> None:
-        self.move_to(len(self.run_rows) - 1 if where < 0 else 0)
-
-    def on_click(self, event: events.Click) -> None:
-        offset = event.get_content_offset(self)
-        if offset is None:
-            return
-        position = round(self.scroll_y) + offset.y
-        if position in self.run_rows:
-            self.cursor = self.run_rows.index(position)
-
-    # -- rendering -------------------------------------------------------------------
-
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._base = None
-        self._cache.clear()
-
-    def on_focus(self) -> None:
-        self._cache.clear()
-        self.refresh()
-
-    def on_blur(self) -> None:
-        self._cache.clear()
-        self.refresh()
-
-    def on_resize(self) -> None:
-        self._cache.clear()
-        self.virtual_size = Size(self.scrollable_content_region.width, len(self.rows))
+        line = self.cursor_line
+        return None if line is None else self.rows[line].run
 
     def text(self) -> str:
         """Every row as plain text (what scrolling would show)."""
@@ -402,25 +310,11 @@ class HistoryTable(ScrollView, can_focus=True):
     def _marked(self, row: Row) -> bool:
         return row.run is not None and row.run.path in self.marked
 
-    def render_line(self, y: int) -> Strip:
-        width = self.scrollable_content_region.width
-        if self._base is None:
-            self._base = self.rich_style
-        base = self._base
-        position = round(self.scroll_y) + y
-        if position >= len(self.rows):
-            if y == 0 and not self.rows:
-                text = " " + self.placeholder
-                return Strip([Segment(text, base)]).adjust_cell_length(width, base)
-            return Strip.blank(width, base)
-        row = self.rows[position]
-        selected = bool(self.run_rows) and position == self.run_rows[self.cursor]
-        marked = self._marked(row)
-        key = (position, selected, marked, self.has_focus, width)
-        strip = self._cache.get(key)
-        if strip is None:
-            strip = self._cache[key] = self._strip(row, width, selected, marked)
-        return strip
+    def line_count(self) -> int:
+        return len(self.rows)
+
+    def line_key(self, line: int) -> tuple[int, bool]:
+        return line, self._marked(self.rows[line])
 
     def _cells(self, row: Row, width: int, marked: bool) -> Cells:
         colour = self.colours.get(row.series.index, 0) if row.series is not None else 0
@@ -448,10 +342,11 @@ class HistoryTable(ScrollView, can_focus=True):
             return [("   " + row.text, None)]
         return [("", None)]
 
-    def _strip(self, row: Row, width: int, selected: bool, marked: bool) -> Strip:
-        base = self._base or self.rich_style
+    def draw_line(self, line: int, width: int) -> Strip:
+        row = self.rows[line]
+        base = self.base_style
         component = self.get_component_rich_style
-        cells = self._cells(row, width, marked)
+        cells = self._cells(row, width, self._marked(row))
         used = sum(len(text) for text, _ in cells[:-1])
         segments = []
         for text, cls in cells:
@@ -461,10 +356,4 @@ class HistoryTable(ScrollView, can_focus=True):
                 if len(text) > room:
                     text = ("…" + text[len(text) - room + 1 :]) if room > 1 else ""
             segments.append(Segment(text, base + component(cls, partial=True) if cls else base))
-        strip = Strip(segments).crop(0, width).adjust_cell_length(width, base)
-        if selected:
-            name = "history--cursor" if self.has_focus else "history--cursor-blurred"
-            cursor = component(name)
-            over = Style(bgcolor=cursor.bgcolor, bold=cursor.bold)
-            strip = Strip([Segment(text, (style or base) + over) for text, style, _ in strip])
-        return strip
+        return Strip(segments).crop(0, width).adjust_cell_length(width, base)

@@ -196,12 +196,6 @@ def _show(value: str | None) -> str:
     return MISSING if value is None else value
 
 
-def index_rows(rows: list[CaseRow]) -> tuple[dict[Key, int], int]:
-    """Row index by (case_id, seed); the last record of a repeated key wins."""
-    keyed = {(r.case_id, r.seed): i for i, r in enumerate(rows)}
-    return keyed, len(rows) - len(keyed)
-
-
 def movement(lrow: CaseRow, rrow: CaseRow) -> str | None:
     """regressed, fixed, drift (same grade, completion digest moved), or None."""
     if lrow.passed != rrow.passed:

@@ -69,14 +69,6 @@ def _seed_order(seed: Seed) -> tuple[bool, int]:
 # -- pass rates ---------------------------------------------------------------------
 
 
-def pass_rate(rows: Iterable[Graded]) -> float | None:
-    total = passed = 0
-    for row in rows:
-        total += 1
-        passed += row.passed
-    return passed / total if total else None
-
-
 def pass_counts_by_seed(rows: Iterable[Graded]) -> dict[Seed, tuple[int, int]]:
     """(passed, total) for each seed, in seed order (None, a seedless record, first).
     Counted in C through one Counter over (seed, passed), so it costs little on 100k rows."""

@@ -22,6 +22,23 @@ Pure Python (`math` only), so the core stays light. Three tools:
   many cases were compared, and 5 or fewer passing pairs cannot show a regression at
   all. So "3 regressions, 0 fixes" (p = 0.25) is noise by this test, on 200 cases or on
   20,000.
+- **Clustered comparison** (`clustered`): the headline. A case's seeds are not
+  independent (at temperature 0 they are near copies), so the case is the unit.
+  Durkalski et al. (2003)'s clustered McNemar: with b_k, c_k the case's regressed and
+  fixed seed pairs, `X^2 = (sum_k (b_k - c_k))^2 / sum_k (b_k - c_k)^2`, chi-square with
+  1 df. With one seed per case it is McNemar's chi-square, and the p-value is then the
+  exact McNemar's, as for the pooled test. Beside it the per-case paired difference
+  `d_k = (c_k - b_k) / n_k` (right pass rate minus left over the case's n_k shared
+  seeds), its mean, the cluster-robust SE `sd(d) / sqrt(n)` over the n shared cases
+  (Miller 2024, "Adding Error Bars to Evals"), the 95% interval `mean +- 1.959964 SE`
+  and the minimum detectable effect at 80% power, `(1.959964 + 0.841621) SE`.
+  Edge cases, by definition: no discordant case (every b_k = c_k, which includes "no
+  flips at all") gives X^2 = 0 and p = 1; a case regressed on one seed and fixed on
+  another counts for neither side; one shared case leaves sd(d) undefined, so SE,
+  interval and MDE are None; cases whose d_k are all equal (nothing moved, or every
+  case moved alike) give SE = 0: the formula's answer, a zero-width interval that
+  says the cases agree, not that the estimate is exact; no shared case: X^2 = 0,
+  p = 1, every other number None.
 
 Stability across seeds: a case that passed on every seed it ran (two or more) is a stable
 pass, one that failed on every seed a stable fail, one that did both is flaky; the flip
@@ -43,6 +60,7 @@ from evalpin.core.compare import FIXED, REGRESSED, Diff
 
 ALPHA = 0.05
 Z95 = 1.959963984540054  # the 97.5th percentile of the standard normal
+Z80 = 0.8416212335729143  # the 80th percentile: 80% power
 _LN2 = math.log(2.0)
 
 Seed = int | None
@@ -208,6 +226,155 @@ def flips_needed(other: int, room: int, alpha: float = ALPHA) -> int | None:
     return high
 
 
+# -- the clustered comparison: cases, not seeds ---------------------------------------
+
+
+def chi2_1df_sf(x: float) -> float:
+    """P(X >= x) for X ~ chi-square with 1 df: a squared standard normal, so erfc."""
+    if x <= 0:
+        return 1.0
+    return math.erfc(math.sqrt(x / 2.0))
+
+
+CaseFlips = tuple[int, int, int]  # (shared seed pairs, regressed pairs, fixed pairs)
+
+
+def cases_needed(other: int, room: int, exact: bool, alpha: float = ALPHA) -> int | None:
+    """The fewest whole cases flipping one way (on every seed) that the headline test
+    could call signal, given `other` cases flipped the opposite way and `room` cases able
+    to flip this way; None when no such number fits. Whole-case flips of s seeds give
+    X^2 = (s x - s o)^2 / (s^2 x + s^2 o) = (x - o)^2 / (x + o) whatever s is; with one
+    seed per case (`exact`) the headline is the exact McNemar, so is this."""
+    if exact:
+        return flips_needed(other, room, alpha)
+
+    def significant(x: int) -> bool:
+        return x > other and chi2_1df_sf((x - other) ** 2 / (x + other)) < alpha
+
+    if not significant(room):
+        return None
+    low, high = other, room  # (x - o)^2 / (x + o) grows with x beyond o
+    while high - low > 1:
+        mid = (low + high) // 2
+        if significant(mid):
+            high = mid
+        else:
+            low = mid
+    return high
+
+
+@dataclass(frozen=True)
+class Clustered:
+    """Two runs compared case by case (see the module docstring for the definitions)."""
+
+    cases: int
+    regressed_cases: int
+    fixed_cases: int
+    statistic: float
+    p_value: float
+    exact: bool  # one seed per case: p_value is the exact McNemar's
+    mean_difference: float | None
+    se: float | None
+    ci95: tuple[float, float] | None
+    mde80: float | None
+    regressions_needed: int | None = None
+    fixes_needed: int | None = None
+    alpha: float = ALPHA
+
+    @property
+    def significant(self) -> bool:
+        return self.p_value < self.alpha
+
+    @property
+    def test(self) -> str:
+        if self.exact:
+            return "exact McNemar over cases (one seed per case)"
+        return "clustered McNemar over cases (Durkalski 2003), chi-square 1 df"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "test": self.test,
+            "cases": self.cases,
+            "regressed_cases": self.regressed_cases,
+            "fixed_cases": self.fixed_cases,
+            "statistic": self.statistic,
+            "p_value": self.p_value,
+            "significant": self.significant,
+            "mean_difference": self.mean_difference,
+            "se": self.se,
+            "ci95": list(self.ci95) if self.ci95 is not None else None,
+            "mde80": self.mde80,
+            "regressions_needed": self.regressions_needed,
+            "fixes_needed": self.fixes_needed,
+        }
+
+
+def clustered(
+    per_case: Iterable[CaseFlips],
+    *,
+    unmoved_cases: int = 0,
+    unmoved_pairs: int = 0,
+    can_regress: int | None = None,
+    can_fix: int | None = None,
+    alpha: float = ALPHA,
+) -> Clustered:
+    """The clustered comparison from each shared case's (pairs, regressed, fixed).
+
+    Cases with no flip add nothing to the test and d_k = 0 to the difference, so a
+    caller on 100k rows may list only the cases that flipped and give the rest as
+    `unmoved_cases` (holding `unmoved_pairs` pairs). `can_regress` / `can_fix`: the
+    cases with a left pass / a left fail, the ceilings of the cases-needed lines (None:
+    not computed)."""
+    n = unmoved_cases
+    single = unmoved_pairs == unmoved_cases
+    regressed_cases = fixed_cases = b_total = c_total = 0
+    net = squares = 0
+    diffs: list[float] = []
+    for pairs, b, c in per_case:
+        if pairs < 1 or b < 0 or c < 0 or b + c > pairs:
+            raise ValueError(f"impossible case counts: {b} regressed, {c} fixed of {pairs}")
+        n += 1
+        single = single and pairs == 1
+        b_total += b
+        c_total += c
+        regressed_cases += b > c
+        fixed_cases += c > b
+        net += b - c
+        squares += (b - c) ** 2
+        if b != c:
+            diffs.append((c - b) / pairs)
+    statistic = net * net / squares if squares else 0.0
+    exact = single and n > 0
+    p_value = mcnemar_exact(b_total, c_total) if exact else chi2_1df_sf(statistic)
+    mean = se = ci = mde = None
+    if n:
+        mean = math.fsum(diffs) / n
+        if n > 1:
+            ss = math.fsum((d - mean) ** 2 for d in diffs) + (n - len(diffs)) * mean * mean
+            se = math.sqrt(ss / (n - 1) / n)
+            ci = (mean - Z95 * se, mean + Z95 * se)
+            mde = (Z95 + Z80) * se
+    return Clustered(
+        cases=n,
+        regressed_cases=regressed_cases,
+        fixed_cases=fixed_cases,
+        statistic=statistic,
+        p_value=p_value,
+        exact=exact,
+        mean_difference=mean,
+        se=se,
+        ci95=ci,
+        mde80=mde,
+        regressions_needed=(
+            None if can_regress is None else cases_needed(fixed_cases, can_regress, exact, alpha)
+        ),
+        fixes_needed=(
+            None if can_fix is None else cases_needed(regressed_cases, can_fix, exact, alpha)
+        ),
+        alpha=alpha,
+    )
+
+
 @dataclass(frozen=True)
 class Paired:
     """Two comparable runs on the (case, seed) pairs they share: rates, flips, the test."""
@@ -259,8 +426,10 @@ class Paired:
 
 @dataclass(frozen=True)
 class PairedStats:
-    """The paired comparison pooled across seeds and for each seed."""
+    """The paired comparison: over cases (the headline), pooled across seeds and for
+    each seed (detail)."""
 
+    clustered: Clustered
     pooled: Paired
     by_seed: dict[Seed, Paired]
     alpha: float = ALPHA
@@ -270,6 +439,7 @@ class PairedStats:
             "test": "exact McNemar, two-sided, on discordant (case, seed) pairs",
             "interval": "Wilson 95%",
             "alpha": self.alpha,
+            "clustered": self.clustered.to_json(),
             "pooled": self.pooled.to_json(),
             "by_seed": [{"seed": s, **p.to_json()} for s, p in self.by_seed.items()],
         }
@@ -301,7 +471,29 @@ def paired_stats(diff: Diff, alpha: float = ALPHA) -> PairedStats | None:
         sum(p.fixed for p in by_seed.values()),
         alpha,
     )
-    return PairedStats(pooled_test, by_seed, alpha)
+    return PairedStats(_clustered_of(diff, shared, alpha), pooled_test, by_seed, alpha)
+
+
+def _clustered_of(diff: Diff, shared: Sequence[Graded], alpha: float) -> Clustered:
+    """The clustered comparison of a Diff: C-level counts over the shared left rows
+    (pairs and left passes per case), a Python pass over the moved rows only."""
+    case_ids = list(map(_CASE, shared))
+    pairs = Counter(case_ids)
+    passes = Counter(compress(case_ids, map(_PASSED, shared)))
+    flips: dict[str, list[int]] = {}
+    for m in diff.moved:
+        if m.kind in (REGRESSED, FIXED):
+            bc = flips.setdefault(m.case_id, [0, 0])
+            bc[m.kind == FIXED] += 1
+    moved_pairs = sum(pairs[c] for c in flips)
+    return clustered(
+        ((pairs[c], b, f) for c, (b, f) in flips.items()),
+        unmoved_cases=len(pairs) - len(flips),
+        unmoved_pairs=len(shared) - moved_pairs,
+        can_regress=len(passes),
+        can_fix=sum(n > passes[c] for c, n in pairs.items()),
+        alpha=alpha,
+    )
 
 
 # -- stability across seeds ---------------------------------------------------------

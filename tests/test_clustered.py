@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from pathlib import Path
@@ -14,6 +15,7 @@ from evalpin.core import stats
 from evalpin.core.compare import compare
 from evalpin.core.runfile import read_run
 from tests.builders import grid, write_run
+from tests.clirun import cli
 
 
 def issue_example() -> tuple[dict[str, list[bool]], dict[str, list[bool]]]:
@@ -210,3 +212,49 @@ def test_cases_needed_is_the_threshold(other: int) -> None:
         assert p_with(needed) < 0.05 <= p_with(needed - 1)
     assert stats.cases_needed(other, needed - 1, exact=False) is None
     assert stats.cases_needed(other, needed, exact=False) == needed
+
+
+# -- through the command line ----------------------------------------------------------
+
+
+def write_pair(tmp_path: Path, left: dict, right: dict, seeds=(11, 29, 47)) -> tuple[str, str]:
+    lpath = write_run(tmp_path / "l.jsonl", grid(left, seeds=seeds))
+    rpath = write_run(tmp_path / "r.jsonl", grid(right, seeds=seeds))
+    return str(lpath), str(rpath)
+
+
+def test_diff_json_carries_the_clustered_stats(capsys, tmp_path: Path) -> None:
+    left, right = write_pair(tmp_path, *issue_example())
+    r = cli(capsys, "diff", left, right, "--json")
+    assert r.code == 1
+    c = json.loads(r.out)["stats"]["clustered"]
+    keys = {"cases", "regressed_cases", "fixed_cases", "statistic", "p_value"}
+    keys |= {"mean_difference", "se", "ci95", "mde80"}
+    assert keys <= set(c)
+    assert (c["cases"], c["regressed_cases"], c["fixed_cases"]) == (200, 16, 3)
+    assert c["statistic"] == pytest.approx(961 / 139) and round(c["p_value"], 4) == 0.0086
+    assert c["significant"] is True and len(c["ci95"]) == 2
+    assert c["ci95"][0] < c["mean_difference"] < c["ci95"][1] < 0
+
+
+def test_diff_text_leads_with_the_cases(capsys, tmp_path: Path) -> None:
+    left, right = write_pair(tmp_path, *issue_example())
+    out = cli(capsys, "diff", left, right).out
+    assert "clustered over 200 cases: 16 regressed, 3 fixed, X^2 = 6.91, p = 0.0086: signal" in out
+    assert "paired difference -5.2 points (right - left), 95% [-9.0, -1.4]" in out
+    assert "40 regressed, 9 fixed: exact McNemar p < 0.0001 (detail" in out
+    assert out.index("clustered over") < out.index("exact McNemar")
+
+
+def test_seeds_that_copy_each_other_are_not_signal(capsys, tmp_path: Path) -> None:
+    """Three cases regressed on all three seeds: nine flipped pairs (pooled exact p =
+    0.004) but three cases, which X^2 = 3 calls noise."""
+    left = {f"c{i}": [True] * 3 for i in range(50)}
+    right = {f"c{i}": [i >= 3] * 3 for i in range(50)}
+    out = cli(capsys, "diff", *write_pair(tmp_path, left, right)).out
+    assert (
+        "clustered over 50 cases: 3 regressed, 0 fixed, X^2 = 3.00, p = 0.0833: within noise"
+        in (out)
+    )
+    assert "9 regressed, 0 fixed: exact McNemar p = 0.0039" in out
+    assert "signal" not in out.replace("within noise", "")

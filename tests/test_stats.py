@@ -202,8 +202,17 @@ def test_diff_prints_the_paired_test_and_the_threshold(capsys, tmp_path: Path) -
     left, right = three_regressions(tmp_path)
     r = cli(capsys, "diff", str(left), str(right))
     assert r.code == 1
-    assert "3 regressed, 0 fixed: exact McNemar p = 0.2500, not significant at 0.05" in r.out
-    assert "with 0 fixed, 6 regressions would be the fewest to reach p < 0.05" in r.out
+    # The headline counts cases: 3 cases regressed on one seed of two, X^2 = 9/3.
+    assert "clustered over 100 cases: 3 regressed, 0 fixed, X^2 = 3.00, p = 0.0833: within" in (
+        r.out
+    )
+    assert "with 0 fixed case(s), 4 whole cases regressed (on every seed) would be the fewest" in (
+        r.out
+    )
+    assert "paired difference -1.5 points (right - left), 95% [-3.2, +0.2]" in r.out
+    # The pooled pairs test is detail below it, and calls nothing.
+    assert "3 regressed, 0 fixed: exact McNemar p = 0.2500 (detail" in r.out
+    assert r.out.index("clustered over") < r.out.index("exact McNemar")
     assert "left 1.000 [0.981, 1.000]  right 0.985 [0.957, 0.995]  on 200 shared" in r.out
     assert "seed 11  left 1.000 [0.963, 1.000]  right 0.970 [0.915, 0.990]" in r.out
     assert "3 regressed, 0 fixed, p = 0.2500" in r.out
@@ -225,7 +234,10 @@ def test_diff_says_when_a_flip_count_is_signal(capsys, tmp_path: Path) -> None:
     left = write_run(tmp_path / "l.jsonl", grid({f"c{i}": [True] for i in range(8)}, seeds=(11,)))
     right = write_run(tmp_path / "r.jsonl", grid({f"c{i}": [False] for i in range(8)}, seeds=(11,)))
     r = cli(capsys, "diff", str(left), str(right))
-    assert "8 regressed, 0 fixed: exact McNemar p = 0.0078, significant at 0.05" in r.out
+    assert (
+        "clustered over 8 cases (one seed each): 8 regressed, 0 fixed, exact McNemar "
+        "p = 0.0078: signal" in r.out
+    )
     assert "seed 11  left" not in r.out  # one seed: the pooled line says it all
 
 
@@ -233,8 +245,9 @@ def test_diff_on_too_few_cases_says_nothing_could_be_significant(capsys, tmp_pat
     left = write_run(tmp_path / "l.jsonl", grid({"a": [True], "b": [True]}, seeds=(11,)))
     right = write_run(tmp_path / "r.jsonl", grid({"a": [False], "b": [False]}, seeds=(11,)))
     r = cli(capsys, "diff", str(left), str(right))
-    assert "no number of regressions could reach p < 0.05: only 2 pair(s) passed on the left" in (
-        r.out
+    assert (
+        "no number of regressed cases could reach p < 0.05: only 2 case(s) passed on the left"
+        in (r.out)
     )
 
 

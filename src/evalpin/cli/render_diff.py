@@ -64,18 +64,23 @@ def print_refusal(refuse_line: str, diff, lrun, rrun, artifact: Path | None) -> 
         )
 
 
-def _p_value(p: float) -> str:
-    return "p < 0.0001" if p < 0.0001 else f"p = {p:.4f}"
-
-
 def _print_paired(out, diff) -> None:
-    """Rates with intervals, the exact McNemar test and the flips it would take, so
-    that "3 regressed" is read against what this many cases can show."""
-    from evalpin.core.stats import paired_stats
+    """The clustered call over cases first (the headline: signal or within noise), its
+    paired difference and the whole cases it would take; then, as detail, the rates with
+    intervals and the exact McNemar over (case, seed) pairs, pooled and per seed."""
+    from evalpin.core.stats import p_text, paired_stats
 
     paired = paired_stats(diff)
     if paired is None:
         return
+    c = paired.clustered
+    worse = c.regressed_cases > c.fixed_cases
+    style = ("bold red" if worse else "bold green") if c.significant else "yellow"
+    head, _, call = c.headline().rpartition(": ")
+    out.print(text(("headline   ", "dim"), head, ": ", (call, style)))
+    for detail in (c.difference_text(), c.needed_text()):
+        if detail:
+            out.print(text(("           ", "dim"), detail))
     p = paired.pooled
     out.print(
         text(
@@ -84,37 +89,20 @@ def _print_paired(out, diff) -> None:
             f"on {p.shared} shared (case, seed) pairs, 95% Wilson",
         )
     )
-    verdict = (
-        (f"significant at {p.alpha}", "bold red" if p.regressed > p.fixed else "bold green")
-        if p.significant
-        else (f"not significant at {p.alpha}: within noise", "yellow")
-    )
     out.print(
         text(
-            ("paired     ", "dim"),
-            f"{p.regressed} regressed, {p.fixed} fixed: exact McNemar {_p_value(p.p_value)}, ",
-            verdict,
+            ("pairs      ", "dim"),
+            f"{p.regressed} regressed, {p.fixed} fixed: exact McNemar {p_text(p.p_value)} "
+            "(detail: counts seeds as independent pairs)",
         )
     )
-    if p.fixed > p.regressed:
-        other, other_kind, needed, kind = p.regressed, "regressed", p.fixes_needed, "fixes"
-        room = f"only {p.shared - p.left.passed} pair(s) failed on the left"
-    else:
-        other, other_kind, needed, kind = p.fixed, "fixed", p.regressions_needed, "regressions"
-        room = f"only {p.left.passed} pair(s) passed on the left"
-    threshold = (
-        f"with {other} {other_kind}, {needed} {kind} would be the fewest to reach p < {p.alpha}"
-        if needed is not None
-        else f"with {other} {other_kind}, no number of {kind} could reach p < {p.alpha}: {room}"
-    )
-    out.print(text(("           ", "dim"), threshold))
     if len(paired.by_seed) > 1:
         for seed, s in paired.by_seed.items():
             out.print(
                 text(
                     (f"  {seed_text(seed):<9}", "dim"),
                     f"left {rate_text(s.left)}  right {rate_text(s.right)}  "
-                    f"{s.regressed} regressed, {s.fixed} fixed, {_p_value(s.p_value)}",
+                    f"{s.regressed} regressed, {s.fixed} fixed, {p_text(s.p_value)}",
                 )
             )
 

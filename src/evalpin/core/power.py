@@ -83,6 +83,26 @@ class Power:
     def cases_needed(self) -> int | None:
         return self.needed.get(self.plan_seeds)
 
+    def why_not(self) -> str:
+        """Why there is no detectable drop to report (empty when there is one)."""
+        if self.cases == 0:
+            return "no cases"
+        if self.omega2 is None:
+            return "one case: no variance between cases"
+        if self.mde80 is None:
+            return "every case gave the same grade on every seed: no variance observed"
+        return ""
+
+    def mde_text(self) -> str:
+        """The one line `verdict` and the verdict screen show."""
+        mde = self.mde80
+        if mde is None:
+            return f"this run cannot estimate its noise: {self.why_not()}"
+        return (
+            f"this run can detect drops of {mde * 100:.1f} points or more "
+            f"(80% power, alpha 0.05, {self.cases} cases)"
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "alpha": 0.05,

@@ -279,11 +279,74 @@ class Clustered:
     mde80: float | None
     regressions_needed: int | None = None
     fixes_needed: int | None = None
+    can_regress: int | None = None  # cases with a left pass (the ceiling of the above)
+    can_fix: int | None = None  # cases with a left fail
     alpha: float = ALPHA
 
     @property
     def significant(self) -> bool:
         return self.p_value < self.alpha
+
+    @property
+    def call(self) -> str:
+        """The headline word every renderer uses."""
+        return "signal" if self.significant else "within noise"
+
+    def headline(self) -> str:
+        """`clustered over 200 cases: 16 regressed, 3 fixed, X^2 = 6.91, p = 0.0086: signal`"""
+        if self.exact:
+            over, test = " (one seed each)", f"exact McNemar {p_text(self.p_value)}"
+        else:
+            over, test = "", f"X^2 = {self.statistic:.2f}, {p_text(self.p_value)}"
+        return (
+            f"clustered over {self.cases} cases{over}: {self.regressed_cases} regressed, "
+            f"{self.fixed_cases} fixed, {test}: {self.call}"
+        )
+
+    def difference_text(self) -> str | None:
+        """The paired difference in pass-rate points, its interval and the MDE."""
+        if self.mean_difference is None:
+            return None
+        mean = f"paired difference {self.mean_difference * 100:+.1f} points (right - left)"
+        if self.se is None or self.ci95 is None or self.mde80 is None:
+            return mean + "; one case: no standard error, interval or detectable effect"
+        lo, hi = self.ci95
+        return (
+            f"{mean}, 95% [{lo * 100:+.1f}, {hi * 100:+.1f}], SE {self.se * 100:.1f}; "
+            f"detectable at 80% power: {self.mde80 * 100:.1f} points"
+        )
+
+    def needed_text(self) -> str | None:
+        """How many whole cases would have had to flip for the headline to say signal."""
+        if self.fixed_cases > self.regressed_cases:
+            other, other_kind, needed, kind, room = (
+                self.regressed_cases,
+                "regressed",
+                self.fixes_needed,
+                "fixed",
+                self.can_fix,
+            )
+            side = "failed"
+        else:
+            other, other_kind, needed, kind, room = (
+                self.fixed_cases,
+                "fixed",
+                self.regressions_needed,
+                "regressed",
+                self.can_regress,
+            )
+            side = "passed"
+        if room is None:
+            return None
+        if needed is not None:
+            return (
+                f"with {other} {other_kind} case(s), {needed} whole cases {kind} (on every "
+                f"seed) would be the fewest to reach p < {self.alpha}"
+            )
+        return (
+            f"with {other} {other_kind} case(s), no number of {kind} cases could reach "
+            f"p < {self.alpha}: only {room} case(s) {side} on the left"
+        )
 
     @property
     def test(self) -> str:
@@ -371,8 +434,15 @@ def clustered(
         fixes_needed=(
             None if can_fix is None else cases_needed(regressed_cases, can_fix, exact, alpha)
         ),
+        can_regress=can_regress,
+        can_fix=can_fix,
         alpha=alpha,
     )
+
+
+def p_text(p: float) -> str:
+    """A p-value as every renderer prints it."""
+    return "p < 0.0001" if p < 0.0001 else f"p = {p:.4f}"
 
 
 @dataclass(frozen=True)

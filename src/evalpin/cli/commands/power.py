@@ -1,0 +1,41 @@
+"""`evalpin power RUN`: cases and seeds a comparison needs, from one run's variance."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from evalpin.cli.console import emit_json, side
+
+
+@click.command("power")
+@click.argument("run", type=click.Path(path_type=Path))
+@click.option(
+    "--drop",
+    default=0.02,
+    show_default=True,
+    type=click.FloatRange(0, 1, min_open=True),
+    help="Pass-rate drop to detect (0.02: two points).",
+)
+@click.option(
+    "--seeds",
+    type=click.IntRange(min=1),
+    help="Seeds per case to plan for.  [default: the run's]",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+def power_cmd(run: Path, drop: float, seeds: int | None, as_json: bool) -> None:
+    """How many cases (at how many seeds) detect a DROP with 80% power at alpha 0.05,
+    and the smallest drop RUN can detect as it is (Miller's formula, from RUN's
+    between-case and within-case variance). Exit 0; 3 on bad input."""
+    from evalpin.core.power import power
+    from evalpin.core.runfile import read_run
+
+    runfile = read_run(run)
+    plan = power(runfile.rows, drop=drop, seeds=seeds)
+    if as_json:
+        emit_json({"run": side(runfile), **plan.to_json()})
+    else:
+        from evalpin.cli.render_power import print_power
+
+        print_power(runfile, plan)

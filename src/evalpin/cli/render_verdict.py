@@ -73,6 +73,8 @@ def print_verdict(run, v) -> None:
                 f"{st.flaky} flaky{single}{flips}",
             )
         )
+    if v.power is not None:
+        out.print(text(("power     ", "dim"), v.power.mde_text()))
     if v.flaky_cases:
         listed = ", ".join(inert_line(c) for c in v.flaky_cases[:12])
         more = f" and {len(v.flaky_cases) - 12} more" if len(v.flaky_cases) > 12 else ""

@@ -1,9 +1,11 @@
 """The publish card: a Markdown summary written beside a publishable run file.
 
 Headless (no Textual import). It carries the four pins, the seeds, per-seed pass rates,
-the spread, and the metric family: pass rate, static-check violations, mean repair loops,
-latency p50 and max. Written only for a run whose verdict is `publishable`, by the TUI
-(`e` on the verdict screen, beside the run) and by `evalpin verdict RUN --card PATH`.
+the spread, the smallest drop the run can detect, the comparison it was exported beside
+(the call over cases first), and the metric family: pass rate, static-check violations,
+mean repair loops, latency p50 and max. Written only for a run whose verdict is
+`publishable`, by the TUI (`e` on the verdict screen, beside the run) and by
+`evalpin verdict RUN --card PATH`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 
 from evalpin.core.runfile import RunFile
 from evalpin.core.sanitize import inert_line
+from evalpin.core.stats import PairedStats, p_text
 from evalpin.core.verdict import PUBLISHABLE, Verdict
 
 STATIC_CHECKS = ("forbidden_import", "outside_surface", "syntax_error", "missing_file")
@@ -69,7 +72,25 @@ def _num(value: float | None, fmt: str = ".3f", unit: str = "") -> str:
     return "n/a" if value is None else f"{value:{fmt}}{unit}"
 
 
-def render_card(run: RunFile, verdict: Verdict, m: Metrics) -> str:
+def _comparison(paired: PairedStats) -> list[str]:
+    """The paired comparison the card was exported beside: the call over cases first,
+    the pooled (case, seed) pairs test only as detail."""
+    c, p = paired.clustered, paired.pooled
+    lines = ["", "## Compared left -> right", "", f"**{_md(c.headline())}**."]
+    for detail in (c.difference_text(), c.needed_text()):
+        if detail:
+            lines += ["", _md(detail[0].upper() + detail[1:]) + "."]
+    lines += [
+        "",
+        f"Detail, counting seeds as independent pairs: {p.regressed} regressed, {p.fixed} "
+        f"fixed of {p.shared} (case, seed) pairs, exact McNemar {p_text(p.p_value)}.",
+    ]
+    return lines
+
+
+def render_card(
+    run: RunFile, verdict: Verdict, m: Metrics, paired: PairedStats | None = None
+) -> str:
     h = run.header
     pins = verdict.pins
     seeds = pins["seeds"].value or []
@@ -99,6 +120,12 @@ def render_card(run: RunFile, verdict: Verdict, m: Metrics) -> str:
     lines += [
         "",
         f"Spread across seeds: {verdict.spread:.3f} (band {verdict.band:.3f}, {stability}).",
+    ]
+    if verdict.power is not None:
+        lines += ["", f"Sensitivity: {_md(verdict.power.mde_text())}."]
+    if paired is not None:
+        lines += _comparison(paired)
+    lines += [
         "",
         "## Metrics",
         "",
@@ -126,11 +153,14 @@ class NotPublishable(ValueError):
         super().__init__(f"not publishable ({why_not(verdict)})")
 
 
-def export_card(run: RunFile, verdict: Verdict, path: Path | None = None) -> Path:
-    """Write the card atomically (default: beside the run file); only when publishable."""
+def export_card(
+    run: RunFile, verdict: Verdict, path: Path | None = None, paired: PairedStats | None = None
+) -> Path:
+    """Write the card atomically (default: beside the run file); only when publishable.
+    `paired`: the comparison it was exported beside (the TUI's two runs), if any."""
     if verdict.label != PUBLISHABLE:
         raise NotPublishable(verdict)
-    text = render_card(run, verdict, metrics(run))
+    text = render_card(run, verdict, metrics(run), paired)
     path = card_path(run) if path is None else path
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

@@ -15,6 +15,7 @@ from typing import Any
 from evalpin.core import stats
 from evalpin.core.errors import InputError
 from evalpin.core.fixtures import KIND_CODING, FixtureSet
+from evalpin.core.power import Power, power
 from evalpin.core.runfile import TRIPLE, RunFile
 
 CONTAMINATED = "contaminated"
@@ -92,6 +93,8 @@ class Verdict:
     rate_by_seed: dict[int | None, stats.Rate] = field(default_factory=dict)
     pooled_rate: stats.Rate | None = None
     stability: stats.Stability | None = None
+    # What a comparison against this run could detect (Miller's power, from its variance).
+    power: Power | None = None
 
     @property
     def unstable(self) -> bool:
@@ -123,6 +126,7 @@ class Verdict:
                 "by_seed": [{"seed": s, **r.to_json()} for s, r in self.rate_by_seed.items()],
             },
             "stability": self.stability.to_json() if self.stability else None,
+            "power": self.power.to_json() if self.power else None,
         }
 
 
@@ -243,6 +247,7 @@ def judge(
         rate_by_seed=by_seed,
         pooled_rate=pooled,
         stability=stability,
+        power=power(run.rows),
     )
 
 

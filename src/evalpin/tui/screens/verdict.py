@@ -17,6 +17,7 @@ from textual.widgets import Footer, Static
 
 from evalpin.core.compare import Diff
 from evalpin.core.runfile import RunFile
+from evalpin.core.stats import paired_stats
 from evalpin.core.verdict import Verdict
 from evalpin.tui.safe import line, path_line
 from evalpin.tui.widgets.pins import badge_class
@@ -37,6 +38,7 @@ _KNOWN = {
     "non_deterministic",
     "intervals",
     "stability",
+    "power",
 }
 FLAKY_SHOWN = 8
 
@@ -98,6 +100,7 @@ class VerdictScreen(Screen[None]):
         if right is not None and right_verdict is not None:
             self.runs.append((right, right_verdict))
         self.messages: list[Text] = []
+        self.paired = paired_stats(diff) if diff is not None else None
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="verdict"):
@@ -236,6 +239,8 @@ class VerdictScreen(Screen[None]):
                     + ("n/a" if flip is None else f"{flip:.3f}"),
                 )
             )
+        if v.power is not None:
+            parts.append(Text.assemble(("sensitivity    ", muted), v.power.mde_text()))
         extra = {k: val for k, val in v.to_json().items() if k not in _KNOWN}
         for key, value in extra.items():
             shown = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
@@ -245,11 +250,10 @@ class VerdictScreen(Screen[None]):
         return Group(*parts)
 
     def _paired(self) -> Group | Text:
-        """The paired test of the two runs (exact McNemar), when the core provides it."""
+        """The comparison of the two runs: the call over cases first (signal or within
+        noise), then the exact McNemar over (case, seed) pairs as detail."""
         if self.diff is None:
             return Text("")
-        from evalpin.core import stats
-
         head = Text("\npaired comparison, left → right", style="bold")
         if self.diff.refused:
             return Group(
@@ -259,35 +263,35 @@ class VerdictScreen(Screen[None]):
                     style=self._style("pins--warn"),
                 ),
             )
-        paired_stats = getattr(stats, "paired_stats", None)
-        result = paired_stats(self.diff) if paired_stats is not None else None
+        result = self.paired
         if result is None:
             return Text("")
         muted = self._style("verdict--muted")
-        rows: list[Text] = [head]
+        c = result.clustered
+        style = (
+            self._style("pins--bad" if c.regressed_cases > c.fixed_cases else "pins--good")
+            if c.significant
+            else muted
+        )
+        call, _, word = c.headline().rpartition(": ")
+        rows: list[Text] = [
+            head,
+            Text.assemble((f"{'cases':<15}", muted), call, ": ", (word, style)),
+        ]
+        rows += [
+            Text.assemble((" " * 15, muted), detail)
+            for detail in (c.difference_text(), c.needed_text())
+            if detail
+        ]
         for name, p in [
-            ("pooled", result.pooled),
+            ("pairs (detail)", result.pooled),
             *((f"seed {s}", q) for s, q in result.by_seed.items()),
         ]:
-            verdict = (
-                ("significant", self._style("pins--bad"))
-                if p.significant and p.regressed > p.fixed
-                else ("significant", self._style("pins--good"))
-                if p.significant
-                else ("not significant", muted)
-            )
-            needed = p.regressions_needed
             rows.append(
                 Text.assemble(
                     (f"{name:<15}", muted),
                     f"{p.shared:,} shared · {p.regressed} regressed · {p.fixed} fixed · "
-                    f"exact McNemar p = {p.p_value:.3g} ",
-                    verdict,
-                    (
-                        f" · regressions needed for p < {p.alpha}: "
-                        + ("none possible" if needed is None else str(needed)),
-                        muted,
-                    ),
+                    f"exact McNemar p = {p.p_value:.3g}",
                 )
             )
         return Group(*rows)
@@ -333,7 +337,7 @@ class VerdictScreen(Screen[None]):
         names = ("left", "right") if len(self.runs) == 2 else ("run",)
         for name, (run, v) in zip(names, self.runs, strict=False):
             try:
-                path = export_card(run, v)
+                path = export_card(run, v, paired=self.paired)
             except NotPublishable as exc:
                 out.append(("bad", f"{name}: no card: {exc}"))
             except OSError as exc:

@@ -258,3 +258,31 @@ def test_seeds_that_copy_each_other_are_not_signal(capsys, tmp_path: Path) -> No
     )
     assert "9 regressed, 0 fixed: exact McNemar p = 0.0039" in out
     assert "signal" not in out.replace("within noise", "")
+
+
+def test_clustered_of_a_diff_matches_counting_by_hand(tmp_path: Path) -> None:
+    """Random small runs (where the ceilings decide the thresholds): the Diff's clustered
+    comparison equals the one counted case by case here, thresholds included."""
+    rng = random.Random(3)
+    for trial in range(12):
+        n, seeds = rng.randrange(2, 12), rng.choice(((11,), (11, 29), (11, 29, 47)))
+        left = {f"c{i}": [rng.random() < 0.3 for _ in seeds] for i in range(n)}
+        right = {c: [ok != (rng.random() < 0.4) for ok in oks] for c, oks in left.items()}
+        folder = tmp_path / str(trial)
+        paired = diff_of(folder, left, right, seeds=seeds, shuffle=trial % 2 == 1)
+        per_case = [
+            (
+                len(seeds),
+                sum(a and not b for a, b in zip(lo, ro, strict=True)),
+                sum(b and not a for a, b in zip(lo, ro, strict=True)),
+            )
+            for lo, ro in zip(left.values(), right.values(), strict=True)
+        ]
+        expect = stats.clustered(
+            per_case,
+            can_regress=sum(any(lo) for lo in left.values()),
+            can_fix=sum(not all(lo) for lo in left.values()),
+        )
+        got = paired.clustered
+        assert got.to_json() == expect.to_json()
+        assert got.needed_text() == expect.needed_text()

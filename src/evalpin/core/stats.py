@@ -279,8 +279,10 @@ class Clustered:
     mde80: float | None
     regressions_needed: int | None = None
     fixes_needed: int | None = None
-    can_regress: int | None = None  # cases with a left pass (the ceiling of the above)
-    can_fix: int | None = None  # cases with a left fail
+    # Cases with a left pass / a left fail: the ceilings of the two lines above. At least
+    # this many, and exact whenever the ceiling decides the answer (see clustered_of).
+    can_regress: int | None = None
+    can_fix: int | None = None
     alpha: float = ALPHA
 
     @property
@@ -521,13 +523,7 @@ def paired_stats(diff: Diff, alpha: float = ALPHA) -> PairedStats | None:
     shared left rows, plus a pass over the moved cases only."""
     if diff.refused or not diff.compared:
         return None
-    rows = diff.left.rows
-    common = diff.common_left
-    shared: Sequence[Graded]
-    if isinstance(common, range) and common == range(len(rows)):
-        shared = rows
-    else:
-        shared = list(map(rows.__getitem__, common))
+    shared = shared_left(diff)
     counts = pass_counts_by_seed(shared)
     flips = Counter((m.seed, m.kind) for m in diff.moved if m.kind in (REGRESSED, FIXED))
     by_seed = {
@@ -541,29 +537,56 @@ def paired_stats(diff: Diff, alpha: float = ALPHA) -> PairedStats | None:
         sum(p.fixed for p in by_seed.values()),
         alpha,
     )
-    return PairedStats(_clustered_of(diff, shared, alpha), pooled_test, by_seed, alpha)
+    return PairedStats(clustered_of(diff, shared, counts, alpha), pooled_test, by_seed, alpha)
 
 
-def _clustered_of(diff: Diff, shared: Sequence[Graded], alpha: float) -> Clustered:
-    """The clustered comparison of a Diff: C-level counts over the shared left rows
-    (pairs and left passes per case), a Python pass over the moved rows only."""
+def shared_left(diff: Diff) -> Sequence[Graded]:
+    """The left rows of the shared (case, seed) pairs (the rows themselves when aligned)."""
+    rows = diff.left.rows
+    common = diff.common_left
+    if isinstance(common, range) and common == range(len(rows)):
+        return rows
+    return list(map(rows.__getitem__, common))
+
+
+def clustered_of(
+    diff: Diff,
+    shared: Sequence[Graded] | None = None,
+    counts: dict[Seed, tuple[int, int]] | None = None,
+    alpha: float = ALPHA,
+) -> Clustered:
+    """The clustered comparison of a Diff; `shared` and `counts` (its shared_left rows
+    and their pass_counts_by_seed) when the caller has them already.
+
+    On 100k rows the passes over all shared rows run in C (the case ids, their set, a
+    count of the flipped cases' pairs); Python loops only over the moved rows. The
+    ceilings of the cases-needed lines (cases with a left pass, with a left fail) cost
+    two more C passes, so they are counted only when they could decide the answer:
+    the busiest seed's left passes (fails) are distinct cases, a lower bound that
+    usually already clears the threshold."""
+    if shared is None:
+        shared = shared_left(diff)
+    if counts is None:
+        counts = pass_counts_by_seed(shared)
     case_ids = list(map(_CASE, shared))
-    pairs = Counter(case_ids)
-    passes = Counter(compress(case_ids, map(_PASSED, shared)))
     flips: dict[str, list[int]] = {}
     for m in diff.moved:
         if m.kind in (REGRESSED, FIXED):
             bc = flips.setdefault(m.case_id, [0, 0])
             bc[m.kind == FIXED] += 1
-    moved_pairs = sum(pairs[c] for c in flips)
-    return clustered(
-        ((pairs[c], b, f) for c, (b, f) in flips.items()),
-        unmoved_cases=len(pairs) - len(flips),
-        unmoved_pairs=len(shared) - moved_pairs,
-        can_regress=len(passes),
-        can_fix=sum(n > passes[c] for c, n in pairs.items()),
-        alpha=alpha,
-    )
+    pairs = Counter(filter(flips.__contains__, case_ids))  # only the flipped cases
+    per_case = [(pairs[c], b, f) for c, (b, f) in flips.items()]
+    cases = len(set(case_ids))
+    unmoved = {"unmoved_cases": cases - len(flips), "unmoved_pairs": len(shared) - pairs.total()}
+    first = clustered(per_case, **unmoved, alpha=alpha)
+    exact = first.exact
+    can_regress = max((k for k, _ in counts.values()), default=0)
+    can_fix = max((n - k for k, n in counts.values()), default=0)
+    if (cases_needed(first.fixed_cases, cases, exact, alpha) or cases) > can_regress:
+        can_regress = len(set(compress(case_ids, map(_PASSED, shared))))
+    if (cases_needed(first.regressed_cases, cases, exact, alpha) or cases) > can_fix:
+        can_fix = len(set(compress(case_ids, map(not_, map(_PASSED, shared)))))
+    return clustered(per_case, **unmoved, can_regress=can_regress, can_fix=can_fix, alpha=alpha)
 
 
 # -- stability across seeds ---------------------------------------------------------

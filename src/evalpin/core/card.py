@@ -14,11 +14,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from evalpin.core.reasons import is_static
 from evalpin.core.runfile import RunFile
 from evalpin.core.sanitize import inert_line
 from evalpin.core.verdict import PUBLISHABLE, Verdict
-
-STATIC_CHECKS = ("forbidden_import", "outside_surface", "syntax_error", "missing_file")
 
 
 @dataclass(frozen=True)
@@ -37,7 +36,7 @@ def metrics(run: RunFile) -> Metrics:
     static = loops_total = loops_n = 0
     seconds = []
     for rec in records:
-        if any(r.partition(":")[0] in STATIC_CHECKS for r in rec.reasons or ()):
+        if any(is_static(r) for r in rec.reasons or ()):
             static += 1
         if rec.loops is not None:
             loops_total += rec.loops

@@ -70,19 +70,14 @@ def _num(value: float | None, fmt: str = ".3f", unit: str = "") -> str:
 
 def render_card(run: RunFile, verdict: Verdict, m: Metrics) -> str:
     h = run.header
-    pins = verdict.pins
-    seeds = pins["seeds"].value or []
     lines = [
         f"# Publish card: {_md(Path(run.path).name)}",
         "",
         f"Verdict: **{verdict.label}** (evalpin publish rule).",
         "",
-        "| pin | value |",
+        "| publish rule | value |",
         "|---|---|",
-        f"| fixture hash | `{_md(pins['fixture_hash'].value)}` |",
-        f"| scorer commit | `{_md(pins['scorer_commit'].value)}` |",
-        f"| seeds | {_md(', '.join(map(str, seeds)))} (n={len(seeds)}) |",
-        f"| env digest | `{_md(pins['env_digest'].value)}` |",
+        *(f"| {_md(c.rule)} | {_md(c.shown)} |" for c in verdict.checklist),
     ]
     if h is not None:
         lines += [

@@ -159,3 +159,9 @@ def test_power_command_unreadable_run_exits_3(capsys, tmp_path: Path) -> None:
     assert r.code == 3 and "bad.jsonl" in r.err and r.out == ""
     r = cli(capsys, "power", str(tmp_path / "missing.jsonl"))
     assert r.code == 3 and "missing.jsonl" in r.err
+
+
+def test_a_tiny_run_says_it_cannot_detect_any_drop() -> None:
+    p = pw.power(grid({"a": [True] * 3, "b": [False] * 3}))
+    assert p.mde80 is not None and p.mde80 > 1
+    assert p.mde_text().startswith("this run is too small to detect any drop with 80% power")

@@ -98,6 +98,11 @@ class Power:
         mde = self.mde80
         if mde is None:
             return f"this run cannot estimate its noise: {self.why_not()}"
+        if mde > 1:
+            return (
+                f"this run is too small to detect any drop with 80% power (it would take "
+                f"{mde * 100:.0f} points; {self.cases} cases)"
+            )
         return (
             f"this run can detect drops of {mde * 100:.1f} points or more "
             f"(80% power, alpha 0.05, {self.cases} cases)"

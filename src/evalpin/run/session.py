@@ -18,6 +18,7 @@ from evalpin.core.errors import InputError
 from evalpin.core.fixtures import KIND_CODING, load_fixtures
 from evalpin.core.records import RunHeader
 from evalpin.core.runfile import read_run
+from evalpin.run import events
 from evalpin.run.controls import (
     NETWORK_NOT_APPLICABLE,
     resolve_controls,
@@ -138,17 +139,16 @@ def plan_run(request: RunRequest, env: Mapping[str, str]) -> Plan:
 
 
 def start_run(
-    request: RunRequest, env: Mapping[str, str], emit: Callable[[dict[str, Any]], None]
+    request: RunRequest, env: Mapping[str, str], emit: Callable[[events.Event], None]
 ) -> int:
     """Plan, open the slot, run; returns the exit code. InputError propagates (exit 3)."""
     plan = plan_run(request, env)
     if plan.isolation is not None and plan.isolation.network != "off-enforced":
         emit(
-            {
-                "event": "warning",
-                "message": "network is NOT enforced off for model code on this machine "
-                f"({plan.isolation.why}); the verdict will say 'uncontrolled'",
-            }
+            events.WarningEvent(
+                "network is NOT enforced off for model code on this machine "
+                f"({plan.isolation.why}); the verdict will say 'uncontrolled'"
+            )
         )
     slot = open_slot(plan.slot_config)
     stop = threading.Event()
@@ -159,17 +159,16 @@ def start_run(
     except (Interrupted, KeyboardInterrupt):
         done = len(read_run(plan.out).rows) if plan.out.exists() else 0
         emit(
-            {
-                "event": "interrupted",
-                "out": str(plan.out),
-                "done": done,
-                "total": len(plan.pairs),
-                "resume": f"evalpin run --resume --out {plan.out}",
-            }
+            events.InterruptedEvent(
+                out=str(plan.out),
+                done=done,
+                total=len(plan.pairs),
+                resume=f"evalpin run --resume --out {plan.out}",
+            )
         )
         return EXIT_INTERRUPTED
     except OSError as exc:
-        emit({"event": "failed", "out": str(plan.out), "message": f"{exc.strerror or exc}"})
+        emit(events.FailedEvent(out=str(plan.out), message=f"{exc.strerror or exc}"))
         return EXIT_FAILED
     finally:
         slot.close()

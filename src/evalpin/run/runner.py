@@ -45,7 +45,7 @@ from evalpin.core.records import (
 from evalpin.core.runfile import RunWriter, read_run, trim_torn_tail
 from evalpin.run import events
 from evalpin.run.controls import Controls
-from evalpin.run.slots import OpenAIConfig, Slot, SlotConfig, SlotError
+from evalpin.run.slots import Slot, SlotConfig, SlotError
 
 Pair = tuple[str, int]
 
@@ -75,8 +75,8 @@ class Plan:
     @property
     def effective_jobs(self) -> int:
         """Threads help only when a case waits (a sandbox, a network or a program):
-        golden cases answered by a replay slot run faster in one thread."""
-        if self.fixtures.kind != KIND_CODING and self.slot_config.provider == "replay":
+        golden cases on a provider that answers from memory run faster in one thread."""
+        if self.fixtures.kind != KIND_CODING and not self.slot_config.threads_help:
             return 1
         return self.jobs
 
@@ -150,11 +150,8 @@ class Executor:
         self.slot = slot
         self.grader = grader
         self.cases = {case.id: case for case in plan.fixtures.cases}
-        config = plan.slot_config
         # Never handed to model code: the sandbox drops these names and cuts their values.
-        self.secret_names = (
-            [config.api_key_env, config.base_url_env] if isinstance(config, OpenAIConfig) else []
-        )
+        self.secret_names = list(plan.slot_config.secret_env_names())
 
     def request(self, case_id: str, seed: int, messages: list[Message], tools: list[Any]):
         c = self.plan.controls

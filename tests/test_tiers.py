@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from evalpin.core.card import NotPublishable, export_card
-from evalpin.core.history import ENV_CHANGE, TIER_CHANGE, Change, load_history
+from evalpin.core.history import ENV_CHANGE, Change, load_history
 from evalpin.core.runfile import read_run
-from evalpin.core.tiers import NOT_DECLARED, NOT_FORMAL
+from evalpin.core.tiers import NOT_DECLARED, NOT_FORMAL, TIER_CHANGE
 from evalpin.core.verdict import judge
 from evalpin.run.slots import inline_spec, load_slots, resolve_slot
 from tests.builders import grid, header, write_run
@@ -254,6 +254,9 @@ def test_history_marks_a_tier_change_inside_a_series_as_an_environment_change(
     assert r.code == 0
     assert "~ environment change: slot.tier dedicated -> free" in r.out
     assert "~ environment change: slot.tier unknown -> dedicated" in r.out
+    from evalpin.tui.widgets.history_table import run_notes
+
+    assert ("~ tier free", "history--env") in run_notes(h.series[0].runs[3])
     data = json.loads(cli(capsys, "history", str(folder), "--json").out)
     moved = data["series"][0]["runs"][3]["env_change"]
     assert moved == [{"key": TIER_CHANGE, "before": "dedicated", "after": "free"}]
@@ -290,3 +293,5 @@ async def test_the_pins_show_each_sides_tier_and_mark_a_difference(tmp_path: Pat
         await pilot.pause()
         text = screen_text(app)
         assert "backend tier" in text and NOT_FORMAL in text
+        tier_rows = [row for row in text.splitlines() if TIER_CHANGE in row]
+        assert len(tier_rows) == 1 and tier_rows[0].split()[-2:] == ["dedicated", "free"]

@@ -53,7 +53,7 @@ import msgspec
 
 from evalpin.core.errors import InputError
 from evalpin.core.runfile import RunFile, read_run
-from evalpin.core.tiers import TIER_KEY, tier_of
+from evalpin.core.tiers import TIER_CHANGE, TIER_KEY, tier_of
 from evalpin.core.verdict import DIGEST, REPEAT_KEY, Verdict, judge
 
 BACKEND_DELTA = "backend delta"
@@ -421,10 +421,6 @@ def _flatten(env: dict[str, Any], prefix: str = "") -> dict[str, Any]:
         else:
             out[f"{prefix}{name}"] = value
     return out
-
-
-# How a moved backend tier is named among the environment changes.
-TIER_CHANGE = "slot.tier"
 
 
 def env_changes(before: HistoryRun, after: HistoryRun) -> list[Change] | None:

@@ -24,6 +24,8 @@ UNKNOWN = "unknown"
 # The values a slot may declare; leaving `tier` out is how a slot says `unknown`.
 DECLARED = (FREE, DEDICATED, LOCAL)
 TIER_KEY = "tier"
+# How a moved tier is named among environment changes (history, the verdict screen).
+TIER_CHANGE = "slot.tier"
 
 NOT_FORMAL = "free or rotating backend: not a formal claim"
 NOT_DECLARED = "backend tier not declared"

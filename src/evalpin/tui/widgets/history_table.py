@@ -21,7 +21,6 @@ from textual.strip import Strip
 from evalpin.core.history import (
     DATED_BY_MTIME,
     ENV_CHANGE,
-    TIER_CHANGE,
     Break,
     Change,
     History,
@@ -30,6 +29,7 @@ from evalpin.core.history import (
     Unreadable,
 )
 from evalpin.core.sanitize import inert_line
+from evalpin.core.tiers import TIER_CHANGE
 from evalpin.core.verdict import CONTAMINATED, PUBLISHABLE, UNCONTROLLED
 from evalpin.tui.widgets.cursor_view import CursorView
 from evalpin.tui.widgets.trend import MARKED, PALETTE

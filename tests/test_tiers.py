@@ -71,7 +71,7 @@ def test_a_declared_tier_is_recorded_beside_the_provider_settings(
 
 def test_an_undeclared_tier_is_not_filled_in(capsys, project: Path) -> None:
     slots_file(project, "")
-    assert load_slots(project / "slots.yaml")["night"].tier is None
+    assert load_slots(project / "slots.yaml")["night"].tier == "unknown"
     assert "tier" not in run_header(capsys, "--slot", "night")["slot"]
 
 
@@ -118,7 +118,7 @@ def test_an_inline_slot_takes_a_tier(capsys, project: Path) -> None:
 def test_an_inline_path_may_hold_a_comma(project: Path) -> None:
     config = resolve_slot("quick=replay:rec,2.jsonl,tier=local")
     assert (config.tier, config.path_text) == ("local", "rec,2.jsonl")
-    assert resolve_slot("quick=replay:rec,2.jsonl").tier is None
+    assert resolve_slot("quick=replay:rec,2.jsonl").tier == "unknown"
 
 
 @pytest.mark.parametrize("spec", ["q=replay:night.jsonl,tier=paid", "q=replay:night.jsonl,tier="])

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from evalpin.core.errors import InputError
-from evalpin.core.tiers import TIER_KEY
+from evalpin.core.tiers import TIER_KEY, UNKNOWN
 
 if TYPE_CHECKING:
     from evalpin.run.slots.base import Slot
@@ -41,8 +41,8 @@ class SlotConfig(ABC):
     threads_help: ClassVar[bool] = True
     label: str
     source: Path | None
-    # The backend tier the operator declared (core/tiers.py); None: not declared (unknown).
-    tier: str | None = None
+    # The backend tier the operator declared (core/tiers.py), or `unknown`: none declared.
+    tier: str = UNKNOWN
 
     @classmethod
     @abstractmethod
@@ -71,9 +71,10 @@ class SlotConfig(ABC):
     def header_settings(self) -> dict[str, Any]:
         """The run header's slot settings: the provider's public settings, plus the tier
         when one was declared (beside them, not among them: it says how far the backend
-        can be trusted to stay put, not which backend it is)."""
+        can be trusted to stay put, not which backend it is). An undeclared tier stays
+        absent, as in runs made before tiers existed: a missing pin is not filled in."""
         settings = self.public_settings()
-        if self.tier is not None:
+        if self.tier != UNKNOWN:
             settings[TIER_KEY] = self.tier
         return settings
 

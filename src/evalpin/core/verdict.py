@@ -1,7 +1,8 @@
 """The publish rule: may this run's score be published, and with what beside it?
 
 Labels, first match wins: contaminated, uncontrolled, demo-note, internal,
-exploratory-probe, publishable. Every rule that fails is reported, not only the first,
+exploratory-probe, publishable. A run on a `free` backend tier is at most internal; an
+undeclared tier is allowed but noted. Every rule that fails is reported, not only the first,
 so a reviewer sees all that stands between a run and publication.
 
 The rule is decided here once, as a checklist (`Check`: rule, ok, value, why): the
@@ -16,7 +17,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
-from evalpin.core import stats
+from evalpin.core import stats, tiers
 from evalpin.core.errors import InputError
 from evalpin.core.fixtures import KIND_CODING, FixtureSet
 from evalpin.core.power import Power, power
@@ -306,6 +307,19 @@ def checklist(
         INTERNAL,
         shown={True: "yes", False: "no (no summary trailer)", None: "unknown"}[run.complete],
     )
+    settings = h.slot if h else None
+    tier = tiers.tier_of(settings)
+    check(
+        "backend tier",
+        tier != tiers.FREE,
+        tier,
+        tiers.NOT_FORMAL,
+        INTERNAL,
+        shown=f"{tier} (not declared)" if tier == tiers.UNKNOWN else tier,
+    )
+    if tier == tiers.UNKNOWN:
+        odd = tiers.recorded_oddity(settings)
+        notes.append(tiers.NOT_DECLARED + (f" (recorded {odd} is not a tier)" if odd else ""))
 
     seeds = pins["seeds"].value
     check(

@@ -106,7 +106,7 @@ class Plan:
             ),
             grader_version=grader_version(),
             model_slot=self.slot_config.label,
-            slot=self.slot_config.public_settings(),
+            slot=self.slot_config.header_settings(),
             seeds=list(self.controls.seeds),
             controls=values,
             env_digest=env_digest(components),

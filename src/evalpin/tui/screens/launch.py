@@ -166,7 +166,7 @@ class LaunchScreen(ModalScreen[str | None]):
                 )
             with Horizontal(classes="launch-row"):
                 yield Label("or inline", classes="launch-label")
-                yield Input(placeholder="LABEL=replay:PATH", id="slot-inline")
+                yield Input(placeholder="LABEL=replay:PATH[,tier=free]", id="slot-inline")
             with Horizontal(classes="launch-row"):
                 yield Label("seeds", classes="launch-label")
                 yield Input(seeds, id="seeds")

@@ -29,6 +29,7 @@ from evalpin.core.history import (
     Unreadable,
 )
 from evalpin.core.sanitize import inert_line
+from evalpin.core.tiers import TIER_CHANGE
 from evalpin.core.verdict import CONTAMINATED, PUBLISHABLE, UNCONTROLLED
 from evalpin.tui.widgets.cursor_view import CursorView
 from evalpin.tui.widgets.trend import MARKED, PALETTE
@@ -135,11 +136,18 @@ def pct(rate: float | None) -> str:
     return "n/a" if rate is None else f"{100 * rate:.1f}%"
 
 
+def _moved_key(change: Change) -> str:
+    """A moved env component by name; a moved backend tier names the tier it moved to."""
+    if change.key == TIER_CHANGE:
+        return f"tier {inert_line(str(change.after))}"
+    return inert_line(change.key)
+
+
 def run_notes(run: HistoryRun) -> list[tuple[str, str]]:
     """Short flags for a run row: env change (and what moved), incomplete, non-det."""
     notes = []
     if run.env_change is not None:
-        moved = ", ".join(inert_line(c.key) for c in run.env_change) or "env"
+        moved = ", ".join(map(_moved_key, run.env_change)) or "env"
         notes.append(("~ " + moved, "history--env"))
     if run.complete is False:
         notes.append(("INCOMPLETE", "history--bad"))

@@ -15,6 +15,7 @@ from textual.widgets import Static
 
 from evalpin.core.records import RunHeader
 from evalpin.core.runfile import RunFile
+from evalpin.core.tiers import tier_of
 from evalpin.core.verdict import CONTAMINATED, PUBLISHABLE, UNCONTROLLED, Verdict
 from evalpin.tui.safe import line, path_line
 
@@ -42,7 +43,9 @@ class Side:
         h = self.header
         slot = None
         dataset = None
+        tier = None
         if h is not None:
+            tier = tier_of(h.slot)
             provider = h.slot.get("provider") if isinstance(h.slot, dict) else None
             slot = (h.model_slot or "<missing>") + (f" ({provider})" if provider else "")
             fx = h.fixtures
@@ -55,6 +58,7 @@ class Side:
             seeds = ",".join(map(str, self.run.seeds)) + f" (n={len(self.run.seeds)})"
         return [
             ("slot", slot),
+            ("backend tier", tier),
             ("reported model", self.reported),
             ("dataset", dataset),
             ("grader", h.grader_version if h else None),

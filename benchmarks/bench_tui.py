@@ -101,8 +101,8 @@ async def scenario(left: Path, right: Path, presses: int) -> dict:
         mark = started + review.timings["listed"]
         await wait_until(lambda: painted_after(mark, "ReviewScreen") is not None)
         out["listed"] = painted_after(mark, "ReviewScreen") - started
-        out["cases"] = len(review.index.cases)
-        out["mode"] = review.index.mode
+        out["cases"] = len(review.cases.cases)
+        out["mode"] = review.cases.mode
         await wait_until(lambda: "verdicts" in review.timings)
         await pilot.pause()
         cases = review.query_one(CaseList)

@@ -118,7 +118,7 @@ async def test_launch_completes_a_replay_run_and_opens_it(project: Path) -> None
         await settle(pilot, app, "verdicts")
         review = app.review
         assert str(review.right_source) == out
-        assert review.index is not None and review.index.mode == "compare"
+        assert review.cases is not None and review.cases.mode == "compare"
         text = screen_text(app)
         assert "left.jsonl" in text and Path(out).name in text
         assert "unchanged 2" in text  # same fixtures, same recording: nothing moved

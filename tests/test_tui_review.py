@@ -21,11 +21,11 @@ from tests.tuikit import SIZE, new_app, pair, screen_text, settle
 
 def current_id(app) -> str | None:
     cases = app.review.query_one(CaseList)
-    return None if cases.current is None else app.review.index.cases[cases.current].case_id
+    return None if cases.current is None else app.review.cases.cases[cases.current].case_id
 
 
 def listed(app) -> list[str]:
-    return [app.review.index.cases[i].case_id for i in app.review.query_one(CaseList).rows]
+    return [app.review.cases.cases[i].case_id for i in app.review.query_one(CaseList).rows]
 
 
 async def test_opens_on_first_regression_with_pins_and_detail(tmp_path: Path) -> None:
@@ -181,7 +181,7 @@ async def test_banner_from_headers_comes_before_the_cases_are_read(tmp_path: Pat
         assert "model slot  differs on 15 case(s)" in text and "night" in text and "day" in text
         # The cases indexed later do not make the list behind the banner claim otherwise.
         await settle(pilot, app, "verdicts")
-        assert app.review.index is not None
+        assert app.review.cases is not None
         assert app.review.query_one(CaseList).placeholder == "comparison refused: see the banner"
 
 
@@ -329,10 +329,10 @@ def test_review_refuses_bad_files_before_any_screen(capsys, tmp_path: Path) -> N
 
 def test_review_without_runs_or_demo_says_so(capsys, tmp_path: Path, monkeypatch) -> None:
     # With runs of its own or a bundled demo, `review` opens them (tested in
-    # test_tui_index); with neither, it says so in one line instead of opening nothing.
-    import evalpin.core.index as index
+    # test_cases); with neither, it says so in one line instead of opening nothing.
+    import evalpin.core.discovery as discovery
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(index, "bundled_demo", lambda: None)
+    monkeypatch.setattr(discovery, "bundled_demo", lambda: None)
     r = cli(capsys, "review")
     assert r.code == 3 and "no runs folder" in r.err and r.err.count("\n") == 1

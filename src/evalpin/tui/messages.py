@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
+from evalpin.core.cases import CaseTable
 from evalpin.core.compare import Diff, KeyMismatch
 from evalpin.core.history import History
-from evalpin.core.index import CaseIndex
 from evalpin.core.runfile import RunFile
 from evalpin.core.verdict import Verdict
 
@@ -46,10 +46,10 @@ class DiffReady(Message):
 
 
 @dataclass
-class IndexReady(Message):
+class CasesReady(Message):
     """Every case listed and navigable."""
 
-    index: CaseIndex
+    cases: CaseTable
 
 
 @dataclass

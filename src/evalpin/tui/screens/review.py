@@ -1,9 +1,9 @@
 """The review screen: pins on top, the case list beside the detail, counts and filters.
 
-Loading happens in one thread worker that reads both files, joins them, builds the case
-index and applies the publish rule, posting what it learns as it learns it (see
+Loading happens in one thread worker that reads both files, joins them, builds the
+case table and applies the publish rule, posting what it learns as it learns it (see
 `tui.messages`), so the pins paint at once, the refusal banner comes as soon as the join
-is known, and the list fills when the index is ready.
+is known, and the list fills when the case table is ready.
 """
 
 from __future__ import annotations
@@ -22,21 +22,15 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from evalpin.core.cases import ALL, CaseTable, build_case_table, step
 from evalpin.core.compare import Diff, compare
+from evalpin.core.discovery import header_mismatch, peek_header
 from evalpin.core.errors import InputError
-from evalpin.core.index import (
-    ALL,
-    CaseIndex,
-    build_index,
-    header_mismatch,
-    peek_header,
-    step,
-)
 from evalpin.core.runfile import RunFile, read_run
 from evalpin.core.verdict import Verdict, judge
 from evalpin.tui.messages import (
+    CasesReady,
     DiffReady,
-    IndexReady,
     LoadFailed,
     LoadProgress,
     RunsRead,
@@ -58,7 +52,7 @@ DELTA_TEXT = (
 
 
 def freeze_heap(records: int) -> None:
-    """Move what loading built (rows, the index) out of the cyclic GC's sight.
+    """Move what loading built (rows, the case table) out of the cyclic GC's sight.
 
     Hundreds of thousands of long-lived objects make every full collection walk them all,
     which shows as a 100 ms stall on a key press now and then; `gc.freeze` spares them.
@@ -109,7 +103,7 @@ class ReviewScreen(Screen[None]):
         self.left: RunFile | None = None
         self.right: RunFile | None = None
         self.diff: Diff | None = None
-        self.index: CaseIndex | None = None
+        self.cases: CaseTable | None = None
         self.verdicts: tuple[Verdict, Verdict | None] | None = None
         self.banner_pending = False
         self.banner: BannerScreen | None = None
@@ -155,7 +149,7 @@ class ReviewScreen(Screen[None]):
         """(Re)open a pair or a single run; the loader runs in a thread worker."""
         self.left_source, self.right_source = left, right
         self.left = self.right = None
-        self.diff = self.index = self.verdicts = None
+        self.diff = self.cases = self.verdicts = None
         self.banner_pending = False
         self.banner: BannerScreen | None = None
         self.delta = False
@@ -220,9 +214,9 @@ class ReviewScreen(Screen[None]):
             post(DiffReady(diff, diff.key_mismatches() if diff.refused else []))
         if worker.is_cancelled:
             return
-        index = build_index(lrun, rrun, diff, progress=progress("indexing cases…"))
+        cases = build_case_table(lrun, rrun, diff, progress=progress("indexing cases…"))
         freeze_heap(len(lrun.rows) + (len(rrun.rows) if rrun else 0))
-        post(IndexReady(index))
+        post(CasesReady(cases))
         if worker.is_cancelled:
             return
         lv = judge(lrun)
@@ -235,7 +229,7 @@ class ReviewScreen(Screen[None]):
 
     @on(LoadProgress)
     def _progress(self, message: LoadProgress) -> None:
-        if self.index is None:
+        if self.cases is None:
             self.status_line.set_progress(message.phase, message.done, message.total)
 
     @on(LoadFailed)
@@ -290,36 +284,36 @@ class ReviewScreen(Screen[None]):
         self.banner_pending = False
         self.delta = choice == "delta"
         self.case_list.placeholder = "indexing cases…"
-        if self.index is not None:
+        if self.cases is not None:
             self.case_list.placeholder = "no case matches"
             self._fill()
 
     def watch_delta(self, delta: bool) -> None:
         self.set_class(delta, "-delta")
 
-    @on(IndexReady)
-    def _index_ready(self, message: IndexReady) -> None:
-        if not self._current(message.index.left):
+    @on(CasesReady)
+    def _cases_ready(self, message: CasesReady) -> None:
+        if not self._current(message.cases.left):
             return
-        self.index = message.index
+        self.cases = message.cases
         if not self.banner_pending:  # behind the banner, the list keeps saying why
             self.case_list.placeholder = "no case matches"
             self._fill()
 
     def _fill(self) -> None:
-        """Show the index: all cases, the cursor on the first regression."""
-        assert self.index is not None
-        self.rows = self.index.visible(ALL)
-        self.changed = self.index.changed_positions(self.rows)
-        start = self.index.first_position(self.rows)
-        self.case_list.show(self.index, self.rows, start)
+        """Show the case table: all cases, the cursor on the first regression."""
+        assert self.cases is not None
+        self.rows = self.cases.visible(ALL)
+        self.changed = self.cases.changed_positions(self.rows)
+        start = self.cases.first_position(self.rows)
+        self.case_list.show(self.cases, self.rows, start)
         self._cursor_moved()
         self._update_status()
         self.timings["listed"] = time.perf_counter() - self.started
 
     @on(VerdictsReady)
     def _verdicts_ready(self, message: VerdictsReady) -> None:
-        if self.left is None or self.index is None:
+        if self.left is None or self.cases is None:
             return
         self.verdicts = (message.left, message.right)
         self._sides[0].verdict = message.left
@@ -331,24 +325,24 @@ class ReviewScreen(Screen[None]):
     # -- list and detail -------------------------------------------------------------
 
     def _update_status(self) -> None:
-        if self.index is not None:
+        if self.cases is not None:
             self.status_line.set_counts(
-                self.index.counts(), self.filter, self.search, len(self.rows)
+                self.cases.counts(), self.filter, self.search, len(self.rows)
             )
 
     def _apply(self) -> None:
-        if self.index is None or self.banner_pending:
+        if self.cases is None or self.banner_pending:
             return
         keep = self.case_list.current
-        self.rows = self.index.visible(self.filter, self.search)
-        self.changed = self.index.changed_positions(self.rows)
+        self.rows = self.cases.visible(self.filter, self.search)
+        self.changed = self.cases.changed_positions(self.rows)
         position = 0
         if keep is not None:
             try:
                 position = self.rows.index(keep)
             except ValueError:
                 position = 0
-        self.case_list.show(self.index, self.rows, position)
+        self.case_list.show(self.cases, self.rows, position)
         self._cursor_moved()
         self._update_status()
 
@@ -362,10 +356,10 @@ class ReviewScreen(Screen[None]):
         """The detail follows the list's cursor, in the same frame as the list (a watcher
         runs where the cursor changes; a message would be handled a frame later)."""
         current = self.case_list.current
-        if current is None or self.index is None or self.banner_pending:
-            self.detail.clear("no case matches" if self.index is not None else "")
+        if current is None or self.cases is None or self.banner_pending:
+            self.detail.clear("no case matches" if self.cases is not None else "")
         else:
-            self.detail.show(self.index, current)
+            self.detail.show(self.cases, current)
 
     @on(CaseList.Selected)
     def _selected(self, message: CaseList.Selected) -> None:
@@ -389,13 +383,13 @@ class ReviewScreen(Screen[None]):
         self.case_list.focus()
 
     def action_cycle_filter(self) -> None:
-        if self.index is None or self.banner_pending:
+        if self.cases is None or self.banner_pending:
             return
-        filters = self.index.filters
+        filters = self.cases.filters
         self.filter = filters[(filters.index(self.filter) + 1) % len(filters)]
 
     def action_search(self) -> None:
-        if self.index is None or self.banner_pending:
+        if self.cases is None or self.banner_pending:
             return
         box = self.query_one(SearchBox)
         box.add_class("-open")

@@ -16,7 +16,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.strip import Strip
 
-from evalpin.core.index import Case, CaseIndex
+from evalpin.core.cases import Case, CaseTable
 from evalpin.core.sanitize import inert_line
 from evalpin.tui.widgets.cursor_view import CursorView
 
@@ -76,7 +76,7 @@ class CaseList(CursorView):
 
     @dataclass
     class Highlighted(Message):
-        """The cursor moved to another case (`case` indexes `CaseIndex.cases`)."""
+        """The cursor moved to another case (`case` indexes `CaseTable.cases`)."""
 
         case_list: CaseList
         case: int | None
@@ -98,14 +98,14 @@ class CaseList(CursorView):
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self.index: CaseIndex | None = None
+        self.table: CaseTable | None = None
         self.rows: Sequence[int] = ()
 
     # -- data ------------------------------------------------------------------------
 
-    def show(self, index: CaseIndex, visible: Sequence[int], cursor: int = 0) -> None:
-        """Show `visible` (case numbers of `index`) with the cursor at position `cursor`."""
-        self.index = index
+    def show(self, table: CaseTable, visible: Sequence[int], cursor: int = 0) -> None:
+        """Show `visible` (case numbers of `table`) with the cursor at position `cursor`."""
+        self.table = table
         self.rows = visible
         self.reset(range(len(visible)), cursor)
         if not visible:
@@ -113,7 +113,7 @@ class CaseList(CursorView):
 
     def show_empty(self) -> None:
         """No cases (yet): the placeholder line."""
-        self.index = None
+        self.table = None
         self.rows = ()
         self.reset((), None)
 
@@ -136,14 +136,14 @@ class CaseList(CursorView):
     # -- rendering -------------------------------------------------------------------
 
     def line_count(self) -> int:
-        return len(self.rows) if self.index is not None else 0
+        return len(self.rows) if self.table is not None else 0
 
     def line_key(self, line: int) -> int:
         return self.rows[line]
 
     def draw_line(self, line: int, width: int) -> Strip:
-        assert self.index is not None
-        case: Case = self.index.cases[self.rows[line]]
+        assert self.table is not None
+        case: Case = self.table.cases[self.rows[line]]
         base = self.base_style
         component = self.get_component_rich_style
         status_style = component(_COMPONENT.get(case.status, "case-list--quiet"), partial=True)
@@ -156,7 +156,7 @@ class CaseList(CursorView):
             Segment(" " + label.ljust(STATUS_WIDTH), base + status_style),
             Segment(f"L {left:>5} ", base + seeds_style),
         ]
-        if self.index.right is not None:
+        if self.table.right is not None:
             right = seeds_text(case.right_passed, len(case.right))
             segments.append(Segment(f"R {right:>5} ", base + seeds_style))
         segments.append(Segment(" " + inert_line(case.case_id), base))

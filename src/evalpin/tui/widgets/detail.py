@@ -21,8 +21,8 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from evalpin.core.cases import CaseTable
 from evalpin.core.errors import InputError
-from evalpin.core.index import CaseIndex
 from evalpin.core.records import CaseRecord
 from evalpin.tui.safe import block, line
 
@@ -60,7 +60,7 @@ def _seed(seed: int | None) -> str:
 class Shown:
     """What the pane shows: a case of an index."""
 
-    index: CaseIndex
+    index: CaseTable
     case: int
 
 
@@ -128,7 +128,7 @@ class DetailPane(ScrollView, can_focus=True):
         self._set_lines([Text(message, style=self._style("detail--muted"))] if message else [])
 
     def show(
-        self, index: CaseIndex, case_number: int, *, force: bool = False, keep_scroll: bool = False
+        self, index: CaseTable, case_number: int, *, force: bool = False, keep_scroll: bool = False
     ) -> None:
         """Decode and show one case (its records on both sides)."""
         if not force and self.shown == Shown(index, case_number):
@@ -173,7 +173,7 @@ class DetailPane(ScrollView, can_focus=True):
     def _style(self, name: str):
         return self.get_component_rich_style(name, partial=True)
 
-    def _render_case(self, index: CaseIndex, case_number: int) -> list[Text]:
+    def _render_case(self, index: CaseTable, case_number: int) -> list[Text]:
         """The case as pre-laid-out lines of plain `Text` (no Rich tables: measuring and
         rendering tables on every key press is what makes a detail pane slow)."""
         case = index.cases[case_number]

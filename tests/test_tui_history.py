@@ -229,7 +229,7 @@ async def test_one_series_pair_opens_side_by_side(runs: Path) -> None:
             "n2",
         ]
         assert review.diff is not None and not review.diff.refused
-        assert "banner" not in review.timings and not review.delta
+        assert review.banner is None and not review.banner_pending and not review.delta
         assert "regressed 1" in screen_text(app)  # case-08 passed on night 1, not night 2
 
 

@@ -59,7 +59,8 @@ async def wait_until(condition, timeout: float = 30.0) -> None:
 async def scenario(left: Path, right: Path, presses: int) -> dict:
     """One app, timed by its own paints: `App._display` is wrapped to record when each
     frame went to the (headless) terminal, and keys go straight to the driver, so Pilot's
-    own waiting for idleness is not counted."""
+    own waiting for idleness is not counted. Loading milestones are observed from the
+    outside (`ReviewScreen.reached`, polled every 0.5 ms): the app keeps no clock."""
     from textual import events
 
     from evalpin.tui.app import make_app
@@ -68,6 +69,8 @@ async def scenario(left: Path, right: Path, presses: int) -> dict:
     from evalpin.tui.widgets.detail import DetailPane
 
     paints: list[tuple[float, str]] = []
+    detail_at_paint: list[int | None] = []  # the case the detail showed in each frame
+    probe = [lambda: None]
     started = time.perf_counter()
     app = make_app(left, right, cursor_blink=False)
     display = app._display
@@ -76,6 +79,7 @@ async def scenario(left: Path, right: Path, presses: int) -> dict:
         display(screen, renderable)
         if renderable is not None:
             paints.append((time.perf_counter(), type(screen).__name__))
+            detail_at_paint.append(probe[0]())
 
     app._display = spy  # type: ignore[method-assign]
 
@@ -90,43 +94,55 @@ async def scenario(left: Path, right: Path, presses: int) -> dict:
         review = app.review
         await wait_until(lambda: painted_after(started) is not None)
         out["first_paint"] = painted_after(started) - started
-        await wait_until(lambda: "listed" in review.timings or "banner" in review.timings)
-        if "banner" in review.timings:
+        milestones: dict[str, float] = {}
+
+        async def reached(name: str) -> None:
+            await wait_until(lambda: review.reached(name))
+            milestones.setdefault(name, time.perf_counter() - started)
+
+        await wait_until(lambda: review.reached("listed") or review.reached("banner"))
+        if review.reached("banner"):
+            await reached("banner")
             await wait_until(lambda: painted_after(started, "BannerScreen") is not None)
             assert isinstance(app.screen, BannerScreen)
             out["banner"] = painted_after(started, "BannerScreen") - started
             out["first_paint"] = out["banner"]
             await pilot.press("b")
-            await wait_until(lambda: "listed" in review.timings)
-        mark = started + review.timings["listed"]
+        await reached("listed")
+        mark = started + milestones["listed"]
         await wait_until(lambda: painted_after(mark, "ReviewScreen") is not None)
         out["listed"] = painted_after(mark, "ReviewScreen") - started
         out["cases"] = len(review.cases.cases)
         out["mode"] = review.cases.mode
-        await wait_until(lambda: "verdicts" in review.timings)
+        await reached("verdicts")
         await pilot.pause()
         cases = review.query_one(CaseList)
         detail = review.query_one(DetailPane)
-        shown_at: list[float] = []
-        show = detail.show
+        probe[0] = lambda: detail.shown.case if detail.shown is not None else None
 
-        def timed_show(*args, **kwargs) -> None:
-            show(*args, **kwargs)
-            shown_at.append(time.perf_counter())
+        def painted_with(t: float, case: int | None) -> float | None:
+            """The first frame after `t` whose detail showed `case`."""
+            for (when, name), shown in zip(paints, detail_at_paint, strict=True):
+                if when >= t and name == "ReviewScreen" and shown == case:
+                    return when
+            return None
 
-        detail.show = timed_show  # type: ignore[method-assign]
         latencies: dict[str, list[float]] = {"j": [], "k": [], "n": [], "p": []}
         plan = ["j"] * (presses // 2) + ["n"] * (presses // 4)
         plan += ["k"] * (presses // 8) + ["p"] * (presses // 8)
         for key in plan:
             before = cases.current
-            shown_at.clear()
             t0 = time.perf_counter()
             app._driver.send_message(events.Key(key, key))
-            await wait_until(lambda before=before: shown_at and cases.current != before)
-            await wait_until(lambda: painted_after(shown_at[-1], "ReviewScreen") is not None)
-            assert detail.shown is not None and detail.shown.case == cases.current
-            latencies[key].append(painted_after(shown_at[-1], "ReviewScreen") - t0)
+
+            def detail_follows(before=before) -> bool:
+                moved = cases.current != before
+                shown = detail.shown
+                return moved and shown is not None and shown.case == cases.current
+
+            await wait_until(detail_follows)  # the worker's records laid out
+            await wait_until(lambda t0=t0: painted_with(t0, cases.current) is not None)
+            latencies[key].append(painted_with(t0, cases.current) - t0)
             await asyncio.sleep(0.002)
         all_keys = sorted(x for v in latencies.values() for x in v)
         out["key_p50"] = statistics.median(all_keys)
@@ -135,7 +151,7 @@ async def scenario(left: Path, right: Path, presses: int) -> dict:
         out["key_p95_by_key"] = {
             k: sorted(v)[int(0.95 * (len(v) - 1))] for k, v in latencies.items() if v
         }
-        out["timings"] = dict(review.timings)
+        out["timings"] = milestones
         await pilot.press("q")
     out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out

@@ -80,15 +80,37 @@ class ReviewScreen(Screen[None]):
     """Two runs side by side (or one alone): pins, case list, detail."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("n", "step(1)", "next changed"),
-        Binding("p", "step(-1)", "prev changed"),
-        Binding("f", "cycle_filter", "filter"),
-        Binding("slash", "search", "search", key_display="/"),
-        Binding("v", "verdict", "verdict"),
-        Binding("h", "history", "history"),
-        Binding("l", "launch", "launch"),
-        Binding("t", "toggle_theme", "theme", show=False),
-        Binding("question_mark", "help", "help", key_display="?"),
+        Binding("n", "step(1)", "next changed", tooltip="next changed case"),
+        Binding("p", "step(-1)", "prev changed", tooltip="previous changed case"),
+        Binding(
+            "f",
+            "cycle_filter",
+            "filter",
+            tooltip="cycle the filter: all, changed, regressed, fixed, drift, flaky",
+        ),
+        Binding(
+            "slash",
+            "search",
+            "search",
+            key_display="/",
+            tooltip="search by case id (Enter keeps it, Esc clears it)",
+        ),
+        Binding("v", "verdict", "verdict", tooltip="verdict screen: the publish rule for each run"),
+        Binding(
+            "h",
+            "history",
+            "history",
+            tooltip="history: the runs folder as series, with a pass-rate chart",
+        ),
+        Binding("l", "launch", "launch", tooltip="launch panel: start a pinned run"),
+        Binding(
+            "t",
+            "toggle_theme",
+            "theme",
+            show=False,
+            tooltip="switch between the dark and the light theme",
+        ),
+        Binding("question_mark", "help", "help", key_display="?", tooltip="every key (this help)"),
     ]
 
     filter: reactive[str] = reactive(ALL, init=False)

@@ -58,7 +58,13 @@ class CaseList(CursorView):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         *CursorView.BINDINGS,
-        Binding("enter", "select", "detail", show=True),
+        Binding(
+            "enter",
+            "select",
+            "detail",
+            show=True,
+            tooltip="focus the detail of the case (or click)",
+        ),
     ]
     CURSOR_CLASSES = ("case-list--cursor", "case-list--cursor-blurred")
     COMPONENT_CLASSES: ClassVar[set[str]] = {

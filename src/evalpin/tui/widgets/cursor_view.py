@@ -27,12 +27,12 @@ class CursorView(ScrollView, can_focus=True):
     """Subclasses give `line_count`, `line_key` and `draw_line`; this class does the rest."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "cursor(-1)", "up", show=False),
-        Binding("down,j", "cursor(1)", "down", show=False),
-        Binding("pageup", "page(-1)", "page up", show=False),
-        Binding("pagedown", "page(1)", "page down", show=False),
-        Binding("home,g", "jump(0)", "first", show=False),
-        Binding("end,G", "jump(-1)", "last", show=False),
+        Binding("up,k", "cursor(-1)", "up", show=False, tooltip="move the selection up"),
+        Binding("down,j", "cursor(1)", "down", show=False, tooltip="move the selection down"),
+        Binding("pageup", "page(-1)", "page up", show=False, tooltip="a page up"),
+        Binding("pagedown", "page(1)", "page down", show=False, tooltip="a page down"),
+        Binding("home,g", "jump(0)", "first", show=False, tooltip="the first line"),
+        Binding("end,G", "jump(-1)", "last", show=False, tooltip="the last line"),
     ]
     CURSOR_CLASSES: ClassVar[tuple[str, str]] = ("", "")
     """Component classes of the cursor line, focused and blurred."""

@@ -114,9 +114,9 @@ class DetailPane(ScrollView, can_focus=True):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "back to list", show=True),
-        Binding("j", "scroll_down", "scroll down", show=False),
-        Binding("k", "scroll_up", "scroll up", show=False),
+        Binding("escape", "back", "back to list", show=True, tooltip="back to the case list"),
+        Binding("j", "scroll_down", "scroll down", show=False, tooltip="scroll down (also ↓ PgDn)"),
+        Binding("k", "scroll_up", "scroll up", show=False, tooltip="scroll up (also ↑ PgUp)"),
     ]
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {

@@ -88,7 +88,9 @@ def help_table() -> Table:
             table.add_row("", "")
         table.add_row(Text(section, style="bold underline"), "")
         for binding in bindings:
-            table.add_row(Text(key_label(binding.key)), Text(binding.tooltip or binding.description))
+            table.add_row(
+                Text(key_label(binding.key)), Text(binding.tooltip or binding.description)
+            )
     return table
 
 

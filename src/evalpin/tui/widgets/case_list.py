@@ -56,6 +56,44 @@ def seeds_text(passed: int, total: int) -> str:
 class CaseList(CursorView):
     """One row per case id: status, seeds passed left and right, case id."""
 
+    DEFAULT_CSS = """
+    CaseList > .case-list--cursor {
+        background: $primary 45%;
+        text-style: bold;
+    }
+    CaseList > .case-list--cursor-blurred {
+        background: $primary 20%;
+        text-style: bold;
+    }
+    CaseList > .case-list--regressed {
+        color: $text-error;
+        text-style: bold;
+    }
+    CaseList > .case-list--fixed {
+        color: $text-success;
+    }
+    CaseList > .case-list--drift {
+        color: $text-warning;
+    }
+    CaseList > .case-list--flaky {
+        color: $text-accent;
+    }
+    CaseList > .case-list--quiet,
+    CaseList > .case-list--seeds {
+        color: $text-muted;
+    }
+    CaseList > .case-list--only {
+        color: $text-primary;
+    }
+    CaseList > .case-list--differs {
+        color: $text-warning;
+        text-style: bold;
+    }
+    CaseList > .case-list--mismatch {
+        color: $text-error;
+    }
+    """
+
     BINDINGS: ClassVar[list[BindingType]] = [
         *CursorView.BINDINGS,
         Binding(

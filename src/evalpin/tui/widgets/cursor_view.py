@@ -26,6 +26,13 @@ from textual.strip import Strip
 class CursorView(ScrollView, can_focus=True):
     """Subclasses give `line_count`, `line_key` and `draw_line`; this class does the rest."""
 
+    DEFAULT_CSS = """
+    CursorView {
+        overflow-x: hidden;
+        scrollbar-size-vertical: 1;
+    }
+    """
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "cursor(-1)", "up", show=False, tooltip="move the selection up"),
         Binding("down,j", "cursor(1)", "down", show=False, tooltip="move the selection down"),

@@ -29,6 +29,32 @@ _STATUS_CLASS = {
 class StatusLine(Static):
     """`regressed 12 · fixed 3 · …   filter: changed   search: abc` or loading progress."""
 
+    DEFAULT_CSS = """
+    StatusLine > .status--bad {
+        color: $text-error;
+        text-style: bold;
+    }
+    StatusLine > .status--good {
+        color: $text-success;
+    }
+    StatusLine > .status--warn {
+        color: $text-warning;
+    }
+    StatusLine > .status--delta {
+        color: $text-warning;
+        text-style: bold;
+    }
+    StatusLine > .status--only {
+        color: $text-primary;
+    }
+    StatusLine > .status--muted {
+        color: $text-muted;
+    }
+    StatusLine > .status--key {
+        text-style: bold;
+    }
+    """
+
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "status--bad",
         "status--good",

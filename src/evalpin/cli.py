@@ -41,18 +41,10 @@ def _emit_json(payload: Any) -> None:
 
 def _write_atomic(path: Path, payload: Any) -> None:
     """Write JSON beside its destination and rename, so nothing is left half-written."""
-    import tempfile
+    from evalpin.core.files import write_atomic
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="ascii") as fh:
-            json.dump(payload, fh, indent=2, ensure_ascii=True, allow_nan=False)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    text = json.dumps(payload, indent=2, ensure_ascii=True, allow_nan=False) + "\n"
+    write_atomic(path, text, encoding="ascii")
 
 
 def _pct(rate: float | None) -> str:

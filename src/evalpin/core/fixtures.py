@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from evalpin.core.errors import InputError
+from evalpin.core.files import not_utf8
 from evalpin.core.pins import dataset_hash
 
 KIND_GOLDEN = "golden"
@@ -126,8 +127,7 @@ def _load_golden(path: Path, data: bytes) -> FixtureSet:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as bad:
-            msg = f"not UTF-8: byte 0x{raw[bad.start]:02x} at column {bad.start + 1}"
-            raise InputError(path, msg, lineno) from None
+            raise InputError(path, not_utf8(raw, bad), lineno) from None
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -186,7 +186,7 @@ def yaml_document(path: Path, data: bytes, what: str = "fixture files") -> Any:
         text = data.decode("utf-8")
     except UnicodeDecodeError as bad:
         line = data[: bad.start].count(b"\n") + 1
-        raise InputError(path, f"not UTF-8: byte 0x{data[bad.start]:02x}", line) from None
+        raise InputError(path, not_utf8(data, bad), line) from None
     try:
         for event in yaml.parse(text, Loader=yaml.SafeLoader):
             if isinstance(event, yaml.AliasEvent):

@@ -7,12 +7,11 @@ latency p50 and max. Written only for a run whose verdict is `publishable`.
 
 from __future__ import annotations
 
-import os
 import statistics
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from evalpin.core.files import write_atomic
 from evalpin.core.runfile import RunFile
 from evalpin.core.sanitize import inert_line
 from evalpin.core.verdict import PUBLISHABLE, Verdict
@@ -124,14 +123,7 @@ def export_card(run: RunFile, verdict: Verdict) -> Path:
         raise ValueError(f"not publishable: {verdict.label}")
     text = render_card(run, verdict, metrics(run))
     path = card_path(run)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, text)
     return path
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -80,19 +80,12 @@ class FixtureSet:
     frozen_at: str | None = None
     holdout_policy: str | None = None
     network_allowed: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def network_policy(self) -> str | None:
         if self.kind != KIND_CODING:
             return None
         return "allowed" if self.network_allowed else "forbidden"
-
-    def case(self, case_id: str) -> GoldenCase | CodingItem:
-        for c in self.cases:
-            if c.id == case_id:
-                return c
-        raise KeyError(case_id)
 
 
 def load_fixtures(path: str | Path) -> FixtureSet:

@@ -66,9 +66,11 @@ def sections() -> list[tuple[str, list[Binding]]]:
     from evalpin.tui.widgets.case_list import CaseList
     from evalpin.tui.widgets.detail import DetailPane
     from evalpin.tui.widgets.history_table import HistoryTable
+    from evalpin.tui.widgets.status import SearchBox
 
     return [
         ("Case list", as_bindings(CaseList.BINDINGS)),
+        ("Search box", as_bindings(SearchBox.BINDINGS)),
         ("Detail", as_bindings(DetailPane.BINDINGS)),
         ("Review screen", as_bindings(ReviewScreen.BINDINGS + EvalpinApp.BINDINGS)),
         ("Verdict screen", as_bindings(VerdictScreen.BINDINGS)),

@@ -119,17 +119,6 @@ class CaseList(CursorView):
     }
 
     @dataclass
-    class Highlighted(Message):
-        """The cursor moved to another case (`case` indexes `CaseTable.cases`)."""
-
-        case_list: CaseList
-        case: int | None
-
-        @property
-        def control(self) -> CaseList:
-            return self.case_list
-
-    @dataclass
     class Selected(Message):
         """Enter or a click on a case: the reviewer wants its detail."""
 
@@ -152,8 +141,6 @@ class CaseList(CursorView):
         self.table = table
         self.rows = visible
         self.reset(range(len(visible)), cursor)
-        if not visible:
-            self.post_message(self.Highlighted(self, None))
 
     def show_empty(self) -> None:
         """No cases (yet): the placeholder line."""
@@ -166,9 +153,6 @@ class CaseList(CursorView):
         """The highlighted case number, or None when the list is empty."""
         line = self.cursor_line
         return None if line is None else self.rows[line]
-
-    def cursor_moved(self) -> None:
-        self.post_message(self.Highlighted(self, self.current))
 
     def action_select(self) -> None:
         if self.current is not None:

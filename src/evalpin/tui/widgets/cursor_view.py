@@ -68,9 +68,6 @@ class CursorView(ScrollView, can_focus=True):
         """Line `line`, `width` cells wide, without the cursor."""
         raise NotImplementedError
 
-    def cursor_moved(self) -> None:
-        """Called after the cursor moved (and the view scrolled to it)."""
-
     def clicked(self, stop: int) -> None:
         """Called after a click put the cursor on `stop`."""
 
@@ -103,7 +100,6 @@ class CursorView(ScrollView, can_focus=True):
         for stop in (old, new):
             if 0 <= stop < len(self.stops):
                 self.refresh_line(self.stops[stop])
-        self.cursor_moved()
 
     def _scroll_into_view(self, old: int) -> None:
         line = self.cursor_line

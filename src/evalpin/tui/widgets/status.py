@@ -117,7 +117,15 @@ class StatusLine(Static):
 class SearchBox(Input):
     """Case-id search: filters as you type; Enter keeps it, Escape clears it."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "clear search", show=True)]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "escape",
+            "cancel",
+            "clear search",
+            show=True,
+            tooltip="clear the search (Enter keeps it)",
+        )
+    ]
 
     @dataclass
     class Cancelled(Message):

@@ -211,6 +211,8 @@ class DetailPane(ScrollView, can_focus=True):
             decoded = Decoded(seeds, left, right)
         except InputError as exc:
             decoded = Decoded(seeds, {}, {}, str(exc))
+        except OSError as exc:  # the file went away since it was read
+            decoded = Decoded(seeds, {}, {}, f"{table.left.path}: {exc.strerror or exc}")
         self.post_message(self.Loaded(self, token, wanted, decoded))
 
     @on(Loaded)

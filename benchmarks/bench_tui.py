@@ -60,17 +60,19 @@ async def scenario(left: Path, right: Path, presses: int) -> dict:
     """One app, timed by its own paints: `App._display` is wrapped to record when each
     frame went to the (headless) terminal, and keys go straight to the driver, so Pilot's
     own waiting for idleness is not counted. Loading milestones are observed from the
-    outside (`ReviewScreen.reached`, polled every 0.5 ms): the app keeps no clock."""
+    outside: each frame records what it showed (`ReviewScreen.reached`, the detail's case),
+    so "listed" is the first frame with the list filled; the app keeps no clock."""
     from textual import events
 
     from evalpin.tui.app import make_app
     from evalpin.tui.screens.banner import BannerScreen
+    from evalpin.tui.screens.review import ReviewScreen
     from evalpin.tui.widgets.case_list import CaseList
     from evalpin.tui.widgets.detail import DetailPane
 
     paints: list[tuple[float, str]] = []
-    detail_at_paint: list[int | None] = []  # the case the detail showed in each frame
-    probe = [lambda: None]
+    # What each frame showed: whether the list was filled, and the detail's case.
+    seen: list[tuple[bool, int | None]] = []
     started = time.perf_counter()
     app = make_app(left, right, cursor_blink=False)
     display = app._display
@@ -79,9 +81,25 @@ async def scenario(left: Path, right: Path, presses: int) -> dict:
         display(screen, renderable)
         if renderable is not None:
             paints.append((time.perf_counter(), type(screen).__name__))
-            detail_at_paint.append(probe[0]())
+            seen.append(showing())
 
     app._display = spy  # type: ignore[method-assign]
+
+    def showing() -> tuple[bool, int | None]:
+        review = app.screen_stack[0] if app.screen_stack else None
+        if not isinstance(review, ReviewScreen) or not review.is_mounted:
+            return False, None
+        shown = review.detail.shown
+        return review.reached("listed"), shown.case if shown is not None else None
+
+    def painted_with(t: float, listed: bool = True, case: int | None = None) -> float | None:
+        """The first review frame after `t` with the list filled (and the detail on
+        `case`, when given)."""
+        for (when, name), (filled, shown) in zip(paints, seen, strict=True):
+            on_case = case is None or shown == case
+            if when >= t and name == "ReviewScreen" and filled == listed and on_case:
+                return when
+        return None
 
     def painted_after(t: float, screen: str | None = None) -> float | None:
         for when, name in paints:
@@ -102,30 +120,20 @@ async def scenario(left: Path, right: Path, presses: int) -> dict:
 
         await wait_until(lambda: review.reached("listed") or review.reached("banner"))
         if review.reached("banner"):
-            await reached("banner")
             await wait_until(lambda: painted_after(started, "BannerScreen") is not None)
             assert isinstance(app.screen, BannerScreen)
             out["banner"] = painted_after(started, "BannerScreen") - started
             out["first_paint"] = out["banner"]
             await pilot.press("b")
-        await reached("listed")
-        mark = started + milestones["listed"]
-        await wait_until(lambda: painted_after(mark, "ReviewScreen") is not None)
-        out["listed"] = painted_after(mark, "ReviewScreen") - started
+        await wait_until(lambda: painted_with(started) is not None)
+        out["listed"] = painted_with(started) - started
+        milestones["listed"] = out["listed"]
         out["cases"] = len(review.cases.cases)
         out["mode"] = review.cases.mode
         await reached("verdicts")
         await pilot.pause()
         cases = review.query_one(CaseList)
         detail = review.query_one(DetailPane)
-        probe[0] = lambda: detail.shown.case if detail.shown is not None else None
-
-        def painted_with(t: float, case: int | None) -> float | None:
-            """The first frame after `t` whose detail showed `case`."""
-            for (when, name), shown in zip(paints, detail_at_paint, strict=True):
-                if when >= t and name == "ReviewScreen" and shown == case:
-                    return when
-            return None
 
         latencies: dict[str, list[float]] = {"j": [], "k": [], "n": [], "p": []}
         plan = ["j"] * (presses // 2) + ["n"] * (presses // 4)
@@ -141,8 +149,8 @@ async def scenario(left: Path, right: Path, presses: int) -> dict:
                 return moved and shown is not None and shown.case == cases.current
 
             await wait_until(detail_follows)  # the worker's records laid out
-            await wait_until(lambda t0=t0: painted_with(t0, cases.current) is not None)
-            latencies[key].append(painted_with(t0, cases.current) - t0)
+            await wait_until(lambda t0=t0: painted_with(t0, case=cases.current) is not None)
+            latencies[key].append(painted_with(t0, case=cases.current) - t0)
             await asyncio.sleep(0.002)
         all_keys = sorted(x for v in latencies.values() for x in v)
         out["key_p50"] = statistics.median(all_keys)

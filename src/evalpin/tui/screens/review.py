@@ -218,7 +218,13 @@ class ReviewScreen(Screen[None]):
     def _peek(source: RunSource):
         return source.header if isinstance(source, RunFile) else peek_header(source)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="load")
+    @work(
+        thread=True,
+        exclusive=True,
+        exit_on_error=False,
+        group="load",
+        description="read, join, index and judge the runs",
+    )
     def load(self, left: RunSource, right: RunSource | None, generation: int) -> None:
         """Read, join, index and judge; every step posted as a message."""
         from textual.worker import get_current_worker

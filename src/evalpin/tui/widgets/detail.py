@@ -72,6 +72,9 @@ class Shown:
 
     __hash__ = None  # type: ignore[assignment]
 
+    def __repr__(self) -> str:
+        return f"Shown(case={self.case})"
+
 
 @dataclass
 class Decoded:
@@ -198,7 +201,15 @@ class DetailPane(ScrollView, can_focus=True):
         self._pending = self.token
         self._decode(self.token, wanted)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="detail")
+    # A fixed description: Textual would otherwise repr the arguments, the whole case
+    # table, on every key press.
+    @work(
+        thread=True,
+        exclusive=True,
+        exit_on_error=False,
+        group="detail",
+        description="decode the case under the cursor",
+    )
     def _decode(self, token: int, wanted: Shown) -> None:
         """Read the case's records on both sides (one seek each) off the UI thread."""
         table = wanted.table

@@ -11,11 +11,12 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from evalpin.core.errors import InputError
+from evalpin.core.files import not_utf8
 from evalpin.core.pins import dataset_hash
 
 KIND_GOLDEN = "golden"
@@ -79,19 +80,12 @@ class FixtureSet:
     frozen_at: str | None = None
     holdout_policy: str | None = None
     network_allowed: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def network_policy(self) -> str | None:
         if self.kind != KIND_CODING:
             return None
         return "allowed" if self.network_allowed else "forbidden"
-
-    def case(self, case_id: str) -> GoldenCase | CodingItem:
-        for c in self.cases:
-            if c.id == case_id:
-                return c
-        raise KeyError(case_id)
 
 
 def load_fixtures(path: str | Path) -> FixtureSet:
@@ -126,8 +120,7 @@ def _load_golden(path: Path, data: bytes) -> FixtureSet:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as bad:
-            msg = f"not UTF-8: byte 0x{raw[bad.start]:02x} at column {bad.start + 1}"
-            raise InputError(path, msg, lineno) from None
+            raise InputError(path, not_utf8(raw, bad), lineno) from None
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -186,7 +179,7 @@ def yaml_document(path: Path, data: bytes, what: str = "fixture files") -> Any:
         text = data.decode("utf-8")
     except UnicodeDecodeError as bad:
         line = data[: bad.start].count(b"\n") + 1
-        raise InputError(path, f"not UTF-8: byte 0x{data[bad.start]:02x}", line) from None
+        raise InputError(path, not_utf8(data, bad), line) from None
     try:
         for event in yaml.parse(text, Loader=yaml.SafeLoader):
             if isinstance(event, yaml.AliasEvent):

@@ -51,6 +51,7 @@ from typing import Any
 
 import msgspec
 
+from evalpin.core.discovery import started_at as parse_started_at
 from evalpin.core.errors import InputError
 from evalpin.core.runfile import RunFile, read_run
 from evalpin.core.tiers import TIER_CHANGE, TIER_KEY, tier_of
@@ -274,16 +275,6 @@ def run_files(folder: Path) -> list[Path]:
     ]
 
 
-def _parse_time(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    try:
-        when = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
-
-
 class _Peek(msgspec.Struct):
     record: str | None = None
     started_at: str | None = None
@@ -294,7 +285,7 @@ _PEEK = msgspec.json.Decoder(_Peek)
 
 def _dated(path: Path, started_at: str | None) -> tuple[datetime, str]:
     """When a run started, from its header; else the file's modification time."""
-    when = _parse_time(started_at)
+    when = parse_started_at(started_at)
     if when is not None:
         return when, DATED_BY_HEADER
     return datetime.fromtimestamp(os.stat(path).st_mtime, tz=UTC), DATED_BY_MTIME

@@ -19,6 +19,7 @@ from typing import Any
 
 from evalpin.core import stats, tiers
 from evalpin.core.errors import InputError
+from evalpin.core.files import not_utf8
 from evalpin.core.fixtures import KIND_CODING, FixtureSet
 from evalpin.core.power import Power, power
 from evalpin.core.runfile import TRIPLE, RunFile
@@ -65,8 +66,7 @@ class Disclosure:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as bad:
-                msg = f"not UTF-8: byte 0x{raw[bad.start]:02x} at column {bad.start + 1}"
-                raise InputError(path, msg, lineno) from None
+                raise InputError(path, not_utf8(raw, bad), lineno) from None
             line = fold(line)
             if line and not line.startswith("#"):
                 entries.add(line)

@@ -90,6 +90,35 @@ def badge_class(label: str) -> str:
 class PinsHeader(Static):
     """Each run's pins and verdict badge; values that differ between the runs are marked."""
 
+    DEFAULT_CSS = """
+    PinsHeader > .pins--key,
+    PinsHeader > .pins--muted {
+        color: $text-muted;
+    }
+    PinsHeader > .pins--side {
+        text-style: bold;
+    }
+    PinsHeader > .pins--differs {
+        color: $text-warning;
+        text-style: bold;
+    }
+    PinsHeader > .pins--missing {
+        color: $text-error;
+    }
+    PinsHeader > .pins--good {
+        color: $text-success;
+        text-style: bold reverse;
+    }
+    PinsHeader > .pins--warn {
+        color: $text-warning;
+        text-style: bold reverse;
+    }
+    PinsHeader > .pins--bad {
+        color: $text-error;
+        text-style: bold reverse;
+    }
+    """
+
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "pins--key",
         "pins--differs",

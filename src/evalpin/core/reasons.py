@@ -140,6 +140,7 @@ SANDBOX_ERROR = _code(
         "start": "the sandboxed process could not start",
         "setup": "the sandbox started but did not get ready",
         "memory": "the memory limit was reached",
+        "worker_lost": "every Dask worker that tried to grade it died (retries exhausted)",
     },
 )
 

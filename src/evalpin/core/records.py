@@ -60,6 +60,8 @@ class RunHeader(msgspec.Struct, tag="run", tag_field="record", omit_defaults=Tru
     scorer_commit: str | None = None
     control_sources: dict[str, str] = {}
     warnings: list[str] = []
+    # Who graded: {"kind": "local", "jobs"} or {"kind": "dask", "workers", "worker_env_digests"}
+    executor: dict[str, Any] = {}
 
 
 class CaseRow(msgspec.Struct, gc=False):

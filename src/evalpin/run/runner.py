@@ -45,6 +45,7 @@ from evalpin.core.records import (
 from evalpin.core.runfile import RunWriter, read_run, trim_torn_tail
 from evalpin.run import events
 from evalpin.run.controls import Controls
+from evalpin.run.executors import ExecutorLost, GradeJob, GradingExecutor, LocalExecutor
 from evalpin.run.slots import Slot, SlotConfig, SlotError
 
 Pair = tuple[str, int]
@@ -71,6 +72,18 @@ class Plan:
     jobs: int
     workdir: Path | None = None
     isolation: Any = None  # sandbox.Isolation for coding sets
+    grading: GradingExecutor | None = None  # None: graded in the runner's own threads
+
+    def grader(self) -> GradingExecutor:
+        """Where coding items are graded (executors.py); local unless one was given."""
+        if self.grading is None:
+            self.grading = LocalExecutor(
+                self.effective_jobs,
+                workdir=self.workdir,
+                secret_names=self.slot_config.secret_env_names(),
+                isolation=self.isolation,
+            )
+        return self.grading
 
     @property
     def effective_jobs(self) -> int:
@@ -113,6 +126,7 @@ class Plan:
             env=components,
             scorer_commit=scorer_commit(fs.path.parent),
             control_sources=dict(self.controls.sources),
+            executor=self.grader().describe(values),
         )
 
 
@@ -150,8 +164,8 @@ class Executor:
         self.slot = slot
         self.grader = grader
         self.cases = {case.id: case for case in plan.fixtures.cases}
-        # Never handed to model code: the sandbox drops these names and cuts their values.
-        self.secret_names = list(plan.slot_config.secret_env_names())
+        self.grading = plan.grader()
+        self.lost: list[str] = []  # why the executor stopped grading, when it did
 
     def request(self, case_id: str, seed: int, messages: list[Message], tools: list[Any]):
         c = self.plan.controls
@@ -208,8 +222,6 @@ class Executor:
         return self._fill(self._base(case, seed, grade_golden(case, completion)), completion)
 
     def _coding(self, item: CodingItem, seed: int) -> CaseRecord:
-        from evalpin.run.sandbox import run_item
-
         if item.language.lower() != "python":
             return self._fill(self._base(item, seed, [SANDBOX_ERROR("unsupported_language")]), None)
         messages = [Message("user", item.prompt)]
@@ -226,13 +238,8 @@ class Executor:
                 error = f"repair round {attempt}: {exc.reason}"  # keep the last graded try
                 break
             completion, loops = answer, attempt
-            outcome = run_item(
-                item,
-                files_from_completion(answer, item.expected_files),
-                workdir_parent=self.plan.workdir,
-                secret_names=self.secret_names,
-                isolation=self.plan.isolation,
-            )
+            files = files_from_completion(answer, item.expected_files)
+            outcome = self.grading.grade(GradeJob(item, files, seed))
             if outcome.passed:
                 break
             messages = [
@@ -347,6 +354,8 @@ def run(
                 )
             )
         if stop.is_set():
+            for why in sorted(set(execute.lost)):
+                emit(events.WarningEvent(why))
             raise Interrupted(plan.out, tally.done, tally.total)
         summary = _summary(plan.out, tally, resumed)
         writer.write(summary)
@@ -383,7 +392,8 @@ def _results(
     """Records in plan order, so two runs of the same inputs write the same file.
 
     With several jobs, a record that finishes early waits in a small buffer for the
-    ones before it. On interrupt no new case starts; those running finish (model code
+    ones before it. An executor that can no longer grade (ExecutorLost) stops the run
+    like an interrupt. On interrupt no new case starts; those running finish (model code
     runs in its own session, so Ctrl-C does not reach it) and everything finished is
     still yielded, in order with gaps; then the caller sees `stop` set.
     """
@@ -394,6 +404,10 @@ def _results(
             try:
                 yield execute(pair)
             except KeyboardInterrupt:
+                stop.set()
+                return
+            except ExecutorLost as exc:
+                execute.lost.append(str(exc))
                 stop.set()
                 return
         return
@@ -413,7 +427,12 @@ def _results(
                 stop.set()
                 continue
             for future in done:
-                finished[running.pop(future)] = future.result()
+                index = running.pop(future)
+                try:
+                    finished[index] = future.result()
+                except ExecutorLost as exc:  # its pair stays to do; the rest drain
+                    execute.lost.append(str(exc))
+                    stop.set()
             while next_out in finished:
                 yield finished.pop(next_out)
                 next_out += 1

@@ -45,6 +45,12 @@ import click
     help="Cases run at once (golden sets on replay slots run in one thread).  [default: cores]",
 )
 @click.option(
+    "--cluster",
+    metavar="ADDRESS",
+    help="Grade coding items on a Dask cluster: tcp://HOST:PORT or local:N "
+    "(needs evalpin[cluster]).",
+)
+@click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Run file to write.  [default: runs/DATE-SLOT-HASH.jsonl]",
@@ -68,6 +74,7 @@ def run_cmd(
     max_tokens: int | None,
     loops: int | None,
     jobs: int | None,
+    cluster: str | None,
     out: Path | None,
     resume: bool,
     progress: str,
@@ -78,6 +85,9 @@ def run_cmd(
     file stays whole: finish it with --resume --out FILE).
     """
     from evalpin.cli.render_run import RunDisplay
+
+    if jobs is not None and cluster is not None:
+        raise click.UsageError("--jobs and --cluster exclude each other: pick one executor")
     from evalpin.run.session import RunRequest, start_run
 
     request = RunRequest(
@@ -89,6 +99,7 @@ def run_cmd(
         max_tokens=max_tokens,
         loops=loops,
         jobs=jobs,
+        cluster=cluster,
         out=out,
         resume=resume,
     )

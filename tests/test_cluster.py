@@ -18,6 +18,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from multiprocessing import resource_tracker
 from pathlib import Path
 
 import psutil
@@ -111,7 +112,7 @@ def header(path: Path) -> dict:
 @pytest.fixture
 def cluster() -> Iterator[distributed.LocalCluster]:
     """Two real worker processes on 127.0.0.1; closed, and their processes gone, after."""
-    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    before = _children_now()
     with distributed.LocalCluster(
         n_workers=2,
         threads_per_worker=1,
@@ -122,6 +123,13 @@ def cluster() -> Iterator[distributed.LocalCluster]:
     ) as c:
         yield c
     _assert_no_new_children(before)
+
+
+def _children_now() -> set[int]:
+    """Our child processes, with Python's own resource tracker (which lives as long as
+    this process, once a cluster has started it) started first, so it is not counted."""
+    resource_tracker.ensure_running()
+    return {p.pid for p in psutil.Process().children(recursive=True)}
 
 
 def _assert_no_new_children(before: set[int]) -> None:
@@ -221,7 +229,7 @@ def test_local_cluster_writes_the_jobs_run_and_keeps_secrets_home(
         return real_grade(self, job)
 
     monkeypatch.setattr(DaskExecutor, "grade", spy)
-    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    before = _children_now()
     r_jobs = cli(capsys, *run_args(project, "jobs.jsonl", "--jobs", "2"))
     r_dask = cli(capsys, *run_args(project, "dask.jsonl", "--cluster", "local:2"))
     assert (r_jobs.code, r_dask.code) == (0, 0), (r_jobs.err, r_dask.err)
@@ -251,7 +259,7 @@ def test_worker_with_another_sandbox_is_refused_before_work(capsys, tmp_path: Pa
     if here.kind == "none":
         pytest.skip("needs a sandbox here that a worker without PATH cannot have")
     project = make_project(tmp_path, 2)
-    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    before = _children_now()
     with (
         distributed.LocalCluster(
             n_workers=1,
@@ -305,7 +313,7 @@ def test_worker_killed_mid_item_is_retried_on_another(tmp_path: Path, cluster) -
 def test_scheduler_gone_interrupts_and_resume_finishes_locally(tmp_path: Path) -> None:
     project = make_project(tmp_path, 6, pause=1.0)
     marker = Path(next((project / "tests").iterdir()).name).stem.split("_")[1]
-    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    before = _children_now()
     c = distributed.LocalCluster(
         n_workers=2,
         threads_per_worker=1,

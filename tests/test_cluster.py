@@ -372,3 +372,38 @@ def test_coordinator_kill_9_leaves_a_readable_file_and_no_workers(tmp_path: Path
     assert partial.header is not None and partial.summary is None and partial.rows
     assert env_digest(partial.header.env) == partial.header.env_digest
     _assert_no_process_mentions(marker)
+
+
+# -- the launch panel --------------------------------------------------------------
+
+
+async def test_launch_panel_executor_field_picks_jobs_or_a_cluster(tmp_path: Path) -> None:
+    from textual.widgets import Input
+
+    from evalpin.tui.screens.launch import LaunchScreen
+    from tests.tuikit import SIZE, new_app, settle
+
+    project = make_project(tmp_path, 1)
+    left = cli_process(*run_args(project, "left.jsonl", "--jobs", "1"))
+    assert left.code == 0, left.err
+    app = new_app(project / "left.jsonl", cwd=project)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app, "verdicts")
+        await pilot.press("l")
+        await pilot.pause()
+        panel = app.screen
+        assert isinstance(panel, LaunchScreen)
+        panel.query_one("#fixture-path", Input).value = "coding.yaml"
+        panel.query_one("#slot-inline", Input).value = "c=replay:replay.jsonl"
+        field = panel.query_one("#jobs", Input)
+        for typed, flags in [
+            ("3", ["--jobs", "3"]),
+            ("local:2", ["--cluster", "local:2"]),
+            ("tcp://127.0.0.1:8786", ["--cluster", "tcp://127.0.0.1:8786"]),
+            ("", []),
+        ]:
+            field.value = typed
+            argv = panel.request().argv()
+            assert [a for a in argv if a in ("--jobs", "--cluster")] == flags[:1]
+            if flags:
+                assert argv[argv.index(flags[0]) + 1] == flags[1]

@@ -83,6 +83,7 @@ class LaunchRequest:
     temperature: str = ""
     jobs: str = ""
     slots_file: str | None = None
+    cluster: str = ""  # a Dask scheduler (tcp://HOST:PORT) or local:N, instead of jobs
 
     def argv(self) -> list[str]:
         argv = [sys.executable, "-m", "evalpin", "run", "--progress", "json"]
@@ -91,6 +92,7 @@ class LaunchRequest:
             ("--seeds", self.seeds),
             ("--temperature", self.temperature),
             ("--jobs", self.jobs),
+            ("--cluster", self.cluster),
             ("--slots", self.slots_file),
         ):
             if value:
@@ -139,8 +141,8 @@ class LaunchScreen(ModalScreen[str | None]):
         labels, problem = slot_labels(folder / "slots.yaml")
         choices = [str(p.relative_to(folder)) for p in fixture_sets]
         like = self.like
-        fixture_default = choices[0] if choices else Select.BLANK
-        slot_default = labels[0] if labels else Select.BLANK
+        fixture_default = choices[0] if choices else Select.NULL
+        slot_default = labels[0] if labels else Select.NULL
         seeds, temperature = "11,29,47", "0"
         if like is not None:
             if like.fixtures.path in choices:
@@ -180,8 +182,9 @@ class LaunchScreen(ModalScreen[str | None]):
                 yield Input(seeds, id="seeds")
                 yield Label("temperature", classes="launch-label-short")
                 yield Input(temperature, id="temperature")
-                yield Label("jobs", classes="launch-label-short")
-                yield Input("", placeholder="cores", id="jobs")
+                # The executor: a number of local jobs, or a cluster address.
+                yield Label("executor", classes="launch-label-short")
+                yield Input("", placeholder="cores | local:N | tcp://", id="jobs")
             if problem:
                 yield Static(line("slots.yaml: " + problem), markup=False, classes="launch-problem")
             with Horizontal(id="launch-buttons"):
@@ -208,21 +211,24 @@ class LaunchScreen(ModalScreen[str | None]):
         fixtures = self.query_one("#fixture-path", Input).value.strip()
         if not fixtures:
             picked = self.query_one("#fixture-pick", Select).value
-            fixtures = "" if picked is Select.BLANK else str(picked)
+            fixtures = "" if picked is Select.NULL else str(picked)
         slot = self.query_one("#slot-inline", Input).value.strip()
         if not slot:
             picked = self.query_one("#slot-pick", Select).value
-            slot = "" if picked is Select.BLANK else str(picked)
+            slot = "" if picked is Select.NULL else str(picked)
         if not fixtures:
             return "choose a fixture set (or type its path)"
         if not slot:
             return "choose a slot (or type LABEL=replay:PATH)"
+        executor = self.query_one("#jobs", Input).value.strip()
+        local = executor.isdigit() or not executor
         return LaunchRequest(
             fixtures=fixtures,
             slot=slot,
             seeds=self.query_one("#seeds", Input).value.strip(),
             temperature=self.query_one("#temperature", Input).value.strip(),
-            jobs=self.query_one("#jobs", Input).value.strip(),
+            jobs=executor if local else "",
+            cluster="" if local else executor,
         )
 
     # -- actions ---------------------------------------------------------------------

@@ -32,6 +32,7 @@ from evalpin.run.sandbox import probe_isolation
 from evalpin.run.session import RunRequest, start_run
 from tests.clirun import cli, cli_process
 
+dask = pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
 
 FAKE_SECRET = "sk-evalpin-fake-" + uuid.uuid4().hex
@@ -165,12 +166,12 @@ def start_in_thread(request: RunRequest) -> tuple[threading.Thread, list, dict]:
 
 
 def request(project: Path, out: str, **over) -> RunRequest:
+    fields = {"seeds": "1,2", **over}
     return RunRequest(
         fixtures=project / "coding.yaml",
         slot=f"coder=replay:{project / 'replay.jsonl'}",
-        seeds="1,2",
         out=project / out,
-        **over,
+        **fields,
     )
 
 
@@ -219,6 +220,8 @@ def test_local_cluster_writes_the_jobs_run_and_keeps_secrets_home(
     def spy(self: DaskExecutor, job: GradeJob):
         payloads.append(pickle.dumps(job))
         if not seen_env:  # what the workers, their nannies and the cluster host hold
+            addresses = [*self.client.scheduler_info()["workers"], self.client.scheduler.address]
+            seen_env.append(json.dumps(addresses))
             seen_env.extend(self.client.run(lambda: json.dumps(dict(os.environ))).values())
             seen_env.extend(
                 self.client.run(lambda: Path("/proc/self/environ").read_text()).values()
@@ -249,7 +252,8 @@ def test_local_cluster_writes_the_jobs_run_and_keeps_secrets_home(
 
     assert len(payloads) == 8
     assert all(FAKE_SECRET.encode() not in p for p in payloads)
-    assert len(seen_env) >= 5
+    assert len(seen_env) >= 6
+    assert all(a.startswith("tcp://127.0.0.1:") for a in json.loads(seen_env[0]))
     assert all(FAKE_SECRET not in text for text in seen_env)
     assert all("EVALPIN_TEST_API_KEY" not in text for text in seen_env)
 
@@ -307,6 +311,43 @@ def test_worker_killed_mid_item_is_retried_on_another(tmp_path: Path, cluster) -
     cli_process(*run_args(project, "ref.jsonl", "--jobs", "2"))
     assert case_lines(out) == case_lines(project / "ref.jsonl")
     assert read_run(out).summary is not None
+    _assert_no_process_mentions(marker)
+
+
+def test_an_item_whose_graders_keep_dying_is_recorded_worker_lost(tmp_path: Path) -> None:
+    project = make_project(tmp_path, 1, pause=5.0)
+    marker = Path(next((project / "tests").iterdir()).name).stem.split("_")[1]
+    before = _children_now()
+    with (
+        dask.config.set({"distributed.scheduler.allowed-failures": 0}),
+        distributed.LocalCluster(
+            n_workers=1,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            scheduler_port=0,
+            dashboard_address=None,
+        ) as c,
+        distributed.Client(c, set_as_default=False) as client,
+    ):
+        thread, seen, result = start_in_thread(
+            request(project, "w.jsonl", cluster=c.scheduler_address, seeds="1")
+        )
+        killed = 0
+        while thread.is_alive():  # each worker that picks the item up dies
+            executing = client.run(
+                lambda dask_worker: (os.getpid(), len(dask_worker.state.executing))
+            )
+            for pid, n in executing.values():
+                if n:
+                    psutil.Process(pid).kill()
+                    killed += 1
+            thread.join(0.05)
+    _assert_no_new_children(before)
+    assert killed >= 1 and result["code"] == 0, seen
+    (record,) = [json.loads(x) for x in case_lines(project / "w.jsonl")]
+    assert record["pass"] is False
+    assert record["reasons"] == ["sandbox_error:worker_lost"]
     _assert_no_process_mentions(marker)
 
 
@@ -372,6 +413,14 @@ def test_coordinator_kill_9_leaves_a_readable_file_and_no_workers(tmp_path: Path
     assert partial.header is not None and partial.summary is None and partial.rows
     assert env_digest(partial.header.env) == partial.header.env_digest
     _assert_no_process_mentions(marker)
+
+    before = _children_now()
+    resumed = cli_process(*run_args(project, "c.jsonl", "--cluster", "local:2", "--resume"))
+    assert resumed.code == 0, resumed.err
+    _assert_no_new_children(before)
+    cli_process(*run_args(project, "ref.jsonl", "--jobs", "2"))
+    assert sorted(case_lines(out)) == sorted(case_lines(project / "ref.jsonl"))
+    assert read_run(out).summary is not None
 
 
 # -- the launch panel --------------------------------------------------------------

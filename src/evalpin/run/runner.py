@@ -164,6 +164,8 @@ class Executor:
         self.slot = slot
         self.grader = grader
         self.cases = {case.id: case for case in plan.fixtures.cases}
+        # Never handed to model code: the sandbox drops these names and cuts their values.
+        self.secret_names = list(plan.slot_config.secret_env_names())
         self.grading = plan.grader()
         self.lost: list[str] = []  # why the executor stopped grading, when it did
 

@@ -456,3 +456,22 @@ async def test_launch_panel_executor_field_picks_jobs_or_a_cluster(tmp_path: Pat
             assert [a for a in argv if a in ("--jobs", "--cluster")] == flags[:1]
             if flags:
                 assert argv[argv.index(flags[0]) + 1] == flags[1]
+
+
+def test_a_job_refuses_a_worker_unlike_the_coordinator(tmp_path: Path) -> None:
+    """What a late-joining worker does with a job meant for another instrument."""
+    from evalpin.core.fixtures import load_fixtures
+    from evalpin.run.executors import WorkerRefused, grade_here, grade_remote, machine_facts
+
+    project = make_project(tmp_path, 2)
+    items = load_fixtures(project / "coding.yaml").cases
+    here = machine_facts()
+    for item, passed in zip(items, (True, False), strict=True):
+        job = GradeJob(item, {"calc.py": WRONG if not passed else SOLUTION}, seed=1)
+        remote = grade_remote(job, item.test_file.read_bytes(), here)
+        local = grade_here(job)
+        assert remote.passed is local.passed is passed
+        assert remote.reasons == local.reasons
+    other = {**here, "components": {**here["components"], "sandbox": "elsewhere"}}
+    with pytest.raises(WorkerRefused, match="sandbox kind"):
+        grade_remote(job, item.test_file.read_bytes(), other)

@@ -302,7 +302,12 @@ class DaskExecutor:
 
     def check_workers(self, at_least: int) -> None:
         """Refuse, before any work is sent, a cluster whose graders differ from us."""
-        self.client.wait_for_workers(at_least, timeout=CONNECT_TIMEOUT_S)
+        try:
+            self.client.wait_for_workers(at_least, timeout=CONNECT_TIMEOUT_S)
+        except TimeoutError:
+            raise InputError(
+                "--cluster", f"no worker joined the scheduler within {CONNECT_TIMEOUT_S} s"
+            ) from None
         self.workers = self.client.run(machine_facts)
         problems = [
             f"worker {address}: {'; '.join(diff)}"

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -38,8 +38,6 @@ LOCAL_PREFIX = "local:"
 CONNECT_TIMEOUT_S = 30
 # Worker deaths one item may cause before it is recorded as sandbox_error:worker_lost.
 ALLOWED_FAILURES = 2
-# The facts a worker must share with the coordinator, and how the refusal names them.
-MUST_MATCH = {"python": "Python", "pytest": "pytest", "sandbox": "sandbox kind"}
 # What a `local:N` cluster's processes may inherit: no keys, no slot settings.
 _WORKER_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "HOME", "PYTHONPATH")
 _SECRETISH = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL", re.IGNORECASE)
@@ -152,21 +150,21 @@ def machine_facts() -> dict[str, Any]:
     return {"components": components, "network": iso.network, "grader": grader_version()}
 
 
-def _key_facts(facts: dict[str, Any]) -> dict[str, Any]:
+def _must_match(facts: dict[str, Any]) -> dict[str, Any]:
+    """The facts a worker must share with the coordinator, by the name a refusal uses."""
     c = facts["components"]
     return {
-        "python": c["python"],
+        "Python": c["python"],
         "pytest": c["packages"].get("pytest"),
-        "sandbox": c["sandbox"],
+        "sandbox kind": c["sandbox"],
         "grader version": facts["grader"],
     }
 
 
 def differences(here: dict[str, Any], there: dict[str, Any]) -> list[str]:
     """What makes a worker grade with another instrument than the coordinator."""
-    a, b = _key_facts(here), _key_facts(there)
-    names = {**MUST_MATCH, "grader version": "grader version"}
-    return [f"{names.get(k, k)} {b[k]} there, {a[k]} here" for k in a if a[k] != b[k]]
+    a, b = _must_match(here), _must_match(there)
+    return [f"{name} {b[name]} there, {a[name]} here" for name in a if a[name] != b[name]]
 
 
 class WorkerRefused(Exception):
@@ -194,7 +192,7 @@ def grade_remote(job: GradeJob, test_source: bytes, expect: dict[str, Any]) -> G
 # -- the Dask executor ----------------------------------------------------------------
 
 
-def worker_env(environ: dict[str, str] | os._Environ[str] = os.environ) -> dict[str, str]:
+def worker_env(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
     """The allow-listed environment a `local:N` cluster starts with."""
     return {k: environ[k] for k in _WORKER_ENV if k in environ and not _SECRETISH.search(k)}
 

@@ -345,6 +345,11 @@ PYTEST_ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
 def pytest_argv(python: str, ini: str, workdir: str, report: str, test_name: str) -> list[str]:
+    """`python -I -B -m pytest` with `pytest_args`; see there."""
+    return [python, "-I", "-B", "-m", "pytest", *pytest_args(ini, workdir, report, test_name)]
+
+
+def pytest_args(ini: str, workdir: str, report: str, test_name: str) -> list[str]:
     """The command that runs one item's tests; cwd is `workdir`, the test copy is in it.
 
     `-I` (isolated mode) keeps the cwd off `sys.path` at startup, so a model-written
@@ -356,11 +361,6 @@ def pytest_argv(python: str, ini: str, workdir: str, report: str, test_name: str
     `-p no:cacheprovider` keeps pytest from writing or reading a cache.
     """
     return [
-        python,
-        "-I",
-        "-B",
-        "-m",
-        "pytest",
         "-q",
         "--tb=short",
         "-rfE",
@@ -378,6 +378,60 @@ def pytest_argv(python: str, ini: str, workdir: str, report: str, test_name: str
         "--",
         test_name,
     ]
+
+
+# How the sandboxed processes start (`python -I -B -c BOOT ...`). The runtime folder
+# (argv[1]) holds remote.py as `evalpin_remote` and, in-process, guard.py as
+# `evalpin_guard`; it leaves sys.path once they are imported.
+WORKER_BOOT = """\
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+import evalpin_remote
+sys.path[0] = os.getcwd()
+evalpin_remote.worker(int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4]))
+"""
+PYTEST_BOOT = """\
+import sys
+sys.path.insert(0, sys.argv[1])
+import evalpin_remote
+del sys.path[0]
+import pytest
+sys.exit(pytest.main(sys.argv[2:]))
+"""
+GUARDED_PYTEST_BOOT = """\
+import sys
+sys.path.insert(0, sys.argv[1])
+import evalpin_guard
+del sys.path[0]
+import pytest
+sys.exit(pytest.main(sys.argv[3:], plugins=[evalpin_guard.Guard(sys.argv[2])]))
+"""
+STUB = """\
+# evalpin stand-in: the candidate's module runs in a separate process; this forwards.
+import evalpin_remote
+evalpin_remote.stub({name!r}, globals())
+"""
+# A candidate file the pytest process would import or load if it were copied there.
+IMPORTABLE_SUFFIXES = (".py", ".pyw", ".pyc", ".pyo", ".so", ".pyd", ".dll", ".dylib", ".pth")
+
+
+def module_name(path: str) -> str | None:
+    """The module a candidate `.py` file is imported as (`pkg/__init__.py` -> `pkg`)."""
+    if not path.endswith(".py"):
+        return None
+    parts = path[:-3].split("/")
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
+
+
+def canary_block(pass_name: str, fail_name: str) -> str:
+    """Two tests appended to an in-process item's test copy: one must pass, one must
+    fail. Their names are random per run, so no file the candidate can read holds them."""
+    return (
+        f"\n\n\ndef {pass_name}():\n    assert [1] == [1]\n"
+        f"\n\ndef {fail_name}():\n    assert [1] == [2], 'evalpin canary'\n"
+    )
 
 
 # Resource limits for the test process and its children.
@@ -481,6 +535,90 @@ def judge_report(
     return True, []
 
 
+def report_outcomes(xml_bytes: bytes | None) -> dict[str, str] | None:
+    """Each test's outcome in a JUnit report (`passed`, `skipped` or `failed`; the worst
+    over parametrized ids), or None when there is no well-formed report."""
+    if not xml_bytes:
+        return None
+    head = xml_bytes.upper()
+    if b"<!DOCTYPE" in head or b"<!ENTITY" in head:
+        return None
+    try:
+        root = ET.fromstring(xml_bytes)
+    except ET.ParseError:
+        return None
+    rank = {"passed": 0, "skipped": 1, "failed": 2}
+    outcomes: dict[str, str] = {}
+    for case in root.iter("testcase"):
+        tags = {child.tag for child in case}
+        outcome = "failed" if tags & {"failure", "error"} else "skipped" if "skipped" in tags else "passed"
+        classes = (case.get("classname") or "").split(".")[1:]
+        name = "::".join([*classes, (case.get("name") or "").split("[", 1)[0]])
+        outcomes[name] = max(outcomes.get(name, "passed"), outcome, key=rank.__getitem__)
+    return outcomes
+
+
+def judge_in_process(
+    xml_bytes: bytes | None,
+    guard_bytes: bytes | None,
+    expected: list[str],
+    canaries: tuple[str, str],
+    *,
+    exit_code: int | None,
+    test_file_intact: bool,
+) -> tuple[bool, list[str]]:
+    """The grade of an `isolation: in-process` item, with its tamper checks.
+
+    `tampering:test_file` when the test copy changed during the run;
+    `tampering:report` when a report exists without the guard's record (the session did
+    not end normally after something wrote it) or the two disagree on any test;
+    `tampering:pytest` when the guard saw pytest's plugins, hooks, internals, atexit
+    callbacks or threads change, or the session ran on in a forked process;
+    `tampering:canary` when the must-pass canary did not pass or the must-fail one did
+    not fail (in the report or the guard's record). Without tampering, the grade is
+    `judge_report`'s, with the canaries set aside (pytest exits 1 for the failing one).
+    """
+    must_pass, must_fail = canaries
+    report = report_outcomes(xml_bytes)
+    guard = _guard_record(guard_bytes)
+    reasons = [] if test_file_intact else ["tampering:test_file"]
+    if report is not None and guard is None:
+        reasons.append("tampering:report")
+    if guard is not None:
+        if guard["changed"]:
+            reasons.append("tampering:pytest")
+        if report is not None and report != guard["outcomes"]:
+            reasons.append("tampering:report")
+    for outcomes in (o for o in (report, guard and guard["outcomes"]) if o is not None):
+        if outcomes.get(must_pass) != "passed" or outcomes.get(must_fail) != "failed":
+            reasons.append("tampering:canary")
+    if reasons:
+        return False, grade_order(reasons)
+    if report is None or exit_code != 1:
+        return False, ["tests_failed"]
+    tests = {n: o for n, o in report.items() if n not in canaries}
+    if not tests or any(o != "passed" for o in tests.values()):
+        return False, ["tests_failed"]
+    if any(name not in tests for name in expected):
+        return False, ["tests_failed"]
+    return True, []
+
+
+def _guard_record(data: bytes | None) -> dict | None:
+    import json
+
+    try:
+        record = json.loads(data) if data else None
+    except ValueError:
+        return None
+    if not isinstance(record, dict):
+        return None
+    changed, outcomes = record.get("changed"), record.get("outcomes")
+    if not isinstance(changed, list) or not isinstance(outcomes, dict):
+        return None
+    return {"changed": changed, "outcomes": outcomes}
+
+
 # -- order ----------------------------------------------------------------------------
 
 _ORDER = {
@@ -488,9 +626,10 @@ _ORDER = {
     "missing_file": 1,
     "syntax_error": 2,
     "forbidden_import": 3,
-    "tests_failed": 4,
-    "timeout": 4,
-    "sandbox_error": 5,
+    "tampering": 4,
+    "tests_failed": 5,
+    "timeout": 5,
+    "sandbox_error": 6,
 }
 
 

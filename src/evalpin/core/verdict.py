@@ -15,6 +15,7 @@ from typing import Any
 from evalpin.core import stats
 from evalpin.core.errors import InputError
 from evalpin.core.fixtures import KIND_CODING, FixtureSet
+from evalpin.core.records import RunHeader
 from evalpin.core.runfile import TRIPLE, RunFile
 
 CONTAMINATED = "contaminated"
@@ -218,6 +219,7 @@ def judge(
         failed.append((INTERNAL, "environment digest missing"))
     if run.complete is False:
         failed.append((INTERNAL, "run is incomplete (no summary trailer)"))
+    failed += in_process_rule(h)
 
     if len(seeds) < MIN_SEEDS:
         failed.append((EXPLORATORY, f"{len(seeds)} seed(s); at least {MIN_SEEDS} needed"))
@@ -244,6 +246,16 @@ def judge(
         pooled_rate=pooled,
         stability=stability,
     )
+
+
+def in_process_rule(header: RunHeader | None) -> list[tuple[str, str]]:
+    """In-process grading: the candidate shared the process that decided its grade, so
+    a pass is tamper-checked but not tamper-proof; at most `internal`."""
+    items = header.graded_in_process if header is not None else []
+    if not items:
+        return []
+    shown = ", ".join(items[:5]) + (f" and {len(items) - 5} more" if len(items) > 5 else "")
+    return [(INTERNAL, f"in-process grading: coding items {shown} ran inside pytest")]
 
 
 # What must match for two records to be repeats of one request: the (case, seed) and

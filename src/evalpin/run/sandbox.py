@@ -595,6 +595,8 @@ def _plan(spec: Spec) -> list[tuple[str, str, str, object]]:
 def _wrapper(iso: Isolation, box: Box, spec: Spec, allow_network: bool) -> tuple[list[str], str | None]:
     """The command that puts the launcher in its namespaces, and the mount point of the
     private root the launcher builds (unshare only; bubblewrap builds it from flags)."""
+    if iso.kind != "none" and shutil.which(iso.kind) is None:
+        raise FileNotFoundError(f"{iso.kind} not found on PATH")
     if iso.kind == "unshare":
         net = [] if allow_network else ["--net"]
         mount_point = Path(tempfile.mkdtemp(prefix="root-", dir=box.root))
@@ -665,7 +667,11 @@ def execute(
                 # Counted per user namespace, so it is this run's processes (for non-root
                 # users; root is exempt, hence the cgroup).
                 limits["RLIMIT_NPROC"] = MAX_PROCESSES
-            wrapper, newroot = _wrapper(iso, box, spec, allow_network)
+            try:
+                wrapper, newroot = _wrapper(iso, box, spec, allow_network)
+            except OSError:
+                os.close(ready_w)
+                raise
             config = {
                 "limits": limits,
                 "newroot": newroot,
@@ -766,10 +772,10 @@ def _kill_tree(proc: subprocess.Popen[bytes], cgroup: Cgroup | None) -> None:
     except OSError:
         children = []
     _kill_all(int(c) for c in children)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(_REAP_WAIT_S)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
     if cgroup is not None:
         _kill_all(cgroup.members())
     proc.wait()

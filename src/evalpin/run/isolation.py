@@ -10,9 +10,9 @@ folder the worker's sandbox does not contain, and the grader reads it from there
 process that ran candidate code can write to the report or to the pytest process.
 
 `InProcessMode` (`isolation: in-process`): the candidate is imported by pytest, as tests
-that monkeypatch its internals need. Graded with tamper checks (`judge_in_process`): two
-randomly named canary tests, a guard plugin's snapshot and record, and the test copy's
-hash after the run.
+that monkeypatch its internals need. Graded with tamper checks (`judge_in_process`): a
+guard plugin's snapshot and record, two canary tests it adds under random names that
+are in no file the candidate can read, and the test copy's hash after the run.
 
 Each mode prepares its folders in a `Box`, returns its process `Spec`s (the last one is
 the process whose exit ends the run) and judges once they have run.
@@ -20,14 +20,16 @@ the process whose exit ends the run) and judges once they have run.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import os
 import secrets
 import sys
 from pathlib import Path
 
 from evalpin.core.fixtures import CodingItem
-from evalpin.core.graders import coding, guard, remote
+from evalpin.core.graders import guard, remote
 from evalpin.core.graders.coding import (
     GUARDED_PYTEST_BOOT,
     IMPORTABLE_SUFFIXES,
@@ -71,8 +73,6 @@ class ProcessMode:
         self.report: Path | None = None
 
     def specs(self, box: Box, env: dict[str, str], limits: dict[str, int]) -> list[Spec]:
-        import os
-
         runtime = _runtime(box, {"evalpin_remote": Path(remote.__file__)})
         worker_dir, tests_dir = box.folder("candidate"), box.folder("tests")
         ctl, ini = _control(box)
@@ -123,7 +123,6 @@ class InProcessMode:
         self.test_source = test_source
         self.candidate = candidate
         self.canaries = ("test_" + secrets.token_hex(8), "test_" + secrets.token_hex(8))
-        self.test_copy = test_source + coding.canary_block(*self.canaries).encode()
         self.paths: dict[str, Path] = {}
 
     def specs(self, box: Box, env: dict[str, str], limits: dict[str, int]) -> list[Spec]:
@@ -135,15 +134,21 @@ class InProcessMode:
             "guard": ctl / f"guard-{secrets.token_hex(8)}.json",
             "test": work / self.item.test_file.name,
         }
-        write_tree(work, {**self.candidate, self.item.test_file.name: self.test_copy})
+        write_tree(work, {**self.candidate, self.item.test_file.name: self.test_source})
         args = pytest_args(str(ini), str(work), str(self.paths["report"]), self.item.test_file.name)
+        # The guard's orders travel in a pipe, read before any candidate code runs.
+        orders_r, orders_w = os.pipe()
+        config = {"out": str(self.paths["guard"]), "canaries": self.canaries}
+        os.write(orders_w, json.dumps(config).encode())
+        os.close(orders_w)
         boot = [sys.executable, "-I", "-B", "-c", GUARDED_PYTEST_BOOT, str(runtime)]
-        argv = [*boot, str(self.paths["guard"]), *args]
-        return [Spec(argv, env, work, rw=[work, ctl], ro=[runtime], limits=limits)]
+        argv = [*boot, str(orders_r), *args]
+        spec = Spec(argv, env, work, rw=[work, ctl], ro=[runtime], pass_fds=(orders_r,))
+        return [dataclasses.replace(spec, limits=limits)]
 
     def judge(self, box: Box, exit_code: int | None) -> tuple[bool, list[str]]:
         after = read_regular(self.paths["test"])
-        intact = after is not None and _sha(after) == _sha(self.test_copy)
+        intact = after is not None and _sha(after) == _sha(self.test_source)
         expected = expected_tests(self.test_source.decode("utf-8", "replace"))
         return judge_in_process(
             read_regular(self.paths["report"]),

@@ -403,8 +403,9 @@ import sys
 sys.path.insert(0, sys.argv[1])
 import evalpin_guard
 del sys.path[0]
+guard = evalpin_guard.Guard(int(sys.argv[2]))
 import pytest
-sys.exit(pytest.main(sys.argv[3:], plugins=[evalpin_guard.Guard(sys.argv[2])]))
+sys.exit(pytest.main(sys.argv[3:], plugins=[guard]))
 """
 STUB = """\
 # evalpin stand-in: the candidate's module runs in a separate process; this forwards.
@@ -423,15 +424,6 @@ def module_name(path: str) -> str | None:
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
-
-
-def canary_block(pass_name: str, fail_name: str) -> str:
-    """Two tests appended to an in-process item's test copy: one must pass, one must
-    fail. Their names are random per run, so no file the candidate can read holds them."""
-    return (
-        f"\n\n\ndef {pass_name}():\n    assert [1] == [1]\n"
-        f"\n\ndef {fail_name}():\n    assert [1] == [2], 'evalpin canary'\n"
-    )
 
 
 # Resource limits for the test process and its children.
@@ -574,8 +566,8 @@ def judge_in_process(
     not end normally after something wrote it) or the two disagree on any test;
     `tampering:pytest` when the guard saw pytest's plugins, hooks, internals, atexit
     callbacks or threads change, or the session ran on in a forked process;
-    `tampering:canary` when the must-pass canary did not pass or the must-fail one did
-    not fail (in the report or the guard's record). Without tampering, the grade is
+    `tampering:canary` when the guard added its canaries and the must-pass one did not
+    pass or the must-fail one did not fail (in the report or the guard's record). Without tampering, the grade is
     `judge_report`'s, with the canaries set aside (pytest exits 1 for the failing one).
     """
     must_pass, must_fail = canaries
@@ -589,13 +581,14 @@ def judge_in_process(
             reasons.append("tampering:pytest")
         if report is not None and report != guard["outcomes"]:
             reasons.append("tampering:report")
-    for outcomes in (o for o in (report, guard and guard["outcomes"]) if o is not None):
-        if outcomes.get(must_pass) != "passed" or outcomes.get(must_fail) != "failed":
-            reasons.append("tampering:canary")
+    if guard is not None and guard["canaries"]:
+        for outcomes in (o for o in (report, guard["outcomes"]) if o is not None):
+            if outcomes.get(must_pass) != "passed" or outcomes.get(must_fail) != "failed":
+                reasons.append("tampering:canary")
     if reasons:
         return False, grade_order(reasons)
-    if report is None or exit_code != 1:
-        return False, ["tests_failed"]
+    if guard is None or not guard["canaries"] or report is None or exit_code != 1:
+        return False, ["tests_failed"]  # crashed, or nothing collected to attach them to
     tests = {n: o for n, o in report.items() if n not in canaries}
     if not tests or any(o != "passed" for o in tests.values()):
         return False, ["tests_failed"]
@@ -616,7 +609,7 @@ def _guard_record(data: bytes | None) -> dict | None:
     changed, outcomes = record.get("changed"), record.get("outcomes")
     if not isinstance(changed, list) or not isinstance(outcomes, dict):
         return None
-    return {"changed": changed, "outcomes": outcomes}
+    return {"changed": changed, "outcomes": outcomes, "canaries": record.get("canaries") is True}
 
 
 # -- order ----------------------------------------------------------------------------

@@ -4,10 +4,12 @@ Copied into the sandbox and given to `pytest.main(plugins=[Guard(path)])`, so it
 registered before any test module (and so any candidate code) is imported. At session
 start it snapshots what decides a test's outcome: the registered plugins and every
 hook's implementations, pytest's report and runner internals, the `pytest` modules in
-`sys.modules`, the atexit callbacks and the live threads. It records each test's outcome
-as it is logged. At session end it compares the snapshot and writes both, once, to
-`path` (O_EXCL, so a second writer fails). The grader compares that file with the JUnit
-report and the canary tests (see `judge_in_process` in coding.py).
+`sys.modules`, the atexit callbacks and the live threads. After collection it adds two
+canary tests (one must pass, one must fail) whose random names it read from an inherited
+pipe before any candidate code ran: they are in no file and no argument. It records each
+test's outcome as it is logged. At session end it compares the snapshot and writes all
+of it, once, to its output file (O_EXCL, so a second writer fails). The grader compares
+that file with the JUnit report (see `judge_in_process` in coding.py).
 
 This is detection, not prevention: the candidate shares this process and could find and
 patch the witness too. Items that need prevention use `isolation: process`.
@@ -68,8 +70,12 @@ _RANK = {"passed": 0, "skipped": 1, "failed": 2}
 class Guard:
     """Snapshot at session start, outcomes as logged, comparison at session end."""
 
-    def __init__(self, path: str) -> None:
-        self.path = path
+    def __init__(self, fd: int) -> None:
+        with os.fdopen(fd, "rb") as pipe:
+            config = json.loads(pipe.read())
+        self.path = config["out"]
+        self.canaries = config["canaries"]
+        self.injected = False
         self.pid = os.getpid()
         self.before: dict | None = None
         self.outcomes: dict[str, str] = {}
@@ -98,6 +104,16 @@ class Guard:
     def pytest_sessionstart(self, session) -> None:
         self.before = self._snapshot(session.config)
 
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items) -> None:
+        module = next((i.getparent(pytest.Module) for i in items), None)
+        if module is None:
+            return
+        must_pass, must_fail = self.canaries
+        items.append(pytest.Function.from_parent(module, name=must_pass, callobj=_must_pass))
+        items.append(pytest.Function.from_parent(module, name=must_fail, callobj=_must_fail))
+        self.injected = True
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report) -> None:
         outcome = "failed" if report.failed else "skipped" if report.skipped else "passed"
@@ -116,10 +132,19 @@ class Guard:
         changed = sorted(k for k in after if self.before is None or after[k] != self.before[k])
         if os.getpid() != self.pid:
             changed.append("forked")
-        data = json.dumps({"changed": changed, "outcomes": self.outcomes}).encode()
+        record = {"changed": changed, "outcomes": self.outcomes, "canaries": self.injected}
+        data = json.dumps(record).encode()
         try:
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except OSError:
             return
         with os.fdopen(fd, "wb") as out:
             out.write(data)
+
+
+def _must_pass() -> None:
+    assert [1] == [1]
+
+
+def _must_fail() -> None:
+    assert [1] == [2], "evalpin canary"

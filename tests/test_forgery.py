@@ -297,7 +297,9 @@ def grade(tmp_path: Path) -> Callable[..., Outcome]:
     parent.mkdir()
 
     def go(item: CodingItem, code: str, iso: Isolation, **kwargs: object) -> Outcome:
-        outcome = run_item(item, {"repair.py": code}, workdir_parent=parent, isolation=iso, **kwargs)
+        outcome = run_item(
+            item, {"repair.py": code}, workdir_parent=parent, isolation=iso, **kwargs
+        )
         assert list(parent.iterdir()) == [], "the work directory was not removed"
         return outcome
 
@@ -424,7 +426,9 @@ def test_host_files_are_not_there_to_read(item, grade, backend, tmp_path: Path) 
 
 
 def test_the_root_home_listing_shows_only_the_interpreter(item, grade, backend) -> None:
-    code = "import os\ndef normalize_csv(text):\n    raise RuntimeError(repr(os.listdir('/root')))\n"
+    code = (
+        "import os\ndef normalize_csv(text):\n    raise RuntimeError(repr(os.listdir('/root')))\n"
+    )
     outcome = grade(item(), code, backend)
     assert outcome.reasons == ["tests_failed"]
     interpreter = {part for p in (sys.prefix, sys.base_prefix) for part in Path(p).parts}

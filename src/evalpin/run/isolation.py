@@ -88,8 +88,18 @@ class ProcessMode:
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
         worker = Spec(
-            [sys.executable, "-I", "-B", "-u", "-c", WORKER_BOOT, str(runtime), str(req_r),
-             str(resp_w), json.dumps(sorted(modules.values()))],
+            [
+                sys.executable,
+                "-I",
+                "-B",
+                "-u",
+                "-c",
+                WORKER_BOOT,
+                str(runtime),
+                str(req_r),
+                str(resp_w),
+                json.dumps(sorted(modules.values())),
+            ],
             env,
             worker_dir,
             rw=[worker_dir],

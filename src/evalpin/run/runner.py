@@ -37,6 +37,7 @@ from evalpin.core.pins import (
     scorer_commit,
     text_digest,
 )
+from evalpin.core.reasons import SANDBOX_ERROR
 from evalpin.core.records import (
     SCHEMA,
     CaseRecord,
@@ -223,7 +224,7 @@ class Executor:
         from evalpin.run.sandbox import run_item
 
         if item.language.lower() != "python":
-            return self._fill(self._base(item, seed, ["sandbox_error:unsupported_language"]), None)
+            return self._fill(self._base(item, seed, [SANDBOX_ERROR("unsupported_language")]), None)
         messages = [Message("user", item.prompt)]
         completion: Completion | None = None
         outcome = None

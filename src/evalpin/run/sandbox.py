@@ -65,6 +65,7 @@ from evalpin.core.graders.coding import (
     rlimits,
     static_check,
 )
+from evalpin.core.reasons import SANDBOX_ERROR, TIMEOUT
 from evalpin.core.records import TAIL_CHARS
 
 BACKENDS = ("unshare", "bwrap")
@@ -286,7 +287,7 @@ def run_item(
 
     if item.language.casefold() != "python":
         return outcome(
-            False, ["sandbox_error:unsupported_language"], f"unsupported language {item.language}"
+            False, [SANDBOX_ERROR("unsupported_language")], f"unsupported language {item.language}"
         )
     reasons, note = static_check(files, item)
     if reasons:
@@ -294,7 +295,7 @@ def run_item(
     try:
         test_source = item.test_file.read_bytes()
     except OSError as exc:
-        return outcome(False, ["sandbox_error:test_file"], str(exc))
+        return outcome(False, [SANDBOX_ERROR("test_file")], str(exc))
     candidate = {
         n: c.encode("utf-8", "surrogatepass") for n, c in approved_files(files, item).items()
     }
@@ -303,22 +304,26 @@ def run_item(
     try:
         with scratch(workdir_parent, iso.pids_cgroup, item.memory_mb) as box:
             prepared = mode(item, test_source, candidate)
-            specs = prepared.specs(box, _environment(box, iso, secret_names), rlimits(item.timeout_s))
+            specs = prepared.specs(
+                box, _environment(box, iso, secret_names), rlimits(item.timeout_s)
+            )
             run = execute(iso, box, specs, item.timeout_s, allow_network=allow_network)
             tail = _tail(run.output, box, secret_values)
             if not run.ready:
                 kind = "setup" if run.started else "start"
-                return outcome(False, [f"sandbox_error:{kind}"], tail)
+                return outcome(False, [SANDBOX_ERROR(kind)], tail)
             if box.cgroup is not None and box.cgroup.oom_killed():
-                note = f"[evalpin] memory cap of {item.memory_mb} MiB reached (the item's memory_mb)"
-                return outcome(False, ["sandbox_error:memory"], (tail + "\n" + note)[-TAIL_CHARS:])
+                note = (
+                    f"[evalpin] memory cap of {item.memory_mb} MiB reached (the item's memory_mb)"
+                )
+                return outcome(False, [SANDBOX_ERROR("memory")], (tail + "\n" + note)[-TAIL_CHARS:])
             if run.timed_out:
                 note = f"[evalpin] killed after {item.timeout_s:g} s (the item's timeout_s)"
-                return outcome(False, ["timeout"], (tail + "\n" + note)[-TAIL_CHARS:])
+                return outcome(False, [TIMEOUT()], (tail + "\n" + note)[-TAIL_CHARS:])
             passed, reasons = prepared.judge(box, run.exit_code)
             return outcome(passed, reasons, tail)
     except OSError as exc:
-        return outcome(False, ["sandbox_error:workdir"], f"{type(exc).__name__}: {exc}")
+        return outcome(False, [SANDBOX_ERROR("workdir")], f"{type(exc).__name__}: {exc}")
 
 
 # -- the scratch space ----------------------------------------------------------------
@@ -592,7 +597,9 @@ def _plan(spec: Spec) -> list[tuple[str, str, str, object]]:
     return plan
 
 
-def _wrapper(iso: Isolation, box: Box, spec: Spec, allow_network: bool) -> tuple[list[str], str | None]:
+def _wrapper(
+    iso: Isolation, box: Box, spec: Spec, allow_network: bool
+) -> tuple[list[str], str | None]:
     """The command that puts the launcher in its namespaces, and the mount point of the
     private root the launcher builds (unshare only; bubblewrap builds it from flags)."""
     if iso.kind != "none" and shutil.which(iso.kind) is None:

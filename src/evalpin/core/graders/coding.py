@@ -7,13 +7,17 @@ the version. `evalpin.run.sandbox` executes what this module describes.
 
 A case that fails a static check (surface, syntax, forbidden import) is not run at all:
 the model's code never executes and the reasons say why. Reasons come out in
-`grade_order`: outside_surface, missing_file, syntax_error, forbidden_import, then
-tests_failed/timeout, then sandbox_error.
+`grade_order`, the order of core/reasons.py: outside_surface, missing_file, syntax_error,
+forbidden_import, then tampering, then tests_failed/timeout, then sandbox_error.
 
 Reason codes decided here: `outside_surface:PATH`, `missing_file:NAME`,
-`syntax_error:FILE`, `forbidden_import:MODULE` and `tests_failed` (a failing, erroring or
-skipped test, an expected test that did not run, no test at all, a non-zero pytest exit,
-or no readable report). `timeout` and `sandbox_error:KIND` are decided by the sandbox.
+`syntax_error:FILE`, `forbidden_import:MODULE`, `tampering:KIND` (in-process items) and
+`tests_failed` (a failing, erroring or skipped test, an expected test that did not run,
+no test at all, a non-zero pytest exit, or no readable report). `timeout` and
+`sandbox_error:KIND` are decided by the sandbox.
+
+How the candidate runs (`isolation`): the wire (remote.py), the in-process witness
+(guard.py) and the boot scripts below are grader modules too, shipped into the sandbox.
 """
 
 from __future__ import annotations
@@ -25,6 +29,15 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Sequence
 
 from evalpin.core.fixtures import CodingItem
+from evalpin.core.reasons import (
+    FORBIDDEN_IMPORT,
+    MISSING_FILE,
+    OUTSIDE_SURFACE,
+    SYNTAX_ERROR,
+    TAMPERING,
+    TESTS_FAILED,
+)
+from evalpin.core.reasons import in_order as grade_order
 from evalpin.core.records import Completion
 
 # -- files from a completion ----------------------------------------------------------
@@ -213,10 +226,10 @@ def surface_reasons(files: dict[str, str], item: CodingItem) -> list[str]:
         if path in kept:
             kept.remove(path)
         else:
-            reasons.append(f"outside_surface:{_printable(name)}")
+            reasons.append(OUTSIDE_SURFACE(_printable(name)))
     for name in item.expected_files:
         if surface_path(name) not in approved:
-            reasons.append(f"missing_file:{name}")
+            reasons.append(MISSING_FILE(name))
     return reasons
 
 
@@ -249,7 +262,7 @@ def _compile_error(name: str, source: str) -> str | None:
 def syntax_reasons(files: dict[str, str]) -> list[str]:
     """`syntax_error:FILE` for every `.py` file that does not compile."""
     return [
-        f"syntax_error:{name}"
+        SYNTAX_ERROR(name)
         for name, source in files.items()
         if name.endswith(".py") and _compile_error(name, source)
     ]
@@ -301,7 +314,7 @@ def import_reasons(files: dict[str, str], forbidden: list[str]) -> list[str]:
             continue  # reported by syntax_reasons
         seen.update(_imported_modules(tree))
     return [
-        f"forbidden_import:{module}"
+        FORBIDDEN_IMPORT(module)
         for module in forbidden
         if any(m == module or m.startswith(module + ".") for m in seen)
     ]
@@ -502,7 +515,7 @@ def judge_report(
 
     DTDs and entities are refused before parsing; pytest never writes them.
     """
-    failed = (False, ["tests_failed"])
+    failed = (False, [TESTS_FAILED()])
     if not xml_bytes or exit_code not in (None, 0):
         return failed
     head = xml_bytes.upper()
@@ -543,7 +556,13 @@ def report_outcomes(xml_bytes: bytes | None) -> dict[str, str] | None:
     outcomes: dict[str, str] = {}
     for case in root.iter("testcase"):
         tags = {child.tag for child in case}
-        outcome = "failed" if tags & {"failure", "error"} else "skipped" if "skipped" in tags else "passed"
+        outcome = (
+            "failed"
+            if tags & {"failure", "error"}
+            else "skipped"
+            if "skipped" in tags
+            else "passed"
+        )
         classes = (case.get("classname") or "").split(".")[1:]
         name = "::".join([*classes, (case.get("name") or "").split("[", 1)[0]])
         outcomes[name] = max(outcomes.get(name, "passed"), outcome, key=rank.__getitem__)
@@ -567,33 +586,34 @@ def judge_in_process(
     `tampering:pytest` when the guard saw pytest's plugins, hooks, internals, atexit
     callbacks or threads change, or the session ran on in a forked process;
     `tampering:canary` when the guard added its canaries and the must-pass one did not
-    pass or the must-fail one did not fail (in the report or the guard's record). Without tampering, the grade is
-    `judge_report`'s, with the canaries set aside (pytest exits 1 for the failing one).
+    pass or the must-fail one did not fail (in the report or the guard's record).
+    Without tampering, the grade is `judge_report`'s, with the canaries set aside
+    (pytest exits 1 for the failing one).
     """
     must_pass, must_fail = canaries
     report = report_outcomes(xml_bytes)
     guard = _guard_record(guard_bytes)
-    reasons = [] if test_file_intact else ["tampering:test_file"]
+    reasons = [] if test_file_intact else [TAMPERING("test_file")]
     if report is not None and guard is None:
-        reasons.append("tampering:report")
+        reasons.append(TAMPERING("report"))
     if guard is not None:
         if guard["changed"]:
-            reasons.append("tampering:pytest")
+            reasons.append(TAMPERING("pytest"))
         if report is not None and report != guard["outcomes"]:
-            reasons.append("tampering:report")
+            reasons.append(TAMPERING("report"))
     if guard is not None and guard["canaries"]:
         for outcomes in (o for o in (report, guard["outcomes"]) if o is not None):
             if outcomes.get(must_pass) != "passed" or outcomes.get(must_fail) != "failed":
-                reasons.append("tampering:canary")
+                reasons.append(TAMPERING("canary"))
     if reasons:
         return False, grade_order(reasons)
     if guard is None or not guard["canaries"] or report is None or exit_code != 1:
-        return False, ["tests_failed"]  # crashed, or nothing collected to attach them to
+        return False, [TESTS_FAILED()]  # crashed, or nothing collected to attach them to
     tests = {n: o for n, o in report.items() if n not in canaries}
     if not tests or any(o != "passed" for o in tests.values()):
-        return False, ["tests_failed"]
+        return False, [TESTS_FAILED()]
     if any(name not in tests for name in expected):
-        return False, ["tests_failed"]
+        return False, [TESTS_FAILED()]
     return True, []
 
 
@@ -610,24 +630,3 @@ def _guard_record(data: bytes | None) -> dict | None:
     if not isinstance(changed, list) or not isinstance(outcomes, dict):
         return None
     return {"changed": changed, "outcomes": outcomes, "canaries": record.get("canaries") is True}
-
-
-# -- order ----------------------------------------------------------------------------
-
-_ORDER = {
-    "outside_surface": 0,
-    "missing_file": 1,
-    "syntax_error": 2,
-    "forbidden_import": 3,
-    "tampering": 4,
-    "tests_failed": 5,
-    "timeout": 5,
-    "sandbox_error": 6,
-}
-
-
-def grade_order(reasons: list[str]) -> list[str]:
-    """Reasons deduplicated and sorted by kind (stable within a kind), so two runs that
-    failed for the same reasons record the same list."""
-    unique = list(dict.fromkeys(reasons))
-    return sorted(unique, key=lambda r: _ORDER.get(r.split(":", 1)[0], len(_ORDER)))

@@ -30,7 +30,12 @@ MAX_MESSAGE = 64 * 1024 * 1024
 MAX_DEPTH = 64
 _SCALARS = (type(None), bool, int, float, str)
 # The base type's own method returns an exact copy for a subclass, whatever it overrides.
-_EXACT = ((int, int.__index__), (float, float.__float__), (str, str.__str__), (bytes, bytes.__bytes__))
+_EXACT = (
+    (int, int.__index__),
+    (float, float.__float__),
+    (str, str.__str__),
+    (bytes, bytes.__bytes__),
+)
 _BUILTIN_TYPES = {
     name: obj
     for name, obj in vars(builtins).items()
@@ -51,7 +56,7 @@ class Handle:
     containers and `repr` forward to it; equality and hashing are by identity of the
     remote object, never decided by the other side."""
 
-    __slots__ = ("_peer", "_id", "_kind")
+    __slots__ = ("_id", "_kind", "_peer")
 
     def __init__(self, peer: Peer, ident: int, kind: str) -> None:
         object.__setattr__(self, "_peer", peer)
@@ -176,7 +181,9 @@ class Peer:
         if kind is tuple:
             return {"t": "tuple", "v": [self.encode(v, depth + 1) for v in value]}
         if kind is dict:
-            items = [[self.encode(k, depth + 1), self.encode(v, depth + 1)] for k, v in value.items()]
+            items = [
+                [self.encode(k, depth + 1), self.encode(v, depth + 1)] for k, v in value.items()
+            ]
             return {"t": "dict", "v": items}
         if kind in (set, frozenset):
             return {"t": kind.__name__, "v": [self.encode(v, depth + 1) for v in value]}

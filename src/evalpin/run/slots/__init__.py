@@ -7,13 +7,7 @@
 
 from __future__ import annotations
 
-from evalpin.run.slots.base import (
-    NO_COMPLETION,
-    PROVIDER_ERROR_KINDS,
-    Slot,
-    SlotError,
-    provider_error,
-)
+from evalpin.run.slots.base import NO_COMPLETION, Slot, SlotError
 from evalpin.run.slots.command import CommandSlot
 from evalpin.run.slots.config import (
     DEFAULT_SLOTS_FILE,
@@ -30,7 +24,6 @@ from evalpin.run.slots.replay import ReplaySlot
 __all__ = [
     "DEFAULT_SLOTS_FILE",
     "NO_COMPLETION",
-    "PROVIDER_ERROR_KINDS",
     "CommandConfig",
     "OpenAIConfig",
     "ReplayConfig",
@@ -39,7 +32,6 @@ __all__ = [
     "SlotError",
     "load_slots",
     "open_slot",
-    "provider_error",
     "resolve_slot",
 ]
 

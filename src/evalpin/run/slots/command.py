@@ -18,8 +18,9 @@ from collections.abc import Mapping
 import msgspec
 
 from evalpin.core.errors import InputError
+from evalpin.core.reasons import PROVIDER_ERROR
 from evalpin.core.records import Completion, CompletionRequest, ToolCall
-from evalpin.run.slots.base import Slot, SlotError, provider_error
+from evalpin.run.slots.base import Slot, SlotError
 from evalpin.run.slots.config import CommandConfig
 
 _SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
@@ -69,7 +70,7 @@ class CommandSlot(Slot):
             )
         except OSError as exc:
             detail = f"cannot start {self.config.argv[0]}: {exc.strerror or exc}"
-            raise SlotError(provider_error("command_failed"), detail) from None
+            raise SlotError(PROVIDER_ERROR("command_failed"), detail) from None
         # Leaving the `with` closes the pipes and reaps the process, also after a kill.
         with proc:
             try:
@@ -77,15 +78,15 @@ class CommandSlot(Slot):
             except subprocess.TimeoutExpired:
                 _kill_group(proc)
                 detail = f"no answer within {timeout:g}s; process group killed"
-                raise SlotError(provider_error("timeout"), detail) from None
+                raise SlotError(PROVIDER_ERROR("timeout"), detail) from None
         if proc.returncode != 0:
             detail = f"exit status {proc.returncode}{_stderr_tail(err)}"
-            raise SlotError(provider_error("command_failed"), detail)
+            raise SlotError(PROVIDER_ERROR("command_failed"), detail)
         try:
             answer = msgspec.json.decode(out, type=_Output)
         except msgspec.DecodeError as exc:
             detail = f"stdout must be one JSON completion (log to stderr): {exc}"
-            raise SlotError(provider_error("bad_output"), detail) from None
+            raise SlotError(PROVIDER_ERROR("bad_output"), detail) from None
         return Completion(
             text=answer.text, tools=answer.tools, files=answer.files, model=answer.model
         )

@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import msgspec
 
 from evalpin.core.errors import InputError
+from evalpin.core.reasons import PROVIDER_ERROR
 from evalpin.core.records import Completion, CompletionRequest, ToolCall
-from evalpin.run.slots.base import Slot, SlotError, provider_error
+from evalpin.run.slots.base import Slot, SlotError
 from evalpin.run.slots.config import OpenAIConfig
 
 if TYPE_CHECKING:
@@ -94,11 +95,11 @@ class OpenAISlot(Slot):
                 failure = self._classify(exc)
                 if not failure.retry or attempt == attempts:
                     detail = f"{failure.detail} (attempt {attempt} of {attempts})"
-                    raise SlotError(provider_error(failure.kind), detail) from None
+                    raise SlotError(PROVIDER_ERROR(failure.kind), detail) from None
                 # close() wakes this wait, so a stopping run does not sit out a backoff.
                 if self._closed.wait(self._delay(attempt, failure.retry_after)):
                     detail = f"{failure.detail}; slot closed while waiting to retry"
-                    raise SlotError(provider_error(failure.kind), detail) from None
+                    raise SlotError(PROVIDER_ERROR(failure.kind), detail) from None
                 attempt += 1
                 continue
             return _completion(raw.content)
@@ -178,7 +179,7 @@ def _tool(schema: Any, n: int) -> dict[str, Any]:
         if "type" not in schema and isinstance(schema.get("name"), str):
             return {"type": "function", "function": schema}
     detail = f"tool schema {n} is neither an OpenAI function tool nor a bare named schema"
-    raise SlotError(provider_error("bad_request"), detail)
+    raise SlotError(PROVIDER_ERROR("bad_request"), detail)
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -200,9 +201,9 @@ def _completion(body: bytes) -> Completion:
         data = msgspec.json.decode(body, type=_ChatCompletion)
     except msgspec.DecodeError as exc:
         detail = f"not a chat completion: {exc}"
-        raise SlotError(provider_error("bad_response"), detail) from None
+        raise SlotError(PROVIDER_ERROR("bad_response"), detail) from None
     if not data.choices:
-        raise SlotError(provider_error("empty_choices"), "the response has no choices")
+        raise SlotError(PROVIDER_ERROR("empty_choices"), "the response has no choices")
     message = data.choices[0].message
     tools = [
         ToolCall(name=call.function.name, args=_arguments(call.function.arguments))

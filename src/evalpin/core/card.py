@@ -2,7 +2,8 @@
 
 Headless (no Textual import). It carries the four pins, the seeds, per-seed pass rates,
 the spread, and the metric family: pass rate, static-check violations, mean repair loops,
-latency p50 and max. Written only for a run whose verdict is `publishable`.
+latency p50 and max. Written only for a run whose verdict is `publishable`, by the TUI
+(`e` on the verdict screen, beside the run) and by `evalpin verdict RUN --card PATH`.
 """
 
 from __future__ import annotations
@@ -13,11 +14,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from evalpin.core.reasons import is_static
 from evalpin.core.runfile import RunFile
 from evalpin.core.sanitize import inert_line
 from evalpin.core.verdict import PUBLISHABLE, Verdict
-
-STATIC_CHECKS = ("forbidden_import", "outside_surface", "syntax_error", "missing_file")
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ def metrics(run: RunFile) -> Metrics:
     static = loops_total = loops_n = 0
     seconds = []
     for rec in records:
-        if any(r.partition(":")[0] in STATIC_CHECKS for r in rec.reasons or ()):
+        if any(is_static(r) for r in rec.reasons or ()):
             static += 1
         if rec.loops is not None:
             loops_total += rec.loops
@@ -70,19 +70,14 @@ def _num(value: float | None, fmt: str = ".3f", unit: str = "") -> str:
 
 def render_card(run: RunFile, verdict: Verdict, m: Metrics) -> str:
     h = run.header
-    pins = verdict.pins
-    seeds = pins["seeds"].value or []
     lines = [
         f"# Publish card: {_md(Path(run.path).name)}",
         "",
         f"Verdict: **{verdict.label}** (evalpin publish rule).",
         "",
-        "| pin | value |",
+        "| publish rule | value |",
         "|---|---|",
-        f"| fixture hash | `{_md(pins['fixture_hash'].value)}` |",
-        f"| scorer commit | `{_md(pins['scorer_commit'].value)}` |",
-        f"| seeds | {_md(', '.join(map(str, seeds)))} (n={len(seeds)}) |",
-        f"| env digest | `{_md(pins['env_digest'].value)}` |",
+        *(f"| {_md(c.rule)} | {_md(c.shown)} |" for c in verdict.checklist),
     ]
     if h is not None:
         lines += [
@@ -118,12 +113,20 @@ def render_card(run: RunFile, verdict: Verdict, m: Metrics) -> str:
     return "\n".join(lines) + "\n"
 
 
-def export_card(run: RunFile, verdict: Verdict) -> Path:
-    """Write the card beside the run file (atomically); only for a publishable run."""
+class NotPublishable(ValueError):
+    """The card was refused: the message says why, the same on every face."""
+
+    def __init__(self, verdict: Verdict) -> None:
+        super().__init__(f"not publishable ({why_not(verdict)})")
+
+
+def export_card(run: RunFile, verdict: Verdict, path: Path | None = None) -> Path:
+    """Write the card atomically (default: beside the run file); only when publishable."""
     if verdict.label != PUBLISHABLE:
-        raise ValueError(f"not publishable: {verdict.label}")
+        raise NotPublishable(verdict)
     text = render_card(run, verdict, metrics(run))
-    path = card_path(run)
+    path = card_path(run) if path is None else path
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

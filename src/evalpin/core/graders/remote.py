@@ -271,18 +271,35 @@ class Peer:
     def request(self, op: str, **fields):
         """Send one request and serve the other side's requests until its answer."""
         __tracebackhide__ = True  # pytest shows the test's line, not the wire's
+        mutable = _mutable_args(fields.get("args", []), fields.get("kwargs", {}))
         fields = {k: self._encode_field(k, v) for k, v in fields.items()}
         self._send({"op": op, **fields})
         while True:
             message = self._receive()
             if "op" in message:
                 self._serve(message)
-            elif "ok" in message and len(message) == 1:
-                return self.decode(message["ok"])
-            elif "err" in message and len(message) == 1:
-                raise self._error(message["err"])
-            else:
+                continue
+            if set(message) - {"ok", "err", "back"} or ("ok" in message) == ("err" in message):
                 raise ProtocolError("malformed reply")
+            self._copy_back(mutable, message.get("back", []))
+            if "ok" in message:
+                return self.decode(message["ok"])
+            raise self._error(message["err"])
+
+    def _copy_back(self, originals: list, data) -> None:
+        """Arguments travel by value; a list, dict or set the other side changed in place
+        is changed here too, with the plain data it had at the end of the call."""
+        states = self.decode(data)
+        if type(states) is not list or len(states) != len(originals):
+            raise ProtocolError("malformed argument states")
+        for original, state in zip(originals, states, strict=True):
+            if type(state) is not type(original):
+                raise ProtocolError("argument state of another type")
+            if type(original) is list:
+                original[:] = state
+            else:
+                original.clear()
+                original.update(state)
 
     def _encode_field(self, key: str, value):
         if key in ("args", "value"):
@@ -303,17 +320,18 @@ class Peer:
             self._serve(message)
 
     def _serve(self, message: dict) -> None:
+        received: list = []
         try:
-            result = self._perform(message)
+            result = self._perform(message, received)
         except BaseException as exc:  # everything the code raised goes back as data
-            try:
-                self._send({"err": self._error_data(exc)})
-            except RemoteGone:
-                raise
-            return
-        self._send({"ok": self.encode(result)})
+            reply = {"err": self._error_data(exc)}
+        else:
+            reply = {"ok": self.encode(result)}
+        if received:
+            reply["back"] = self.encode(received)
+        self._send(reply)
 
-    def _perform(self, message: dict):
+    def _perform(self, message: dict, received: list):
         op = message["op"]
         if op == "import":
             name = message.get("module")
@@ -340,7 +358,9 @@ class Peer:
             raw = message.get("kwargs", {})
             if type(raw) is not dict:
                 raise ProtocolError("kwargs must be an object")
-            return target(*args, **{k: self.decode(v) for k, v in raw.items()})
+            kwargs = {k: self.decode(v) for k, v in raw.items()}
+            received += _mutable_args(args, kwargs)
+            return target(*args, **kwargs)
         if op == "op" and message.get("name") in _OPS:
             return _OPS[message["name"]](target, *args)
         raise ProtocolError(f"unknown request {op!r}")
@@ -379,6 +399,12 @@ class Peer:
                 except Exception:
                     continue
         return RuntimeError(text)
+
+
+def _mutable_args(args, kwargs) -> list:
+    """The arguments a call may change in place, in the order both sides list them."""
+    values = [*args, *kwargs.values()] if type(args) is list and type(kwargs) is dict else []
+    return [v for v in values if type(v) in (list, dict, set)]
 
 
 def _name(message: dict) -> str:

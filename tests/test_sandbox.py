@@ -605,8 +605,7 @@ def test_nothing_outside_the_work_dir_is_writable(
             target.unlink(missing_ok=True)
 
 
-@needs_namespaces
-def test_no_capabilities_remain(make_item, run) -> None:
+def test_no_capabilities_remain(make_item, run, backend: Isolation) -> None:
     code = CORRECT + textwrap.dedent(
         """
         FOUND = [
@@ -616,7 +615,7 @@ def test_no_capabilities_remain(make_item, run) -> None:
         ]
         """
     )
-    outcome = run(make_item(TEST_FOUND), code)
+    outcome = run(make_item(TEST_FOUND), code, isolation=backend)
     assert (outcome.passed, outcome.reasons) == (True, []), outcome.tail
 
 

@@ -176,6 +176,16 @@ def harden(plan, newroot):
         raise OSError(ctypes.get_errno(), "bounding set")
     check(libc.prctl(38, 1, 0, 0, 0), "no_new_privs")
 
+    class CapHeader(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class CapData(ctypes.Structure):
+        _fields_ = [(n, ctypes.c_uint32) for n in ("effective", "permitted", "inheritable")]
+
+    # Our own capabilities too: the command may run in this process, with no execve to
+    # drop them (_LINUX_CAPABILITY_VERSION_3, every set empty).
+    check(libc.capset(ctypes.byref(CapHeader(0x20080522, 0)), (CapData * 2)()), "capset")
+
 cfg, argv = json.loads(sys.argv[1]), sys.argv[2:]
 step = "limits"
 try:
@@ -194,7 +204,20 @@ try:
 except Exception as exc:
     os.write(2, f"evalpin sandbox: {step} failed: {exc}\n".encode())
     os._exit(70)
-os.execv(argv[0], argv)
+inline = cfg["inline"]
+if inline is None:
+    os.execv(argv[0], argv)
+# Our own `python -c CODE` runs here, saving an interpreter start: the flags it would
+# have had (-I is already in force), then site-packages, then the code as __main__.
+sys.dont_write_bytecode = "-B" in inline["flags"]
+if "-u" in inline["flags"]:
+    sys.stdout.reconfigure(write_through=True)
+    sys.stderr.reconfigure(write_through=True)
+if "-S" not in inline["flags"]:
+    import site
+    site.main()
+sys.argv = ["-c", *inline["args"]]
+exec(compile(inline["code"], "<string>", "exec"), {"__name__": "__main__"})
 """
 
 
@@ -680,6 +703,7 @@ def execute(
                 os.close(ready_w)
                 raise
             config = {
+                "inline": _inline(spec.argv),
                 "limits": limits,
                 "newroot": newroot,
                 "plan": _plan(spec),
@@ -687,10 +711,11 @@ def execute(
                 "ready_fd": ready_w,
             }
             launcher = [sys.executable, "-I", "-S", "-c", _LAUNCHER, json.dumps(config)]
+            command = [] if config["inline"] else spec.argv
             try:
                 procs.append(
                     subprocess.Popen(
-                        [*_join_cgroup(box), *wrapper, *launcher, *spec.argv],
+                        [*_join_cgroup(box), *wrapper, *launcher, *command],
                         stdin=subprocess.DEVNULL,
                         stdout=out_w,
                         stderr=out_w,
@@ -722,6 +747,18 @@ def execute(
         _kill_tree(proc, box.cgroup)
     exit_code = None if timed_out else procs[-1].returncode
     return Run(True, ready, exit_code, timed_out, kept)
+
+
+def _inline(argv: list[str]) -> dict | None:
+    """`python [-I -B -u -S] -c CODE ARGS` as the launcher runs it in its own interpreter
+    (flags, code, args), or None for any other command, which it execs."""
+    if not argv or argv[0] != sys.executable or "-c" not in argv[:6]:
+        return None
+    at = argv.index("-c")
+    flags = argv[1:at]
+    if any(f not in ("-I", "-B", "-u", "-S") for f in flags) or "-I" not in flags:
+        return None
+    return {"flags": flags, "code": argv[at + 1], "args": argv[at + 2 :]}
 
 
 def _watch(main: subprocess.Popen[bytes], out: int, readies: list[int], timeout: float):

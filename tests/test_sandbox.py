@@ -633,3 +633,44 @@ def test_bwrap_is_found_when_installed() -> None:
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap is not installed")
     assert probe_isolation(("bwrap",)).kind == "bwrap"
+
+
+KILLED_GRADER = """
+import json, sys
+from evalpin.core.fixtures import load_fixtures
+from evalpin.run.sandbox import probe_isolation, run_item
+item = load_fixtures(sys.argv[1]).cases[0]
+iso = probe_isolation((sys.argv[2],))
+print("graded", run_item(item, {"solution.py": sys.argv[3]}, isolation=iso).reasons, flush=True)
+"""
+
+
+def test_a_sigkilled_grader_leaves_no_sandbox_or_cgroup_behind(
+    make_item, backend: Isolation, sleep_mark: str
+) -> None:
+    """The grader dies mid-item: its sandbox dies with it, and the next run removes the
+    cgroup it could not."""
+    code = "import os\nos.execv('/bin/sleep', ['sleep', " + repr(sleep_mark) + "])\n"
+    item = make_item(TEST_ADD, timeout=60)
+    argv = [sys.executable, "-c", KILLED_GRADER, str(item.test_file.parent / "set.yaml")]
+    grader = subprocess.Popen([*argv, backend.kind, code], stdout=subprocess.PIPE)
+    for _ in range(600):  # until the candidate is running (a condition, not a timing)
+        if surviving(sleep_mark) or grader.poll() is not None:
+            break
+        threading.Event().wait(0.05)
+    assert surviving(sleep_mark), "the candidate never started"
+    grader.kill()
+    grader.wait()
+    grader.stdout.close()
+    for _ in range(600):
+        if not surviving(sleep_mark):
+            break
+        threading.Event().wait(0.05)
+    assert surviving(sleep_mark) == []
+    from evalpin.run.sandbox import Cgroup
+
+    left = f"evalpin-{grader.pid}-"
+    if backend.pids_cgroup:
+        assert [p for p in Path("/sys/fs/cgroup").glob(f"*/**/{left}*")] != []
+        Cgroup.create(64 * 1024**2).remove()
+    assert [p for p in Path("/sys/fs/cgroup").glob(f"*/**/{left}*")] == []

@@ -650,14 +650,18 @@ def _wrapper(
 _UNSHARE_REST = ["--ipc", "--uts", "--pid", "--fork", "--kill-child", "--mount-proc", "--"]
 
 
-def _join_cgroup(box: Box) -> list[str]:
-    """A shell prefix that moves itself into the run's cgroup before exec'ing the
-    wrapper, so the namespace tools and everything they start are counted."""
+def _prefix(box: Box) -> list[str]:
+    """What runs before the wrapper, in the same process: `setpriv` makes it die with
+    the grader (a SIGKILLed grader leaves no sandbox running: unshare's --kill-child and
+    bubblewrap's --die-with-parent take the rest down), then a shell moves it into the
+    run's cgroup, so the namespace tools and everything they start are counted."""
+    setpriv = shutil.which("setpriv")
+    prefix = [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
     if box.cgroup is None:
-        return []
+        return prefix
     script = 'for f in "$@"; do [ "$f" = -- ] && break; echo 0 > "$f" || exit 71; done; '
     script += 'while [ "$1" != -- ]; do shift; done; shift; exec "$@"'
-    return ["/bin/sh", "-c", script, "sh", *box.cgroup.procs, "--"]
+    return [*prefix, "/bin/sh", "-c", script, "sh", *box.cgroup.procs, "--"]
 
 
 # -- execution ------------------------------------------------------------------------
@@ -715,7 +719,7 @@ def execute(
             try:
                 procs.append(
                     subprocess.Popen(
-                        [*_join_cgroup(box), *wrapper, *launcher, *command],
+                        [*_prefix(box), *wrapper, *launcher, *command],
                         stdin=subprocess.DEVNULL,
                         stdout=out_w,
                         stderr=out_w,

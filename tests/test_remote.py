@@ -59,6 +59,8 @@ def _module() -> types.ModuleType:
     module.gen = lambda n: (i * i for i in range(n))
     module.sort_in_place = lambda xs: xs.sort()
     module.builtin_type = lambda: KeyError
+    module.custom_class = lambda: Custom
+    module.is_custom = lambda cls: cls is Custom
     return module
 
 
@@ -166,3 +168,14 @@ def test_a_forged_reply_is_a_protocol_error_and_a_dead_peer_is_seen() -> None:
     with pytest.raises(RemoteGone):
         tests.request("import", module="candidate")
     os.close(to_worker_r)
+
+
+def test_the_candidates_exception_classes_have_local_stand_ins(candidate: Handle) -> None:
+    stand_in = candidate.custom_class()
+    assert isinstance(stand_in, type) and issubclass(stand_in, ValueError)
+    assert stand_in.__name__ == "Custom"
+    with pytest.raises(stand_in, match="bad value"):
+        candidate.raises()
+    assert candidate.is_custom(stand_in) is True  # goes back as the worker's own class
+    with pytest.raises(stand_in):
+        candidate.call(lambda: (_ for _ in ()).throw(stand_in("from the test")))

@@ -586,7 +586,7 @@ class Spec:
 @functools.cache
 def _system_plan() -> tuple[tuple[str, str, str, object], ...]:
     """What every sandbox sees read-only: /usr (with the /bin, /lib... links or folders
-    beside it), the few /etc files the dynamic linker and `pwd` read, the interpreter's
+    beside it), the two /etc files the dynamic linker and `time` read, the interpreter's
     prefixes (stdlib and site-packages); then fresh /dev, /proc and size-capped /tmp and
     /dev/shm. Nothing else of the host: no home, repository, fixtures or sockets."""
     plan: list[tuple[str, str, str, object]] = []
@@ -595,7 +595,7 @@ def _system_plan() -> tuple[tuple[str, str, str, object], ...]:
             plan.append(("symlink", os.readlink(top), top, None))
         elif os.path.isdir(top):
             plan.append(("ro", top, top, None))
-    for name in ("/etc/ld.so.cache", "/etc/localtime", "/etc/passwd", "/etc/group"):
+    for name in ("/etc/ld.so.cache", "/etc/localtime"):
         if os.path.isfile(name):
             plan.append(("ro", os.path.realpath(name), name, None))
     plan += [

@@ -163,6 +163,8 @@ class Peer:
         self._objects: dict[int, object] = {}
         self._ids: dict[int, int] = {}  # id(obj) -> handle id, for objects we export
         self._handles: dict[int, Handle] = {}
+        self._classes: dict[int, type] = {}  # the other side's exception classes, here
+        self._class_ids: dict[type, int] = {}
         self._modules = modules  # names the other side may import here (the worker's)
         self._next = 0
 
@@ -191,6 +193,8 @@ class Peer:
             return {"t": "bytes", "v": base64.b64encode(value).decode("ascii")}
         if isinstance(value, Handle) and value._peer is self:
             return {"t": "back", "v": value._id}
+        if isinstance(value, type) and value in self._class_ids:
+            return {"t": "back", "v": self._class_ids[value]}
         if isinstance(value, type) and _BUILTIN_TYPES.get(value.__name__) is value:
             return {"t": "type", "v": value.__name__}
         for base, exact in _EXACT:  # subclasses travel as a copy of their base value
@@ -205,8 +209,33 @@ class Peer:
             ident = self._next
             self._objects[ident] = value
             self._ids[id(value)] = ident
+        if isinstance(value, type) and issubclass(value, BaseException):
+            bases = [c.__name__ for c in value.__mro__ if _BUILTIN_TYPES.get(c.__name__) is c]
+            return {"t": "handle", "v": ident, "k": "exception", "n": value.__name__, "b": bases}
         kind = "class" if isinstance(value, type) else "callable" if callable(value) else "object"
         return {"t": "handle", "v": ident, "k": kind}
+
+    def _exception_class(self, ident: int, name, bases) -> type:
+        """The local stand-in for the other side's exception class: a subclass of the
+        nearest builtin exception it derives from, with no code of its own, so
+        `pytest.raises(module.ParseError)` and `except ValueError` both work."""
+        cls = self._classes.get(ident)
+        if cls is None:
+            name = name if type(name) is str and name.isidentifier() else "RemoteError"
+            base = next(
+                (
+                    _BUILTIN_TYPES[b]
+                    for b in (bases if type(bases) is list else [])
+                    if type(b) is str
+                    and b in _BUILTIN_TYPES
+                    and issubclass(_BUILTIN_TYPES[b], Exception)
+                ),
+                Exception,
+            )
+            cls = type(name, (base,), {"__module__": "evalpin_remote", "__qualname__": name})
+            self._classes[ident] = cls
+            self._class_ids[cls] = ident
+        return cls
 
     def decode(self, data, depth: int = 0):
         """Rebuild a value from its wire form; anything unexpected is a ProtocolError."""
@@ -217,7 +246,12 @@ class Peer:
             raise ProtocolError("nested too deeply")
         if kind is list:
             return [self.decode(v, depth + 1) for v in data]
-        if kind is not dict or set(data) - {"t", "v", "k"} or "t" not in data or "v" not in data:
+        if (
+            kind is not dict
+            or set(data) - {"t", "v", "k", "n", "b"}
+            or "t" not in data
+            or "v" not in data
+        ):
             raise ProtocolError("malformed value")
         tag, v = data["t"], data["v"]
         if tag == "float" and v in ("nan", "inf", "-inf"):
@@ -234,6 +268,8 @@ class Peer:
             return base64.b64decode(v.encode("ascii"), validate=True)
         if tag == "type" and type(v) is str and v in _BUILTIN_TYPES:
             return _BUILTIN_TYPES[v]
+        if tag == "handle" and type(v) is int and data.get("k") == "exception":
+            return self._exception_class(v, data.get("n"), data.get("b"))
         if tag == "handle" and type(v) is int and data.get("k") in ("class", "callable", "object"):
             handle = self._handles.get(v)
             if handle is None:
@@ -371,7 +407,10 @@ class Peer:
             args = self.encode(list(exc.args))
         except Exception:
             args = []
-        return {"types": builtin, "name": type(exc).__name__, "args": args, "text": _text(exc)}
+        data = {"types": builtin, "name": type(exc).__name__, "args": args, "text": _text(exc)}
+        if _BUILTIN_TYPES.get(type(exc).__name__) is not type(exc):
+            data["cls"] = self.encode(type(exc))
+        return data
 
     def _error(self, data) -> BaseException:
         """The nearest builtin exception the other side's error can be rebuilt as."""
@@ -385,6 +424,16 @@ class Peer:
         except ProtocolError:
             args = [text]
         args = args if type(args) is list else [text]
+        try:
+            own = self.decode(data["cls"]) if "cls" in data else None
+        except ProtocolError:
+            own = None
+        # Only ever a class of ours: a stand-in made here, or one we sent and got back.
+        if isinstance(own, type) and issubclass(own, Exception):
+            try:
+                return own(*args)
+            except Exception:
+                pass
         for name in names:
             cls = _BUILTIN_TYPES.get(name) if type(name) is str else None
             if cls is None or not issubclass(cls, BaseException):

@@ -397,6 +397,52 @@ def test_an_honest_in_process_item_passes(item, grade, backend) -> None:
     assert (outcome.passed, outcome.reasons) == (True, []), outcome.tail
 
 
+CALLBACK_TEST = """\
+from repair import apply
+
+
+class Doubler:
+    def __call__(self, x):
+        return x * 2
+
+
+def test_apply():
+    assert apply(Doubler(), 3) == 7
+"""
+# The candidate is handed the test's object and tries to reach through it into pytest:
+# if any reflection or write succeeded it answers 7 (the test's expectation, forged).
+REFLECTION = textwrap.dedent(
+    """
+    def apply(fn, x):
+        peer, ident = fn._peer, fn._id
+        reached = []
+        attempts = [
+            ("getattr", {"name": "__globals__"}),
+            ("getattr", {"name": "__class__"}),
+            ("getattr", {"name": "__call__"}),
+            ("setattr", {"name": "__call__", "value": 7}),
+            ("delattr", {"name": "__call__"}),
+            ("op", {"name": "setitem", "args": [0, 7]}),
+            ("import", {"module": "pytest"}),
+        ]
+        for op, fields in attempts:
+            try:
+                peer.request(op, obj=ident, **fields)
+                reached.append(op)
+            except Exception:
+                pass
+        return 7 if reached else fn(x)
+    """
+)
+
+
+@pytest.mark.parametrize("code", [REFLECTION], ids=["reflection-through-a-callback"])
+def test_the_tests_objects_can_be_used_but_not_reached_through(item, grade, backend, code) -> None:
+    outcome = grade(item(CALLBACK_TEST), code, backend)
+    assert outcome.reasons == ["tests_failed"], outcome.tail
+    assert "assert 6 == 7" in outcome.tail
+
+
 # -- host data -------------------------------------------------------------------------
 
 

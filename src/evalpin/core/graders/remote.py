@@ -6,12 +6,20 @@ strict, tagged JSON and is rebuilt only as plain data (None, bool, int, float, s
 bytes, list, tuple, dict, set, frozenset, a builtin type named by its name) or as a
 `Handle`: this module's own proxy for an object that stays on the other side (an
 instance, a class, a function, an iterator). Nothing is unpickled and no class named by
-the other side is ever created, so a `str` subclass arrives as a plain `str` and an
+the other side designed is ever created, so a `str` subclass arrives as a plain `str` and an
 always-equal object arrives as a handle, which compares by identity only.
 
-Exceptions cross as the nearest builtin type in their class's MRO and their plain
-arguments, so `pytest.raises(ValueError)` works; a `BaseException` that is not an
-`Exception` (SystemExit, KeyboardInterrupt) arrives as RuntimeError.
+Exceptions cross with their plain arguments as the nearest builtin type in their class's
+MRO, so `pytest.raises(ValueError)` works; one of the other side's own exception classes
+arrives as a local stand-in (a bare subclass of that builtin type, of the same name, no
+code of the other side's), so `pytest.raises(module.ParseError)` works too. A
+`BaseException` that is not an `Exception` (SystemExit, KeyboardInterrupt) arrives as
+RuntimeError.
+
+The pytest process's end is guarded: what the candidate may do with the objects the
+tests hand it (callbacks, iterators) is use them: call, iterate, index, read public
+attributes. It may not read `_` names (no `__globals__`, `__self__`, `__code__`), reach a
+module, or set, delete or store anything on them.
 
 A malformed message is a `ProtocolError` on the receiving side: the test fails, nothing
 the sender wrote is executed.
@@ -25,6 +33,7 @@ import importlib
 import json
 import math
 import os
+import types
 
 MAX_MESSAGE = 64 * 1024 * 1024
 MAX_DEPTH = 64
@@ -131,6 +140,10 @@ class Handle:
         return hash((id(self._peer), self._id))
 
 
+# What the guarded (pytest) end refuses: no reflection (`_` names, modules), no writes.
+_WRITES = frozenset({"setitem", "delitem"})
+
+
 def _exact(value, kind: type):
     if type(value) is not kind:
         raise TypeError(f"remote returned {type(value).__name__}, not {kind.__name__}")
@@ -157,8 +170,13 @@ class Peer:
     """One end of the wire: serves the other side's requests on its own objects and
     sends requests for the other side's objects, nested as calls call back."""
 
-    def __init__(self, rfd: int, wfd: int, modules: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self, rfd: int, wfd: int, modules: frozenset[str] = frozenset(), *, guarded: bool = False
+    ) -> None:
         self._r = os.fdopen(rfd, "rb", buffering=1 << 16)
+        # The pytest process's end: what the other side may do with the objects the tests
+        # handed it is limited to using them (see _perform).
+        self._guarded = guarded
         self._wfd = wfd
         self._objects: dict[int, object] = {}
         self._ids: dict[int, int] = {}  # id(obj) -> handle id, for objects we export
@@ -197,6 +215,8 @@ class Peer:
             return {"t": "back", "v": self._class_ids[value]}
         if isinstance(value, type) and _BUILTIN_TYPES.get(value.__name__) is value:
             return {"t": "type", "v": value.__name__}
+        if self._guarded and isinstance(value, types.ModuleType):
+            raise TypeError("a module of the tests is never handed to the candidate")
         for base, exact in _EXACT:  # subclasses travel as a copy of their base value
             if isinstance(value, base):
                 return self.encode(exact(value), depth)
@@ -381,8 +401,16 @@ class Peer:
         target = self._objects.get(message.get("obj"))
         if target is None:
             raise ProtocolError("unknown object")
+        if self._guarded and (op in ("setattr", "delattr") or message.get("name") in _WRITES):
+            raise PermissionError("the candidate may not change the tests' objects")
         if op == "getattr":
-            return getattr(target, _name(message))
+            name = _name(message)
+            if self._guarded and name.startswith("_"):
+                raise AttributeError(f"{name!r}: the candidate sees public attributes only")
+            value = getattr(target, name)
+            if self._guarded and isinstance(value, types.ModuleType):
+                raise AttributeError(f"{name!r}: the candidate gets no module of the tests")
+            return value
         if op == "setattr":
             return setattr(target, _name(message), self.decode(message.get("value")))
         if op == "delattr":
@@ -480,7 +508,7 @@ def client() -> Peer:
     global _client
     if _client is None:
         rfd, wfd = (int(x) for x in os.environ["EVALPIN_RPC_FDS"].split(","))
-        _client = Peer(rfd, wfd)
+        _client = Peer(rfd, wfd, guarded=True)
     return _client
 
 

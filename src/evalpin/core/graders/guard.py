@@ -120,6 +120,8 @@ class Guard:
         if report.when != "call" and outcome == "passed":
             outcome = None  # setup/teardown passing says nothing about the test
         name = test_name(report.nodeid)
+        if name in self.canaries and report.failed:
+            report.longrepr = "evalpin canary: fails on purpose"  # keeps the tail for real tests
         if outcome is not None:
             old = self.outcomes.get(name, "passed")
             self.outcomes[name] = max(old, outcome, key=_RANK.__getitem__)

@@ -1,38 +1,38 @@
-"""Runs one coding item's tests in a fresh, contained process.
+"""Runs one coding item's tests in fresh, contained processes.
 
 API:
 - `probe_isolation(backends=BACKENDS) -> Isolation` (cached): the strongest containment
-  that works on this machine, tried for real once: `unshare` (user, network, pid and mount
-  namespaces), else bubblewrap, else none. `Isolation.network` is `off-enforced` or
-  `off-unenforced`; `why` is one line for the warning a caller must show when not enforced.
+  that works on this machine, tried for real once: `unshare`, else bubblewrap, else none.
+  `Isolation.network` is `off-enforced` or `off-unenforced`; `why` is one line for the
+  warning a caller must show when not enforced.
 - `run_item(item, files, *, workdir_parent=None, secret_names=(), allow_network=False,
   isolation=None) -> Outcome`: grade one completion's files. `Outcome` has `passed`,
   `reasons`, `tail` (last `TAIL_CHARS` of test output), `seconds` and `network`.
+- `execute(iso, box, specs, timeout)`: the primitive `evalpin.run.isolation` builds on:
+  each `Spec` in a sandbox of its own, the last one deciding when the run ends.
 
-What the grade means lives in `evalpin.core.graders.coding` (surface, static checks, the
-pytest command and limits, the report judgement); this module only executes it.
+What the grade means lives in `evalpin.core.graders.coding`; how the candidate and pytest
+are split into processes, in `evalpin.run.isolation`. This module only contains them.
 
-Containment, `unshare` backend (the whole process tree is in the namespaces):
-- network namespace: no interface but a downed loopback, so not even 127.0.0.1 reaches
-  the host's listeners;
-- pid namespace with a fresh /proc: the parent (and its API key in /proc/PID/environ) is
-  invisible, and when pytest (the namespace's init) exits or is killed, every process it
-  left behind dies, `setsid` or not;
-- a small launcher inside the namespaces makes every mount read-only except the work and
-  report directories, joins a pids cgroup where one can be made (RLIMIT_NPROC does
-  nothing for root), sets the rlimits, then drops every capability (bounding set,
-  ambient set, SECBIT_NOROOT, no_new_privs) so the code cannot unmount the fresh /proc to
-  uncover the host's, remount anything writable or leave its cgroup;
+Containment, the same for `unshare` and bubblewrap (both get one mount plan: the unshare
+launcher builds it with mount calls, bubblewrap from flags):
+- user, network (no interface but a downed loopback), pid (a fresh /proc; when the
+  namespace's init dies every process in it dies, `setsid` or not), ipc, uts and mount
+  namespaces;
+- a private root: a read-only tmpfs holding /usr and its links, two /etc files, the
+  interpreter's prefixes read-only, the process's own folders read-write, a minimal /dev,
+  and a private size-capped /tmp and /dev/shm; nothing else of the host;
+- every capability dropped (bounding, ambient and own sets, SECBIT_NOROOT, no_new_privs),
+  so nothing can be unmounted or remounted;
+- a cgroup per item over every process tree of it: at most MAX_PROCESSES processes and
+  the item's `memory_mb` (swap included); an OOM kill is `sandbox_error:memory`;
+  `setpriv --pdeathsig` ties the tree to the grader, and a later run removes the cgroups
+  of a grader that was SIGKILLed;
 - an environment built from an allow-list (never inherited PYTHON*, PYTEST_*, keys);
-- a wall-clock timeout, after which the namespace's init and our process group are
-  killed; output is read as it comes and only its tail kept.
-bubblewrap gets the same from its own flags (read-only root, fresh /proc and /dev, all
-namespaces, no capabilities) but no pids cgroup. Without either, only the environment,
-rlimits, process-group kill and timeout remain, and network is recorded off-unenforced.
-
-Known limits: code that runs inside pytest can forge the report it writes (it can patch
-pytest); files readable by the calling user stay readable (read-only, not hidden); a
-path-based Unix socket on the host stays connectable; /tmp and /dev/shm are read-only.
+- a wall-clock timeout, after which every tree is killed; output is read as it comes
+  and only its tail kept, with the sandbox paths made relative and secrets cut.
+Without namespaces only the environment, rlimits, cgroup, process-group kill and timeout
+remain, and network is recorded off-unenforced.
 """
 
 from __future__ import annotations

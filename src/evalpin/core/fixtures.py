@@ -22,6 +22,11 @@ from evalpin.core.pins import dataset_hash
 KIND_GOLDEN = "golden"
 KIND_CODING = "coding"
 CODING_SCHEMA = "coding-eval/v1"
+# How a coding item's candidate runs: in a worker the tests reach only through plain data
+# (the default), or inside the pytest process, graded with tamper checks.
+ISOLATION_PROCESS = "process"
+ISOLATION_IN_PROCESS = "in-process"
+DEFAULT_MEMORY_MB = 1024
 
 
 def case_hash(payload: dict[str, Any]) -> str:
@@ -61,6 +66,8 @@ class CodingItem:
     forbidden_imports: list[str]
     expected_files: list[str]
     fixture_hash: str
+    isolation: str = ISOLATION_PROCESS
+    memory_mb: int = DEFAULT_MEMORY_MB
 
     @property
     def prompt(self) -> str:
@@ -296,6 +303,12 @@ def _coding_item(path: Path, base: Path, item: Any, n: int) -> CodingItem:
     language = item.get("language")
     if not isinstance(language, str) or not language:
         raise InputError(path, f"{where} 'language' is required")
+    isolation = item.get("isolation", ISOLATION_PROCESS)
+    if isolation not in (ISOLATION_PROCESS, ISOLATION_IN_PROCESS):
+        raise InputError(path, f"{where} 'isolation' must be 'process' or 'in-process'")
+    memory_mb = item.get("memory_mb", DEFAULT_MEMORY_MB)
+    if isinstance(memory_mb, bool) or not isinstance(memory_mb, int) or memory_mb < 16:
+        raise InputError(path, f"{where} 'memory_mb' must be a whole number of MiB, at least 16")
     files = {
         item["prompt_file"]: hashlib.sha256(prompt.read_bytes()).hexdigest(),
         item["test_file"]: hashlib.sha256(test.read_bytes()).hexdigest(),
@@ -309,4 +322,6 @@ def _coding_item(path: Path, base: Path, item: Any, n: int) -> CodingItem:
         forbidden_imports=_str_list(path, item_id, item, "forbidden_imports"),
         expected_files=expected,
         fixture_hash=case_hash({**item, "referenced_files_sha256": files}),
+        isolation=isolation,
+        memory_mb=memory_mb,
     )

@@ -12,6 +12,7 @@ The CLI, the TUI's verdict screen and the publish card only display the checklis
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
@@ -22,6 +23,7 @@ from evalpin.core.errors import InputError
 from evalpin.core.files import not_utf8
 from evalpin.core.fixtures import KIND_CODING, FixtureSet
 from evalpin.core.power import Power, power
+from evalpin.core.records import RunHeader
 from evalpin.core.runfile import TRIPLE, RunFile
 
 CONTAMINATED = "contaminated"
@@ -240,6 +242,17 @@ def judge(
     )
 
 
+def in_process_rule(header: RunHeader | None, check: Callable[..., None]) -> None:
+    """Issue 8: coding items graded in-process shared the process that decided their
+    grade, so a pass is tamper-checked but not tamper-proof: at most `internal`. Shown
+    only for runs that have such items."""
+    items = header.graded_in_process if header is not None else []
+    if items:
+        shown = ", ".join(items[:5]) + (f" and {len(items) - 5} more" if len(items) > 5 else "")
+        why = f"in-process grading: coding items {shown} ran inside the pytest process"
+        check("in-process grading", False, items, why, INTERNAL, shown=f"{len(items)} item(s)")
+
+
 def _shown(value: Any) -> str:
     return "-" if value in (None, "", []) else str(value)
 
@@ -320,6 +333,7 @@ def checklist(
     if tier == tiers.UNKNOWN:
         odd = tiers.recorded_oddity(settings)
         notes.append(tiers.NOT_DECLARED + (f" (recorded {odd} is not a tier)" if odd else ""))
+    in_process_rule(h, check)
 
     seeds = pins["seeds"].value
     check(

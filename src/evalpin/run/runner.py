@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalpin.core.conversation import exhausted
 from evalpin.core.errors import InputError
 from evalpin.core.fixtures import KIND_CODING, CodingItem, FixtureSet, GoldenCase
 from evalpin.core.graders.coding import files_from_completion
@@ -31,7 +32,7 @@ from evalpin.core.pins import (
     scorer_commit,
     text_digest,
 )
-from evalpin.core.reasons import SANDBOX_ERROR
+from evalpin.core.reasons import SANDBOX_ERROR, TOOL_LOOP_EXHAUSTED
 from evalpin.core.records import (
     SCHEMA,
     CaseRecord,
@@ -106,7 +107,10 @@ class Plan:
             ),
             grader_version=grader_version(),
             model_slot=self.slot_config.label,
-            slot=self.slot_config.public_settings(),
+            slot={
+                **self.slot_config.public_settings(),
+                "settings_digest": self.slot_config.settings_digest(),
+            },
             seeds=list(self.controls.seeds),
             controls=values,
             env_digest=env_digest(components),
@@ -145,15 +149,26 @@ class Interrupted(Exception):
 class Executor:
     """Asks the slot, grades, and builds the case record for one (case, seed)."""
 
-    def __init__(self, plan: Plan, slot: Slot, grader: str) -> None:
+    def __init__(
+        self, plan: Plan, slot: Slot, grader: str, slot_settings: str | None = None
+    ) -> None:
         self.plan = plan
         self.slot = slot
         self.grader = grader
+        # The slot's settings digest as the header pinned it, on every record.
+        self.slot_settings = slot_settings
         self.cases = {case.id: case for case in plan.fixtures.cases}
         # Never handed to model code: the sandbox drops these names and cuts their values.
         self.secret_names = list(plan.slot_config.secret_env_names())
 
-    def request(self, case_id: str, seed: int, messages: list[Message], tools: list[Any]):
+    def request(
+        self,
+        case_id: str,
+        seed: int,
+        messages: list[Message],
+        tools: list[Any],
+        tool_results: dict[str, Any] | None = None,
+    ) -> CompletionRequest:
         c = self.plan.controls
         return CompletionRequest(
             case_id=case_id,
@@ -162,6 +177,8 @@ class Executor:
             tools=tools,
             temperature=c.temperature,
             max_tokens=c.max_tokens,
+            tool_results=tool_results or {},
+            max_turns=c.max_turns,
         )
 
     def __call__(self, pair: Pair) -> CaseRecord:
@@ -184,6 +201,7 @@ class Executor:
             grader_version=self.grader,
             model_slot=self.plan.slot_config.label,
             reasons=reasons,
+            slot_settings=self.slot_settings,
         )
 
     def _fill(self, record: CaseRecord, completion: Completion | None) -> CaseRecord:
@@ -194,18 +212,23 @@ class Executor:
             record.reported_model = completion.model
             record.text = completion.text
             record.tools = list(completion.tools) or None
+            record.turns = list(completion.turns) or None
             record.files = dict(completion.files) or None
         else:
             record.tool_names = []
         return record
 
     def _golden(self, case: GoldenCase, seed: int) -> CaseRecord:
-        request = self.request(case.id, seed, [Message("user", case.user)], case.tools)
+        messages = [Message("user", case.user)]
+        request = self.request(case.id, seed, messages, case.tools, case.tool_results)
         try:
             completion = self.slot.complete(request)
         except SlotError as exc:
             return self._fill(self._base(case, seed, [exc.reason]), None)
-        return self._fill(self._base(case, seed, grade_golden(case, completion)), completion)
+        reasons = grade_golden(case, completion)
+        if exhausted(completion.turns):
+            reasons.append(TOOL_LOOP_EXHAUSTED())
+        return self._fill(self._base(case, seed, reasons), completion)
 
     def _coding(self, item: CodingItem, seed: int) -> CaseRecord:
         from evalpin.run.sandbox import run_item
@@ -327,7 +350,12 @@ def run(
             network=plan.controls.network,
         )
     )
-    execute = Executor(plan, slot, header.grader_version or grader_version())
+    execute = Executor(
+        plan,
+        slot,
+        header.grader_version or grader_version(),
+        header.slot.get("settings_digest"),
+    )
     with writer:
         for record in _results(execute, todo, plan.effective_jobs, stop):
             writer.write(record)

@@ -91,6 +91,7 @@ def diff_cmd(left: Path, right: Path, as_json: bool, artifact: Path | None, limi
                 "left": side(lrun),
                 "right": side(rrun),
                 "stats": paired.to_json() if paired else None,
+                "notes": diff.settings_notes(),
             }
         )
     else:

@@ -11,6 +11,8 @@ header without a secret or a host in it.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -64,6 +66,16 @@ class SlotConfig(ABC):
     @abstractmethod
     def public_settings(self) -> dict[str, Any]:
         """What the run header records: no secret values and no URLs."""
+
+    def identity(self) -> dict[str, Any]:
+        """What makes this slot the instrument it is, for the settings digest: what
+        changes its answers (model, sampling, the code it runs), not how long it waits."""
+        return {"provider": self.provider}
+
+    def settings_digest(self) -> str:
+        """sha256 over `identity()`: a label whose digest moved was re-pointed."""
+        text = json.dumps(self.identity(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     @abstractmethod
     def open(self) -> Slot:
@@ -120,6 +132,16 @@ class Entry:
         if value < 0 or (positive and value == 0):
             raise self.fail(f"'{key}' must be {'positive' if positive else 'zero or more'}")
         return float(value)
+
+    def env_names(self, key: str) -> dict[str, str]:
+        """A mapping of names (header names) to environment variable names."""
+        value = self.entry.get(key, {})
+        if not isinstance(value, dict) or not all(
+            isinstance(k, str) and k and isinstance(v, str) and _ENV_NAME.fullmatch(v)
+            for k, v in value.items()
+        ):
+            raise self.fail(f"'{key}' must map names to environment variable names, not values")
+        return dict(value)
 
     def count(self, key: str, default: int) -> int:
         value = self.entry.get(key, default)

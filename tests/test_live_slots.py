@@ -334,3 +334,45 @@ def test_runs_recorded_before_settings_digests_still_compare_and_say_so(
     r = cli(capsys, "diff", str(tmp_path / "new.jsonl"), str(tmp_path / "new2.jsonl"))
     assert r.code == 0 and "not checked" not in r.out
     assert read_run(tmp_path / "new2.jsonl").rows[0].slot_settings == "s1"
+
+
+# -- the bundled demo ----------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_the_bundled_live_set_replays_its_recorded_loops(
+    capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    out = tmp_path / "live.jsonl"
+    r = cli(
+        capsys,
+        "run",
+        "--fixtures",
+        "fixtures/orders-live/golden.jsonl",
+        "--slot",
+        "orders_live_replay",
+        "--out",
+        str(out),
+    )
+    assert r.code == 0, r.err
+    head, *cases, _ = lines(out)
+    assert "warnings" not in head  # no recorded line skipped
+    graded = {c["case_id"]: c["reasons"] for c in cases if c["seed"] == 11}
+    assert graded == {
+        "eta-from-tool": [],
+        "cancel-after-lookup": [],
+        "refund-over-limit": [],
+        "return-policy-international": ["missing_text:30 days", "tool_loop_exhausted"],
+    }
+    fs = load_fixtures(REPO / "fixtures/orders-live/golden.jsonl")
+    # Every recorded result is the canned result the fixture set gives for that call.
+    for c in cases:
+        canned = fs.case(c["case_id"]).tool_results
+        for turn in c["turns"]:
+            for call in turn["calls"]:
+                if "result" in call:
+                    expected = canned[call["name"]]
+                    options = expected if isinstance(expected, list) else [expected]
+                    assert call["result"] in options

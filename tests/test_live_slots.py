@@ -370,8 +370,8 @@ def test_the_bundled_live_set_replays_its_recorded_loops(
     # Every recorded result is the canned result the fixture set gives for that call.
     for c in cases:
         canned = fs.case(c["case_id"]).tool_results
-        for turn in c["turns"]:
-            for call in turn["calls"]:
+        for turn in c.get("turns", []):
+            for call in turn.get("calls", []):
                 if "result" in call:
                     expected = canned[call["name"]]
                     options = expected if isinstance(expected, list) else [expected]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from evalpin.core.index import header_mismatch
 from evalpin.core.records import Turn, TurnCall
 from evalpin.tui.screens.banner import BannerScreen
 from evalpin.tui.widgets.detail import DetailPane
@@ -49,13 +50,18 @@ async def test_detail_text_shows_the_conversation_turn_by_turn(tmp_path: Path) -
 
 async def test_banner_names_slot_settings_when_the_digest_moved(tmp_path: Path) -> None:
     outcomes = {"a": [True, True, True], "b": [True, False, True]}
+    slot = {"provider": "command", "argv": ["agents/solve.py"]}
     left = write_run(
-        tmp_path / "left.jsonl", grid(outcomes, slot_settings="1111"), head=header(run_id="L")
+        tmp_path / "left.jsonl",
+        grid(outcomes, slot_settings="1111"),
+        head=header(run_id="L", slot={**slot, "settings_digest": "1111"}),
     )
     right = write_run(
         tmp_path / "right.jsonl",
         grid(outcomes, slot_settings="2222"),
-        head=header(run_id="R", started_at="2026-11-30T02:00:00Z"),
+        head=header(
+            run_id="R", started_at="2026-11-30T02:00:00Z", slot={**slot, "settings_digest": "2222"}
+        ),
     )
     app = new_app(left, right)
     async with app.run_test(size=SIZE) as pilot:
@@ -66,3 +72,13 @@ async def test_banner_names_slot_settings_when_the_digest_moved(tmp_path: Path) 
         assert "slot settings  differs on 6 case(s)" in text
         assert "1111" in text and "2222" in text
         assert "different slot settings" in text and "re-pointed" in text
+
+
+def test_the_headers_alone_show_a_moved_settings_digest() -> None:
+    def head(digest: str | None) -> object:
+        slot = {"provider": "command"} | ({"settings_digest": digest} if digest else {})
+        return header(slot=slot)
+
+    assert header_mismatch(head("1111"), head("2222")) == [("slot_settings", "1111", "2222")]
+    assert header_mismatch(head("1111"), head("1111")) is None
+    assert header_mismatch(head(None), head("2222")) is None  # cannot tell: no refusal

@@ -376,3 +376,22 @@ def test_the_bundled_live_set_replays_its_recorded_loops(
                     expected = canned[call["name"]]
                     options = expected if isinstance(expected, list) else [expected]
                     assert call["result"] in options
+
+
+def test_deeply_nested_output_or_recordings_are_refused_not_crashes(
+    capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_golden(tmp_path, CASES[1:])
+    nested = '{"text": "x", "tools": [{"name": "t", "args": ' + "[" * 100000
+    command_project(tmp_path, f"import sys\nsys.stdin.read()\nprint({nested!r})\n")
+    got = run(capsys, "runs/n.jsonl", "--seeds", "11", slot="agent")
+    assert got["cases"]["greeting"]["reasons"] == ["provider_error:bad_output"]
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text('{"case_id": "greeting", ' + nested[1:] + "\n")
+    got = run(capsys, "runs/d.jsonl", "--seeds", "11", slot=f"x=replay:{deep}")
+    assert got["cases"]["greeting"]["reasons"] == ["no_completion"]
+    assert "nested too deeply" in got["header"]["warnings"][0]
+    (tmp_path / "golden.jsonl").write_text('{"id": "x", "user": ' + "[" * 100000 + "\n")
+    r = cli(capsys, "hash", "golden.jsonl")
+    assert r.code == 3 and "nested too deeply" in r.err

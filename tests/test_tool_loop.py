@@ -14,8 +14,8 @@ import pytest
 
 from evalpin.core.conversation import CannedResults, exhausted, settle
 from evalpin.core.records import Completion, CompletionRequest, Message, ToolCall, Turn, TurnCall
-from evalpin.run.slots import OpenAIConfig, Slot, open_slot
-from tests.fake_openai import FakeOpenAI, chat, conversation_problem, tool_model
+from evalpin.run.slots import OpenAIConfig, Slot, SlotError, open_slot
+from tests.fake_openai import FakeOpenAI, Reply, chat, conversation_problem, tool_model
 
 KEY = "sk-loop-test-DO-NOT-LEAK"
 URL_ENV, KEY_ENV = "LOOP_TEST_BASE_URL", "LOOP_TEST_API_KEY"
@@ -229,3 +229,15 @@ def test_settle_derives_text_and_tools_and_refuses_contradictions() -> None:
     with pytest.raises(ValueError, match="tools"):
         settle(Completion(tools=[ToolCall("u")], turns=turns))
     assert not exhausted(turns) and exhausted([Turn(calls=[TurnCall("t")])])
+
+
+def test_a_body_nested_past_any_sense_is_bad_response_not_a_crash(
+    server: FakeOpenAI, slot: Callable[..., Slot]
+) -> None:
+    deep = b'{"choices": [{"message": {"content": "x", "tool_calls": ' + b"[" * 100_000 + b"}]}"
+    server.push(Reply(body=deep), Reply(status=400, body=b'{"error": ' + b"[" * 100_000))
+    s = slot()
+    for reason in ("bad_response", "bad_request"):  # the second is an HTTP 400
+        with pytest.raises(SlotError) as info:
+            s.complete(ask())
+        assert info.value.reason == f"provider_error:{reason}"

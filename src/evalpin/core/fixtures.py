@@ -140,6 +140,8 @@ def _load_golden(path: Path, data: bytes) -> FixtureSet:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
             raise InputError(path, f"not JSON: {exc.msg} at column {exc.colno}", lineno) from None
+        except RecursionError:
+            raise InputError(path, "JSON nested too deeply", lineno) from None
         if isinstance(obj, dict) and "defaults" in obj and "id" not in obj:
             if cases or defaults:
                 msg = "a 'defaults' line must come once, before the first case"

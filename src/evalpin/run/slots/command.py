@@ -201,7 +201,7 @@ class CommandSlot(Slot):
                     turns=answer.turns,
                 )
             )
-        except (msgspec.DecodeError, ValueError) as exc:
+        except (msgspec.DecodeError, ValueError, RecursionError) as exc:
             detail = f"stdout must be one JSON completion (log to stderr): {exc}"
             raise SlotError(PROVIDER_ERROR("bad_output"), detail) from None
 

@@ -242,6 +242,9 @@ class OpenAISlot(Slot):
         while True:
             try:
                 raw = self._client.chat.completions.with_raw_response.create(**params)
+            except RecursionError:  # the SDK parsing an error body nested past any sense
+                detail = "the response is nested too deeply to read"
+                raise SlotError(PROVIDER_ERROR("bad_response"), detail) from None
             except openai.APIError as exc:
                 failure = self._classify(exc)
                 if not failure.retry or attempt == attempts:
@@ -373,7 +376,7 @@ def _retry_after(value: str | None) -> float | None:
 def _decode(body: bytes) -> _ChatCompletion:
     try:
         data = msgspec.json.decode(body, type=_ChatCompletion)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:  # a body nested past any sense
         detail = f"not a chat completion: {exc}"
         raise SlotError(PROVIDER_ERROR("bad_response"), detail) from None
     if not data.choices:

@@ -145,6 +145,8 @@ def _decode(raw: bytes) -> _Line:
         raise ValueError(f"wrong shape: {exc}") from None
     except msgspec.DecodeError as exc:
         raise ValueError(f"not JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
     if line.text is None and not line.turns:
         raise ValueError("wrong shape: needs 'text' (or 'turns')")
     try:

@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from evalpin.core.conversation import CannedResults, exhausted, settle
+from evalpin.core.conversation import CannedResults, settle
 from evalpin.core.records import Completion, CompletionRequest, Message, ToolCall, Turn, TurnCall
 from evalpin.run.slots import OpenAIConfig, Slot, SlotError, open_slot
 from tests.fake_openai import FakeOpenAI, Reply, chat, conversation_problem, tool_model
@@ -125,7 +125,7 @@ def test_a_model_that_never_stops_calling_tools_runs_out_of_turns(
     server.default = tool_model(("get_order", '{"id": 1001}'), forever=True)
     answer = slot().complete(ask({"get_order": ["first", "second"]}, max_turns=3))
     assert len(server.received) == 3  # the cap counts model requests
-    assert exhausted(answer.turns)
+    assert answer.turns[-1].calls  # still calling tools when the turns ran out
     assert [c.result for t in answer.turns for c in t.calls] == [
         "first",
         "second",
@@ -228,7 +228,6 @@ def test_settle_derives_text_and_tools_and_refuses_contradictions() -> None:
         settle(Completion(text="other", turns=turns))
     with pytest.raises(ValueError, match="tools"):
         settle(Completion(tools=[ToolCall("u")], turns=turns))
-    assert not exhausted(turns) and exhausted([Turn(calls=[TurnCall("t")])])
 
 
 def test_a_body_nested_past_any_sense_is_bad_response_not_a_crash(
@@ -241,3 +240,17 @@ def test_a_body_nested_past_any_sense_is_bad_response_not_a_crash(
         with pytest.raises(SlotError) as info:
             s.complete(ask())
         assert info.value.reason == f"provider_error:{reason}"
+
+
+def test_the_grader_marks_a_conversation_that_ran_out_of_turns() -> None:
+    from evalpin.core.fixtures import GoldenCase
+    from evalpin.core.graders.tools import grade_golden
+
+    case = GoldenCase("c", "u", ["t"], [], ["done"], [], [], "h", 1)
+    answered = settle(Completion(turns=[Turn(calls=[TurnCall("t", {}, 1)]), Turn(text="done")]))
+    assert grade_golden(case, answered) == []
+    cut = settle(
+        Completion(turns=[Turn(calls=[TurnCall("t", {}, 1)]), Turn(calls=[TurnCall("t")])])
+    )
+    assert grade_golden(case, cut) == ["missing_text:done", "tool_loop_exhausted"]
+    assert grade_golden(case, Completion(text="done", tools=[ToolCall("t")])) == []

@@ -9,7 +9,8 @@ an error result too: a model's mistake is graded, never a crash.
 Every slot that holds a conversation (the openai loop, a command slot's program, a
 replay line) ends with the same shape: `turns`, each an assistant reply and the calls it
 made. `settle` derives what is graded from it: the last reply's text and every call, in
-order. A conversation whose last reply still calls tools ran out of turns.
+order. A conversation whose last reply still calls tools ran out of turns (the golden
+grader marks it `tool_loop_exhausted`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from evalpin.core.records import Completion, ToolCall, Turn
+from evalpin.core.records import Completion, ToolCall
 
 # Model requests in one tool conversation unless the run says otherwise (`--max-turns`).
 DEFAULT_MAX_TURNS = 4
@@ -51,11 +52,6 @@ class CannedResults:
         if isinstance(canned, list):
             return canned[min(n, len(canned) - 1)]
         return canned
-
-
-def exhausted(turns: list[Turn]) -> bool:
-    """True when the conversation stopped while the model was still calling tools."""
-    return bool(turns) and bool(turns[-1].calls)
 
 
 def settle(completion: Completion) -> Completion:

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalpin.core.conversation import exhausted
 from evalpin.core.errors import InputError
 from evalpin.core.fixtures import KIND_CODING, CodingItem, FixtureSet, GoldenCase
 from evalpin.core.graders.coding import files_from_completion
@@ -32,7 +31,7 @@ from evalpin.core.pins import (
     scorer_commit,
     text_digest,
 )
-from evalpin.core.reasons import SANDBOX_ERROR, TOOL_LOOP_EXHAUSTED
+from evalpin.core.reasons import SANDBOX_ERROR
 from evalpin.core.records import (
     SCHEMA,
     CaseRecord,
@@ -225,10 +224,7 @@ class Executor:
             completion = self.slot.complete(request)
         except SlotError as exc:
             return self._fill(self._base(case, seed, [exc.reason]), None)
-        reasons = grade_golden(case, completion)
-        if exhausted(completion.turns):
-            reasons.append(TOOL_LOOP_EXHAUSTED())
-        return self._fill(self._base(case, seed, reasons), completion)
+        return self._fill(self._base(case, seed, grade_golden(case, completion)), completion)
 
     def _coding(self, item: CodingItem, seed: int) -> CaseRecord:
         from evalpin.run.sandbox import run_item

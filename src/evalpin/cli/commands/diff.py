@@ -68,6 +68,7 @@ def diff_cmd(left: Path, right: Path, as_json: bool, artifact: Path | None, limi
                     **only,
                     "backend_delta": delta,
                     "stats": None,
+                    "notes": diff.settings_notes(),
                 }
             )
         else:

@@ -168,6 +168,11 @@ def test_running_out_of_turns_is_tool_loop_exhausted_and_replays_the_same(
         assert replayed["reasons"] == rec["reasons"]
         assert replayed["completion_digest"] == rec["completion_digest"]
         assert replayed.get("turns") == rec.get("turns")
+    # The replay stands in for the live slot it recorded: the two compare, nothing moved.
+    assert again["header"]["slot"]["settings_digest"] is None
+    r = cli(capsys, "diff", "runs/a.jsonl", "runs/b.jsonl")
+    assert r.code == 0, r.out
+    assert "not checked" not in r.out
 
 
 def test_a_replay_line_of_turns_alone_is_graded_on_its_last_text(

@@ -109,11 +109,12 @@ class Diff:
         return bool(self.mismatched)
 
     def settings_notes(self) -> list[str]:
-        """Sides whose slot settings digest is not recorded, so it was not checked."""
+        """Sides that do not record a slot settings digest, so it was not checked (a
+        replay slot records null by design: it stands in for whatever recorded it)."""
         lacking = [
             name
             for name, run in (("left", self.left), ("right", self.right))
-            if run.header is None or not run.header.slot.get("settings_digest")
+            if run.header is None or "settings_digest" not in run.header.slot
         ]
         if not lacking:
             return []

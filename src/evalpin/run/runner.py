@@ -106,10 +106,7 @@ class Plan:
             ),
             grader_version=grader_version(),
             model_slot=self.slot_config.label,
-            slot={
-                **self.slot_config.public_settings(),
-                "settings_digest": self.slot_config.settings_digest(),
-            },
+            slot=self._slot_settings(),
             seeds=list(self.controls.seeds),
             controls=values,
             env_digest=env_digest(components),
@@ -117,6 +114,12 @@ class Plan:
             scorer_commit=scorer_commit(fs.path.parent),
             control_sources=dict(self.controls.sources),
         )
+
+    def _slot_settings(self) -> dict[str, Any]:
+        """The slot's public settings and its settings digest (null for a slot that has
+        none by design, which a reader tells from a run made before digests existed)."""
+        digest = self.slot_config.settings_digest()
+        return self.slot_config.public_settings() | {"settings_digest": digest}
 
 
 @dataclass

@@ -72,7 +72,7 @@ class SlotConfig(ABC):
         changes its answers (model, sampling, the code it runs), not how long it waits."""
         return {"provider": self.provider}
 
-    def settings_digest(self) -> str:
+    def settings_digest(self) -> str | None:
         """sha256 over `identity()`: a label whose digest moved was re-pointed."""
         text = json.dumps(self.identity(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:16]

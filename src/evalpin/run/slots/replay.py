@@ -58,6 +58,12 @@ class ReplayConfig(SlotConfig):
         digest = hashlib.sha256(read_input(self.path, "replay file")).hexdigest()
         return {"provider": self.provider, "path": self.path_text, "sha256": digest}
 
+    def settings_digest(self) -> None:
+        """None: a recording stands in for whatever made it (a live run replays to the same
+        grade and compares with it); the file is pinned by `sha256` in the header, and its
+        answers by their reported model and completion digests."""
+        return None
+
     def open(self) -> ReplaySlot:
         return ReplaySlot(self)
 

@@ -254,3 +254,25 @@ def test_the_grader_marks_a_conversation_that_ran_out_of_turns() -> None:
     )
     assert grade_golden(case, cut) == ["missing_text:done", "tool_loop_exhausted"]
     assert grade_golden(case, Completion(text="done", tools=[ToolCall("t")])) == []
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "headers_env: {X-Tenant: sk-literal-value}",
+        'headers_env: {"X-Bad\\nHeader": TENANT}',
+        "headers_env: [X-Tenant]",
+        "organization_env: org-123",
+        "sampling: {temperature: 0.5}",
+        "sampling: {top_p: high}",
+    ],
+)
+def test_bad_named_headers_and_sampling_are_refused(tmp_path: Path, entry: str) -> None:
+    from evalpin.core.errors import InputError
+    from evalpin.run.slots import resolve_slot
+
+    (tmp_path / "slots.yaml").write_text(
+        f"slots:\n  lab: {{provider: openai, model: m, base_url_env: U, api_key_env: K, {entry}}}\n"
+    )
+    with pytest.raises(InputError, match="slot 'lab'"):
+        resolve_slot("lab", tmp_path / "slots.yaml")

@@ -28,6 +28,7 @@ INLINE_WHERE = "--slot"
 
 LABEL = re.compile(r"[A-Za-z0-9_.-]+")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+")  # an HTTP token
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -133,14 +134,17 @@ class Entry:
             raise self.fail(f"'{key}' must be {'positive' if positive else 'zero or more'}")
         return float(value)
 
-    def env_names(self, key: str) -> dict[str, str]:
-        """A mapping of names (header names) to environment variable names."""
+    def header_env_names(self, key: str) -> dict[str, str]:
+        """A mapping of HTTP header names to the environment variables holding their values."""
         value = self.entry.get(key, {})
         if not isinstance(value, dict) or not all(
-            isinstance(k, str) and k and isinstance(v, str) and _ENV_NAME.fullmatch(v)
+            isinstance(k, str)
+            and _HEADER_NAME.fullmatch(k)
+            and isinstance(v, str)
+            and _ENV_NAME.fullmatch(v)
             for k, v in value.items()
         ):
-            raise self.fail(f"'{key}' must map names to environment variable names, not values")
+            raise self.fail(f"'{key}' must map header names to environment variable names")
         return dict(value)
 
     def count(self, key: str, default: int) -> int:

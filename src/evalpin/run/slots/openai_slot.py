@@ -85,7 +85,7 @@ class OpenAIConfig(SlotConfig):
             if "organization_env" in entry.entry
             else None,
             project_env=entry.env_name("project_env") if "project_env" in entry.entry else None,
-            headers_env=entry.env_names("headers_env"),
+            headers_env=entry.header_env_names("headers_env"),
         )
 
     def secret_env_names(self) -> tuple[str, ...]:

@@ -400,3 +400,17 @@ def test_deeply_nested_output_or_recordings_are_refused_not_crashes(
     (tmp_path / "golden.jsonl").write_text('{"id": "x", "user": ' + "[" * 100000 + "\n")
     r = cli(capsys, "hash", "golden.jsonl")
     assert r.code == 3 and "nested too deeply" in r.err
+
+
+def test_an_agent_edited_mid_run_refuses_the_resume(
+    capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_golden(tmp_path, CASES)
+    command_project(tmp_path, LOOP_AGENT)
+    run(capsys, "runs/1.jsonl", "--seeds", "11", slot="agent")
+    unfinished = Path("runs/1.jsonl").read_text().splitlines(keepends=True)[:-2]
+    Path("runs/1.jsonl").write_text("".join(unfinished))  # one case and the trailer gone
+    command_project(tmp_path, LOOP_AGENT.replace("ETA", "Arrives"))
+    r = cli(capsys, "run", "--resume", "--out", "runs/1.jsonl", "--slot", "agent")
+    assert r.code == 3 and "cannot resume" in r.err and "slot settings" in r.err

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalpin.cli.console import console, rate_text, reasons_text, seed_text, text
+from evalpin.core.compare import PIN_LABELS
 from evalpin.core.sanitize import inert_line
 
 _KIND_STYLE = {"regressed": "bold red", "fixed": "bold green", "drift": "yellow"}
@@ -29,10 +30,11 @@ def print_refusal(refuse_line: str, diff, lrun, rrun, artifact: Path | None) -> 
     out.print(text((refuse_line, "bold red")))
     for m in diff.key_mismatches():
         lv, rv, n = m.pairs[0]
+        name = PIN_LABELS.get(m.key, m.key)
         if len(m.pairs) == 1 and m.key != "fixture_hash":
             out.print(
                 text(
-                    f"  {m.key}: ",
+                    f"  {name}: ",
                     (inert_line(lv), "red"),
                     " (left) vs ",
                     (inert_line(rv), "red"),
@@ -41,7 +43,7 @@ def print_refusal(refuse_line: str, diff, lrun, rrun, artifact: Path | None) -> 
             )
             continue
         case_id, seed = m.example
-        out.print(text(f"  {m.key}: differs on {m.cases} case(s), e.g. "))
+        out.print(text(f"  {name}: differs on {m.cases} case(s), e.g. "))
         for lv, rv, n in m.pairs[:3]:
             out.print(
                 text("    ", (inert_line(lv), "red"), " vs ", (inert_line(rv), "red"), f" ({n})")
@@ -119,6 +121,8 @@ def print_diff(diff, lrun, rrun, limit: int) -> None:
             f"; {len(diff.only_left)} only left, {len(diff.only_right)} only right",
         )
     )
+    for note in diff.settings_notes():
+        out.print(text((f"note: {note}", "yellow")))
     if diff.duplicates:
         out.print(
             text((f"note: {diff.duplicates} repeated (case, seed) records; last kept", "yellow"))

@@ -68,6 +68,7 @@ def diff_cmd(left: Path, right: Path, as_json: bool, artifact: Path | None, limi
                     **only,
                     "backend_delta": delta,
                     "stats": None,
+                    "notes": diff.settings_notes(),
                 }
             )
         else:
@@ -91,6 +92,7 @@ def diff_cmd(left: Path, right: Path, as_json: bool, artifact: Path | None, limi
                 "left": side(lrun),
                 "right": side(rrun),
                 "stats": paired.to_json() if paired else None,
+                "notes": diff.settings_notes(),
             }
         )
     else:

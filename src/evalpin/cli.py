@@ -327,6 +327,8 @@ def _print_paired(out, diff) -> None:
 
 
 def _print_diff(diff, lrun, rrun, limit: int) -> None:
+    from evalpin.core.compare import row_digest
+
     out = _console()
     _print_sides(out, lrun, rrun)
     counts = diff.counts()
@@ -360,10 +362,10 @@ def _print_diff(diff, lrun, rrun, limit: int) -> None:
         if m.kind == "drift":
             out.print(
                 _text(
-                    "    completion digest ",
-                    inert_line(m.left.completion_digest or ""),
+                    "    completion digest " if m.left.completion_digest else "    text digest ",
+                    inert_line(row_digest(m.left) or ""),
                     " -> ",
-                    inert_line(m.right.completion_digest or ""),
+                    inert_line(row_digest(m.right) or ""),
                     f"  (both {'pass' if m.left.passed else 'fail'})",
                 )
             )

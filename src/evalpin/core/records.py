@@ -79,6 +79,7 @@ class CaseRow(msgspec.Struct, gc=False):
     model_slot: str | None = None
     completion_digest: str | None = None
     reported_model: str | None = None
+    text_digest: str | None = None
 
 
 class CaseRecord(msgspec.Struct, tag="case", tag_field="record", omit_defaults=True):

@@ -20,6 +20,7 @@ from evalpin.core.pins import dataset_hash
 
 KIND_GOLDEN = "golden"
 KIND_CODING = "coding"
+FIXTURE_KINDS = (KIND_GOLDEN, KIND_CODING)
 CODING_SCHEMA = "coding-eval/v1"
 
 

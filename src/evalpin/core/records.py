@@ -103,6 +103,9 @@ class CaseRecord(msgspec.Struct, tag="case", tag_field="record", omit_defaults=T
     tools: list[ToolCall] | None = None
     files: dict[str, str] | None = None
     error: str | None = None
+    # The case's own name in another tool's log, where it differs from `case_id`
+    # (an lm-eval doc's `id` beside its `doc_id`).
+    source_id: str | None = None
 
 
 class Summary(msgspec.Struct, tag="summary", tag_field="record", omit_defaults=True):

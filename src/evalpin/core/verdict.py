@@ -14,7 +14,7 @@ from typing import Any
 
 from evalpin.core import stats
 from evalpin.core.errors import InputError
-from evalpin.core.fixtures import KIND_CODING, FixtureSet
+from evalpin.core.fixtures import FIXTURE_KINDS, KIND_CODING, FixtureSet
 from evalpin.core.runfile import TRIPLE, RunFile
 
 CONTAMINATED = "contaminated"
@@ -135,6 +135,8 @@ def locate_fixtures(run: RunFile) -> tuple[FixtureSet | None, str | None]:
     h = run.header
     if h is None:
         return None, "no run header: fixture file unknown"
+    if h.fixtures.kind not in FIXTURE_KINDS:
+        return None, f"fixtures of a {run.what} are not an evalpin fixture file"
     recorded = Path(h.fixtures.path)
     candidates = [recorded]
     if not recorded.is_absolute():
@@ -178,9 +180,7 @@ def judge(
     """Apply the publish rule to one run."""
     h = run.header
     controls = h.controls if h else {}
-    fixture_hash = (
-        h.fixtures.dataset_hash if h else (run.report.dataset_hash if run.report else None)
-    )
+    fixture_hash = run.dataset_hash
     seeds = sorted(set(run.seeds))
     pins = {
         "fixture_hash": Pin(bool(fixture_hash), fixture_hash),
@@ -217,7 +217,7 @@ def judge(
     if not pins["env_digest"].present:
         failed.append((INTERNAL, "environment digest missing"))
     if run.complete is False:
-        failed.append((INTERNAL, "run is incomplete (no summary trailer)"))
+        failed.append((INTERNAL, f"run is incomplete ({run.incomplete_why})"))
 
     if len(seeds) < MIN_SEEDS:
         failed.append((EXPLORATORY, f"{len(seeds)} seed(s); at least {MIN_SEEDS} needed"))

@@ -1,0 +1,64 @@
+"""Pins for other tools' logs, computed with evalpin's own recipes so that they mean
+what evalpin's pins mean (and a missing input gives a missing pin, never a default)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from evalpin.core.pins import completion_digest, text_digest
+from evalpin.core.records import Completion, ToolCall
+
+# Argument names that may hold a credential: dropped from a model slot, never recorded.
+_SECRET = re.compile(r"key|token|secret|passw|auth|cred|bearer|cookie|session", re.I)
+
+
+def canonical(obj: Any) -> str:
+    """evalpin's fixture-hash serialisation (the common recipe other tools use)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def fixture_hash(case: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical(case).encode()).hexdigest()[:16]
+
+
+def dataset_hash(cases: dict[str, str]) -> str | None:
+    """sha256 over every case's id and fixture hash: any case edited, added or dropped
+    moves it. None for a log with no cases."""
+    if not cases:
+        return None
+    return hashlib.sha256(canonical(sorted(cases.items())).encode()).hexdigest()
+
+
+def short_hash(obj: Any, n: int = 12) -> str:
+    return hashlib.sha256(canonical(obj).encode()).hexdigest()[:n]
+
+
+def digests(text: str, tools: list[ToolCall]) -> tuple[str, str]:
+    """(text digest, completion digest), exactly as evalpin's runner computes them."""
+    return text_digest(text), completion_digest(Completion(text=text, tools=tools))
+
+
+def scrub_url(url: str) -> str:
+    """A base URL without user info, query or fragment (where keys hide)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable url>"
+    host = parts.hostname or ""
+    if parts.port:
+        host += f":{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def scrub_args(args: Any) -> Any:
+    """Model arguments without anything key-like: a `k=v,k=v` string or a mapping."""
+    if isinstance(args, dict):
+        return {k: scrub_args(v) for k, v in sorted(args.items()) if not _SECRET.search(str(k))}
+    if isinstance(args, str):
+        kept = [p for p in args.split(",") if p and not _SECRET.search(p.split("=", 1)[0])]
+        return ",".join(kept)
+    return args

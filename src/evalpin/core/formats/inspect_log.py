@@ -10,8 +10,6 @@ not UTF-8 JSON are refused with one line, before anything is used.
 
 from __future__ import annotations
 
-import zipfile
-import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +25,7 @@ from evalpin.core.formats.foreign import (
     scrub_url,
     short_hash,
 )
+from evalpin.core.formats.ziplog import LogZip
 from evalpin.core.records import SCHEMA, CaseRecord, CaseRow, FixturesInfo, RunHeader, ToolCall
 from evalpin.core.runfile import RunFile, gc_paused
 
@@ -34,8 +33,6 @@ EVAL = "inspect-eval"
 JSON = "inspect-json"
 KIND = "inspect-ai"
 TAIL_CHARS = 800
-MAX_MEMBER = 256 << 20  # one sample or header, decompressed
-MAX_TOTAL = 4 << 30  # the whole archive, decompressed
 PASS_VALUES = frozenset({"C", "1", "1.0", "true", "True"})
 FAIL_VALUES = frozenset({"I", "0", "0.0", "false", "False"})
 
@@ -119,8 +116,13 @@ class _Results(msgspec.Struct):
     scores: list[_EvalScore] = []
 
 
+class _Plan(msgspec.Struct):
+    config: dict[str, Any] = {}
+
+
 class _Header(msgspec.Struct):
     eval: _Spec
+    plan: _Plan | None = None
     status: str = ""
     results: _Results | None = None
     error: Any = None
@@ -128,6 +130,7 @@ class _Header(msgspec.Struct):
 
 class _JsonLog(msgspec.Struct):
     eval: _Spec
+    plan: _Plan | None = None
     version: int | None = None
     status: str = ""
     results: _Results | None = None
@@ -164,53 +167,27 @@ def read_json(probe: Probe, options: ReadOptions) -> RunFile:
         log = _JSON_LOG.decode(probe.data)
     except msgspec.MsgspecError as exc:
         raise InputError(probe.path, f"not a valid inspect-ai log: {exc}") from None
-    header = _Header(log.eval, log.status, log.results, log.error)
+    header = _Header(log.eval, log.plan, log.status, log.results, log.error)
     return _build(
         probe, _Log(header, log.samples or []), options, what="inspect-ai log (.json)", shape=JSON
     )
 
 
-def _safe_name(name: str) -> bool:
-    parts = name.replace("\\", "/").split("/")
-    return not (name.startswith(("/", "\\")) or ".." in parts or (len(name) > 1 and name[1] == ":"))
-
-
 def _unzip(probe: Probe) -> _Log:
     path = probe.path
-    try:
-        with zipfile.ZipFile(path) as zf:
-            infos = zf.infolist()
-            total = 0
-            for info in infos:
-                if not _safe_name(info.filename):
-                    raise InputError(path, f"zip member name leaves the archive: {info.filename!r}")
-                if info.file_size > MAX_MEMBER:
-                    raise InputError(
-                        path, f"zip member {info.filename!r} too large ({info.file_size} bytes)"
-                    )
-                total += info.file_size
-            if total > MAX_TOTAL:
-                raise InputError(path, f"zip decompresses to {total} bytes, over the cap")
-            names = {info.filename for info in infos}
-            journal_only = "header.json" not in names
-            head_name = "_journal/start.json" if journal_only else "header.json"
-            if head_name not in names:
-                raise InputError(
-                    path, "not an inspect-ai log: no header.json or _journal/start.json"
-                )
-            header = _decode(path, head_name, zf.read(head_name), _HEADER)
-            with gc_paused():
-                samples = [
-                    _decode(path, info.filename, zf.read(info), _SAMPLE)
-                    for info in infos
-                    if info.filename.startswith("samples/") and info.filename.endswith(".json")
-                ]
-    except InputError:
-        raise
-    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as exc:
-        raise InputError(path, f"not a readable zip: {exc}") from None
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    zf = LogZip(path)
+    names = zf.names()
+    journal_only = "header.json" not in zf.infos
+    head_name = "_journal/start.json" if journal_only else "header.json"
+    if head_name not in zf.infos:
+        raise InputError(path, "not an inspect-ai log: no header.json or _journal/start.json")
+    header = _decode(path, head_name, zf.read(head_name), _HEADER)
+    with gc_paused():
+        samples = [
+            _decode(path, name, zf.read(name), _SAMPLE)
+            for name in names
+            if name.startswith("samples/") and name.endswith(".json")
+        ]
     return _Log(header, samples, journal_only)
 
 
@@ -361,7 +338,10 @@ def _build(probe: Probe, log: _Log, options: ReadOptions, *, what: str, shape: s
                 )
             )
 
-    controls = {k: v for k, v in spec.model_generate_config.items() if v is not None}
+    # Generation settings: the plan's (as passed to eval) under the model's own.
+    plan = log.header.plan.config if log.header.plan else {}
+    generate = {**plan, **spec.model_generate_config}
+    controls = {k: v for k, v in sorted(generate.items()) if v is not None}
     if spec.config.epochs is not None:
         controls["epochs"] = spec.config.epochs
     commit = spec.revision.commit if spec.revision else None

@@ -140,6 +140,45 @@ def test_verdict_not_publishable_exits_one(capsys, tmp_path: Path) -> None:
     assert "exploratory-probe" in r.out and "2 seed(s)" in r.out
 
 
+def test_verdict_card_is_the_tuis_card(capsys, tmp_path: Path) -> None:
+    from evalpin.core.card import export_card
+    from evalpin.core.runfile import read_run
+    from evalpin.core.verdict import judge
+
+    run = write_run(tmp_path / "r.jsonl", grid({"a": [True] * 3, "b": [True, False, True]}))
+    target = tmp_path / "cards" / "r.md"
+    r = cli(capsys, "verdict", str(run), "--json", "--card", str(target))
+    assert r.code == 0 and json.loads(r.out)["label"] == "publishable"
+    assert r.err == f"publish card written to {target}\n"
+    runfile = read_run(run)
+    beside = export_card(runfile, judge(runfile))
+    assert beside == tmp_path / "r.card.md"
+    assert target.read_text() == beside.read_text()
+    assert "Verdict: **publishable**" in target.read_text()
+
+
+def test_verdict_card_refused_when_not_publishable(capsys, tmp_path: Path) -> None:
+    run = write_run(
+        tmp_path / "r.jsonl", grid({"a": [True] * 2}, seeds=(1, 2)), head=header(seeds=[1, 2])
+    )
+    target = tmp_path / "r.md"
+    r = cli(capsys, "verdict", str(run), "--card", str(target))
+    assert r.code == 1 and "exploratory-probe" in r.out
+    assert r.err.startswith("evalpin: no card: not publishable (exploratory-probe: ")
+    assert "2 seed(s); at least 3 needed" in r.err and r.err.count("\n") == 1
+    assert not target.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["r.jsonl"]
+
+
+def test_verdict_card_unwritable_exits_3(capsys, tmp_path: Path) -> None:
+    run = write_run(tmp_path / "r.jsonl", grid({"a": [True] * 3}))
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    r = cli(capsys, "verdict", str(run), "--card", str(blocker / "card.md"))
+    assert r.code == 3
+    assert r.err.startswith("evalpin: error: ") and "card not written" in r.err
+    assert r.err.count("\n") == 1
+
+
 HOSTILE_ID = "[bold red]x[/][@click=app.quit]\x1b]52;c;aGk=\x07\x1b[2J\x9bFAILED\rPASSED\u202e"
 
 

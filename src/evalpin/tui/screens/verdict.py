@@ -17,7 +17,7 @@ from textual.widgets import Footer, Static
 
 from evalpin.core.compare import Diff
 from evalpin.core.runfile import RunFile
-from evalpin.core.verdict import PUBLISHABLE, Verdict
+from evalpin.core.verdict import Verdict
 from evalpin.tui.safe import line, path_line
 from evalpin.tui.widgets.pins import badge_class
 
@@ -327,16 +327,15 @@ class VerdictScreen(Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="export")
     def export(self) -> None:
         """Write a card beside each publishable run; say why not for the others."""
-        from evalpin.tui.card import export_card, why_not
+        from evalpin.core.card import NotPublishable, export_card
 
         out: list[tuple[str, str]] = []
         names = ("left", "right") if len(self.runs) == 2 else ("run",)
         for name, (run, v) in zip(names, self.runs, strict=False):
-            if v.label != PUBLISHABLE:
-                out.append(("bad", f"{name}: no card: not publishable ({why_not(v)})"))
-                continue
             try:
                 path = export_card(run, v)
+            except NotPublishable as exc:
+                out.append(("bad", f"{name}: no card: {exc}"))
             except OSError as exc:
                 out.append(("bad", f"{name}: card not written: {exc.strerror or exc}"))
             else:

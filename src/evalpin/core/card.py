@@ -2,7 +2,8 @@
 
 Headless (no Textual import). It carries the four pins, the seeds, per-seed pass rates,
 the spread, and the metric family: pass rate, static-check violations, mean repair loops,
-latency p50 and max. Written only for a run whose verdict is `publishable`.
+latency p50 and max. Written only for a run whose verdict is `publishable`, by the TUI
+(`e` on the verdict screen, beside the run) and by `evalpin verdict RUN --card PATH`.
 """
 
 from __future__ import annotations
@@ -118,12 +119,20 @@ def render_card(run: RunFile, verdict: Verdict, m: Metrics) -> str:
     return "\n".join(lines) + "\n"
 
 
-def export_card(run: RunFile, verdict: Verdict) -> Path:
-    """Write the card beside the run file (atomically); only for a publishable run."""
+class NotPublishable(ValueError):
+    """The card was refused: the message says why, the same on every face."""
+
+    def __init__(self, verdict: Verdict) -> None:
+        super().__init__(f"not publishable ({why_not(verdict)})")
+
+
+def export_card(run: RunFile, verdict: Verdict, path: Path | None = None) -> Path:
+    """Write the card atomically (default: beside the run file); only when publishable."""
     if verdict.label != PUBLISHABLE:
-        raise ValueError(f"not publishable: {verdict.label}")
+        raise NotPublishable(verdict)
     text = render_card(run, verdict, metrics(run))
-    path = card_path(run)
+    path = card_path(run) if path is None else path
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

@@ -1,0 +1,1 @@
+"""One module per command: options, a call into the core, a renderer."""

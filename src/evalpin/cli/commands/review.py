@@ -1,0 +1,31 @@
+"""`evalpin review [LEFT [RIGHT]]`: the TUI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command("review")
+@click.argument("left", required=False, type=click.Path(path_type=Path))
+@click.argument("right", required=False, type=click.Path(path_type=Path))
+def review_cmd(left: Path | None, right: Path | None) -> None:
+    """Open the review TUI: LEFT (earlier) beside RIGHT (newer), or one run alone.
+
+    With no argument: the newest run in ./runs beside the newest earlier run on the same
+    fixture set; where ./runs holds no run, the bundled demo. A file that cannot be read
+    exits 3 before any screen opens.
+    """
+    from evalpin.core.index import pair_to_review
+    from evalpin.core.runfile import read_run
+
+    if left is None:
+        left, right, note = pair_to_review(Path("runs"))
+        if note:
+            click.echo(note, err=True)
+    left_run = read_run(left)
+    right_run = read_run(right) if right is not None else None
+    from evalpin.tui.app import make_app
+
+    make_app(left_run, right_run).run()

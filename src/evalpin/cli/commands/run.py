@@ -1,0 +1,94 @@
+"""`evalpin run`: a pinned run of a fixture set against a model slot."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+
+@click.command("run")
+@click.option(
+    "--fixtures",
+    "fixtures",
+    type=click.Path(path_type=Path),
+    help="Fixture set: golden JSONL or coding YAML. Default: $EVAL_DATASET.",
+)
+@click.option("--slot", "slot", help="Slot label from the slots file, or LABEL=replay:PATH.")
+@click.option(
+    "--slots",
+    "slots_file",
+    type=click.Path(path_type=Path),
+    help="Slots file.  [default: ./slots.yaml]",
+)
+@click.option("--seeds", help="Comma-separated seeds. Default: $EVAL_SEEDS, else 11,29,47.")
+@click.option(
+    "--temperature", type=float, help="Sampling temperature. Default: $EVAL_TEMPERATURE, else 0."
+)
+@click.option(
+    "--max-tokens", type=click.IntRange(min=1), help="Completion token cap.  [default: 2048]"
+)
+@click.option(
+    "--loops",
+    type=click.IntRange(min=0),
+    help="Repair rounds for coding items (failing tail sent back).  [default: 0]",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    help="Cases run at once (golden sets on replay slots run in one thread).  [default: cores]",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Run file to write.  [default: runs/DATE-SLOT-HASH.jsonl]",
+)
+@click.option(
+    "--resume", is_flag=True, help="Finish the missing cases of an unfinished --out file."
+)
+@click.option(
+    "--progress",
+    type=click.Choice(["auto", "bar", "json", "none"]),
+    default="auto",
+    show_default=True,
+    help="Progress display; json: one event per line on stdout.",
+)
+def run_cmd(
+    fixtures: Path | None,
+    slot: str | None,
+    slots_file: Path | None,
+    seeds: str | None,
+    temperature: float | None,
+    max_tokens: int | None,
+    loops: int | None,
+    jobs: int | None,
+    out: Path | None,
+    resume: bool,
+    progress: str,
+) -> None:
+    """Run a fixture set against a model slot and record a pinned run file.
+
+    Exit 0 when the run finished, 1 when it failed to run, 130 when interrupted (the
+    file stays whole: finish it with --resume --out FILE).
+    """
+    from evalpin.cli.render_run import RunDisplay
+    from evalpin.run.session import RunRequest, start_run
+
+    request = RunRequest(
+        fixtures=fixtures,
+        slot=slot,
+        slots_file=slots_file,
+        seeds=seeds,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        loops=loops,
+        jobs=jobs,
+        out=out,
+        resume=resume,
+    )
+    display = RunDisplay(progress)
+    code = start_run(request, os.environ, display.emit)
+    display.close()
+    sys.exit(code)

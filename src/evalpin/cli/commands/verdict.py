@@ -1,0 +1,65 @@
+"""`evalpin verdict RUN`: the publish rule, and the publish card when it holds."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from evalpin.cli.console import emit_json, fail, side
+
+
+@click.command("verdict")
+@click.argument("run", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
+@click.option(
+    "--disclosed",
+    type=click.Path(path_type=Path),
+    help="File of disclosed case ids or prompts, one a line ('#' comments).",
+)
+@click.option(
+    "--band",
+    default=0.05,
+    show_default=True,
+    type=click.FloatRange(0, 1),
+    help="Spread across seeds above which the run is flagged unstable.",
+)
+@click.option(
+    "--card",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the publish card (Markdown) to this path; refused unless publishable.",
+)
+def verdict_cmd(
+    run: Path, as_json: bool, disclosed: Path | None, band: float, card: Path | None
+) -> None:
+    """Apply the publish rule to RUN. Exit 0 only when it is publishable."""
+    from evalpin.core.runfile import read_run
+    from evalpin.core.verdict import PUBLISHABLE, Disclosure, judge
+
+    disclosure = Disclosure.load(disclosed) if disclosed is not None else None
+    runfile = read_run(run)
+    v = judge(runfile, disclosed=disclosure, band=band)
+    if as_json:
+        emit_json({"run": side(runfile), **v.to_json()})
+    else:
+        from evalpin.cli.render_verdict import print_verdict
+
+        print_verdict(runfile, v)
+    if card is not None:
+        _export_card(runfile, v, card)
+    sys.exit(0 if v.label == PUBLISHABLE else 1)
+
+
+def _export_card(runfile, v, path: Path) -> None:  # runfile: RunFile, v: Verdict
+    """Write the card, or say on stderr why not, in the TUI's words."""
+    from evalpin.core.card import NotPublishable, export_card
+
+    try:
+        written = export_card(runfile, v, path)
+    except NotPublishable as exc:
+        click.echo(f"evalpin: no card: {exc}", err=True)
+    except OSError as exc:
+        fail(f"{path}: card not written: {exc.strerror or exc}")
+    else:
+        click.echo(f"publish card written to {written}", err=True)

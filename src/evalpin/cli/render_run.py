@@ -1,0 +1,91 @@
+"""Terminal display of a run's progress events: a Rich bar, JSON lines, or plain lines."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from evalpin.cli.console import console, text
+from evalpin.core.sanitize import inert_line
+
+
+class RunDisplay:
+    """Shows runner events: a Rich bar on a terminal, JSON lines, or plain lines."""
+
+    def __init__(self, mode: str) -> None:
+        self.err = console(stderr=True)
+        if mode == "auto":
+            mode = "bar" if self.err.is_terminal else "none"
+        self.mode = mode
+        self.bar = None
+        self.task = None
+
+    def emit(self, event: dict[str, Any]) -> None:
+        if self.mode == "json":
+            sys.stdout.write(json.dumps(event, ensure_ascii=True) + "\n")
+            sys.stdout.flush()
+        kind = event["event"]
+        if kind == "warning":
+            self._note(("warning: ", "bold yellow"), inert_line(event["message"]))
+        elif kind == "start" and self.mode == "bar":
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
+            self.bar = Progress(
+                TextColumn("[bold]run[/]"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[status]}"),
+                TimeElapsedColumn(),
+                console=self.err,
+                transient=True,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task(
+                "run", total=event["total"], completed=event["total"] - event["todo"], status=""
+            )
+        elif kind == "case" and self.bar is not None:
+            status = f"[green]{event['passed']} pass[/] [red]{event['failed']} fail[/]"
+            self.bar.update(self.task, completed=event["done"], status=status)
+        elif kind in ("done", "interrupted", "failed"):
+            self.close()
+            self._final(event)
+
+    def _note(self, *parts: str | tuple[str, str]) -> None:
+        if self.mode != "json":
+            (self.bar.console if self.bar else self.err).print(text(*parts))
+
+    def _final(self, event: dict[str, Any]) -> None:
+        if self.mode == "json":
+            return
+        out = inert_line(event.get("out", ""))
+        if event["event"] == "done":
+            self.err.print(
+                text(
+                    ("wrote ", "green"),
+                    out,
+                    f": {event['passed']}/{event['records']} passed in {event['seconds']:.1f} s",
+                )
+            )
+            self.err.print(text(("next: ", "dim"), f"evalpin verdict {out}"))
+        elif event["event"] == "interrupted":
+            self.err.print(
+                text(
+                    ("interrupted ", "bold yellow"),
+                    f"after {event['done']} of {event['total']} cases; the file is whole.",
+                )
+            )
+            self.err.print(text("resume with: ", (f"evalpin run --resume --out {out}", "bold")))
+        else:
+            self.err.print(text(("run failed: ", "bold red"), inert_line(event["message"])))
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None

@@ -1,0 +1,100 @@
+"""Terminal text for `evalpin verdict`: label, pins, rates, spread, reasons."""
+
+from __future__ import annotations
+
+from evalpin.cli.console import console, pct, rate_text, seed_text, text
+from evalpin.core.sanitize import inert_line
+
+LABEL_STYLE = {
+    "publishable": "bold green",
+    "exploratory-probe": "bold yellow",
+    "internal": "bold yellow",
+    "demo-note": "bold yellow",
+    "uncontrolled": "bold red",
+    "contaminated": "bold red",
+}
+
+
+def print_verdict(run, v) -> None:
+    out = console()
+    out.print(
+        text(("run       ", "dim"), inert_line(run.path), "  ", (inert_line(run.label()), "dim"))
+    )
+    out.print(text(("label     ", "dim"), (v.label, LABEL_STYLE[v.label])))
+    names = {
+        "fixture_hash": "fixture hash ",
+        "scorer_commit": "scorer commit",
+        "seeds": "seed list    ",
+        "env_digest": "env digest   ",
+    }
+    for key, pin in v.pins.items():
+        value = pin.value
+        if key == "seeds":
+            value = ", ".join(map(str, value)) + f" (n={len(value)})" if value else None
+        mark = ("ok     ", "green") if pin.present else ("MISSING", "red")
+        shown = inert_line(str(value)) if value else "-"
+        out.print(
+            text(
+                ("pins      " if key == "fixture_hash" else "          ", "dim"),
+                mark,
+                "  ",
+                names[key],
+                "  ",
+                shown,
+            )
+        )
+    pooled = v.pooled_rate
+    out.print(
+        text(
+            ("pass rate ", "dim"),
+            (pct(v.pass_rate), "bold"),
+            f" [{pooled.low:.3f}, {pooled.high:.3f}]  {pooled.passed}/{pooled.total}, 95% Wilson"
+            if pooled
+            else "",
+        )
+    )
+    for seed, rate in v.rate_by_seed.items():
+        out.print(
+            text(
+                (f"  {seed_text(seed, run.repeat_label):<8}", "dim"),
+                f"{rate_text(rate)}  {rate.passed}/{rate.total}",
+            )
+        )
+    stability = ("UNSTABLE", "bold red") if v.unstable else ("stable", "green")
+    out.print(text(("spread    ", "dim"), f"{v.spread:.3f} (band {v.band:.3f}) ", stability))
+    if v.stability is not None:
+        st = v.stability
+        flips = "" if st.flip_rate is None else f"; flip rate {st.flip_rate:.3f}"
+        single = f", {st.single_seed} seen on one seed only" if st.single_seed else ""
+        out.print(
+            text(
+                ("cases     ", "dim"),
+                f"{st.stable_pass} stable pass, {st.stable_fail} stable fail, "
+                f"{st.flaky} flaky{single}{flips}",
+            )
+        )
+    if v.flaky_cases:
+        listed = ", ".join(inert_line(c) for c in v.flaky_cases[:12])
+        more = f" and {len(v.flaky_cases) - 12} more" if len(v.flaky_cases) > 12 else ""
+        out.print(text(("flaky     ", "dim"), f"{len(v.flaky_cases)}: ", listed + more))
+    if v.repeat_mismatches:
+        out.print(
+            text(
+                ("repeats   ", "dim"),
+                (
+                    f"{len(v.repeat_mismatches)} repeated (case, seed) pairs did not "
+                    "reproduce their digests: non-deterministic backend",
+                    "bold red",
+                ),
+            )
+        )
+        listed = ", ".join(
+            f"{inert_line(c)} ({seed_text(s, run.repeat_label)})"
+            for c, s in v.repeat_mismatches[:5]
+        )
+        more = f" and {len(v.repeat_mismatches) - 5} more" if len(v.repeat_mismatches) > 5 else ""
+        out.print(text(("          ", "dim"), f"e.g. {listed}{more}"))
+    for reason in v.reasons:
+        out.print(text(("  - ", "dim"), inert_line(reason)))
+    for note in v.notes:
+        out.print(text(("  note: ", "dim"), inert_line(note)))

@@ -80,9 +80,10 @@ class Probe:
 
     @cached_property
     def keys(self) -> frozenset[str]:
-        """Top-level keys of a file that is one JSON object (empty when it is not)."""
+        """Top-level keys of a JSON document (of its first line, when that is a whole
+        object: a document written on one line, or the first record of JSONL)."""
         if isinstance(self.first, dict):
-            return frozenset()  # a JSON line: JSONL, not a document
+            return frozenset(self.first)
         try:
             return frozenset(_KEYS.decode(self.data))
         except msgspec.MsgspecError:

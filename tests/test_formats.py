@@ -60,7 +60,7 @@ def test_two_nights_move_the_samples_inspect_says(capsys) -> None:
     assert expected["regressed"] and expected["fixed"]
     text = cli(capsys, "diff", ins("night1.eval"), ins("night2.eval")).out
     assert "REGRESSED banana  epoch 1" in text
-    assert "inspect-ai log (.eval)" in text
+    assert "inspect-ai log (.eval, scorer includes)" in text
 
 
 def test_another_model_is_refused(capsys) -> None:
@@ -229,10 +229,27 @@ def test_model_base_url_and_args_keep_no_secret(tmp_path: Path) -> None:
     shutil.copytree(LM_EVAL / "seed1", folder)
     results = next(folder.glob("results_*.json"))
     data = json.loads(results.read_text())
-    data["config"]["model_args"] = "pretrained=tiny,api_key=sk-secret3,auth_token=sk-secret4"
+    data["config"]["model_args"] = (
+        "pretrained=tiny,api_key=sk-secret3,auth_token=sk-secret4,"
+        "base_url=https://u:sk-secret5@h.test/v1?key=sk-secret6"
+    )
     results.write_text(json.dumps(data))
     lm = read_run(folder)
-    assert lm.header.model_slot == "dummy(pretrained=tiny)"
+    assert lm.header.model_slot == "dummy(pretrained=tiny,base_url=https://h.test/v1)"
+    assert "sk-secret" not in json.dumps([r.model_slot for r in lm.rows])
+
+
+def test_hostile_strings_in_a_log_stay_inert(capsys, tmp_path: Path) -> None:
+    log = json.loads((INSPECT / "night1.json").read_text())
+    log["samples"][0]["id"] = "apple\x1b]0;pwned\x07\x1b[2J"
+    log["eval"]["scorers"][0]["name"] = "inc\x1b[31mludes"
+    for sample in log["samples"]:
+        sample["scores"]["inc\x1b[31mludes"] = sample["scores"].pop("includes")
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(log))
+    for args in (("diff", str(path), ins("night1.json")), ("verdict", str(path))):
+        r = cli(capsys, *args)
+        assert "\x1b" not in r.out and "\x07" not in r.out
 
 
 def test_lm_eval_runs_differing_only_in_seed_compare(capsys) -> None:

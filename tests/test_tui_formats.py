@@ -19,7 +19,7 @@ async def test_inspect_pair_shows_format_epochs_and_completion() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app, "verdicts")
         text = screen_text(app)
-        assert "inspect-ai log (.eval), 12 records, complete" in text
+        assert "inspect-ai log (.eval, scorer includes), 12 records, complete" in text
         assert "epochs          1,2 (n=2)" in text
         assert "REGRESSED  L   2/2 R   0/2  banana" in text
         assert "epoch 1         left" in text
@@ -43,6 +43,6 @@ async def test_lm_eval_pair_marks_missing_pins_and_the_docs_own_id() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app, "verdicts")
         text = screen_text(app)
-        assert "lm-eval samples, 6 records, complete" in text
+        assert "lm-eval samples (exact_match), 6 records, complete" in text
         assert "scorer commit   <missing>" in text
         assert "0  (apple)" in text and "repeat 0" in text

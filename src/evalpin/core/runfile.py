@@ -75,7 +75,6 @@ class RunFile:
     complete: bool | None = None
     incomplete_why: str = "no summary trailer"
     repeat_label: str = "seed"
-    notes: list[str] = field(default_factory=list)
 
     @property
     def seeds(self) -> list[int]:

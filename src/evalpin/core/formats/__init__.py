@@ -106,8 +106,8 @@ def _table() -> tuple[Format, ...]:
     from evalpin.core.formats import case_records, evalpin_run, inspect_log, lm_eval, report
 
     return (
-        Format(lm_eval.NAME, lm_eval.sniff, lm_eval.read, lm_eval.represented_by),
         Format(inspect_log.EVAL, inspect_log.sniff_eval, inspect_log.read_eval),
+        Format(lm_eval.NAME, lm_eval.sniff, lm_eval.read, lm_eval.represented_by),
         Format(evalpin_run.NAME, evalpin_run.sniff, evalpin_run.read),
         Format(case_records.NAME, case_records.sniff, case_records.read),
         Format(inspect_log.JSON, inspect_log.sniff_json, inspect_log.read_json),

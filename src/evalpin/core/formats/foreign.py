@@ -55,10 +55,19 @@ def scrub_url(url: str) -> str:
 
 
 def scrub_args(args: Any) -> Any:
-    """Model arguments without anything key-like: a `k=v,k=v` string or a mapping."""
+    """Model arguments without anything key-like: a `k=v,k=v` string or a mapping; keys
+    whose name looks like a credential are dropped, URLs lose user info and query."""
     if isinstance(args, dict):
         return {k: scrub_args(v) for k, v in sorted(args.items()) if not _SECRET.search(str(k))}
+    if isinstance(args, list):
+        return [scrub_args(v) for v in args]
     if isinstance(args, str):
-        kept = [p for p in args.split(",") if p and not _SECRET.search(p.split("=", 1)[0])]
+        if "://" in args and "=" not in args.split("://", 1)[0]:
+            return scrub_url(args)
+        kept = []
+        for part in args.split(","):
+            name, eq, value = part.partition("=")
+            if part and not _SECRET.search(name):
+                kept.append(f"{name}{eq}{scrub_url(value)}" if "://" in value else part)
         return ",".join(kept)
     return args

@@ -159,7 +159,7 @@ class _Log:
 
 
 def read_eval(probe: Probe, options: ReadOptions) -> RunFile:
-    return _build(probe, _unzip(probe), options, what="inspect-ai log (.eval)", shape=EVAL)
+    return _build(probe, _unzip(probe), options, what="inspect-ai log (.eval", shape=EVAL)
 
 
 def read_json(probe: Probe, options: ReadOptions) -> RunFile:
@@ -169,7 +169,7 @@ def read_json(probe: Probe, options: ReadOptions) -> RunFile:
         raise InputError(probe.path, f"not a valid inspect-ai log: {exc}") from None
     header = _Header(log.eval, log.plan, log.status, log.results, log.error)
     return _build(
-        probe, _Log(header, log.samples or []), options, what="inspect-ai log (.json)", shape=JSON
+        probe, _Log(header, log.samples or []), options, what="inspect-ai log (.json", shape=JSON
     )
 
 
@@ -374,16 +374,14 @@ def _build(probe: Probe, log: _Log, options: ReadOptions, *, what: str, shape: s
         complete, why = False, "no header.json: the run stopped before writing its results"
     else:
         complete, why = status == "success", f"status {status or 'not recorded'}"
-    notes = [f"pass/fail from scorer {scorer!r} of {_scorer_names(log)}"] if scorer else []
     return RunFile(
         str(probe.path),
         shape,
         header,
         rows,
         details=details,
-        what=what,
+        what=f"{what}, scorer {scorer})" if scorer else f"{what})",
         complete=complete,
         incomplete_why=why,
         repeat_label="epoch",
-        notes=notes,
     )

@@ -56,6 +56,13 @@ def _is_results(path: Path) -> bool:
     return path.name.startswith("results_") and path.suffix == ".json"
 
 
+def _listing(folder: Path) -> list[Path]:
+    try:
+        return list(folder.iterdir())
+    except OSError as exc:
+        raise InputError(folder, f"cannot list: {exc.strerror or exc}") from None
+
+
 def represented_by(path: Path) -> Path | None:
     """A samples file is one task of the run its results file stands for."""
     return path.with_name(f"results_{_date(path.name)}.json") if _is_samples(path) else None
@@ -63,7 +70,7 @@ def represented_by(path: Path) -> Path | None:
 
 def sniff(probe: Probe) -> bool:
     if probe.is_dir:
-        return any(_is_samples(p) or _is_results(p) for p in probe.path.iterdir())
+        return any(_is_samples(p) or _is_results(p) for p in _listing(probe.path))
     first = probe.first
     if isinstance(first, dict):
         return "doc_id" in first and ("doc_hash" in first or "resps" in first)
@@ -74,7 +81,7 @@ def _inputs(probe: Probe) -> tuple[list[Path], Path | None]:
     """(samples files, results file or None) of the run this path stands for."""
     path = probe.path
     if probe.is_dir:
-        entries = sorted(p for p in path.iterdir() if _is_samples(p) or _is_results(p))
+        entries = sorted(p for p in _listing(path) if _is_samples(p) or _is_results(p))
         dates = sorted({_date(p.name) for p in entries})
         if not dates:
             raise InputError(path, "no lm-eval samples_*.jsonl or results_*.json here")
@@ -173,6 +180,7 @@ def read(probe: Probe, options: ReadOptions) -> RunFile:
     details: list[CaseRecord] = []
     cases: dict[str, str] = {}
     graders: dict[str, Any] = {}
+    metrics_used: set[str] = set()
     model = config.get("model")
     slot = None
     if model:
@@ -195,6 +203,7 @@ def read(probe: Probe, options: ReadOptions) -> RunFile:
                     path, f"no metric {metric!r}; the samples have: {', '.join(metrics)}"
                 )
             flt = samples[0].get("filter")
+            metrics_used.add(f"{metric}, filter {flt}" if flt not in (None, "none") else metric)
             grader = None
             if results and task in versions and version:
                 grader = graders[task] = short_hash(
@@ -282,7 +291,7 @@ def read(probe: Probe, options: ReadOptions) -> RunFile:
         header,
         rows,
         details=details,
-        what="lm-eval samples" + ("" if results else " without results"),
+        what=f"lm-eval samples ({', '.join(sorted(metrics_used))})",
         complete=results_path is not None,
         incomplete_why=f"no results_{date}.json beside the samples",
         repeat_label="repeat",

@@ -132,7 +132,7 @@ class PinsHeader(Static):
         states = [Text("state", style=key_style)]
         for side in self.sides:
             state, style = side.state()
-            cell = Text(state, style=self._style(style))
+            cell = line(state, self._style(style), width=200)  # names a log's scorer
             if side.verdict is not None:
                 label = side.verdict.label
                 cell.append("   verdict ")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from evalpin.core.runfile import read_run
 from evalpin.tui.screens.banner import BannerScreen
+from evalpin.tui.widgets.detail import DetailPane
 from tests.tuikit import SIZE, new_app, screen_text, settle
 
 DATA = Path(__file__).parent / "data"
@@ -23,7 +24,8 @@ async def test_inspect_pair_shows_format_epochs_and_completion() -> None:
         assert "epochs          1,2 (n=2)" in text
         assert "REGRESSED  L   2/2 R   0/2  banana" in text
         assert "epoch 1         left" in text
-        assert "completion text · epoch 1 · right" in text and "plantain" in text
+        shown = "\n".join(t.plain for t in app.review.query_one(DetailPane).lines)
+        assert "completion text · epoch 1 · right" in shown and "plantain" in shown
 
 
 async def test_inspect_other_model_raises_the_banner() -> None:

@@ -312,11 +312,9 @@ def _build(probe: Probe, log: _Log, options: ReadOptions, *, what: str, shape: s
             elif not reasons:
                 reasons.append("no_completion")
             reported = (s.output.model or None) if s.output else None
-            tail = (
-                score.explanation
-                if score is not None and isinstance(score.explanation, str)
-                else None
-            )
+            tail = score.explanation if score is not None else None
+            if not isinstance(tail, str) or tail == text:
+                tail = None  # the scorer's explanation, where it says more than the text
             rows.append(CaseRow(case_id, passed, s.epoch, fx, grader, slot, cdig, reported, tdig))
             details.append(
                 CaseRecord(

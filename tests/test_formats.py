@@ -296,3 +296,40 @@ def test_history_over_a_folder_of_mixed_logs(capsys, tmp_path: Path) -> None:
     paths = sorted(Path(run["path"]).name for s in data["series"] for run in s["runs"])
     results = next((LM_EVAL / "seed1").glob("results_*.json")).name
     assert paths == sorted(["night1.eval", "night2.eval", "other_model.eval", results, "own.jsonl"])
+
+
+def test_tool_calls_name_tools_and_move_the_completion_digest(capsys, tmp_path: Path) -> None:
+    log = json.loads((INSPECT / "night1.json").read_text())
+    sample = log["samples"][0]
+    assistant = next(m for m in sample["messages"] if m["role"] == "assistant")
+    assistant["tool_calls"] = [
+        {"id": "c1", "function": "lookup", "arguments": {"fruit": sample["id"]}, "type": "function"}
+    ]
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(log))
+    run = read_run(path)
+    i = next(
+        k
+        for k, r in enumerate(run.rows)
+        if r.case_id == str(sample["id"]) and r.seed == sample["epoch"]
+    )
+    rec = run.record(i)
+    plain = read_run(ins("night1.json"))
+    assert rec.tool_names == ["lookup"] and rec.tools[0].args == {"fruit": sample["id"]}
+    assert run.rows[i].text_digest == plain.rows[i].text_digest
+    assert run.rows[i].completion_digest != plain.rows[i].completion_digest
+    r = cli(capsys, "diff", ins("night1.json"), str(path), "--json")
+    assert r.code == 1
+    [moved] = json.loads(r.out)["silent_regressions"]
+    assert (moved["case_id"], moved["kind"]) == (str(sample["id"]), "drift")
+
+
+@pytest.mark.parametrize(
+    "text", ["", "apple", 'quote " and \\ back', "é✓\u202e\x1b[2J", "\U0001f600"]
+)
+def test_fast_digest_equals_evalpins_own(text: str) -> None:
+    from evalpin.core.formats.foreign import digests
+    from evalpin.core.pins import completion_digest, text_digest
+    from evalpin.core.records import Completion
+
+    assert digests(text, []) == (text_digest(text), completion_digest(Completion(text=text)))

@@ -12,6 +12,9 @@ from urllib.parse import urlsplit, urlunsplit
 from evalpin.core.pins import completion_digest, text_digest
 from evalpin.core.records import Completion, ToolCall
 
+# What `json.dumps(..., ensure_ascii=True)` uses for a string.
+_encode = json.encoder.encode_basestring_ascii
+
 # Argument names that may hold a credential: dropped from a model slot, never recorded.
 _SECRET = re.compile(r"key|token|secret|passw|auth|cred|bearer|cookie|session", re.I)
 
@@ -38,8 +41,14 @@ def short_hash(obj: Any, n: int = 12) -> str:
 
 
 def digests(text: str, tools: list[ToolCall]) -> tuple[str, str]:
-    """(text digest, completion digest), exactly as evalpin's runner computes them."""
-    return text_digest(text), completion_digest(Completion(text=text, tools=tools))
+    """(text digest, completion digest), exactly as evalpin's runner computes them.
+
+    A completion without tool calls or files (most samples) serialises to a fixed frame
+    around the text: built directly, it skips a `json.dumps` of a dict per sample."""
+    if tools:
+        return text_digest(text), completion_digest(Completion(text=text, tools=tools))
+    payload = '{"files":{},"text":' + _encode(text) + ',"tools":[]}'
+    return text_digest(text), hashlib.sha256(payload.encode()).hexdigest()[:12]
 
 
 def scrub_url(url: str) -> str:

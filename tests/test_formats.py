@@ -333,3 +333,13 @@ def test_fast_digest_equals_evalpins_own(text: str) -> None:
     from evalpin.core.records import Completion
 
     assert digests(text, []) == (text_digest(text), completion_digest(Completion(text=text)))
+
+
+def test_disclosed_sample_ids_contaminate_an_inspect_log(capsys, tmp_path: Path) -> None:
+    disclosed = tmp_path / "disclosed.txt"
+    disclosed.write_text("# leaked\nbanana\n")
+    r = cli(capsys, "verdict", ins("night1.eval"), "--disclosed", str(disclosed), "--json")
+    assert r.code == 1
+    data = json.loads(r.out)
+    assert data["label"] == "contaminated"
+    assert any("not an evalpin fixture file" in note for note in data["notes"])

@@ -136,7 +136,7 @@ def locate_fixtures(run: RunFile) -> tuple[FixtureSet | None, str | None]:
     if h is None:
         return None, "no run header: fixture file unknown"
     if h.fixtures.kind not in FIXTURE_KINDS:
-        return None, f"fixtures of a {run.what} are not an evalpin fixture file"
+        return None, f"{run.what}: its fixtures are not an evalpin fixture file"
     recorded = Path(h.fixtures.path)
     candidates = [recorded]
     if not recorded.is_absolute():

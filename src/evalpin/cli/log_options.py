@@ -7,13 +7,13 @@ from typing import Any
 
 import click
 
-from evalpin.core.formats import ReadOptions
-
 
 def log_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Add the options every command that reads logs shares; they arrive as `options`."""
 
     def wrapped(*args: Any, scorer: str | None, metric: str | None, **kwargs: Any) -> Any:
+        from evalpin.core.formats import ReadOptions  # loaded by the command, not at start
+
         return command(*args, options=ReadOptions(scorer=scorer, metric=metric), **kwargs)
 
     wrapped.__name__ = command.__name__

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from evalpin.cli.console import emit_json, side, write_json_atomic
 from evalpin.cli.log_options import log_options
-from evalpin.core.formats import ReadOptions
+
+if TYPE_CHECKING:
+    from evalpin.core.formats import ReadOptions
 
 REFUSE_LINE = "REFUSE_DIFF: triple mismatch, not a prompt regression"
 

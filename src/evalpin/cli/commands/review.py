@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from evalpin.cli.log_options import log_options
-from evalpin.core.formats import ReadOptions
+
+if TYPE_CHECKING:
+    from evalpin.core.formats import ReadOptions
 
 
 @click.command("review")

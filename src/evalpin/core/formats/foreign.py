@@ -9,7 +9,6 @@ import re
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from evalpin.core.pins import completion_digest, text_digest
 from evalpin.core.records import Completion, ToolCall
 
 # What `json.dumps(..., ensure_ascii=True)` uses for a string.
@@ -45,10 +44,13 @@ def digests(text: str, tools: list[ToolCall]) -> tuple[str, str]:
 
     A completion without tool calls or files (most samples) serialises to a fixed frame
     around the text: built directly, it skips a `json.dumps` of a dict per sample."""
+    text_digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]  # as pins.text_digest
     if tools:
-        return text_digest(text), completion_digest(Completion(text=text, tools=tools))
+        from evalpin.core.pins import completion_digest  # imports subprocess: only here
+
+        return text_digest, completion_digest(Completion(text=text, tools=tools))
     payload = '{"files":{},"text":' + _encode(text) + ',"tools":[]}'
-    return text_digest(text), hashlib.sha256(payload.encode()).hexdigest()[:12]
+    return text_digest, hashlib.sha256(payload.encode()).hexdigest()[:12]
 
 
 def scrub_url(url: str) -> str:

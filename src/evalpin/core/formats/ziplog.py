@@ -11,7 +11,6 @@ declared size (a bomb), or a CRC that does not match is refused with one line.
 from __future__ import annotations
 
 import struct
-import zipfile
 import zlib
 from pathlib import Path
 from typing import NoReturn
@@ -33,6 +32,8 @@ class LogZip:
     """A zip's checked member list and its bytes, for reading members by name."""
 
     def __init__(self, path: str | Path) -> None:
+        import zipfile  # only zip logs need it (and its import is not free)
+
         self.path = path
         try:
             with zipfile.ZipFile(path) as zf:

@@ -42,10 +42,10 @@ def make_log(path: Path, samples: int, epochs: int, night: int) -> Path:
         return path
     from evalpin.core.formats.ziplog import LogZip
 
-    src = LogZip(TEMPLATE)
-    header = json.loads(src.read("header.json"))
-    start = json.loads(src.read("_journal/start.json"))
-    sample = json.loads(src.read("samples/apple_epoch_1.json"))
+    with LogZip(TEMPLATE) as src:
+        header = json.loads(src.read("header.json"))
+        start = json.loads(src.read("_journal/start.json"))
+        sample = json.loads(src.read("samples/apple_epoch_1.json"))
     ids = [f"s{i:05d}" for i in range(samples)]
     for doc in (header, start):
         doc["eval"]["dataset"].update(samples=samples, sample_ids=ids)

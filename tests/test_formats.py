@@ -162,7 +162,8 @@ def _rezip(src: Path, dest: Path, rename: dict[str, str] | None = None, edit=Non
             if data is None:
                 from evalpin.core.formats.ziplog import LogZip
 
-                data = LogZip(src).read(info.filename)
+                with LogZip(src) as raw:
+                    data = raw.read(info.filename)
             if edit is not None:
                 data = edit(info.filename, data)
             zout.writestr((rename or {}).get(info.filename, info.filename), data)
@@ -343,3 +344,12 @@ def test_disclosed_sample_ids_contaminate_an_inspect_log(capsys, tmp_path: Path)
     data = json.loads(r.out)
     assert data["label"] == "contaminated"
     assert any("not an evalpin fixture file" in note for note in data["notes"])
+
+
+def test_too_many_members_is_one_line(capsys, tmp_path: Path, monkeypatch) -> None:
+    from evalpin.core.formats import ziplog
+
+    monkeypatch.setattr(ziplog, "MAX_MEMBERS", 5)
+    r = cli(capsys, "verdict", ins("night1.eval"))
+    one_error_line(r, ins("night1.eval"))
+    assert "over the 5 cap" in r.err

@@ -175,19 +175,19 @@ def read_json(probe: Probe, options: ReadOptions) -> RunFile:
 
 def _unzip(probe: Probe) -> _Log:
     path = probe.path
-    zf = LogZip(path)
-    names = zf.names()
-    journal_only = "header.json" not in zf.infos
-    head_name = "_journal/start.json" if journal_only else "header.json"
-    if head_name not in zf.infos:
-        raise InputError(path, "not an inspect-ai log: no header.json or _journal/start.json")
-    header = _decode(path, head_name, zf.read(head_name), _HEADER)
-    with gc_paused():
-        samples = [
-            _decode(path, name, zf.read(name), _SAMPLE)
-            for name in names
-            if name.startswith("samples/") and name.endswith(".json")
-        ]
+    with LogZip(path) as zf:
+        names = zf.names()
+        journal_only = "header.json" not in zf.infos
+        head_name = "_journal/start.json" if journal_only else "header.json"
+        if head_name not in zf.infos:
+            raise InputError(path, "not an inspect-ai log: no header.json or _journal/start.json")
+        header = _decode(path, head_name, zf.read(head_name), _HEADER)
+        with gc_paused():
+            samples = [
+                _decode(path, name, zf.read(name), _SAMPLE)
+                for name in names
+                if name.startswith("samples/") and name.endswith(".json")
+            ]
     return _Log(header, samples, journal_only)
 
 

@@ -19,6 +19,7 @@ from evalpin.core.errors import InputError
 
 MAX_MEMBER = 256 << 20  # one member, decompressed
 MAX_TOTAL = 4 << 30  # the whole archive, decompressed
+MAX_MEMBERS = 2_000_000  # a directory of millions of empty members is an attack too
 STORED, DEFLATED, ZSTD = 0, 8, 93
 _LOCAL = struct.Struct("<4s2B4HL2L2H")
 
@@ -39,11 +40,15 @@ class LogZip:
             with zipfile.ZipFile(path) as zf:
                 infos = zf.infolist()
             with open(path, "rb") as fh:
+                # Read, not mapped: inspect rewrites a live log in place, and a mapping of
+                # a file that shrinks under it kills the process (SIGBUS).
                 self.data = fh.read()
         except (zipfile.BadZipFile, EOFError, ValueError) as exc:
             raise InputError(path, f"not a readable zip: {exc}") from None
         except OSError as exc:
             raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+        if len(infos) > MAX_MEMBERS:
+            raise InputError(path, f"zip holds {len(infos)} members, over the {MAX_MEMBERS} cap")
         total = 0
         for info in infos:
             if not _safe_name(info.filename):
@@ -61,6 +66,15 @@ class LogZip:
         if total > MAX_TOTAL:
             raise InputError(path, f"zip decompresses to {total} bytes, over the {MAX_TOTAL} cap")
         self.infos = {info.filename: info for info in infos}
+
+    def close(self) -> None:
+        self.data = b""
+
+    def __enter__(self) -> LogZip:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def names(self) -> list[str]:
         return list(self.infos)

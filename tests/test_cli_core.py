@@ -138,6 +138,8 @@ def test_verdict_not_publishable_exits_one(capsys, tmp_path: Path) -> None:
     r = cli(capsys, "verdict", str(run))
     assert r.code == 1
     assert "exploratory-probe" in r.out and "2 seed(s)" in r.out
+    assert "FAIL  seed list      1, 2 (n=2)" in r.out
+    assert "ok    temperature    0.0" in r.out
 
 
 def test_verdict_card_is_the_tuis_card(capsys, tmp_path: Path) -> None:

@@ -108,8 +108,8 @@ async def test_launch_completes_a_replay_run_and_opens_it(project: Path) -> None
         await pilot.pause()
         text = screen_text(app)
         assert "6/6 cases" in text and "done:" in text
-        assert panel.events[0]["event"] == "start"
-        assert panel.events[-1]["event"] == "done"
+        assert panel.events[0].kind == "start"
+        assert panel.events[-1].kind == "done"
         out = panel.finished
         assert Path(out).parent == project / "runs" and read_run(out).complete is True
         await pilot.press("ctrl+o")
@@ -166,14 +166,14 @@ async def test_launch_cancel_leaves_a_resumable_file(project: Path) -> None:
         panel.query_one("#slot-pick", Select).value = "slow"
         panel.query_one("#jobs", Input).value = "1"
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: any(e["event"] == "case" for e in panel.events))
+        await wait_for(pilot, lambda: any(e.kind == "case" for e in panel.events))
         assert panel.process is not None
         await pilot.press("escape")  # does not close the panel while a run is going
         assert app.screen is panel
         await pilot.press("ctrl+x")
         await wait_for(pilot, lambda: panel.process is None)
         await pilot.pause()
-        kinds = [e["event"] for e in panel.events]
+        kinds = [e.kind for e in panel.events]
         assert kinds[-1] == "interrupted" and "done" not in kinds
         text = screen_text(app)
         assert "cancelled" in text and "evalpin run --resume --out" in text

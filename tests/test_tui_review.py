@@ -232,9 +232,9 @@ async def test_verdict_screen_and_export(tmp_path: Path) -> None:
         card = (tmp_path / "full.card.md").read_text()
         for needle in (
             "Verdict: **publishable**",
-            "| fixture hash |",
+            "| dataset hash |",
             "| scorer commit |",
-            "| seeds | 11, 29, 47 (n=3) |",
+            "| seed list | 11, 29, 47 (n=3) |",
             "| env digest |",
             "| 29 | 0.500 |",
             "Spread across seeds: 0.500",

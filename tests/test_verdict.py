@@ -53,6 +53,30 @@ def test_each_label(tmp_path: Path, head, label: str, reason: str) -> None:
     v = verdict_of(tmp_path, **head)
     assert v.label == label
     assert any(reason in r for r in v.reasons), v.reasons
+    failed = [c for c in v.checklist if not c.ok]
+    assert [c.label for c in failed] == [label]  # one rule broken, and it names the label
+    assert failed[0].why is not None and reason in failed[0].why
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        {},
+        {"scorer_commit": "abc-dirty", "seeds": [1, 2]},
+        {"env_digest": None, "controls": {}},
+        {"fixtures": FixturesInfo(path="f", kind="golden"), "scorer_commit": None},
+    ],
+)
+def test_the_label_and_reasons_are_the_checklist(tmp_path: Path, head) -> None:
+    """The checklist decides: label = most severe failed check, reasons = their whys."""
+    from evalpin.core.verdict import LABELS
+
+    v = verdict_of(tmp_path, finished=bool(head), **head)
+    failed = [c for c in v.checklist if not c.ok]
+    assert v.reasons == [c.why for c in failed]
+    assert v.label == min((c.label for c in failed), key=LABELS.index, default="publishable")
+    assert all(c.why is None for c in v.checklist if c.ok)
+    assert {c.rule: c.ok for c in v.checklist}["complete"] is bool(head)
 
 
 def test_first_match_wins_and_every_reason_is_listed(tmp_path: Path) -> None:
@@ -138,7 +162,16 @@ def test_json_shape(tmp_path: Path) -> None:
         "unstable",
         "flaky_cases",
     }
-    assert set(data["pins"]) == {"fixture_hash", "scorer_commit", "seeds", "env_digest"}
+    assert set(data["pins"]) == {"dataset_hash", "scorer_commit", "seeds", "env_digest"}
+    assert [c["rule"] for c in data["checklist"]] == [
+        "dataset hash",
+        "scorer commit",
+        "env digest",
+        "complete",
+        "seed list",
+        "temperature",
+    ]
+    assert set(data["checklist"][0]) == {"rule", "ok", "value", "why"}
     assert data["pass_rate_by_seed"] == {"11": 1.0, "29": 0.5, "47": 1.0}
     json.dumps(data)
 

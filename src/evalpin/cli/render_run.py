@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import sys
-from typing import Any
 
 from evalpin.cli.console import console, text
 from evalpin.core.sanitize import inert_line
+from evalpin.run import events
 
 
 class RunDisplay:
@@ -21,14 +20,13 @@ class RunDisplay:
         self.bar = None
         self.task = None
 
-    def emit(self, event: dict[str, Any]) -> None:
+    def emit(self, event: events.Event) -> None:
         if self.mode == "json":
-            sys.stdout.write(json.dumps(event, ensure_ascii=True) + "\n")
+            sys.stdout.write(events.encode(event) + "\n")
             sys.stdout.flush()
-        kind = event["event"]
-        if kind == "warning":
-            self._note(("warning: ", "bold yellow"), inert_line(event["message"]))
-        elif kind == "start" and self.mode == "bar":
+        if isinstance(event, events.WarningEvent):
+            self._note(("warning: ", "bold yellow"), inert_line(event.message))
+        elif isinstance(event, events.StartEvent) and self.mode == "bar":
             from rich.progress import (
                 BarColumn,
                 MofNCompleteColumn,
@@ -48,12 +46,12 @@ class RunDisplay:
             )
             self.bar.start()
             self.task = self.bar.add_task(
-                "run", total=event["total"], completed=event["total"] - event["todo"], status=""
+                "run", total=event.total, completed=event.total - event.todo, status=""
             )
-        elif kind == "case" and self.bar is not None:
-            status = f"[green]{event['passed']} pass[/] [red]{event['failed']} fail[/]"
-            self.bar.update(self.task, completed=event["done"], status=status)
-        elif kind in ("done", "interrupted", "failed"):
+        elif isinstance(event, events.CaseEvent) and self.bar is not None:
+            status = f"[green]{event.passed} pass[/] [red]{event.failed} fail[/]"
+            self.bar.update(self.task, completed=event.done, status=status)
+        elif isinstance(event, events.FinalEvent):
             self.close()
             self._final(event)
 
@@ -61,29 +59,29 @@ class RunDisplay:
         if self.mode != "json":
             (self.bar.console if self.bar else self.err).print(text(*parts))
 
-    def _final(self, event: dict[str, Any]) -> None:
+    def _final(self, event: events.FinalEvent) -> None:
         if self.mode == "json":
             return
-        out = inert_line(event.get("out", ""))
-        if event["event"] == "done":
+        out = inert_line(event.out)
+        if isinstance(event, events.DoneEvent):
             self.err.print(
                 text(
                     ("wrote ", "green"),
                     out,
-                    f": {event['passed']}/{event['records']} passed in {event['seconds']:.1f} s",
+                    f": {event.passed}/{event.records} passed in {event.seconds:.1f} s",
                 )
             )
             self.err.print(text(("next: ", "dim"), f"evalpin verdict {out}"))
-        elif event["event"] == "interrupted":
+        elif isinstance(event, events.InterruptedEvent):
             self.err.print(
                 text(
                     ("interrupted ", "bold yellow"),
-                    f"after {event['done']} of {event['total']} cases; the file is whole.",
+                    f"after {event.done} of {event.total} cases; the file is whole.",
                 )
             )
             self.err.print(text("resume with: ", (f"evalpin run --resume --out {out}", "bold")))
         else:
-            self.err.print(text(("run failed: ", "bold red"), inert_line(event["message"])))
+            self.err.print(text(("run failed: ", "bold red"), inert_line(event.message)))
 
     def close(self) -> None:
         if self.bar is not None:

@@ -21,26 +21,15 @@ def print_verdict(run, v) -> None:
         text(("run       ", "dim"), inert_line(run.path), "  ", (inert_line(run.label()), "dim"))
     )
     out.print(text(("label     ", "dim"), (v.label, LABEL_STYLE[v.label])))
-    names = {
-        "fixture_hash": "fixture hash ",
-        "scorer_commit": "scorer commit",
-        "seeds": "seed list    ",
-        "env_digest": "env digest   ",
-    }
-    for key, pin in v.pins.items():
-        value = pin.value
-        if key == "seeds":
-            value = ", ".join(map(str, value)) + f" (n={len(value)})" if value else None
-        mark = ("ok     ", "green") if pin.present else ("MISSING", "red")
-        shown = inert_line(str(value)) if value else "-"
+    for k, check in enumerate(v.checklist):
+        mark = ("ok  ", "green") if check.ok else ("FAIL", "bold red")
         out.print(
             text(
-                ("pins      " if key == "fixture_hash" else "          ", "dim"),
+                ("checks    " if k == 0 else "          ", "dim"),
                 mark,
                 "  ",
-                names[key],
-                "  ",
-                shown,
+                f"{check.rule:<15}",
+                inert_line(check.shown),
             )
         )
     pooled = v.pooled_rate

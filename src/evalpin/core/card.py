@@ -14,11 +14,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from evalpin.core.reasons import is_static
 from evalpin.core.runfile import RunFile
 from evalpin.core.sanitize import inert_line
 from evalpin.core.verdict import PUBLISHABLE, Verdict
-
-STATIC_CHECKS = ("forbidden_import", "outside_surface", "syntax_error", "missing_file")
 
 
 @dataclass(frozen=True)
@@ -37,7 +36,7 @@ def metrics(run: RunFile) -> Metrics:
     static = loops_total = loops_n = 0
     seconds = []
     for rec in records:
-        if any(r.partition(":")[0] in STATIC_CHECKS for r in rec.reasons or ()):
+        if any(is_static(r) for r in rec.reasons or ()):
             static += 1
         if rec.loops is not None:
             loops_total += rec.loops
@@ -71,19 +70,14 @@ def _num(value: float | None, fmt: str = ".3f", unit: str = "") -> str:
 
 def render_card(run: RunFile, verdict: Verdict, m: Metrics) -> str:
     h = run.header
-    pins = verdict.pins
-    seeds = pins["seeds"].value or []
     lines = [
         f"# Publish card: {_md(Path(run.path).name)}",
         "",
         f"Verdict: **{verdict.label}** (evalpin publish rule).",
         "",
-        "| pin | value |",
+        "| publish rule | value |",
         "|---|---|",
-        f"| fixture hash | `{_md(pins['fixture_hash'].value)}` |",
-        f"| scorer commit | `{_md(pins['scorer_commit'].value)}` |",
-        f"| seeds | {_md(', '.join(map(str, seeds)))} (n={len(seeds)}) |",
-        f"| env digest | `{_md(pins['env_digest'].value)}` |",
+        *(f"| {_md(c.rule)} | {_md(c.shown)} |" for c in verdict.checklist),
     ]
     if h is not None:
         lines += [

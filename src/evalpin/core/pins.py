@@ -13,6 +13,7 @@ import evalpin
 from evalpin.core.records import Completion
 
 GRADERS_DIR = Path(__file__).parent / "graders"
+REASONS_SOURCE = Path(__file__).parent / "reasons.py"
 
 
 def dataset_hash(data: bytes) -> str:
@@ -21,9 +22,10 @@ def dataset_hash(data: bytes) -> str:
 
 
 def grader_version() -> str:
-    """A short sha256 over the source of every grader module: any rubric edit moves it."""
+    """A short sha256 over the source of every grader module and of the reason registry
+    (whose order decides how reasons are recorded): any rubric edit moves it."""
     h = hashlib.sha256()
-    for source in sorted(GRADERS_DIR.glob("*.py")):
+    for source in [*sorted(GRADERS_DIR.glob("*.py")), REASONS_SOURCE]:
         h.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
     return h.hexdigest()[:12]
 

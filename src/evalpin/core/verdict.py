@@ -3,6 +3,10 @@
 Labels, first match wins: contaminated, uncontrolled, demo-note, internal,
 exploratory-probe, publishable. Every rule that fails is reported, not only the first,
 so a reviewer sees all that stands between a run and publication.
+
+The rule is decided here once, as a checklist (`Check`: rule, ok, value, why): the
+label is the most severe failing check and the reasons are the failing checks' whys.
+The CLI, the TUI's verdict screen and the publish card only display the checklist.
 """
 
 from __future__ import annotations
@@ -73,6 +77,23 @@ class Pin:
     value: Any = None
 
 
+@dataclass(frozen=True)
+class Check:
+    """One rule of the publish rule, applied: `label` is what the run falls to when the
+    check fails, `why` says so in words (None when ok), `shown` is the value as every
+    face displays it."""
+
+    rule: str
+    ok: bool
+    value: Any
+    shown: str
+    why: str | None
+    label: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rule": self.rule, "ok": self.ok, "value": self.value, "why": self.why}
+
+
 @dataclass
 class Verdict:
     """The label, every reason behind it, and what a published score must carry."""
@@ -80,6 +101,7 @@ class Verdict:
     label: str
     reasons: list[str]
     pins: dict[str, Pin]
+    checklist: list[Check]
     pass_rate: float | None
     pass_rate_by_seed: dict[int | None, float]
     spread: float
@@ -108,6 +130,7 @@ class Verdict:
             "label": self.label,
             "reasons": self.reasons,
             "pins": {k: {"present": p.present, "value": p.value} for k, p in self.pins.items()},
+            "checklist": [c.to_json() for c in self.checklist],
             "pass_rate": self.pass_rate,
             "pass_rate_by_seed": {str(s): r for s, r in self.pass_rate_by_seed.items()},
             "spread": self.spread,
@@ -179,60 +202,27 @@ def judge(
 ) -> Verdict:
     """Apply the publish rule to one run."""
     h = run.header
-    controls = h.controls if h else {}
-    fixture_hash = run.dataset_hash
+    dataset = run.dataset_hash
     seeds = sorted(set(run.seeds))
     pins = {
-        "fixture_hash": Pin(bool(fixture_hash), fixture_hash),
+        "dataset_hash": Pin(bool(dataset), dataset),
         "scorer_commit": Pin(bool(h and h.scorer_commit), h.scorer_commit if h else None),
         "seeds": Pin(len(seeds) >= MIN_SEEDS, seeds),
         "env_digest": Pin(bool(h and h.env_digest), h.env_digest if h else None),
     }
-    failed: list[tuple[str, str]] = []
     notes: list[str] = []
-
-    if disclosed is not None:
-        fixtures, why = locate_fixtures(run)
-        if why:
-            notes.append(why)
-        hits, more = contamination(run, fixtures, disclosed)
-        notes += more
-        if hits:
-            shown = ", ".join(hits[:5]) + (f" and {len(hits) - 5} more" if len(hits) > 5 else "")
-            failed.append((CONTAMINATED, f"holdout cases disclosed in {disclosed.path}: {shown}"))
-
-    if h is not None and h.fixtures.kind == KIND_CODING and h.fixtures.network != "allowed":
-        network = controls.get("network")
-        if network != NETWORK_ENFORCED:
-            shown = "not recorded" if network is None else repr(network)
-            failed.append((UNCONTROLLED, f"fixtures forbid network; network control {shown}"))
-
-    if not fixture_hash:
-        failed.append((DEMO_NOTE, "no fixture/dataset hash"))
-
-    if not pins["scorer_commit"].present:
-        failed.append((INTERNAL, "scorer commit missing"))
-    elif str(pins["scorer_commit"].value).endswith("-dirty"):
-        failed.append((INTERNAL, "scorer commit is dirty: fixtures had uncommitted changes"))
-    if not pins["env_digest"].present:
-        failed.append((INTERNAL, "environment digest missing"))
-    if run.complete is False:
-        failed.append((INTERNAL, f"run is incomplete ({run.incomplete_why})"))
-
-    if len(seeds) < MIN_SEEDS:
-        failed.append((EXPLORATORY, f"{len(seeds)} seed(s); at least {MIN_SEEDS} needed"))
-    if controls.get("temperature") is None:
-        failed.append((EXPLORATORY, "temperature not recorded"))
-
-    label = min((LABELS.index(lbl) for lbl, _ in failed), default=LABELS.index(PUBLISHABLE))
+    checks = checklist(run, pins, disclosed, notes)
+    failed = [c for c in checks if not c.ok]
+    label = min((LABELS.index(c.label) for c in failed), default=LABELS.index(PUBLISHABLE))
     by_seed = stats.rates_by_seed(run.rows)
     rates = {s: r.rate for s, r in by_seed.items()}
     pooled = stats.pooled(by_seed.values())
     stability = stats.case_stability(run.rows)
     return Verdict(
         label=LABELS[label],
-        reasons=[why for _, why in failed],
+        reasons=[c.why for c in failed if c.why],
         pins=pins,
+        checklist=checks,
         pass_rate=pooled.rate if pooled else None,
         pass_rate_by_seed=rates,
         spread=stats.spread(rates),
@@ -244,6 +234,95 @@ def judge(
         pooled_rate=pooled,
         stability=stability,
     )
+
+
+def _shown(value: Any) -> str:
+    return "-" if value in (None, "", []) else str(value)
+
+
+def checklist(
+    run: RunFile, pins: dict[str, Pin], disclosed: Disclosure | None, notes: list[str]
+) -> list[Check]:
+    """Every rule that applies to `run`, most severe label first; adds notes as found."""
+    h = run.header
+    controls = h.controls if h else {}
+    checks: list[Check] = []
+
+    def check(rule: str, ok: bool, value: Any, why: str, label: str, shown: str | None = None):
+        shown = _shown(value) if shown is None else shown
+        checks.append(Check(rule, ok, value, shown, None if ok else why, label))
+
+    if disclosed is not None:
+        fixtures, why = locate_fixtures(run)
+        if why:
+            notes.append(why)
+        hits, more = contamination(run, fixtures, disclosed)
+        notes += more
+        shown = ", ".join(hits[:5]) + (f" and {len(hits) - 5} more" if len(hits) > 5 else "")
+        check(
+            "disclosure",
+            not hits,
+            hits,
+            f"holdout cases disclosed in {disclosed.path}: {shown}",
+            CONTAMINATED,
+            shown=f"{len(hits)} holdout case(s) in {disclosed.path}",
+        )
+
+    if h is not None and h.fixtures.kind == KIND_CODING and h.fixtures.network != "allowed":
+        network = controls.get("network")
+        shown = "not recorded" if network is None else repr(network)
+        check(
+            "network",
+            network == NETWORK_ENFORCED,
+            network,
+            f"fixtures forbid network; network control {shown}",
+            UNCONTROLLED,
+        )
+
+    dataset = pins["dataset_hash"]
+    check("dataset hash", dataset.present, dataset.value, "no fixture/dataset hash", DEMO_NOTE)
+
+    scorer = pins["scorer_commit"]
+    dirty = str(scorer.value).endswith("-dirty")
+    check(
+        "scorer commit",
+        scorer.present and not dirty,
+        scorer.value,
+        "scorer commit is dirty: fixtures had uncommitted changes"
+        if scorer.present
+        else "scorer commit missing",
+        INTERNAL,
+    )
+    env = pins["env_digest"]
+    check("env digest", env.present, env.value, "environment digest missing", INTERNAL)
+    check(
+        "complete",
+        run.complete is not False,
+        run.complete,
+        f"run is incomplete ({run.incomplete_why})",
+        INTERNAL,
+        shown={True: "yes", False: f"no ({run.incomplete_why})", None: "unknown"}[run.complete],
+    )
+
+    seeds = pins["seeds"].value
+    check(
+        "seed list",
+        pins["seeds"].present,
+        seeds,
+        f"{len(seeds)} seed(s); at least {MIN_SEEDS} needed",
+        EXPLORATORY,
+        shown=f"{', '.join(map(str, seeds))} (n={len(seeds)})" if seeds else "-",
+    )
+    temperature = controls.get("temperature")
+    check(
+        "temperature",
+        temperature is not None,
+        temperature,
+        "temperature not recorded",
+        EXPLORATORY,
+        shown="not recorded" if temperature is None else str(temperature),
+    )
+    return checks
 
 
 # What must match for two records to be repeats of one request: the (case, seed) and

@@ -31,6 +31,7 @@ from evalpin.core.pins import (
     scorer_commit,
     text_digest,
 )
+from evalpin.core.reasons import SANDBOX_ERROR
 from evalpin.core.records import (
     SCHEMA,
     CaseRecord,
@@ -42,10 +43,10 @@ from evalpin.core.records import (
     Summary,
 )
 from evalpin.core.runfile import RunWriter, read_run, trim_torn_tail
+from evalpin.run import events
 from evalpin.run.controls import Controls
-from evalpin.run.slots import OpenAIConfig, Slot, SlotConfig, SlotError
+from evalpin.run.slots import Slot, SlotConfig, SlotError
 
-Event = dict[str, Any]
 Pair = tuple[str, int]
 
 REPAIR_PROMPT = (
@@ -74,8 +75,8 @@ class Plan:
     @property
     def effective_jobs(self) -> int:
         """Threads help only when a case waits (a sandbox, a network or a program):
-        golden cases answered by a replay slot run faster in one thread."""
-        if self.fixtures.kind != KIND_CODING and self.slot_config.provider == "replay":
+        golden cases on a provider that answers from memory run faster in one thread."""
+        if self.fixtures.kind != KIND_CODING and not self.slot_config.threads_help:
             return 1
         return self.jobs
 
@@ -149,11 +150,8 @@ class Executor:
         self.slot = slot
         self.grader = grader
         self.cases = {case.id: case for case in plan.fixtures.cases}
-        config = plan.slot_config
         # Never handed to model code: the sandbox drops these names and cuts their values.
-        self.secret_names = (
-            [config.api_key_env, config.base_url_env] if isinstance(config, OpenAIConfig) else []
-        )
+        self.secret_names = list(plan.slot_config.secret_env_names())
 
     def request(self, case_id: str, seed: int, messages: list[Message], tools: list[Any]):
         c = self.plan.controls
@@ -213,7 +211,7 @@ class Executor:
         from evalpin.run.sandbox import run_item
 
         if item.language.lower() != "python":
-            return self._fill(self._base(item, seed, ["sandbox_error:unsupported_language"]), None)
+            return self._fill(self._base(item, seed, [SANDBOX_ERROR("unsupported_language")]), None)
         messages = [Message("user", item.prompt)]
         completion: Completion | None = None
         outcome = None
@@ -283,7 +281,7 @@ def run(
     slot: Slot,
     *,
     resume: bool,
-    emit: Callable[[Event], None],
+    emit: Callable[[events.Event], None],
     stop: threading.Event | None = None,
 ) -> Summary:
     """Execute `plan` into `plan.out`. Raises Interrupted (file whole, resumable)."""
@@ -309,7 +307,7 @@ def run(
         tally = Tally(total=len(plan.pairs), done=len(existing.rows))
         tally.passed = sum(r.passed for r in existing.rows)
         if trimmed:
-            emit({"event": "warning", "message": f"trimmed a torn last line ({trimmed} bytes)"})
+            emit(events.WarningEvent(f"trimmed a torn last line ({trimmed} bytes)"))
         header = existing.header
         writer = RunWriter(plan.out, new=False)
     else:
@@ -319,16 +317,15 @@ def run(
         writer.write(header)
         tally = Tally(total=len(plan.pairs))
     for warning in slot.warnings:
-        emit({"event": "warning", "message": warning})
+        emit(events.WarningEvent(warning))
     emit(
-        {
-            "event": "start",
-            "out": str(plan.out),
-            "run_id": header.run_id,
-            "total": tally.total,
-            "todo": len(todo),
-            "network": plan.controls.network,
-        }
+        events.StartEvent(
+            out=str(plan.out),
+            run_id=header.run_id,
+            total=tally.total,
+            todo=len(todo),
+            network=plan.controls.network,
+        )
     )
     execute = Executor(plan, slot, header.grader_version or grader_version())
     with writer:
@@ -337,32 +334,30 @@ def run(
             tally.done += 1
             tally.passed += record.passed
             emit(
-                {
-                    "event": "case",
-                    "case_id": record.case_id,
-                    "seed": record.seed,
-                    "pass": record.passed,
-                    "reasons": record.reasons,
-                    "done": tally.done,
-                    "total": tally.total,
-                    "passed": tally.passed,
-                    "failed": tally.failed,
-                    "elapsed": round(tally.elapsed, 3),
-                }
+                events.CaseEvent(
+                    case_id=record.case_id,
+                    seed=record.seed,
+                    passed_case=record.passed,
+                    reasons=record.reasons,
+                    done=tally.done,
+                    total=tally.total,
+                    passed=tally.passed,
+                    failed=tally.failed,
+                    elapsed=round(tally.elapsed, 3),
+                )
             )
         if stop.is_set():
             raise Interrupted(plan.out, tally.done, tally.total)
         summary = _summary(plan.out, tally, resumed)
         writer.write(summary)
     emit(
-        {
-            "event": "done",
-            "out": str(plan.out),
-            "records": summary.records,
-            "passed": summary.passed,
-            "failed": summary.records - summary.passed,
-            "seconds": round(tally.elapsed, 3),
-        }
+        events.DoneEvent(
+            out=str(plan.out),
+            records=summary.records,
+            passed=summary.passed,
+            failed=summary.records - summary.passed,
+            seconds=round(tally.elapsed, 3),
+        )
     )
     return summary
 

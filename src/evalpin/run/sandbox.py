@@ -70,6 +70,7 @@ from evalpin.core.graders.coding import (
     rlimits,
     static_check,
 )
+from evalpin.core.reasons import SANDBOX_ERROR, TIMEOUT
 from evalpin.core.records import TAIL_CHARS
 
 BACKENDS = ("unshare", "bwrap")
@@ -252,7 +253,7 @@ def run_item(
 
     if item.language.casefold() != "python":
         return outcome(
-            False, ["sandbox_error:unsupported_language"], f"unsupported language {item.language}"
+            False, [SANDBOX_ERROR("unsupported_language")], f"unsupported language {item.language}"
         )
     reasons, note = static_check(files, item)
     if reasons:
@@ -260,7 +261,7 @@ def run_item(
     try:
         test_source = item.test_file.read_bytes()
     except OSError as exc:
-        return outcome(False, ["sandbox_error:test_file"], str(exc))
+        return outcome(False, [SANDBOX_ERROR("test_file")], str(exc))
     to_write = {
         n: c.encode("utf-8", "surrogatepass") for n, c in approved_files(files, item).items()
     }
@@ -288,15 +289,15 @@ def run_item(
             tail = _tail(run.output, box, secret_values)
             if not run.ready:
                 kind = "setup" if run.started else "start"
-                return outcome(False, [f"sandbox_error:{kind}"], tail)
+                return outcome(False, [SANDBOX_ERROR(kind)], tail)
             if run.timed_out:
                 note = f"[evalpin] killed after {item.timeout_s:g} s (the item's timeout_s)"
-                return outcome(False, ["timeout"], (tail + "\n" + note)[-TAIL_CHARS:])
+                return outcome(False, [TIMEOUT()], (tail + "\n" + note)[-TAIL_CHARS:])
             expected = expected_tests(test_source.decode("utf-8", "replace"))
             passed, reasons = judge_report(_read_report(report), expected, exit_code=run.exit_code)
             return outcome(passed, reasons, tail)
     except OSError as exc:
-        return outcome(False, ["sandbox_error:workdir"], f"{type(exc).__name__}: {exc}")
+        return outcome(False, [SANDBOX_ERROR("workdir")], f"{type(exc).__name__}: {exc}")
 
 
 # -- the work directory ---------------------------------------------------------------

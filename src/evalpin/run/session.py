@@ -18,6 +18,7 @@ from evalpin.core.errors import InputError
 from evalpin.core.fixtures import KIND_CODING, load_fixtures
 from evalpin.core.records import RunHeader
 from evalpin.core.runfile import read_run
+from evalpin.run import events
 from evalpin.run.controls import (
     NETWORK_NOT_APPLICABLE,
     resolve_controls,
@@ -25,7 +26,7 @@ from evalpin.run.controls import (
     resolve_workdir,
 )
 from evalpin.run.runner import Interrupted, Plan, default_jobs, default_out, run
-from evalpin.run.slots import open_slot, resolve_slot
+from evalpin.run.slots import DEFAULT_SLOTS_FILE, inline_spec, open_slot, resolve_slot
 
 EXIT_DONE, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
 
@@ -61,11 +62,12 @@ def _resume_defaults(request: RunRequest) -> tuple[RunRequest, RunHeader]:
     if header is None:
         raise InputError(request.out, "cannot resume: not an evalpin run file (no header)")
     slot = request.slot
-    if slot is None and header.slot.get("provider") == "replay" and header.slot.get("path"):
-        slot_file = request.slots_file or Path("slots.yaml")
-        # An inline replay slot is not in any slots file: rebuild its inline form.
+    inline = inline_spec(header.model_slot, header.slot) if header.model_slot else None
+    if slot is None and inline is not None:
+        slot_file = request.slots_file or DEFAULT_SLOTS_FILE
+        # An inline slot is not in any slots file: rebuild its inline form.
         if not (slot_file.exists() and header.model_slot in _labels(slot_file)):
-            slot = f"{header.model_slot}=replay:{header.slot['path']}"
+            slot = inline
     c = header.controls
     return (
         RunRequest(
@@ -138,17 +140,16 @@ def plan_run(request: RunRequest, env: Mapping[str, str]) -> Plan:
 
 
 def start_run(
-    request: RunRequest, env: Mapping[str, str], emit: Callable[[dict[str, Any]], None]
+    request: RunRequest, env: Mapping[str, str], emit: Callable[[events.Event], None]
 ) -> int:
     """Plan, open the slot, run; returns the exit code. InputError propagates (exit 3)."""
     plan = plan_run(request, env)
     if plan.isolation is not None and plan.isolation.network != "off-enforced":
         emit(
-            {
-                "event": "warning",
-                "message": "network is NOT enforced off for model code on this machine "
-                f"({plan.isolation.why}); the verdict will say 'uncontrolled'",
-            }
+            events.WarningEvent(
+                "network is NOT enforced off for model code on this machine "
+                f"({plan.isolation.why}); the verdict will say 'uncontrolled'"
+            )
         )
     slot = open_slot(plan.slot_config)
     stop = threading.Event()
@@ -159,17 +160,16 @@ def start_run(
     except (Interrupted, KeyboardInterrupt):
         done = len(read_run(plan.out).rows) if plan.out.exists() else 0
         emit(
-            {
-                "event": "interrupted",
-                "out": str(plan.out),
-                "done": done,
-                "total": len(plan.pairs),
-                "resume": f"evalpin run --resume --out {plan.out}",
-            }
+            events.InterruptedEvent(
+                out=str(plan.out),
+                done=done,
+                total=len(plan.pairs),
+                resume=f"evalpin run --resume --out {plan.out}",
+            )
         )
         return EXIT_INTERRUPTED
     except OSError as exc:
-        emit({"event": "failed", "out": str(plan.out), "message": f"{exc.strerror or exc}"})
+        emit(events.FailedEvent(out=str(plan.out), message=f"{exc.strerror or exc}"))
         return EXIT_FAILED
     finally:
         slot.close()

@@ -26,6 +26,7 @@ from evalpin.core.formats.foreign import (
     short_hash,
 )
 from evalpin.core.formats.ziplog import LogZip
+from evalpin.core.reasons import NO_COMPLETION, SCORE
 from evalpin.core.records import SCHEMA, CaseRecord, CaseRow, FixturesInfo, RunHeader, ToolCall
 from evalpin.core.runfile import RunFile, gc_paused
 
@@ -33,6 +34,7 @@ EVAL = "inspect-eval"
 JSON = "inspect-json"
 KIND = "inspect-ai"
 TAIL_CHARS = 800
+MISSING_SCORE = "missing"  # the chosen scorer gave this sample no score
 PASS_VALUES = frozenset({"C", "1", "1.0", "true", "True"})
 FAIL_VALUES = frozenset({"I", "0", "0.0", "false", "False"})
 
@@ -220,6 +222,13 @@ def _completion_text(output: _Output | None) -> str | None:
     return None
 
 
+def _error_text(error: Any) -> str | None:
+    if isinstance(error, dict):
+        message = error.get("message")
+        return str(message) if message else None
+    return str(error) if error else None
+
+
 def grade(value: Any) -> tuple[bool, list[str]]:
     """C, 1, 1.0, true pass; I, 0, false fail; anything else fails, saying the value."""
     shown = canonical(value) if not isinstance(value, str) else value
@@ -229,7 +238,7 @@ def grade(value: Any) -> tuple[bool, list[str]]:
         return True, []
     if shown in FAIL_VALUES:
         return False, []
-    return False, [f"score:{shown}"]
+    return False, [SCORE(shown)]
 
 
 def _scorer_names(log: _Log) -> list[str]:
@@ -301,20 +310,20 @@ def _build(probe: Probe, log: _Log, options: ReadOptions, *, what: str, shape: s
             text = _completion_text(s.output)
             score = (s.scores or {}).get(scorer) if scorer else None
             if score is None:
-                passed, reasons = False, ["score:missing"]
+                passed, reasons = False, [SCORE(MISSING_SCORE)]
             else:
                 passed, reasons = grade(score.value)
-            if s.error is not None:
-                reasons.append("provider_error:sample_error")
             tdig = cdig = None
             if text is not None:
                 tdig, cdig = digests(text, calls)
             elif not reasons:
-                reasons.append("no_completion")
+                reasons.append(NO_COMPLETION())
             reported = (s.output.model or None) if s.output else None
-            tail = score.explanation if score is not None else None
+            # The sample's error where it failed, else the scorer's explanation where it
+            # says more than the completion text.
+            tail = _error_text(s.error) or (score.explanation if score is not None else None)
             if not isinstance(tail, str) or tail == text:
-                tail = None  # the scorer's explanation, where it says more than the text
+                tail = None
             rows.append(CaseRow(case_id, passed, s.epoch, fx, grader, slot, cdig, reported, tdig))
             details.append(
                 CaseRecord(

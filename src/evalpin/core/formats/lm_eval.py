@@ -25,6 +25,7 @@ from evalpin.core.formats.foreign import (
     scrub_args,
     short_hash,
 )
+from evalpin.core.reasons import SCORE
 from evalpin.core.records import SCHEMA, CaseRecord, CaseRow, FixturesInfo, RunHeader
 from evalpin.core.runfile import RunFile, gc_paused, problem
 
@@ -135,10 +136,10 @@ def _read_samples(path: Path) -> list[dict[str, Any]]:
 def _grade(value: Any) -> tuple[bool, list[str]]:
     """Pass is the metric equal to 1; any other value fails, saying it unless it is 0."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        return False, [f"score:{canonical(value)}"]
+        return False, [SCORE(canonical(value))]
     if value == 1:
         return True, []
-    return False, [] if value == 0 else [f"score:{value}"]
+    return False, [] if value == 0 else [SCORE(str(value))]
 
 
 def _text(resps: Any) -> str | None:

@@ -7,8 +7,8 @@ the version. `evalpin.run.sandbox` executes what this module describes.
 
 A case that fails a static check (surface, syntax, forbidden import) is not run at all:
 the model's code never executes and the reasons say why. Reasons come out in
-`grade_order`: outside_surface, missing_file, syntax_error, forbidden_import, then
-tests_failed/timeout, then sandbox_error.
+`grade_order`, the order of core/reasons.py: outside_surface, missing_file, syntax_error,
+forbidden_import, then tests_failed/timeout, then sandbox_error.
 
 Reason codes decided here: `outside_surface:PATH`, `missing_file:NAME`,
 `syntax_error:FILE`, `forbidden_import:MODULE` and `tests_failed` (a failing, erroring or
@@ -25,6 +25,14 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Sequence
 
 from evalpin.core.fixtures import CodingItem
+from evalpin.core.reasons import (
+    FORBIDDEN_IMPORT,
+    MISSING_FILE,
+    OUTSIDE_SURFACE,
+    SYNTAX_ERROR,
+    TESTS_FAILED,
+)
+from evalpin.core.reasons import in_order as grade_order
 from evalpin.core.records import Completion
 
 # -- files from a completion ----------------------------------------------------------
@@ -213,10 +221,10 @@ def surface_reasons(files: dict[str, str], item: CodingItem) -> list[str]:
         if path in kept:
             kept.remove(path)
         else:
-            reasons.append(f"outside_surface:{_printable(name)}")
+            reasons.append(OUTSIDE_SURFACE(_printable(name)))
     for name in item.expected_files:
         if surface_path(name) not in approved:
-            reasons.append(f"missing_file:{name}")
+            reasons.append(MISSING_FILE(name))
     return reasons
 
 
@@ -249,7 +257,7 @@ def _compile_error(name: str, source: str) -> str | None:
 def syntax_reasons(files: dict[str, str]) -> list[str]:
     """`syntax_error:FILE` for every `.py` file that does not compile."""
     return [
-        f"syntax_error:{name}"
+        SYNTAX_ERROR(name)
         for name, source in files.items()
         if name.endswith(".py") and _compile_error(name, source)
     ]
@@ -301,7 +309,7 @@ def import_reasons(files: dict[str, str], forbidden: list[str]) -> list[str]:
             continue  # reported by syntax_reasons
         seen.update(_imported_modules(tree))
     return [
-        f"forbidden_import:{module}"
+        FORBIDDEN_IMPORT(module)
         for module in forbidden
         if any(m == module or m.startswith(module + ".") for m in seen)
     ]
@@ -456,7 +464,7 @@ def judge_report(
 
     DTDs and entities are refused before parsing; pytest never writes them.
     """
-    failed = (False, ["tests_failed"])
+    failed = (False, [TESTS_FAILED()])
     if not xml_bytes or exit_code not in (None, 0):
         return failed
     head = xml_bytes.upper()
@@ -479,23 +487,3 @@ def judge_report(
     if not ran or any(name not in ran for name in expected):
         return failed
     return True, []
-
-
-# -- order ----------------------------------------------------------------------------
-
-_ORDER = {
-    "outside_surface": 0,
-    "missing_file": 1,
-    "syntax_error": 2,
-    "forbidden_import": 3,
-    "tests_failed": 4,
-    "timeout": 4,
-    "sandbox_error": 5,
-}
-
-
-def grade_order(reasons: list[str]) -> list[str]:
-    """Reasons deduplicated and sorted by kind (stable within a kind), so two runs that
-    failed for the same reasons record the same list."""
-    unique = list(dict.fromkeys(reasons))
-    return sorted(unique, key=lambda r: _ORDER.get(r.split(":", 1)[0], len(_ORDER)))

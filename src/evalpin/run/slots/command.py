@@ -14,13 +14,52 @@ import shutil
 import signal
 import subprocess
 from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Self
 
 import msgspec
 
 from evalpin.core.errors import InputError
+from evalpin.core.reasons import PROVIDER_ERROR
 from evalpin.core.records import Completion, CompletionRequest, ToolCall
-from evalpin.run.slots.base import Slot, SlotError, provider_error
-from evalpin.run.slots.config import CommandConfig
+from evalpin.run.slots.base import Slot, SlotError
+from evalpin.run.slots.config import Entry, SlotConfig
+
+
+@dataclass(frozen=True, kw_only=True)
+class CommandConfig(SlotConfig):
+    """A local program that answers one JSON request on stdin; runs in `cwd`."""
+
+    provider: ClassVar[str] = "command"
+    keys: ClassVar[frozenset[str]] = frozenset({"argv", "timeout_s"})
+    argv: tuple[str, ...]
+    cwd: Path
+    timeout_s: float = 60.0
+
+    @classmethod
+    def parse(cls, entry: Entry) -> Self:
+        argv = entry.entry.get("argv")
+        if (
+            not isinstance(argv, list)
+            or not argv
+            or not all(isinstance(a, str) and a for a in argv)
+        ):
+            raise entry.fail("'argv' must be a non-empty list of non-empty strings")
+        return cls(
+            label=entry.label,
+            source=entry.path,
+            argv=tuple(argv),
+            cwd=entry.base,
+            timeout_s=entry.number("timeout_s", cls.timeout_s),
+        )
+
+    def public_settings(self) -> dict[str, Any]:
+        return {"provider": self.provider, "argv": list(self.argv), "timeout_s": self.timeout_s}
+
+    def open(self) -> CommandSlot:
+        return CommandSlot(self)
+
 
 _SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
 _STDERR_CHARS = 200
@@ -69,7 +108,7 @@ class CommandSlot(Slot):
             )
         except OSError as exc:
             detail = f"cannot start {self.config.argv[0]}: {exc.strerror or exc}"
-            raise SlotError(provider_error("command_failed"), detail) from None
+            raise SlotError(PROVIDER_ERROR("command_failed"), detail) from None
         # Leaving the `with` closes the pipes and reaps the process, also after a kill.
         with proc:
             try:
@@ -77,15 +116,15 @@ class CommandSlot(Slot):
             except subprocess.TimeoutExpired:
                 _kill_group(proc)
                 detail = f"no answer within {timeout:g}s; process group killed"
-                raise SlotError(provider_error("timeout"), detail) from None
+                raise SlotError(PROVIDER_ERROR("timeout"), detail) from None
         if proc.returncode != 0:
             detail = f"exit status {proc.returncode}{_stderr_tail(err)}"
-            raise SlotError(provider_error("command_failed"), detail)
+            raise SlotError(PROVIDER_ERROR("command_failed"), detail)
         try:
             answer = msgspec.json.decode(out, type=_Output)
         except msgspec.DecodeError as exc:
             detail = f"stdout must be one JSON completion (log to stderr): {exc}"
-            raise SlotError(provider_error("bad_output"), detail) from None
+            raise SlotError(PROVIDER_ERROR("bad_output"), detail) from None
         return Completion(
             text=answer.text, tools=answer.tools, files=answer.files, model=answer.model
         )

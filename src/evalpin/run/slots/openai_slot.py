@@ -15,16 +15,68 @@ import math
 import os
 import random
 import threading
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Self
 
 import msgspec
 
 from evalpin.core.errors import InputError
+from evalpin.core.reasons import PROVIDER_ERROR
 from evalpin.core.records import Completion, CompletionRequest, ToolCall
-from evalpin.run.slots.base import Slot, SlotError, provider_error
-from evalpin.run.slots.config import OpenAIConfig
+from evalpin.run.slots.base import Slot, SlotError
+from evalpin.run.slots.config import Entry, SlotConfig
+
+
+@dataclass(frozen=True, kw_only=True)
+class OpenAIConfig(SlotConfig):
+    """An OpenAI-compatible chat-completions endpoint, found through the environment."""
+
+    provider: ClassVar[str] = "openai"
+    keys: ClassVar[frozenset[str]] = frozenset(
+        {"model", "base_url_env", "api_key_env", "timeout_s", "max_attempts"}
+        | {"retry_base_s", "retry_max_s"}
+    )
+    model: str
+    base_url_env: str
+    api_key_env: str
+    timeout_s: float = 120.0
+    max_attempts: int = 4
+    retry_base_s: float = 1.0
+    retry_max_s: float = 30.0
+
+    @classmethod
+    def parse(cls, entry: Entry) -> Self:
+        return cls(
+            label=entry.label,
+            source=entry.path,
+            model=entry.text("model"),
+            base_url_env=entry.env_name("base_url_env"),
+            api_key_env=entry.env_name("api_key_env"),
+            timeout_s=entry.number("timeout_s", cls.timeout_s),
+            max_attempts=entry.count("max_attempts", cls.max_attempts),
+            retry_base_s=entry.number("retry_base_s", cls.retry_base_s, positive=False),
+            retry_max_s=entry.number("retry_max_s", cls.retry_max_s, positive=False),
+        )
+
+    def secret_env_names(self) -> tuple[str, ...]:
+        # The URL too: it can carry a host, a tenant or a key in its query.
+        return (self.api_key_env, self.base_url_env)
+
+    def public_settings(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "base_url_env": self.base_url_env,
+            "api_key_env": self.api_key_env,
+            "timeout_s": self.timeout_s,
+            "max_attempts": self.max_attempts,
+        }
+
+    def open(self) -> OpenAISlot:
+        return OpenAISlot(self)  # the only path that loads the openai SDK
+
 
 if TYPE_CHECKING:
     import openai
@@ -94,11 +146,11 @@ class OpenAISlot(Slot):
                 failure = self._classify(exc)
                 if not failure.retry or attempt == attempts:
                     detail = f"{failure.detail} (attempt {attempt} of {attempts})"
-                    raise SlotError(provider_error(failure.kind), detail) from None
+                    raise SlotError(PROVIDER_ERROR(failure.kind), detail) from None
                 # close() wakes this wait, so a stopping run does not sit out a backoff.
                 if self._closed.wait(self._delay(attempt, failure.retry_after)):
                     detail = f"{failure.detail}; slot closed while waiting to retry"
-                    raise SlotError(provider_error(failure.kind), detail) from None
+                    raise SlotError(PROVIDER_ERROR(failure.kind), detail) from None
                 attempt += 1
                 continue
             return _completion(raw.content)
@@ -178,7 +230,7 @@ def _tool(schema: Any, n: int) -> dict[str, Any]:
         if "type" not in schema and isinstance(schema.get("name"), str):
             return {"type": "function", "function": schema}
     detail = f"tool schema {n} is neither an OpenAI function tool nor a bare named schema"
-    raise SlotError(provider_error("bad_request"), detail)
+    raise SlotError(PROVIDER_ERROR("bad_request"), detail)
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -200,9 +252,9 @@ def _completion(body: bytes) -> Completion:
         data = msgspec.json.decode(body, type=_ChatCompletion)
     except msgspec.DecodeError as exc:
         detail = f"not a chat completion: {exc}"
-        raise SlotError(provider_error("bad_response"), detail) from None
+        raise SlotError(PROVIDER_ERROR("bad_response"), detail) from None
     if not data.choices:
-        raise SlotError(provider_error("empty_choices"), "the response has no choices")
+        raise SlotError(PROVIDER_ERROR("empty_choices"), "the response has no choices")
     message = data.choices[0].message
     tools = [
         ToolCall(name=call.function.name, args=_arguments(call.function.arguments))

@@ -8,14 +8,53 @@ become `no_completion`, which the run records. A missing or empty file is an `In
 
 from __future__ import annotations
 
-from typing import Annotated
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Self
 
 import msgspec
 
 from evalpin.core.errors import InputError
 from evalpin.core.records import Completion, CompletionRequest, ToolCall
 from evalpin.run.slots.base import NO_COMPLETION, Slot, SlotError
-from evalpin.run.slots.config import ReplayConfig, read_input
+from evalpin.run.slots.config import Entry, SlotConfig, read_input
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplayConfig(SlotConfig):
+    """Recorded completions; `path_text` is the path as written, `path` as resolved."""
+
+    provider: ClassVar[str] = "replay"
+    keys: ClassVar[frozenset[str]] = frozenset({"path"})
+    threads_help: ClassVar[bool] = False  # answered from memory: threads only cost
+    path: Path
+    path_text: str
+
+    @classmethod
+    def parse(cls, entry: Entry) -> Self:
+        rel = entry.text("path")
+        return cls(label=entry.label, source=entry.path, path=entry.base / rel, path_text=rel)
+
+    @classmethod
+    def parse_inline(cls, label: str, target: str) -> Self | None:
+        if not target:
+            return None
+        return cls(label=label, source=None, path=Path(target).absolute(), path_text=target)
+
+    @classmethod
+    def inline_spec(cls, label: str, settings: dict[str, Any]) -> str | None:
+        path = settings.get("path")
+        return f"{label}={cls.provider}:{path}" if path else None
+
+    def public_settings(self) -> dict[str, Any]:
+        # The hash pins the recording: a re-recorded file under the same label shows up.
+        digest = hashlib.sha256(read_input(self.path, "replay file")).hexdigest()
+        return {"provider": self.provider, "path": self.path_text, "sha256": digest}
+
+    def open(self) -> ReplaySlot:
+        return ReplaySlot(self)
+
 
 # (case_id, seed or None for "every seed", repair loop)
 _Key = tuple[str, int | None, int]

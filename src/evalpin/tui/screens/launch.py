@@ -16,7 +16,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -28,6 +28,7 @@ from textual.widgets import Button, Footer, Input, Label, ProgressBar, Select, S
 
 from evalpin.core.errors import InputError
 from evalpin.core.records import RunHeader
+from evalpin.run import events
 from evalpin.tui.safe import line
 
 FIXTURE_SUFFIXES = (".jsonl", ".yaml", ".yml")
@@ -117,7 +118,7 @@ class LaunchScreen(ModalScreen[str | None]):
         self.started_at: float | None = None
         self.elapsed = 0.0
         self.tally = {"done": 0, "total": 0, "passed": 0, "failed": 0}
-        self.events: list[dict[str, Any]] = []
+        self.events: list[events.Event] = []
         self.final: Text | None = None  # how the last run ended, kept under the progress
 
     @property
@@ -274,11 +275,8 @@ class LaunchScreen(ModalScreen[str | None]):
             assert self.process.stdout is not None and self.process.stderr is not None
             stderr_task = asyncio.create_task(self.process.stderr.read())
             async for raw in self.process.stdout:
-                try:
-                    event = json.loads(raw)
-                except ValueError:
-                    continue
-                if isinstance(event, dict) and "event" in event:
+                event = events.decode(raw)
+                if event is not None:
                     self.handle_event(event)
             code = await self.process.wait()
             stderr = (await stderr_task).decode("utf-8", "replace").strip()
@@ -290,7 +288,7 @@ class LaunchScreen(ModalScreen[str | None]):
             self._show_status(
                 Text.assemble(("run refused: ", "bold"), line(stderr.splitlines()[-1], width=300))
             )
-        elif code == 1 and stderr and not any(e["event"] == "failed" for e in self.events):
+        elif code == 1 and stderr and not any(e.kind == "failed" for e in self.events):
             self._show_status(
                 Text.assemble(("run failed: ", "bold"), line(stderr.splitlines()[-1]))
             )
@@ -300,59 +298,54 @@ class LaunchScreen(ModalScreen[str | None]):
             self.elapsed = max(self.elapsed, time.monotonic() - self.started_at)
             self._show_progress()
 
-    def handle_event(self, event: dict[str, Any]) -> None:
+    def handle_event(self, event: events.Event) -> None:
         """One progress event of `evalpin run --progress json`."""
         self.events.append(event)
-        kind = event.get("event")
         bar = self.query_one("#launch-bar", ProgressBar)
-        if kind == "start":
-            self.out = self._resolve(event.get("out", ""))
-            self.out_label = str(event.get("out", ""))
-            total = int(event.get("total", 0))
-            self.tally["total"] = total
-            self.tally["done"] = total - int(event.get("todo", total))
-            bar.update(total=total, progress=self.tally["done"])
+        if isinstance(event, events.StartEvent):
+            self.out = self._resolve(event.out)
+            self.out_label = event.out
+            self.tally["total"] = event.total
+            self.tally["done"] = event.total - event.todo
+            bar.update(total=event.total, progress=self.tally["done"])
             self._show_progress()
-        elif kind == "case":
-            for key in ("done", "total", "passed", "failed"):
-                self.tally[key] = int(event.get(key, self.tally[key]))
-            self.elapsed = max(self.elapsed, float(event.get("elapsed", 0.0)))
+        elif isinstance(event, events.CaseEvent):
+            self.tally.update(
+                done=event.done, total=event.total, passed=event.passed, failed=event.failed
+            )
+            self.elapsed = max(self.elapsed, event.elapsed)
             bar.update(total=self.tally["total"], progress=self.tally["done"])
             self._show_progress()
-        elif kind == "warning":
-            self._log(Text.assemble(("warning: ", "bold"), line(event.get("message", ""))))
-        elif kind == "done":
-            self.finished = self._resolve(event.get("out", self.out))
-            self.tally["passed"] = int(event.get("passed", self.tally["passed"]))
-            self.tally["failed"] = int(event.get("failed", self.tally["failed"]))
-            self.elapsed = float(event.get("seconds", self.elapsed))
+        elif isinstance(event, events.WarningEvent):
+            self._log(Text.assemble(("warning: ", "bold"), line(event.message)))
+        elif isinstance(event, events.DoneEvent):
+            self.finished = self._resolve(event.out)
+            self.tally["passed"] = event.passed
+            self.tally["failed"] = event.failed
+            self.elapsed = event.seconds
             bar.update(total=self.tally["total"] or 1, progress=self.tally["total"] or 1)
             self._show_progress(
                 Text.assemble(
                     ("done: ", "bold"),
-                    line(event.get("out", self.finished)),
+                    line(event.out),
                     "  — Ctrl+O opens it against the left run",
                 )
             )
             self.query_one("#launch-open", Button).disabled = False
-        elif kind == "interrupted":
-            out = str(event.get("out", self.out))
+        elif isinstance(event, events.InterruptedEvent):
             self._show_progress(
                 Text.assemble(
                     ("cancelled ", "bold"),
-                    f"after {event.get('done', 0)} of {event.get('total', 0)} cases; the file is "
-                    "whole and resumable: ",
-                    line(event.get("resume") or f"evalpin run --resume --out {out}"),
+                    f"after {event.done} of {event.total} cases; the file is whole and resumable: ",
+                    line(event.resume),
                 )
             )
-        elif kind == "failed":
-            self._show_progress(
-                Text.assemble(("run failed: ", "bold"), line(event.get("message", "")))
-            )
+        elif isinstance(event, events.FailedEvent):
+            self._show_progress(Text.assemble(("run failed: ", "bold"), line(event.message)))
 
-    def _resolve(self, out: object) -> str:
+    def _resolve(self, out: str) -> str:
         """The child writes paths relative to its folder; the review opens them from here."""
-        path = Path(str(out or ""))
+        path = Path(out)
         return str(path if path.is_absolute() else self.folder / path)
 
     # -- display ---------------------------------------------------------------------

@@ -15,29 +15,13 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from evalpin.core import stats
 from evalpin.core.compare import Diff
 from evalpin.core.runfile import RunFile
-from evalpin.core.verdict import Verdict
+from evalpin.core.verdict import Check, Verdict
 from evalpin.tui.safe import line, path_line
 from evalpin.tui.widgets.pins import badge_class
 
-# Verdict fields shown by name; anything else the verdict carries is listed after them.
-_KNOWN = {
-    "label",
-    "reasons",
-    "pins",
-    "pass_rate",
-    "pass_rate_by_seed",
-    "spread",
-    "band",
-    "unstable",
-    "flaky_cases",
-    "repeat_mismatches",
-    "notes",
-    "non_deterministic",
-    "intervals",
-    "stability",
-}
 FLAKY_SHOWN = 8
 
 
@@ -51,12 +35,11 @@ def flatten(value: Any, prefix: str = "") -> dict[str, str]:
     return {prefix: value if isinstance(value, str) else json.dumps(value, sort_keys=True)}
 
 
-def _interval(rate: object) -> str:
-    """`  [0.44, 0.97]  5/6` for a stats.Rate, or nothing."""
-    low, high = getattr(rate, "low", None), getattr(rate, "high", None)
-    if low is None or high is None:
+def _interval(rate: stats.Rate | None) -> str:
+    """`  [0.44, 0.97]  5/6` for a rate, or nothing."""
+    if rate is None:
         return ""
-    return f"  [{low:.3f}, {high:.3f}]  {rate.passed}/{rate.total}"  # type: ignore[attr-defined]
+    return f"  [{rate.low:.3f}, {rate.high:.3f}]  {rate.passed}/{rate.total}"
 
 
 def env_differences(left: RunFile, right: RunFile) -> list[tuple[str, str | None, str | None]]:
@@ -132,10 +115,11 @@ class VerdictScreen(Screen[None]):
             Group(*self.messages) if self.messages else Text("")
         )
 
-    def _check(self, ok: bool, name: str, value: object) -> Text:
+    def _check(self, check: Check) -> Text:
+        ok = check.ok
         mark = ("✓ ", self._style("verdict--ok")) if ok else ("✗ ", self._style("verdict--missing"))
-        text = Text.assemble(mark, (f"{name:<14}", self._style("verdict--key")))
-        text.append_text(line("-" if value in (None, "", []) else value, width=44))
+        text = Text.assemble(mark, (f"{check.rule:<14}", self._style("verdict--key")))
+        text.append_text(line(check.shown, width=44))
         return text
 
     def _column(self, name: str, run: RunFile, v: Verdict) -> Group:
@@ -151,46 +135,20 @@ class VerdictScreen(Screen[None]):
             Text(""),
             Text("publish rule", style="bold"),
         ]
-        pins = v.pins
-        scorer = pins["scorer_commit"]
-        seeds = pins["seeds"].value or []
-        controls = run.header.controls if run.header else {}
-        parts += [
-            self._check(pins["fixture_hash"].present, "fixture hash", pins["fixture_hash"].value),
-            self._check(
-                scorer.present and not str(scorer.value).endswith("-dirty"),
-                "scorer commit",
-                scorer.value,
-            ),
-            self._check(
-                pins["seeds"].present,
-                "seed list",
-                f"{', '.join(map(str, seeds))} (n={len(seeds)}, needs 3)" if seeds else None,
-            ),
-            self._check(pins["env_digest"].present, "env digest", pins["env_digest"].value),
-            self._check(
-                controls.get("temperature") is not None,
-                "controls",
-                ", ".join(f"{k}={controls[k]}" for k in ("temperature", "network") if k in controls)
-                or None,
-            ),
-            self._check(run.complete is not False, "complete", run.complete),
-        ]
+        parts += [self._check(check) for check in v.checklist]
         if v.reasons:
             parts.append(Text(""))
             parts.append(Text("why not publishable", style="bold"))
             parts += [Text.assemble("  - ", line(r)) for r in v.reasons]
         parts += [Text(""), Text("pass rates (95% Wilson interval)", style="bold")]
-        pooled = getattr(v, "pooled_rate", None)
         rate = "n/a" if v.pass_rate is None else f"{v.pass_rate:.3f}"
-        parts.append(Text.assemble(("overall        ", muted), rate, _interval(pooled)))
-        by_seed = getattr(v, "rate_by_seed", {}) or {}
+        parts.append(Text.assemble(("overall        ", muted), rate, _interval(v.pooled_rate)))
         for seed, r in v.pass_rate_by_seed.items():
             parts.append(
                 Text.assemble(
                     (f"seed {'-' if seed is None else seed:<10}", muted),
                     f"{r:.3f}",
-                    _interval(by_seed.get(seed)),
+                    _interval(v.rate_by_seed.get(seed)),
                 )
             )
         stable = (
@@ -225,7 +183,7 @@ class VerdictScreen(Screen[None]):
                     style=self._style("pins--bad"),
                 )
             )
-        stability = getattr(v, "stability", None)
+        stability = v.stability
         if stability is not None:
             flip = stability.flip_rate
             parts.append(
@@ -236,10 +194,6 @@ class VerdictScreen(Screen[None]):
                     + ("n/a" if flip is None else f"{flip:.3f}"),
                 )
             )
-        extra = {k: val for k, val in v.to_json().items() if k not in _KNOWN}
-        for key, value in extra.items():
-            shown = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-            parts.append(Text.assemble((f"{key:<15}", muted), line(shown, width=120)))
         for note in v.notes:
             parts.append(Text.assemble(("note  ", muted), line(note)))
         return Group(*parts)
@@ -248,8 +202,6 @@ class VerdictScreen(Screen[None]):
         """The paired test of the two runs (exact McNemar), when the core provides it."""
         if self.diff is None:
             return Text("")
-        from evalpin.core import stats
-
         head = Text("\npaired comparison, left → right", style="bold")
         if self.diff.refused:
             return Group(
@@ -259,8 +211,7 @@ class VerdictScreen(Screen[None]):
                     style=self._style("pins--warn"),
                 ),
             )
-        paired_stats = getattr(stats, "paired_stats", None)
-        result = paired_stats(self.diff) if paired_stats is not None else None
+        result = stats.paired_stats(self.diff)
         if result is None:
             return Text("")
         muted = self._style("verdict--muted")

@@ -21,6 +21,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from evalpin.core import reasons as codes
 from evalpin.core.errors import InputError
 from evalpin.core.index import CaseIndex
 from evalpin.core.records import CaseRecord
@@ -29,27 +30,6 @@ from evalpin.tui.safe import block, line
 KEY_WIDTH = 15
 TEXT_LINES = 12
 TOOL_LINES = 8
-
-_REASON_KIND = {
-    "missing_tool": "tool",
-    "forbidden_tool": "tool",
-    "missing_text": "text",
-    "forbidden_text": "text",
-    "tests_failed": "test",
-    "timeout": "test",
-    "forbidden_import": "static",
-    "outside_surface": "static",
-    "missing_file": "static",
-    "syntax_error": "static",
-    "no_completion": "infra",
-    "provider_error": "infra",
-    "sandbox_error": "infra",
-}
-
-
-def reason_kind(reason: str) -> str:
-    """tool, text, test, static, infra, or other: how a reason code is coloured."""
-    return _REASON_KIND.get(reason.partition(":")[0], "other")
 
 
 def _seed(seed: int | None, label: str = "seed") -> str:
@@ -86,12 +66,7 @@ class DetailPane(ScrollView, can_focus=True):
         "detail--differs",
         "detail--muted",
         "detail--note",
-        "detail--reason-tool",
-        "detail--reason-text",
-        "detail--reason-test",
-        "detail--reason-static",
-        "detail--reason-infra",
-        "detail--reason-other",
+        *(f"detail--reason-{kind}" for kind in (*codes.KINDS, codes.UNKNOWN)),
         "detail--block-title",
     }
 
@@ -302,9 +277,12 @@ class DetailPane(ScrollView, can_focus=True):
         for k, reason in enumerate(rec.reasons):
             if k:
                 out.append("\n")
-            style = self._style(f"detail--reason-{reason_kind(reason)}")
+            kind = codes.kind_of(reason)
+            style = self._style(f"detail--reason-{kind}")
             prefix = mark if reason in marked else "  "
             out.append_text(Text.assemble((prefix, "bold"), line(reason, style)))
+            if kind == codes.UNKNOWN:
+                out.append("  (unknown code)", style=self._style("detail--muted"))
         return out
 
     def _blocks(self, seed: int | None, side: str, rec: CaseRecord, width: int) -> list[Text]:

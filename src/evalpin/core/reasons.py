@@ -1,0 +1,232 @@
+"""Every reason code, in one registry: its prefix, kind, order, and what it means.
+
+A reason code is a stable string, `prefix` or `prefix:detail`, recorded in run files and
+grepped, diffed and counted by scripts. Everything that makes, orders, colours or counts
+codes reads this table: graders and slots build codes through the constructors below
+(which refuse a prefix or a closed detail that is not registered), the coding grader
+records reasons in `order`, the detail pane colours by `kind`, the publish card counts
+`static` codes, and the README's table is `markdown_table()` (a test keeps them equal).
+Adding a code is one `_code(...)` line here plus a test that emits it.
+
+`order` decides the order reasons are recorded in, so this module is part of the grader
+version (core/pins.py hashes it with the grader modules).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# How a code is shown and counted. `unknown` is never registered: it is what `kind_of`
+# says of a code that is not in the table (another tool's, or a newer evalpin's).
+KINDS = ("tool", "text", "static", "integrity", "test", "infra", "score")
+UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True, eq=False)
+class ReasonCode:
+    """One registered code; call it (with its detail, if it takes one) to make the string."""
+
+    prefix: str
+    kind: str
+    order: int
+    static: bool
+    detail: str | None
+    meaning: str
+    # The closed set of details (name -> meaning), or None when any detail is allowed.
+    details: dict[str, str] | None = None
+
+    def __call__(self, detail: str | None = None) -> str:
+        if self.detail is None:
+            if detail is not None:
+                raise ValueError(f"reason {self.prefix} takes no detail")
+            return self.prefix
+        if detail is None:
+            raise ValueError(f"reason {self.prefix} needs a {self.detail}")
+        if self.details is not None and detail not in self.details:
+            raise ValueError(f"unknown {self.prefix} kind {detail!r}")
+        return f"{self.prefix}:{detail}"
+
+    @property
+    def form(self) -> str:
+        """The code as documented: `missing_tool:NAME`, `tests_failed`."""
+        return self.prefix if self.detail is None else f"{self.prefix}:{self.detail}"
+
+
+REGISTRY: dict[str, ReasonCode] = {}
+
+
+def _code(
+    prefix: str,
+    kind: str,
+    meaning: str,
+    detail: str | None = None,
+    *,
+    order: int,
+    static: bool = False,
+    details: dict[str, str] | None = None,
+) -> ReasonCode:
+    if kind not in KINDS or prefix in REGISTRY:
+        raise ValueError(f"bad registration {prefix!r} ({kind})")
+    code = ReasonCode(prefix, kind, order, static, detail, meaning, details)
+    REGISTRY[prefix] = code
+    return code
+
+
+# -- golden (tool-using) cases: recorded in this order by graders/tools.py --------------
+
+MISSING_TOOL = _code("missing_tool", "tool", "a required tool was not called", "NAME", order=0)
+FORBIDDEN_TOOL = _code("forbidden_tool", "tool", "a forbidden tool was called", "NAME", order=1)
+MISSING_TEXT = _code(
+    "missing_text", "text", "required text absent (case-insensitive)", "NEEDLE", order=2
+)
+FORBIDDEN_TEXT = _code(
+    "forbidden_text", "text", "forbidden text present (case-insensitive)", "NEEDLE", order=3
+)
+
+# -- coding items: static checks first, then the test run, then the sandbox -------------
+
+OUTSIDE_SURFACE = _code(
+    "outside_surface",
+    "static",
+    "a file outside the item's expected_files",
+    "PATH",
+    order=10,
+    static=True,
+)
+MISSING_FILE = _code(
+    "missing_file", "static", "an expected file was not provided", "NAME", order=11, static=True
+)
+SYNTAX_ERROR = _code(
+    "syntax_error", "static", "a Python file does not compile", "FILE", order=12, static=True
+)
+FORBIDDEN_IMPORT = _code(
+    "forbidden_import",
+    "static",
+    "a forbidden module is imported (import, from, __import__, importlib)",
+    "MODULE",
+    order=13,
+    static=True,
+)
+TAMPERING = _code(
+    "tampering",
+    "integrity",
+    "the candidate interfered with how it is graded",
+    "KIND",
+    order=14,
+    details={
+        "report": "the test report was forged or altered",
+        "pytest": "pytest itself was patched or replaced",
+        "canary": "a canary planted for the grade was touched",
+        "test_file": "the test file was modified",
+    },
+)
+TESTS_FAILED = _code(
+    "tests_failed",
+    "test",
+    "a test failed or errored, or the report is missing or unreadable",
+    order=15,
+)
+TIMEOUT = _code("timeout", "test", "killed after the item's timeout_s", order=15)
+SANDBOX_ERROR = _code(
+    "sandbox_error",
+    "infra",
+    "the sandbox could not run the tests",
+    "KIND",
+    order=16,
+    details={
+        "unsupported_language": "the item's language is not python",
+        "test_file": "the item's test file could not be read",
+        "workdir": "the scratch work directory could not be made",
+        "start": "the sandboxed process could not start",
+        "setup": "the sandbox started but did not get ready",
+        "memory": "the memory limit was reached",
+    },
+)
+
+# -- the model slot and the tool loop ---------------------------------------------------
+
+NO_COMPLETION = _code(
+    "no_completion", "infra", "the slot has no completion for this case", order=20
+)
+PROVIDER_ERROR = _code(
+    "provider_error",
+    "infra",
+    "the provider gave no usable completion",
+    "KIND",
+    order=21,
+    # Closed on purpose: records are grepped and diffed on these strings, so a new kind
+    # is a contract change (README changelog), not a free-form message.
+    details={
+        "timeout": "no answer in time: client timeout, HTTP 408, or a command past timeout_s",
+        "connection": "the endpoint could not be reached or dropped the connection",
+        "rate_limited": "HTTP 429 on every attempt",
+        "server_error": "HTTP 5xx on every attempt",
+        "auth": "HTTP 401/403: the key was refused (never retried)",
+        "bad_request": "any other HTTP 4xx, or a tool schema that cannot be sent",
+        "bad_response": "the response body is not JSON or not shaped like a chat completion",
+        "empty_choices": "a chat completion with no choices",
+        "oversized": "the response is larger than evalpin accepts",
+        "command_failed": "a command slot's program could not start or exited non-zero",
+        "bad_output": "a command slot's stdout is not one JSON completion",
+    },
+)
+TOOL_LOOP_EXHAUSTED = _code(
+    "tool_loop_exhausted", "infra", "the model kept calling tools past the loop cap", order=22
+)
+
+# -- other tools' logs ------------------------------------------------------------------
+
+SCORE = _code(
+    "score", "score", "another tool's score that is neither pass nor fail", "VALUE", order=30
+)
+
+
+def lookup(code: str) -> ReasonCode | None:
+    """The registered code `code` is an instance of, or None.
+
+    A closed detail must be one of its registered kinds, and a code that takes a detail
+    must have its colon: `provider_error:whatever` and bare `missing_tool` are not
+    registered. An open detail may be empty (a file named "" is still outside the surface).
+    """
+    prefix, colon, detail = code.partition(":")
+    entry = REGISTRY.get(prefix)
+    if entry is None or (entry.detail is None) == bool(colon):
+        return None
+    if entry.details is not None and detail not in entry.details:
+        return None
+    return entry
+
+
+def kind_of(code: str) -> str:
+    """How a recorded code is shown: its registered kind, or `unknown`."""
+    entry = lookup(code)
+    return UNKNOWN if entry is None else entry.kind
+
+
+def is_static(code: str) -> bool:
+    """True for the static-check violations the publish card counts."""
+    entry = lookup(code)
+    return entry is not None and entry.static
+
+
+def in_order(codes: list[str]) -> list[str]:
+    """Deduplicated and sorted by their prefix's order (stable within an order; unknown
+    prefixes last), so two runs that failed for the same reasons record the same list."""
+    last = max(c.order for c in REGISTRY.values()) + 1
+
+    def rank(code: str) -> int:
+        entry = REGISTRY.get(code.partition(":")[0])
+        return last if entry is None else entry.order
+
+    return sorted(dict.fromkeys(codes), key=rank)
+
+
+def markdown_table() -> str:
+    """The README's reason-code table, in registry order."""
+    rows = ["| code | kind | static check | meaning |", "|---|---|---|---|"]
+    for c in sorted(REGISTRY.values(), key=lambda c: c.order):
+        meaning = c.meaning
+        if c.details:
+            meaning += "; KIND: " + ", ".join(f"`{k}`" for k in c.details)
+        rows.append(f"| `{c.form}` | {c.kind} | {'yes' if c.static else ''} | {meaning} |")
+    return "\n".join(rows) + "\n"

@@ -1,0 +1,98 @@
+"""The provider table: every slot provider, and the lookups that consult it.
+
+`load_slots` / `resolve_slot` turn a slots file or a `--slot` value into a `SlotConfig`
+of the provider it names; `open_slot` opens it. Nothing outside this table asks which
+provider a slot is: adding one is a module (its `SlotConfig` and `Slot`) and a row here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from evalpin.core.errors import InputError
+from evalpin.core.fixtures import yaml_document
+from evalpin.run.slots.base import Slot
+from evalpin.run.slots.command import CommandConfig
+from evalpin.run.slots.config import INLINE_WHERE, LABEL, Entry, SlotConfig, read_input
+from evalpin.run.slots.openai_slot import OpenAIConfig
+from evalpin.run.slots.replay import ReplayConfig
+
+PROVIDERS: dict[str, type[SlotConfig]] = {
+    config.provider: config for config in (OpenAIConfig, ReplayConfig, CommandConfig)
+}
+
+DEFAULT_SLOTS_FILE = Path("slots.yaml")
+
+# Literal secrets refused with a pointer to the key that names their variable instead.
+_LITERAL = {"api_key": "api_key_env", "base_url": "base_url_env"}
+
+
+def open_slot(config: SlotConfig) -> Slot:
+    """A ready slot; configuration problems (missing file, unset variable) are InputError."""
+    return config.open()
+
+
+def load_slots(path: str | Path = DEFAULT_SLOTS_FILE) -> dict[str, SlotConfig]:
+    """Every slot of a slots file, validated; relative paths resolve against its folder."""
+    p = Path(path)
+    doc = yaml_document(p, read_input(p, "slots file"), "slots files")
+    if not isinstance(doc, dict) or set(doc) != {"slots"} or not isinstance(doc["slots"], dict):
+        raise InputError(p, "expected exactly one top-level key, 'slots', holding a mapping")
+    slots: dict[str, SlotConfig] = {}
+    for label, entry in doc["slots"].items():
+        if not isinstance(label, str) or not LABEL.fullmatch(label):
+            raise InputError(p, f"slot label {label!r} must use only letters, digits, _ . -")
+        slots[label] = _parse_entry(p, label, entry)
+    return slots
+
+
+def resolve_slot(spec: str, slots_file: Path | None = None) -> SlotConfig:
+    """The slot a `--slot` value names: `LABEL=replay:PATH` inline, else a label to look up
+    in `slots_file` (default `./slots.yaml`)."""
+    label, inline, target = spec.partition("=")
+    if inline:
+        return _parse_inline(spec, label, target)
+    path = slots_file or DEFAULT_SLOTS_FILE
+    if not path.exists():
+        msg = f"no slots file to look up slot {spec!r} in (an inline slot is LABEL=replay:PATH)"
+        raise InputError(path, msg)
+    slots = load_slots(path)
+    if spec not in slots:
+        known = ", ".join(sorted(slots)) or "none"
+        raise InputError(path, f"no slot {spec!r} (slots here: {known})")
+    return slots[spec]
+
+
+def inline_spec(label: str, settings: dict[str, Any]) -> str | None:
+    """The inline `--slot` value that reopens a recorded slot, where its provider has one."""
+    provider = PROVIDERS.get(settings.get("provider"))  # type: ignore[arg-type]
+    return provider.inline_spec(label, settings) if provider is not None else None
+
+
+def _parse_inline(spec: str, label: str, target: str) -> SlotConfig:
+    name, _, rest = target.partition(":")
+    provider = PROVIDERS.get(name)
+    config = provider.parse_inline(label, rest) if provider and LABEL.fullmatch(label) else None
+    if config is None:
+        msg = f"inline slot {spec!r}: expected LABEL=replay:PATH (only replay slots are inline)"
+        raise InputError(INLINE_WHERE, msg)
+    return config
+
+
+def _parse_entry(path: Path, label: str, entry: Any) -> SlotConfig:
+    if not isinstance(entry, dict):
+        raise InputError(path, f"slot {label!r}: expected a mapping")
+    e = Entry(path, label, entry)
+    for key, instead in _LITERAL.items():
+        if key in entry:
+            msg = f"'{key}' must not be written in a slots file; set an environment variable"
+            raise e.fail(f"{msg} and name it with '{instead}'")
+    provider = PROVIDERS.get(entry.get("provider"))  # type: ignore[arg-type]
+    if provider is None:
+        got = entry.get("provider")
+        raise e.fail(f"'provider' must be one of {', '.join(PROVIDERS)}, got {got!r}")
+    unknown = sorted(str(k) for k in set(entry) - provider.keys - {"provider"})
+    if unknown:
+        raise e.fail(f"unknown key {unknown[0]!r} for provider {provider.provider!r}")
+    return provider.parse(e)

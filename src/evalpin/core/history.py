@@ -65,12 +65,15 @@ ENV_CHANGE = "environment change"
 UNPINNED = "unpinned"
 BREAK_KINDS = (BACKEND_DELTA, RUBRIC_CHANGE, DATASET_EDIT, UNPINNED, ENV_CHANGE)
 
-SERIES_KEYS = ("dataset_hash", "grader_version", "model_slot", "reported_model")
+# `slot_settings`: the slot's settings digest (its model and sampling, or the code a
+# command slot runs); a label whose digest moved was re-pointed, as `diff` refuses it.
+SERIES_KEYS = ("dataset_hash", "grader_version", "model_slot", "reported_model", "slot_settings")
 _KIND_OF = {
     "dataset_hash": DATASET_EDIT,
     "grader_version": RUBRIC_CHANGE,
     "model_slot": BACKEND_DELTA,
     "reported_model": BACKEND_DELTA,
+    "slot_settings": BACKEND_DELTA,
 }
 # Pins whose absence makes a run incomparable (a backend may simply report no model).
 _REQUIRED = ("dataset_hash", "grader_version", "model_slot")
@@ -314,6 +317,8 @@ def _pins(run: RunFile) -> dict[str, str | None]:
         "grader_version": grader or _only(set(map(attrgetter("grader_version"), rows))),
         "model_slot": slot or _only(set(map(attrgetter("model_slot"), rows))),
         "reported_model": ", ".join(models) or None,
+        "slot_settings": (h.slot.get("settings_digest") if h is not None else None)
+        or _only(set(map(attrgetter("slot_settings"), rows))),
     }
 
 

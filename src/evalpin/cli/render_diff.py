@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalpin.cli.console import console, rate_text, reasons_text, seed_text, text
+from evalpin.core.compare import PIN_LABELS, row_digest
 from evalpin.core.sanitize import inert_line
 
 _KIND_STYLE = {"regressed": "bold red", "fixed": "bold green", "drift": "yellow"}
@@ -29,10 +30,11 @@ def print_refusal(refuse_line: str, diff, lrun, rrun, artifact: Path | None) -> 
     out.print(text((refuse_line, "bold red")))
     for m in diff.key_mismatches():
         lv, rv, n = m.pairs[0]
+        name = PIN_LABELS.get(m.key, m.key)
         if len(m.pairs) == 1 and m.key != "fixture_hash":
             out.print(
                 text(
-                    f"  {m.key}: ",
+                    f"  {name}: ",
                     (inert_line(lv), "red"),
                     " (left) vs ",
                     (inert_line(rv), "red"),
@@ -41,14 +43,14 @@ def print_refusal(refuse_line: str, diff, lrun, rrun, artifact: Path | None) -> 
             )
             continue
         case_id, seed = m.example
-        out.print(text(f"  {m.key}: differs on {m.cases} case(s), e.g. "))
+        out.print(text(f"  {name}: differs on {m.cases} case(s), e.g. "))
         for lv, rv, n in m.pairs[:3]:
             out.print(
                 text("    ", (inert_line(lv), "red"), " vs ", (inert_line(rv), "red"), f" ({n})")
             )
         if len(m.pairs) > 3:
             out.print(text(f"    and {len(m.pairs) - 3} more pairs"))
-        out.print(text(f"    first: {inert_line(case_id)} ({seed_text(seed)})"))
+        out.print(text(f"    first: {inert_line(case_id)} ({seed_text(seed, lrun.repeat_label)})"))
     _print_sides(out, lrun, rrun)
     out.print(
         text(
@@ -119,6 +121,8 @@ def print_diff(diff, lrun, rrun, limit: int) -> None:
             f"; {len(diff.only_left)} only left, {len(diff.only_right)} only right",
         )
     )
+    for note in diff.settings_notes():
+        out.print(text((f"note: {note}", "yellow")))
     if diff.duplicates:
         out.print(
             text((f"note: {diff.duplicates} repeated (case, seed) records; last kept", "yellow"))
@@ -135,16 +139,16 @@ def print_diff(diff, lrun, rrun, limit: int) -> None:
             text(
                 (f"{m.kind.upper():<10}", _KIND_STYLE[m.kind]),
                 inert_line(m.case_id),
-                f"  {seed_text(m.seed)}",
+                f"  {seed_text(m.seed, lrun.repeat_label)}",
             )
         )
         if m.kind == "drift":
             out.print(
                 text(
-                    "    completion digest ",
-                    inert_line(m.left.completion_digest or ""),
+                    "    completion digest " if m.left.completion_digest else "    text digest ",
+                    inert_line(row_digest(m.left) or ""),
                     " -> ",
-                    inert_line(m.right.completion_digest or ""),
+                    inert_line(row_digest(m.right) or ""),
                     f"  (both {'pass' if m.left.passed else 'fail'})",
                 )
             )
@@ -160,6 +164,8 @@ def print_diff(diff, lrun, rrun, limit: int) -> None:
         )
     for name, keys in (("only left", diff.only_left), ("only right", diff.only_right)):
         if keys:
-            listed = ", ".join(f"{inert_line(c)} ({seed_text(s)})" for c, s in keys[:10])
+            listed = ", ".join(
+                f"{inert_line(c)} ({seed_text(s, lrun.repeat_label)})" for c, s in keys[:10]
+            )
             more = f" and {len(keys) - 10} more" if len(keys) > 10 else ""
             out.print(text((f"{name}: ", "bold"), listed + more))

@@ -12,6 +12,7 @@ The CLI, the TUI's verdict screen and the publish card only display the checklis
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
@@ -20,8 +21,9 @@ from typing import Any
 from evalpin.core import stats, tiers
 from evalpin.core.errors import InputError
 from evalpin.core.files import not_utf8
-from evalpin.core.fixtures import KIND_CODING, FixtureSet
+from evalpin.core.fixtures import FIXTURE_KINDS, KIND_CODING, FixtureSet
 from evalpin.core.power import Power, power
+from evalpin.core.records import RunHeader
 from evalpin.core.runfile import TRIPLE, RunFile
 
 CONTAMINATED = "contaminated"
@@ -163,6 +165,8 @@ def locate_fixtures(run: RunFile) -> tuple[FixtureSet | None, str | None]:
     h = run.header
     if h is None:
         return None, "no run header: fixture file unknown"
+    if h.fixtures.kind not in FIXTURE_KINDS:
+        return None, f"{run.what}: its fixtures are not an evalpin fixture file"
     recorded = Path(h.fixtures.path)
     candidates = [recorded]
     if not recorded.is_absolute():
@@ -205,7 +209,7 @@ def judge(
 ) -> Verdict:
     """Apply the publish rule to one run."""
     h = run.header
-    dataset = h.fixtures.dataset_hash if h else (run.report.dataset_hash if run.report else None)
+    dataset = run.dataset_hash
     seeds = sorted(set(run.seeds))
     pins = {
         "dataset_hash": Pin(bool(dataset), dataset),
@@ -238,6 +242,17 @@ def judge(
         stability=stability,
         power=power(run.rows),
     )
+
+
+def in_process_rule(header: RunHeader | None, check: Callable[..., None]) -> None:
+    """Issue 8: coding items graded in-process shared the process that decided their
+    grade, so a pass is tamper-checked but not tamper-proof: at most `internal`. Shown
+    only for runs that have such items."""
+    items = header.graded_in_process if header is not None else []
+    if items:
+        shown = ", ".join(items[:5]) + (f" and {len(items) - 5} more" if len(items) > 5 else "")
+        why = f"in-process grading: coding items {shown} ran inside the pytest process"
+        check("in-process grading", False, items, why, INTERNAL, shown=f"{len(items)} item(s)")
 
 
 def _shown(value: Any) -> str:
@@ -303,9 +318,9 @@ def checklist(
         "complete",
         run.complete is not False,
         run.complete,
-        "run is incomplete (no summary trailer)",
+        f"run is incomplete ({run.incomplete_why})",
         INTERNAL,
-        shown={True: "yes", False: "no (no summary trailer)", None: "unknown"}[run.complete],
+        shown={True: "yes", False: f"no ({run.incomplete_why})", None: "unknown"}[run.complete],
     )
     settings = h.slot if h else None
     tier = tiers.tier_of(settings)
@@ -320,6 +335,7 @@ def checklist(
     if tier == tiers.UNKNOWN:
         odd = tiers.recorded_oddity(settings)
         notes.append(tiers.NOT_DECLARED + (f" (recorded {odd} is not a tier)" if odd else ""))
+    in_process_rule(h, check)
 
     seeds = pins["seeds"].value
     check(

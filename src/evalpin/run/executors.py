@@ -32,6 +32,7 @@ from evalpin.core.errors import InputError
 from evalpin.core.fixtures import CodingItem
 from evalpin.core.pins import env_components, env_digest, grader_version
 from evalpin.core.reasons import SANDBOX_ERROR
+from evalpin.run.scrub import SECRETISH
 
 INSTALL_HINT = "install the cluster extra: pip install 'evalpin[cluster]'"
 LOCAL_PREFIX = "local:"
@@ -40,7 +41,6 @@ CONNECT_TIMEOUT_S = 30
 ALLOWED_FAILURES = 2
 # What a `local:N` cluster's processes may inherit: no keys, no slot settings.
 _WORKER_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "HOME", "PYTHONPATH")
-_SECRETISH = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -194,13 +194,7 @@ def grade_remote(job: GradeJob, test_source: bytes, expect: dict[str, Any]) -> G
 
 def worker_env(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
     """The allow-listed environment a `local:N` cluster starts with."""
-    return {k: environ[k] for k in _WORKER_ENV if k in environ and not _SECRETISH.search(k)}
-
-
-def _secret_values(secret_names: Iterable[str]) -> list[str]:
-    names = set(secret_names) | {k for k in os.environ if _SECRETISH.search(k)}
-    values = {os.environ[n] for n in names if len(os.environ.get(n, "")) >= 8}
-    return sorted(values, key=len, reverse=True)
+    return {k: environ[k] for k in _WORKER_ENV if k in environ and not SECRETISH.search(k)}
 
 
 class LocalClusterProcess:
@@ -260,18 +254,17 @@ def parse_address(address: str) -> tuple[str, int | None]:
 class DaskExecutor:
     """Grades on a Dask cluster; the calling thread waits for its item's result."""
 
-    def __init__(self, client: Any, facts: dict[str, Any], *, secret_names: Iterable[str] = ()):
+    def __init__(self, client: Any, facts: dict[str, Any]) -> None:
         self.client = client
         self.here = facts
         self.host: LocalClusterProcess | None = None
         self.workers: dict[str, dict[str, Any]] = {}
         self.capacity = 1
         self.network: str | None = None
-        self._cut = _secret_values(secret_names)
         self._lost = threading.Event()
 
     @classmethod
-    def open(cls, address: str, *, secret_names: Iterable[str] = ()) -> DaskExecutor:
+    def open(cls, address: str) -> DaskExecutor:
         """Connect (starting a local cluster for `local:N`) and check every worker."""
         target, count = parse_address(address)
         try:
@@ -285,7 +278,7 @@ class DaskExecutor:
                 client = Client(scheduler, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
             except OSError as exc:
                 raise InputError("--cluster", f"cannot reach {scheduler}: {exc}") from None
-            executor = cls(client, machine_facts(), secret_names=secret_names)
+            executor = cls(client, machine_facts())
             executor.host = host
             try:
                 executor.check_workers(count or 1)
@@ -355,10 +348,7 @@ class DaskExecutor:
             raise ExecutorLost(f"the Dask scheduler went away ({type(exc).__name__})") from None
         finally:
             future.release()
-        tail = result.tail
-        for value in self._cut:
-            tail = tail.replace(value, "[redacted]")
-        return dataclasses.replace(result, tail=tail)
+        return result  # the runner cuts this process's secret values from every record
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

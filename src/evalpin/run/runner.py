@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from evalpin.core.errors import InputError
-from evalpin.core.fixtures import KIND_CODING, CodingItem, FixtureSet, GoldenCase
+from evalpin.core.fixtures import (
+    ISOLATION_IN_PROCESS,
+    KIND_CODING,
+    CodingItem,
+    FixtureSet,
+    GoldenCase,
+)
 from evalpin.core.graders.coding import files_from_completion
 from evalpin.core.graders.tools import grade_golden
 from evalpin.core.pins import (
@@ -46,6 +52,7 @@ from evalpin.core.runfile import RunWriter, read_run, trim_torn_tail
 from evalpin.run import events
 from evalpin.run.controls import Controls
 from evalpin.run.executors import ExecutorLost, GradeJob, GradingExecutor, LocalExecutor
+from evalpin.run.scrub import scrub_record, secret_values
 from evalpin.run.slots import Slot, SlotConfig, SlotError
 
 Pair = tuple[str, int]
@@ -119,15 +126,24 @@ class Plan:
             ),
             grader_version=grader_version(),
             model_slot=self.slot_config.label,
-            slot=self.slot_config.header_settings(),
+            slot=self._slot_settings(),
             seeds=list(self.controls.seeds),
             controls=values,
             env_digest=env_digest(components),
             env=components,
             scorer_commit=scorer_commit(fs.path.parent),
             control_sources=dict(self.controls.sources),
+            graded_in_process=[
+                c.id for c in fs.cases if getattr(c, "isolation", None) == ISOLATION_IN_PROCESS
+            ],
             executor=self.grader().describe(values),
         )
+
+    def _slot_settings(self) -> dict[str, Any]:
+        """The slot's public settings and its settings digest (null for a slot that has
+        none by design, which a reader tells from a run made before digests existed)."""
+        digest = self.slot_config.settings_digest()
+        return self.slot_config.header_settings() | {"settings_digest": digest}
 
 
 @dataclass
@@ -159,17 +175,28 @@ class Interrupted(Exception):
 class Executor:
     """Asks the slot, grades, and builds the case record for one (case, seed)."""
 
-    def __init__(self, plan: Plan, slot: Slot, grader: str) -> None:
+    def __init__(
+        self, plan: Plan, slot: Slot, grader: str, slot_settings: str | None = None
+    ) -> None:
         self.plan = plan
         self.slot = slot
         self.grader = grader
+        # The slot's settings digest as the header pinned it, on every record.
+        self.slot_settings = slot_settings
         self.cases = {case.id: case for case in plan.fixtures.cases}
         # Never handed to model code: the sandbox drops these names and cuts their values.
         self.secret_names = list(plan.slot_config.secret_env_names())
         self.grading = plan.grader()
         self.lost: list[str] = []  # why the executor stopped grading, when it did
 
-    def request(self, case_id: str, seed: int, messages: list[Message], tools: list[Any]):
+    def request(
+        self,
+        case_id: str,
+        seed: int,
+        messages: list[Message],
+        tools: list[Any],
+        tool_results: dict[str, Any] | None = None,
+    ) -> CompletionRequest:
         c = self.plan.controls
         return CompletionRequest(
             case_id=case_id,
@@ -178,6 +205,8 @@ class Executor:
             tools=tools,
             temperature=c.temperature,
             max_tokens=c.max_tokens,
+            tool_results=tool_results or {},
+            max_turns=c.max_turns,
         )
 
     def __call__(self, pair: Pair) -> CaseRecord:
@@ -200,6 +229,7 @@ class Executor:
             grader_version=self.grader,
             model_slot=self.plan.slot_config.label,
             reasons=reasons,
+            slot_settings=self.slot_settings,
         )
 
     def _fill(self, record: CaseRecord, completion: Completion | None) -> CaseRecord:
@@ -210,13 +240,15 @@ class Executor:
             record.reported_model = completion.model
             record.text = completion.text
             record.tools = list(completion.tools) or None
+            record.turns = list(completion.turns) or None
             record.files = dict(completion.files) or None
         else:
             record.tool_names = []
         return record
 
     def _golden(self, case: GoldenCase, seed: int) -> CaseRecord:
-        request = self.request(case.id, seed, [Message("user", case.user)], case.tools)
+        messages = [Message("user", case.user)]
+        request = self.request(case.id, seed, messages, case.tools, case.tool_results)
         try:
             completion = self.slot.complete(request)
         except SlotError as exc:
@@ -336,9 +368,16 @@ def run(
             network=plan.controls.network,
         )
     )
-    execute = Executor(plan, slot, header.grader_version or grader_version())
+    execute = Executor(
+        plan,
+        slot,
+        header.grader_version or grader_version(),
+        header.slot.get("settings_digest"),
+    )
+    secrets = secret_values(execute.secret_names)
     with writer:
         for record in _results(execute, todo, plan.effective_jobs, stop):
+            record = scrub_record(record, secrets)  # the one place case records are written
             writer.write(record)
             tally.done += 1
             tally.passed += record.passed

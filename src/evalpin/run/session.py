@@ -43,6 +43,7 @@ class RunRequest:
     temperature: float | None = None
     max_tokens: int | None = None
     loops: int | None = None
+    max_turns: int | None = None
     jobs: int | None = None
     out: Path | None = None
     resume: bool = False
@@ -84,6 +85,7 @@ def _resume_defaults(request: RunRequest) -> tuple[RunRequest, RunHeader]:
             if request.max_tokens is not None
             else c.get("max_tokens"),
             loops=request.loops if request.loops is not None else c.get("loops"),
+            max_turns=request.max_turns if request.max_turns is not None else c.get("max_turns"),
             jobs=request.jobs,
             out=request.out,
             resume=True,
@@ -124,6 +126,7 @@ def plan_run(request: RunRequest, env: Mapping[str, str]) -> Plan:
         loops=request.loops,
         network=network,
         env=env,
+        max_turns=request.max_turns,
     )
     out = request.out or default_out(fixtures, config.label)
     if out.is_dir():
@@ -197,7 +200,7 @@ def _use_cluster(plan: Plan, address: str, emit: Callable[[events.Event], None])
     if plan.fixtures.kind != KIND_CODING:
         emit(events.WarningEvent("golden cases are graded here; --cluster is not used"))
         return
-    executor = DaskExecutor.open(address, secret_names=plan.slot_config.secret_env_names())
+    executor = DaskExecutor.open(address)
     plan.grading = executor
     plan.jobs = executor.capacity
     plan.controls = dataclasses.replace(plan.controls, network=executor.network)

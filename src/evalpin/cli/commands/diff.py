@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from evalpin.cli.console import emit_json, side, write_json_atomic
+from evalpin.cli.log_options import log_options
+
+if TYPE_CHECKING:
+    from evalpin.core.formats import ReadOptions
 
 REFUSE_LINE = "REFUSE_DIFF: triple mismatch, not a prompt regression"
 
@@ -27,7 +32,15 @@ REFUSE_LINE = "REFUSE_DIFF: triple mismatch, not a prompt regression"
     show_default=True,
     help="Moved cases listed in the human output (0: all). --json lists all.",
 )
-def diff_cmd(left: Path, right: Path, as_json: bool, artifact: Path | None, limit: int) -> None:
+@log_options
+def diff_cmd(
+    left: Path,
+    right: Path,
+    as_json: bool,
+    artifact: Path | None,
+    limit: int,
+    options: ReadOptions,
+) -> None:
     """Compare two runs joined on (case_id, seed).
 
     Exit 0: nothing moved. 1: silent regressions (a pass flip or a digest change).
@@ -37,7 +50,7 @@ def diff_cmd(left: Path, right: Path, as_json: bool, artifact: Path | None, limi
     from evalpin.core.compare import compare
     from evalpin.core.runfile import read_run
 
-    lrun, rrun = read_run(left), read_run(right)
+    lrun, rrun = read_run(left, options), read_run(right, options)
     diff = compare(lrun, rrun)
     only = {
         "only_left": [{"case_id": c, "seed": s} for c, s in diff.only_left],
@@ -68,6 +81,7 @@ def diff_cmd(left: Path, right: Path, as_json: bool, artifact: Path | None, limi
                     **only,
                     "backend_delta": delta,
                     "stats": None,
+                    "notes": diff.settings_notes(),
                 }
             )
         else:
@@ -91,6 +105,7 @@ def diff_cmd(left: Path, right: Path, as_json: bool, artifact: Path | None, limi
                 "left": side(lrun),
                 "right": side(rrun),
                 "stats": paired.to_json() if paired else None,
+                "notes": diff.settings_notes(),
             }
         )
     else:

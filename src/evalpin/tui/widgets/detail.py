@@ -5,15 +5,17 @@ in a thread worker: the cursor never waits on the disk. Each request takes a new
 token; a result that comes back with an older token (the cursor moved on, the list was
 reopened, even on the same file) is dropped. Every string from a record is untrusted:
 made inert and rendered as plain `Text`; blocks (test tails, completion text, tool
-arguments) are capped in lines and width, with a note of what was cut.
+arguments, a tool conversation turn by turn) are capped in lines and width, with a note
+of what was cut.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
+import msgspec
 from rich.cells import chop_cells
 from rich.style import Style
 from rich.text import Text
@@ -27,16 +29,19 @@ from textual.strip import Strip
 from evalpin.core import reasons as codes
 from evalpin.core.cases import CaseTable
 from evalpin.core.errors import InputError
-from evalpin.core.records import CaseRecord
+from evalpin.core.records import CaseRecord, Turn
+from evalpin.core.sanitize import inert_line
 from evalpin.tui.safe import block, line
 
 KEY_WIDTH = 15
 TEXT_LINES = 12
 TOOL_LINES = 8
+TURN_LINES = 40
+TURN_CHARS = 300  # per text, call or result in the transcript
 
 
-def _seed(seed: int | None) -> str:
-    return "no seed" if seed is None else f"seed {seed}"
+def _seed(seed: int | None, label: str = "seed") -> str:
+    return f"no {label}" if seed is None else f"{label} {seed}"
 
 
 @dataclass
@@ -142,6 +147,7 @@ class DetailPane(ScrollView, can_focus=True):
         self._strips: list[Strip | None] = []
         self._base: Style | None = None
         self._width = 0
+        self._repeat = "seed"  # what the shown run calls its repeat key (inspect: epoch)
 
     @property
     def decoding(self) -> bool:
@@ -262,9 +268,12 @@ class DetailPane(ScrollView, can_focus=True):
         pair = shown.table.right is not None
         width = max(40, self.scrollable_content_region.width)
         status = case.status.upper() if case.status == "regressed" else case.status
-        lines: list[Text] = [
-            Text.assemble(line(case.case_id, self._style("detail--title")), "   ", (status, "bold"))
-        ]
+        self._repeat = shown.table.left.repeat_label
+        title = Text.assemble(line(case.case_id, self._style("detail--title")))
+        own = next((r.source_id for r in (*left.values(), *right.values()) if r.source_id), None)
+        if own is not None:
+            title.append_text(Text.assemble("  (", line(own), ")"))
+        lines: list[Text] = [Text.assemble(title, "   ", (status, "bold"))]
         summary = f"left {case.left_passed}/{len(case.left)} pass"
         if pair:
             summary += f"  ·  right {case.right_passed}/{len(case.right)} pass"
@@ -320,7 +329,7 @@ class DetailPane(ScrollView, can_focus=True):
         names = [Text("left" if pair else "", style=head)]
         if pair:
             names.append(Text("right", style=head))
-        row(_seed(seed), names, head)
+        row(_seed(seed, self._repeat), names, head)
         row("grade", [self._grade(r) for r in recs])
         lreasons = set(lrec.reasons or []) if lrec else set()
         rreasons = set(rrec.reasons or []) if rrec else set()
@@ -385,7 +394,7 @@ class DetailPane(ScrollView, can_focus=True):
 
     def _blocks(self, seed: int | None, side: str, rec: CaseRecord, width: int) -> list[Text]:
         out: list[Text] = []
-        where = f"{_seed(seed)} · {side}"
+        where = f"{_seed(seed, self._repeat)} · {side}"
         if rec.tail:
             out += self._block(f"test output tail · {where}", rec.tail, width)
         if rec.text:
@@ -396,6 +405,9 @@ class DetailPane(ScrollView, can_focus=True):
                 for call in rec.tools
             )
             out += self._block(f"tool calls · {where}", calls, width, TOOL_LINES)
+        if rec.turns:
+            title = f"tool conversation, {len(rec.turns)} turns · {where}"
+            out += self._block(title, _transcript(rec.turns), width, TURN_LINES)
         return out
 
     def _block(
@@ -413,6 +425,30 @@ class DetailPane(ScrollView, can_focus=True):
         for raw in shown.plain.expandtabs(4).split("\n"):
             out += [Text(part) for part in chop_cells(raw, width)] or [Text("")]
         return out
+
+
+def _transcript(turns: list[Turn]) -> str:
+    """Each reply, then each call it made (→) and the result it was given (←)."""
+    out = []
+    for n, turn in enumerate(turns, start=1):
+        out.append(f"turn {n}: {_short(turn.text) if turn.text else '(no text)'}")
+        for call in turn.calls:
+            out.append(f"  → {_short(f'{call.name}({_json(call.args)})')}")
+            if call.result is msgspec.UNSET:
+                out.append("  ← (not sent: out of turns)")
+            else:
+                out.append(f"  ← {_short(_json(call.result))}")
+    return "\n".join(out)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _short(value: str) -> str:
+    """One inert line of at most TURN_CHARS characters."""
+    text = inert_line(value)
+    return text if len(text) <= TURN_CHARS else text[: TURN_CHARS - 1] + "…"
 
 
 def _seconds(value: float | None) -> str | None:

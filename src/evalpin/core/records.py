@@ -22,13 +22,33 @@ class ToolCall(msgspec.Struct, frozen=True):
     args: Any = None
 
 
+class Usage(msgspec.Struct, frozen=True):
+    """Tokens an endpoint reported spending (its `usage`), summed over a case's requests."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.total_tokens + other.total_tokens,
+        )
+
+
 class Completion(msgspec.Struct, frozen=True):
-    """What a slot returned for one request (also the replay and command line shape)."""
+    """What a slot returned for one request (also the replay and command line shape).
+
+    `usage` is what the endpoint reported for it (None: not reported, or not spent by
+    this run, as for a replay); it is not part of the completion digest.
+    """
 
     text: str = ""
     tools: list[ToolCall] = []
     files: dict[str, str] = {}
     model: str | None = None
+    usage: Usage | None = None
 
 
 class FixturesInfo(msgspec.Struct, omit_defaults=True):
@@ -60,6 +80,12 @@ class RunHeader(msgspec.Struct, tag="run", tag_field="record", omit_defaults=Tru
     scorer_commit: str | None = None
     control_sources: dict[str, str] = {}
     warnings: list[str] = []
+    # How the run was executed (jobs, concurrency): never part of the env digest or the
+    # triple, so changing them never breaks comparability.
+    execution: dict[str, Any] = {}
+    # When the completions were replayed from an earlier run file: that run's run_id,
+    # its slot label and the path as given.
+    replay_of: dict[str, Any] | None = None
 
 
 class CaseRow(msgspec.Struct, gc=False):
@@ -102,6 +128,7 @@ class CaseRecord(msgspec.Struct, tag="case", tag_field="record", omit_defaults=T
     tools: list[ToolCall] | None = None
     files: dict[str, str] | None = None
     error: str | None = None
+    usage: Usage | None = None
 
 
 class Summary(msgspec.Struct, tag="summary", tag_field="record", omit_defaults=True):
@@ -113,6 +140,7 @@ class Summary(msgspec.Struct, tag="summary", tag_field="record", omit_defaults=T
     seconds: float | None = None
     pass_rate_by_seed: dict[str, float] = {}
     resumed: int = 0
+    usage: Usage | None = None  # summed over the case records that carry one
 
 
 class ReportRow(msgspec.Struct):

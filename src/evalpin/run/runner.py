@@ -4,6 +4,11 @@ The header pins the instrument before the first case runs; each case line is app
 the moment it is graded (one `os.write`, so a kill leaves whole lines); the summary
 trailer is written only when every pair is done. `--resume` finishes the missing pairs
 of an unfinished file, and refuses when anything that decides a grade has changed.
+
+Two limits, apart: `--concurrency` completions in flight (the slot's `Pace`, adapting to
+rate limits) and `--jobs` grading processes (a semaphore around the sandbox), so a live
+endpoint sets the pace of a golden set and a coding set never starts more sandboxed
+pytest processes than cores.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from evalpin.core.errors import InputError
 from evalpin.core.fixtures import KIND_CODING, CodingItem, FixtureSet, GoldenCase
@@ -41,10 +48,12 @@ from evalpin.core.records import (
     Message,
     RunHeader,
     Summary,
+    Usage,
 )
 from evalpin.core.runfile import RunWriter, read_run, trim_torn_tail
 from evalpin.run import events
 from evalpin.run.controls import Controls
+from evalpin.run.pace import DEFAULT_CONCURRENCY, Pace, PaceState
 from evalpin.run.slots import Slot, SlotConfig, SlotError
 
 Pair = tuple[str, int]
@@ -71,14 +80,22 @@ class Plan:
     jobs: int
     workdir: Path | None = None
     isolation: Any = None  # sandbox.Isolation for coding sets
+    concurrency: int = DEFAULT_CONCURRENCY
 
     @property
-    def effective_jobs(self) -> int:
-        """Threads help only when a case waits (a sandbox, a network or a program):
-        golden cases on a provider that answers from memory run faster in one thread."""
-        if self.fixtures.kind != KIND_CODING and not self.slot_config.threads_help:
-            return 1
-        return self.jobs
+    def workers(self) -> int:
+        """Threads, each carrying one case: enough for `concurrency` completions in
+        flight, and for `jobs` graders on a coding set. Threads help only when a case
+        waits (a sandbox, a network or a program): golden cases on a provider that
+        answers from memory run faster in one thread."""
+        coding = self.fixtures.kind == KIND_CODING
+        if not self.slot_config.threads_help:
+            return self.jobs if coding else 1
+        return max(self.jobs, self.concurrency) if coding else self.concurrency
+
+    def execution(self) -> dict[str, Any]:
+        """How the run is executed; recorded, never compared (not in the env digest)."""
+        return {"jobs": self.jobs, "concurrency": self.concurrency}
 
     @property
     def pairs(self) -> list[Pair]:
@@ -113,6 +130,7 @@ class Plan:
             env=components,
             scorer_commit=scorer_commit(fs.path.parent),
             control_sources=dict(self.controls.sources),
+            execution=self.execution(),
         )
 
 
@@ -152,6 +170,15 @@ class Executor:
         self.cases = {case.id: case for case in plan.fixtures.cases}
         # Never handed to model code: the sandbox drops these names and cuts their values.
         self.secret_names = list(plan.slot_config.secret_env_names())
+        # At most --jobs sandboxed graders at once, however many completions are in flight.
+        self.grading = threading.BoundedSemaphore(plan.jobs)
+
+    def complete(self, request: CompletionRequest) -> Completion:
+        """The slot's completion, holding a pace permit unless the slot holds its own."""
+        if self.slot.paces_requests:
+            return self.slot.complete(request)
+        with self.slot.pace.request():
+            return self.slot.complete(request)
 
     def request(self, case_id: str, seed: int, messages: list[Message], tools: list[Any]):
         c = self.plan.controls
@@ -195,6 +222,7 @@ class Executor:
             record.text = completion.text
             record.tools = list(completion.tools) or None
             record.files = dict(completion.files) or None
+            record.usage = completion.usage
         else:
             record.tool_names = []
         return record
@@ -202,7 +230,7 @@ class Executor:
     def _golden(self, case: GoldenCase, seed: int) -> CaseRecord:
         request = self.request(case.id, seed, [Message("user", case.user)], case.tools)
         try:
-            completion = self.slot.complete(request)
+            completion = self.complete(request)
         except SlotError as exc:
             return self._fill(self._base(case, seed, [exc.reason]), None)
         return self._fill(self._base(case, seed, grade_golden(case, completion)), completion)
@@ -217,22 +245,26 @@ class Executor:
         outcome = None
         error = None
         loops = 0
+        usage: Usage | None = None  # over every round: each one was paid for
         for attempt in range(self.plan.controls.loops + 1):
             try:
-                answer = self.slot.complete(self.request(item.id, seed, messages, []))
+                answer = self.complete(self.request(item.id, seed, messages, []))
             except SlotError as exc:
                 if completion is None:
                     return self._fill(self._base(item, seed, [exc.reason]), None)
                 error = f"repair round {attempt}: {exc.reason}"  # keep the last graded try
                 break
             completion, loops = answer, attempt
-            outcome = run_item(
-                item,
-                files_from_completion(answer, item.expected_files),
-                workdir_parent=self.plan.workdir,
-                secret_names=self.secret_names,
-                isolation=self.plan.isolation,
-            )
+            if answer.usage is not None:
+                usage = answer.usage if usage is None else usage + answer.usage
+            with self.grading:
+                outcome = run_item(
+                    item,
+                    files_from_completion(answer, item.expected_files),
+                    workdir_parent=self.plan.workdir,
+                    secret_names=self.secret_names,
+                    isolation=self.plan.isolation,
+                )
             if outcome.passed:
                 break
             messages = [
@@ -245,6 +277,7 @@ class Executor:
         record.tail = outcome.tail
         record.loops = loops
         record.error = error
+        record.usage = usage
         return record
 
 
@@ -286,7 +319,9 @@ def run(
 ) -> Summary:
     """Execute `plan` into `plan.out`. Raises Interrupted (file whole, resumable)."""
     stop = stop or threading.Event()
+    slot.pace = pace = Pace(plan.concurrency)
     header = plan.header()
+    header.replay_of = slot.replay_of
     todo = plan.pairs
     resumed = 0
     if resume:
@@ -328,11 +363,13 @@ def run(
         )
     )
     execute = Executor(plan, slot, header.grader_version or grader_version())
+    ticker = _PaceTicker(pace, emit)
     with writer:
-        for record in _results(execute, todo, plan.effective_jobs, stop):
+        for record in _results(execute, todo, plan.workers, stop, ticker.tick):
             writer.write(record)
             tally.done += 1
             tally.passed += record.passed
+            now = pace.state()
             emit(
                 events.CaseEvent(
                     case_id=record.case_id,
@@ -344,12 +381,15 @@ def run(
                     passed=tally.passed,
                     failed=tally.failed,
                     elapsed=round(tally.elapsed, 3),
+                    in_flight=now.in_flight,
+                    limit=now.limit,
                 )
             )
         if stop.is_set():
             raise Interrupted(plan.out, tally.done, tally.total)
         summary = _summary(plan.out, tally, resumed)
         writer.write(summary)
+    final = pace.state()
     emit(
         events.DoneEvent(
             out=str(plan.out),
@@ -357,9 +397,68 @@ def run(
             passed=summary.passed,
             failed=summary.records - summary.passed,
             seconds=round(tally.elapsed, 3),
+            usage=summary.usage,
+            rate_limited=final.rate_limited,
+            waited=final.waited_s or None,
         )
     )
     return summary
+
+
+class _PaceTicker:
+    """Sends a `pace` event when the requests in flight or the waits changed, at most
+    every half second, so a display moves while plan order holds records back."""
+
+    def __init__(self, pace: Pace, emit: Callable[[events.Event], None]) -> None:
+        self.pace, self.emit = pace, emit
+        self.last: PaceState | None = None
+        self.at = 0.0
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        if now - self.at < TICK_S:
+            return
+        state = self.pace.state()
+        if state != self.last:
+            self.last, self.at = state, now
+            self.emit(
+                events.PaceEvent(
+                    in_flight=state.in_flight,
+                    limit=state.limit,
+                    rate_limited=state.rate_limited,
+                    waited=state.waited_s,
+                )
+            )
+
+
+TICK_S = 0.5
+
+
+class _UsageLine(msgspec.Struct):
+    """Only what the usage total reads of a run-file line."""
+
+    record: str | None = None
+    usage: Usage | None = None
+
+
+_USAGE = msgspec.json.Decoder(_UsageLine)
+
+
+def usage_total(out: Path) -> Usage | None:
+    """Tokens summed over the file's case records (also those of an earlier, resumed
+    process); None when no record carries usage."""
+    total: Usage | None = None
+    with open(out, "rb") as fh:
+        for line in fh:
+            if b'"usage"' not in line:
+                continue
+            try:
+                parsed = _USAGE.decode(line)
+            except msgspec.MsgspecError:
+                continue
+            if parsed.record == "case" and parsed.usage is not None:
+                total = parsed.usage if total is None else total + parsed.usage
+    return total
 
 
 def _summary(out: Path, tally: Tally, resumed: int) -> Summary:
@@ -374,11 +473,16 @@ def _summary(out: Path, tally: Tally, resumed: int) -> Summary:
         seconds=round(tally.elapsed, 3),
         pass_rate_by_seed={str(s): round(r, 6) for s, r in rates.items()},
         resumed=resumed,
+        usage=usage_total(out),
     )
 
 
 def _results(
-    execute: Executor, todo: list[Pair], jobs: int, stop: threading.Event
+    execute: Executor,
+    todo: list[Pair],
+    jobs: int,
+    stop: threading.Event,
+    tick: Callable[[], None] = lambda: None,
 ) -> Iterator[CaseRecord]:
     """Records in plan order, so two runs of the same inputs write the same file.
 
@@ -408,10 +512,11 @@ def _results(
             if not running:
                 break
             try:
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                done, _ = wait(running, timeout=TICK_S, return_when=FIRST_COMPLETED)
             except KeyboardInterrupt:
                 stop.set()
                 continue
+            tick()
             for future in done:
                 finished[running.pop(future)] = future.result()
             while next_out in finished:

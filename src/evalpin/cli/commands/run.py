@@ -38,7 +38,13 @@ import click
 @click.option(
     "--jobs",
     type=click.IntRange(min=1),
-    help="Cases run at once (golden sets on replay slots run in one thread).  [default: cores]",
+    help="Sandboxed grading processes at once (coding sets).  [default: cores]",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    help="Completions in flight; lowered on rate limits, raised as requests succeed."
+    "  [default: 16]",
 )
 @click.option(
     "--out",
@@ -64,6 +70,7 @@ def run_cmd(
     max_tokens: int | None,
     loops: int | None,
     jobs: int | None,
+    concurrency: int | None,
     out: Path | None,
     resume: bool,
     progress: str,
@@ -85,6 +92,7 @@ def run_cmd(
         max_tokens=max_tokens,
         loops=loops,
         jobs=jobs,
+        concurrency=concurrency,
         out=out,
         resume=resume,
     )

@@ -6,6 +6,11 @@ openai slot should pay for it. The SDK's own retries are off (`max_retries=0`); 
 happen here, where the attempt count, the backoff and the final reason code are ours to
 decide. The body is decoded by us from the raw response, so a malformed or oddly shaped
 body is `bad_response` rather than whatever a lenient parse happens to leave behind.
+
+Each request on the wire holds a permit of the run's `Pace` (run/pace.py), which it tells
+about rate limits, so the run's concurrency follows the endpoint. A 429 does not use up an
+attempt: it is retried as long as this request's waits on rate limits fit in the retry
+budget, `(max_attempts - 1) * retry_max_s`, the longest the slot would wait anyway.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import msgspec
 
 from evalpin.core.errors import InputError
 from evalpin.core.reasons import PROVIDER_ERROR
-from evalpin.core.records import Completion, CompletionRequest, ToolCall
+from evalpin.core.records import Completion, CompletionRequest, ToolCall, Usage
 from evalpin.run.slots.base import Slot, SlotError
 from evalpin.run.slots.config import Entry, SlotConfig
 
@@ -108,6 +113,7 @@ class _ChatCompletion(msgspec.Struct):
     choices: list[_Choice]
     model: str | None = None
     system_fingerprint: str | None = None
+    usage: Any = None  # read leniently (_usage): an odd count must not lose the answer
 
 
 class _Failure(NamedTuple):
@@ -116,11 +122,17 @@ class _Failure(NamedTuple):
     retry_after: float | None
     detail: str
 
+    @property
+    def rate_limit(self) -> bool:
+        """The endpoint asked us to slow down: a 429, or any answer with Retry-After."""
+        return self.kind == "rate_limited" or self.retry_after is not None
+
 
 class OpenAISlot(Slot):
     """One SDK client shared by all threads (the SDK's sync client is thread-safe)."""
 
     config: OpenAIConfig
+    paces_requests = True
 
     def __init__(self, config: OpenAIConfig) -> None:
         import openai
@@ -139,21 +151,39 @@ class OpenAISlot(Slot):
 
         params = _params(self.config.model, request)
         attempts, attempt = self.config.max_attempts, 1
+        budget = (attempts - 1) * self.config.retry_max_s
+        limited = 0  # 429s answered to this request
         while True:
-            try:
-                raw = self._client.chat.completions.with_raw_response.create(**params)
-            except openai.APIError as exc:
-                failure = self._classify(exc)
-                if not failure.retry or attempt == attempts:
-                    detail = f"{failure.detail} (attempt {attempt} of {attempts})"
+            with self.pace.request() as permit:
+                try:
+                    raw = self._client.chat.completions.with_raw_response.create(**params)
+                except openai.APIError as exc:
+                    failure = self._classify(exc)
+                    if failure.rate_limit:
+                        permit.rate_limited()
+                else:
+                    permit.succeeded()
+                    return _completion(raw.content)
+            if failure.kind == "rate_limited":
+                limited += 1
+                delay = self._delay(limited, failure.retry_after)
+                if delay > budget + 1e-9:
+                    detail = (
+                        f"{failure.detail} ({limited} rate-limited answers; retry budget spent)"
+                    )
                     raise SlotError(PROVIDER_ERROR(failure.kind), detail) from None
-                # close() wakes this wait, so a stopping run does not sit out a backoff.
-                if self._closed.wait(self._delay(attempt, failure.retry_after)):
-                    detail = f"{failure.detail}; slot closed while waiting to retry"
-                    raise SlotError(PROVIDER_ERROR(failure.kind), detail) from None
+                budget -= delay
+            elif not failure.retry or attempt == attempts:
+                detail = f"{failure.detail} (attempt {attempt} of {attempts})"
+                raise SlotError(PROVIDER_ERROR(failure.kind), detail) from None
+            else:
+                delay = self._delay(attempt, failure.retry_after)
                 attempt += 1
-                continue
-            return _completion(raw.content)
+            # close() wakes these waits, so a stopping run does not sit out a backoff.
+            waited = self.pace.wait if failure.rate_limit else _plain_wait
+            if waited(delay, self._closed):
+                detail = f"{failure.detail}; slot closed while waiting to retry"
+                raise SlotError(PROVIDER_ERROR(failure.kind), detail) from None
 
     def close(self) -> None:
         self._closed.set()
@@ -196,6 +226,10 @@ class OpenAISlot(Slot):
         if not isinstance(message, str) or not message:
             return ""
         return ": " + message.replace(self._key, "***")[:_SERVER_MESSAGE_CHARS]
+
+
+def _plain_wait(seconds: float, stop: threading.Event) -> bool:
+    return stop.wait(seconds)
 
 
 def _env(config: OpenAIConfig, name: str, field: str) -> str:
@@ -263,7 +297,21 @@ def _completion(body: bytes) -> Completion:
     model = data.model or None
     if model and data.system_fingerprint:
         model = f"{model}@{data.system_fingerprint}"
-    return Completion(text=message.content or "", tools=tools, model=model)
+    return Completion(text=message.content or "", tools=tools, model=model, usage=_usage(data))
+
+
+def _usage(data: _ChatCompletion) -> Usage | None:
+    """The `usage` counts that are whole numbers >= 0; None when there are none."""
+    if not isinstance(data.usage, dict):
+        return None
+    counts = {
+        key: value
+        for key in ("prompt_tokens", "completion_tokens", "total_tokens")
+        if isinstance(value := data.usage.get(key), int)
+        and not isinstance(value, bool)
+        and value >= 0
+    }
+    return Usage(**counts) if counts else None
 
 
 def _arguments(raw: Any) -> Any:

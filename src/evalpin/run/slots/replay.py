@@ -4,6 +4,11 @@ The file is read and decoded once when the slot opens. A broken line (not UTF-8,
 wrong shape, or a duplicate key) does not make the whole recording unusable: it is skipped
 and reported in `warnings` with its line number, and the cases it would have answered
 become `no_completion`, which the run records. A missing or empty file is an `InputError`.
+
+An evalpin run file is a recording too: its case records answer with their text, tools,
+files and `reported_model`, a record that got no completion answers with the failure it
+recorded, and its header names the run being replayed (`replay_of`), which the new run's
+header carries. A record holds the last completion of a case; it answers the first round.
 """
 
 from __future__ import annotations
@@ -11,12 +16,13 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Self
+from typing import Annotated, Any, ClassVar, NamedTuple, Self, TypeVar
 
 import msgspec
 
+from evalpin.core import reasons
 from evalpin.core.errors import InputError
-from evalpin.core.records import Completion, CompletionRequest, ToolCall
+from evalpin.core.records import CaseRecord, Completion, CompletionRequest, RunHeader, ToolCall
 from evalpin.run.slots.base import NO_COMPLETION, Slot, SlotError
 from evalpin.run.slots.config import Entry, SlotConfig, read_input
 
@@ -56,6 +62,8 @@ class ReplayConfig(SlotConfig):
         return ReplaySlot(self)
 
 
+_T = TypeVar("_T")
+
 # (case_id, seed or None for "every seed", repair loop)
 _Key = tuple[str, int | None, int]
 
@@ -72,6 +80,19 @@ class _Line(msgspec.Struct):
     model: str | None = None
 
 
+class _Kind(msgspec.Struct):
+    """Which line of a run file this is (None: a plain recorded completion)."""
+
+    record: str | None = None
+
+
+class _Recorded(NamedTuple):
+    """A case record that got no completion: it replays as the same failure."""
+
+    reason: str
+    detail: str
+
+
 class ReplaySlot(Slot):
     """Answers (case, seed, loop) from the file: an exact seed beats a seedless line."""
 
@@ -82,24 +103,54 @@ class ReplaySlot(Slot):
         data = read_input(config.path, "replay file")
         if not data.strip():
             raise InputError(config.path, "empty replay file")
-        self._answers: dict[_Key, Completion] = {}
+        self._answers: dict[_Key, Completion | _Recorded] = {}
         first_seen: dict[_Key, int] = {}
         for lineno, raw in enumerate(data.split(b"\n"), start=1):
             if not raw.strip():
                 continue
             try:
-                line = _decode(raw)
+                key, answer = self._line(raw)
             except ValueError as exc:
                 self._skip(lineno, str(exc))
                 continue
-            key = (line.case_id, line.seed, line.loop)
+            if key is None:
+                continue
             if key in first_seen:
                 self._skip(lineno, f"duplicate of line {first_seen[key]}, which is kept")
                 continue
             first_seen[key] = lineno
-            self._answers[key] = Completion(
-                text=line.text, tools=line.tools, files=line.files, model=line.model
-            )
+            self._answers[key] = answer
+
+    def _line(self, raw: bytes) -> tuple[_Key | None, Completion | _Recorded]:
+        """One line's key and answer; no key for a run file's header or trailer."""
+        kind = _kind(raw)
+        if kind is None:
+            line = _decode(raw)
+            key = (line.case_id, line.seed, line.loop)
+            return key, Completion(line.text, line.tools, line.files, line.model)
+        if kind == "run":
+            header = _decode_as(raw, RunHeader)
+            if self.replay_of is None:
+                self.replay_of = {
+                    "run_id": header.run_id,
+                    "model_slot": header.model_slot,
+                    "path": self.config.path_text,
+                }
+            elif header.run_id != self.replay_of["run_id"]:
+                raise ValueError(f"a second run header (run {header.run_id}); its records are kept")
+            return None, Completion()
+        if kind == "summary":
+            return None, Completion()
+        if kind != "case":
+            raise ValueError(f"unknown record kind {kind!r}")
+        record = _decode_as(raw, CaseRecord)
+        key = (record.case_id, record.seed, 0)
+        if record.text is None:
+            return key, _failure(record, self.replay_of)
+        answer = Completion(
+            record.text, record.tools or [], record.files or {}, record.reported_model
+        )
+        return key, answer
 
     def _skip(self, lineno: int, why: str) -> None:
         self.warnings.append(f"{self.config.path_text}:{lineno}: line skipped: {why}")
@@ -113,21 +164,46 @@ class ReplaySlot(Slot):
         loop = max(0, sum(m.role == "user" for m in request.messages) - 1)
         for seed in (request.seed, None):
             answer = self._answers.get((request.case_id, seed, loop))
+            if isinstance(answer, _Recorded):
+                raise SlotError(answer.reason, answer.detail)
             if answer is not None:
                 return answer
         where = f"case {request.case_id!r} seed {request.seed}" + (f" loop {loop}" if loop else "")
         raise SlotError(NO_COMPLETION, f"no recorded line for {where}")
 
 
+def _failure(record: CaseRecord, replay_of: dict[str, Any] | None) -> _Recorded:
+    """The slot failure a completion-less record recorded (no_completion if none)."""
+    kinds = (reasons.NO_COMPLETION, reasons.PROVIDER_ERROR)
+    failed = [r for r in record.reasons or [] if reasons.lookup(r) in kinds]
+    where = f" in run {replay_of['run_id']}" if replay_of else ""
+    return _Recorded(
+        failed[0] if failed else NO_COMPLETION, f"recorded without a completion{where}"
+    )
+
+
+def _kind(raw: bytes) -> str | None:
+    """The `record` field of a line; None when it has none (or is not an object)."""
+    try:
+        return msgspec.json.decode(raw, type=_Kind).record
+    except msgspec.MsgspecError:
+        return None  # _decode says what is wrong
+
+
 def _decode(raw: bytes) -> _Line:
-    """One line, or ValueError saying what is wrong with it."""
+    """One plain line, or ValueError saying what is wrong with it."""
+    return _decode_as(raw, _Line)
+
+
+def _decode_as(raw: bytes, shape: type[_T]) -> _T:
+    """One line as `shape`, or ValueError saying what is wrong with it."""
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as bad:
         msg = f"not UTF-8: byte 0x{raw[bad.start]:02x} at column {bad.start + 1}"
         raise ValueError(msg) from None
     try:
-        return msgspec.json.decode(raw, type=_Line)
+        return msgspec.json.decode(raw, type=shape)
     except msgspec.ValidationError as exc:
         raise ValueError(f"wrong shape: {exc}") from None
     except msgspec.DecodeError as exc:

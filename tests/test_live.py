@@ -1,0 +1,380 @@
+"""Live runs at the endpoint's pace: `--concurrency` apart from `--jobs`, AIMD on rate
+limits, token usage, and a run file as a replay source. Everything talks real HTTP to
+tests/fake_openai.py on 127.0.0.1; nothing asserts on time, only on counts and events."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from evalpin.core.runfile import read_run
+from evalpin.run.pace import Pace
+from tests.clirun import cli, cli_process
+from tests.conftest import GOLDEN_CASES
+from tests.fake_openai import FakeOpenAI, Reply, chat, error
+
+KEY = "sk-test-live-3f9a"
+ANSWER = {
+    "text": "Order 1001 is cancelled.",
+    "tool_calls": (("lookup_order", '{"order": 1001}'), ("cancel_order", "{}")),
+    "model": "live-model",
+    "fingerprint": "fp_live",
+}
+SLOTS = (
+    "slots:\n  live: {provider: openai, base_url_env: COMPLETION_BASE_URL, "
+    "api_key_env: COMPLETION_API_KEY, model: live-model, retry_base_s: 0.001, "
+    "timeout_s: 10}\n"
+)
+
+
+def answer(delay_s: float = 0.05, usage: tuple[int, int] | None = (30, 7)) -> Reply:
+    return chat(**ANSWER, usage=usage, delay_s=delay_s)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAI]:
+    fake = FakeOpenAI()
+    fake.start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def live(tmp_path: Path, server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder with 12 golden cases and an openai slot on the fake server."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("EVAL_DATASET", "EVAL_SEEDS", "EVAL_TEMPERATURE", "EVAL_NETWORK", "EVAL_WORKDIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("COMPLETION_BASE_URL", server.base_url)
+    monkeypatch.setenv("COMPLETION_API_KEY", KEY)
+    many = [{**GOLDEN_CASES[i % 2], "id": f"case-{i:02d}"} for i in range(12)]
+    (tmp_path / "many.jsonl").write_text("".join(json.dumps(c) + "\n" for c in many))
+    (tmp_path / "slots.yaml").write_text(SLOTS)
+    return tmp_path
+
+
+PLAN = [(f"case-{i:02d}", seed) for i in range(12) for seed in (1, 2)]
+
+
+def run_live(capsys, out: str, *extra: str) -> tuple[int, list[dict], str]:
+    r = cli(
+        capsys,
+        "run",
+        "--fixtures",
+        "many.jsonl",
+        "--slot",
+        "live",
+        "--seeds",
+        "1,2",
+        "--out",
+        out,
+        "--progress",
+        "json",
+        *extra,
+    )
+    return r.code, [json.loads(line) for line in r.out.splitlines()], r.err
+
+
+def cases(path: Path) -> list[dict]:
+    return [r for r in map(json.loads, path.read_text().splitlines()) if r["record"] == "case"]
+
+
+# -- the pace: AIMD arithmetic ------------------------------------------------------------
+
+
+def test_pace_halves_once_per_round_and_climbs_back_one_per_success() -> None:
+    pace = Pace(16)
+    with pace.request() as first, pace.request() as second:
+        first.rate_limited()
+        assert pace.state().limit == 8
+        second.rate_limited()  # sent before the decrease: the same signal
+        assert pace.state().limit == 8
+    with pace.request() as third:
+        third.rate_limited()  # sent after it: a new signal
+    assert pace.state().limit == 4 and pace.state().rate_limited == 3
+    for _ in range(20):
+        with pace.request() as permit:
+            permit.succeeded()
+    assert pace.state().limit == 16  # never above the ceiling
+    for _ in range(10):
+        with pace.request() as permit:
+            permit.rate_limited()
+    assert pace.state().limit == 1  # never below one
+
+
+def test_pace_holds_requests_beyond_the_limit_until_a_permit_frees() -> None:
+    pace = Pace(2)
+    entered = threading.Semaphore(0)
+    release = threading.Event()
+
+    def hold() -> None:
+        with pace.request():
+            entered.release()
+            release.wait(10)
+
+    threads = [threading.Thread(target=hold) for _ in range(3)]
+    for t in threads:
+        t.start()
+    assert entered.acquire(timeout=10) and entered.acquire(timeout=10)
+    assert not entered.acquire(timeout=0.2)  # the third waits for a permit
+    assert pace.state().in_flight == 2
+    release.set()
+    assert entered.acquire(timeout=10)
+    for t in threads:
+        t.join(10)
+    assert pace.state().in_flight == 0
+
+
+def test_pace_refuses_a_ceiling_below_one() -> None:
+    with pytest.raises(ValueError):
+        Pace(0)
+
+
+# -- concurrency apart from jobs ------------------------------------------------------
+
+
+def test_concurrency_not_jobs_sets_requests_in_flight(capsys, live: Path, server) -> None:
+    server.policy = lambda n, in_flight, req: answer(delay_s=0.2)
+    code, events, err = run_live(capsys, "runs/c.jsonl", "--jobs", "1", "--concurrency", "6")
+    assert code == 0, err
+    assert 1 < server.max_in_flight <= 6  # more than --jobs, never above --concurrency
+    path = live / "runs/c.jsonl"
+    assert [(r.case_id, r.seed) for r in read_run(path).rows] == PLAN  # plan order
+    header = json.loads(path.read_text().splitlines()[0])
+    assert header["execution"] == {"jobs": 1, "concurrency": 6}
+    assert "concurrency" not in json.dumps(header["env"]) and "jobs" not in header["controls"]
+    assert max(e.get("in_flight", 0) for e in events if e["event"] in ("case", "pace")) >= 1
+
+
+def test_execution_settings_do_not_change_comparability(capsys, live: Path, server) -> None:
+    server.policy = lambda n, in_flight, req: answer(delay_s=0.0)
+    assert run_live(capsys, "runs/a.jsonl", "--concurrency", "1", "--jobs", "1")[0] == 0
+    assert run_live(capsys, "runs/b.jsonl", "--concurrency", "9", "--jobs", "3")[0] == 0
+    a, b = (json.loads((live / f"runs/{n}.jsonl").read_text().splitlines()[0]) for n in "ab")
+    assert a["execution"] != b["execution"]
+    assert (a["env_digest"], a["slot"], a["controls"]) == (
+        b["env_digest"],
+        b["slot"],
+        b["controls"],
+    )
+    r = cli(capsys, "diff", "runs/a.jsonl", "runs/b.jsonl")
+    assert r.code == 0, r.out  # comparable, and nothing moved
+
+
+def test_usage_per_case_and_summed_in_the_trailer(capsys, live: Path, server) -> None:
+    server.policy = lambda n, in_flight, req: answer(delay_s=0.0, usage=(30 + n % 3, 7))
+    code, events, err = run_live(capsys, "runs/u.jsonl")
+    assert code == 0, err
+    records = cases(live / "runs/u.jsonl")
+    assert all(r["usage"]["total_tokens"] == sum(r["usage"].values()) / 2 for r in records)
+    total = {
+        k: sum(r["usage"][k] for r in records)
+        for k in ("prompt_tokens", "completion_tokens", "total_tokens")
+    }
+    summary = json.loads((live / "runs/u.jsonl").read_text().splitlines()[-1])
+    assert summary["usage"] == total and total["completion_tokens"] == 7 * len(PLAN)
+    assert events[-1]["event"] == "done" and events[-1]["usage"] == total
+    r = cli(capsys, "run", "--fixtures", "many.jsonl", "--slot", "live", "--out", "runs/v.jsonl")
+    shown = json.loads((live / "runs/v.jsonl").read_text().splitlines()[-1])["usage"]
+    assert r.code == 0 and f"{shown['total_tokens']:,} tokens" in r.err, r.err
+
+
+def test_an_endpoint_without_usage_records_none(capsys, live: Path, server) -> None:
+    server.policy = lambda n, in_flight, req: answer(delay_s=0.0, usage=None)
+    assert run_live(capsys, "runs/n.jsonl")[0] == 0
+    assert not any("usage" in r for r in cases(live / "runs/n.jsonl"))
+    assert "usage" not in json.loads((live / "runs/n.jsonl").read_text().splitlines()[-1])
+
+
+# -- rate limits, resets, 5xx -----------------------------------------------------------
+
+
+def test_a_share_of_429s_never_fails_a_case_and_lowers_the_limit(
+    capsys, live: Path, server
+) -> None:
+    def policy(n: int, in_flight: int, req) -> Reply:
+        if n % 5 == 1:
+            return error(429, "slow down", **{"Retry-After": "0.05"})
+        return answer(delay_s=0.05)
+
+    server.policy = policy
+    code, events, err = run_live(capsys, "runs/r.jsonl", "--concurrency", "8")
+    assert code == 0, err
+    records = cases(live / "runs/r.jsonl")
+    assert [r["pass"] for r in records] == [True] * len(PLAN)
+    done = events[-1]
+    assert done["event"] == "done" and done["rate_limited"] == server.served[429] > 0
+    assert done["waited"] > 0
+    assert min(e["limit"] for e in events if e["event"] == "case") < 8
+
+
+def test_a_rate_limit_on_requests_in_flight_is_found_and_respected(
+    capsys, live: Path, server
+) -> None:
+    """An endpoint that allows 3 requests at once and answers 429 beyond: the run adapts
+    and every case passes."""
+
+    def policy(n: int, in_flight: int, req) -> Reply:
+        if in_flight > 3:
+            return error(429, "too many requests", **{"Retry-After": "0.02"})
+        return answer(delay_s=0.1)
+
+    server.policy = policy
+    code, events, err = run_live(capsys, "runs/l.jsonl", "--concurrency", "16")
+    assert code == 0, err
+    assert all(r["pass"] for r in cases(live / "runs/l.jsonl"))
+    assert server.served[429] > 0 and server.served[200] == len(PLAN)
+    assert min(e["limit"] for e in events if e["event"] == "case") <= 4
+
+
+def test_429_beyond_the_retry_budget_is_rate_limited(capsys, live: Path, server) -> None:
+    (live / "slots.yaml").write_text(SLOTS.replace("timeout_s: 10", "retry_max_s: 0.01"))
+    server.policy = lambda n, in_flight, req: error(429, "quota", **{"Retry-After": "0.01"})
+    code, _, err = run_live(capsys, "runs/q.jsonl", "--concurrency", "2")
+    assert code == 0, err
+    records = cases(live / "runs/q.jsonl")
+    assert {tuple(r["reasons"]) for r in records} == {("provider_error:rate_limited",)}
+    # budget (4 - 1) * 0.01 s: three waits of 0.01 s, so four requests per pair
+    assert len(server.received) == 4 * len(PLAN)
+
+
+def test_connection_resets_are_retried(capsys, live: Path, server) -> None:
+    server.policy = lambda n, in_flight, req: (
+        Reply(reset=True) if n % 4 == 0 else answer(delay_s=0.02)
+    )
+    code, _, err = run_live(capsys, "runs/x.jsonl", "--concurrency", "4")
+    assert code == 0, err
+    assert all(r["pass"] for r in cases(live / "runs/x.jsonl"))
+    assert server.served[0] > 0
+
+
+def test_a_slow_stream_of_5xx_fails_only_its_cases_after_the_attempts(
+    capsys, live: Path, server
+) -> None:
+    def policy(n: int, in_flight: int, req) -> Reply:
+        user = req.body["messages"][0]["content"]
+        seed = req.body["seed"]
+        if (user, seed) == ("Cancel order 1002 please.", 2):
+            slow = error(503, "overloaded")
+            slow.delay_s = 0.1
+            return slow
+        return answer(delay_s=0.02)
+
+    server.policy = policy
+    code, _, err = run_live(capsys, "runs/s.jsonl", "--concurrency", "8")
+    assert code == 0, err
+    records = cases(live / "runs/s.jsonl")
+    assert [(r["case_id"], r["seed"]) for r in records] == PLAN
+    failed = {(r["case_id"], r["seed"]) for r in records if not r["pass"]}
+    # odd cases are the cancel case; seed 2 of each fails after 4 attempts
+    assert failed == {(f"case-{i:02d}", 2) for i in range(1, 12, 2)}
+    assert all(r["reasons"] == ["provider_error:server_error"] for r in records if not r["pass"])
+    assert server.served[503] == 4 * len(failed)
+
+
+# -- killed with requests in the air --------------------------------------------------
+
+
+def test_sigkill_with_requests_in_flight_resumes_with_no_duplicate_or_loss(
+    live: Path, server
+) -> None:
+    server.policy = lambda n, in_flight, req: answer(delay_s=0.15)
+    env = {
+        **os.environ,
+        "COMPLETION_BASE_URL": server.base_url,
+        "COMPLETION_API_KEY": KEY,
+    }
+    args = ["run", "--fixtures", "many.jsonl", "--slot", "live", "--seeds", "1,2"]
+    args += ["--out", "runs/k.jsonl", "--concurrency", "5", "--progress", "json"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evalpin", *args],
+        cwd=live,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    seen = 0
+    while seen < 4:
+        line = proc.stdout.readline()
+        assert line, proc.stderr.read() if proc.stderr else "no output"
+        seen += json.loads(line)["event"] == "case"
+    requests_before_kill = len(server.received)
+    proc.kill()
+    proc.wait()
+    proc.stdout.close()
+    proc.stderr.close()  # type: ignore[union-attr]
+    out = live / "runs/k.jsonl"
+    partial = read_run(out)
+    assert not partial.complete and 4 <= len(partial.rows) < len(PLAN)
+    assert requests_before_kill > len(partial.rows)  # some were in the air
+    r = cli_process("run", "--resume", "--out", "runs/k.jsonl", cwd=live, env=env)
+    assert r.code == 0, r.err
+    done = read_run(out)
+    keys = [(row.case_id, row.seed) for row in done.rows]
+    assert sorted(keys) == sorted(PLAN) and len(set(keys)) == len(PLAN)
+    assert all(row.passed for row in done.rows)
+    assert done.summary is not None and done.summary.resumed == len(partial.rows)
+
+
+# -- a run file is a replay source ------------------------------------------------------
+
+
+def test_a_live_run_replays_to_the_same_grades_without_the_endpoint(
+    capsys, live: Path, server
+) -> None:
+    def policy(n: int, in_flight: int, req) -> Reply:
+        if req.body["seed"] == 2 and req.body["messages"][0]["content"].startswith("Cancel"):
+            return error(400, "refused")  # recorded without a completion
+        return answer(delay_s=0.0)
+
+    server.policy = policy
+    assert run_live(capsys, "runs/live.jsonl")[0] == 0
+    asked = len(server.received)
+    source = json.loads((live / "runs/live.jsonl").read_text().splitlines()[0])
+    code, events, err = cli_run_replay(capsys)
+    assert code == 0, err
+    assert len(server.received) == asked  # the endpoint was not called
+    assert not [e for e in events if e["event"] == "warning"]
+    header = json.loads((live / "runs/again.jsonl").read_text().splitlines()[0])
+    assert header["replay_of"] == {
+        "run_id": source["run_id"],
+        "model_slot": "live",
+        "path": "runs/live.jsonl",
+    }
+    assert "warnings" not in header
+
+    def key(r: dict) -> tuple:
+        return (r["case_id"], r["seed"], r["pass"], r["reasons"], r.get("completion_digest"))
+
+    was, now = cases(live / "runs/live.jsonl"), cases(live / "runs/again.jsonl")
+    assert [key(r) for r in now] == [key(r) for r in was]
+    assert {r.get("reported_model") for r in now} == {"live-model@fp_live", None}
+    assert any(r["reasons"] == ["provider_error:bad_request"] for r in now)
+    assert not any("usage" in r for r in now)  # nothing was spent
+
+
+def cli_run_replay(capsys) -> tuple[int, list[dict], str]:
+    r = cli(
+        capsys,
+        "run",
+        "--fixtures",
+        "many.jsonl",
+        "--slot",
+        "again=replay:runs/live.jsonl",
+        "--seeds",
+        "1,2",
+        "--out",
+        "runs/again.jsonl",
+        "--progress",
+        "json",
+    )
+    return r.code, [json.loads(line) for line in r.out.splitlines()], r.err

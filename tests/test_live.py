@@ -378,3 +378,95 @@ def cli_run_replay(capsys) -> tuple[int, list[dict], str]:
         "json",
     )
     return r.code, [json.loads(line) for line in r.out.splitlines()], r.err
+
+
+# -- grading stays bounded by --jobs ------------------------------------------------------
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_coding_set_grades_at_most_jobs_at_once_while_completions_overlap(
+    capsys, live: Path, server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    from evalpin.core.fixtures import load_fixtures
+    from evalpin.run import sandbox
+
+    shutil.copytree(REPO / "fixtures" / "repairs", live / "repairs")
+    items = load_fixtures(live / "repairs" / "coding.yaml").cases
+    recorded = [json.loads(x) for x in (REPO / "fixtures/completions/coder_a.jsonl").open()]
+    texts = {r["case_id"]: r["text"] for r in recorded if r.get("loop", 0) == 0}
+    by_prompt = {item.prompt: texts[item.id] for item in items}
+    server.policy = lambda n, in_flight, req: chat(
+        by_prompt[req.body["messages"][0]["content"]], delay_s=0.3
+    )
+
+    real_run_item = sandbox.run_item
+    grading, most = 0, 0
+    lock = threading.Lock()
+
+    def counted(*args, **kwargs):
+        nonlocal grading, most
+        with lock:
+            grading += 1
+            most = max(most, grading)
+        try:
+            return real_run_item(*args, **kwargs)
+        finally:
+            with lock:
+                grading -= 1
+
+    monkeypatch.setattr(sandbox, "run_item", counted)
+    r = cli(
+        capsys,
+        "run",
+        "--fixtures",
+        "repairs/coding.yaml",
+        "--slot",
+        "live",
+        "--seeds",
+        "1",
+        "--jobs",
+        "1",
+        "--concurrency",
+        "8",
+        "--out",
+        "runs/coding.jsonl",
+    )
+    assert r.code == 0, r.err
+    rows = read_run(live / "runs/coding.jsonl").rows
+    assert len(rows) == len(items) and any(row.passed for row in rows)
+    assert most == 1  # --jobs 1: one sandboxed grader at a time
+    assert server.max_in_flight > 1  # while completions overlapped
+
+
+# -- the review screen: replay of a run, tokens on the verdict screen ---------------------
+
+
+async def test_review_says_replay_of_run_and_the_verdict_screen_shows_tokens(
+    tmp_path: Path,
+) -> None:
+    from evalpin.core.records import Summary, Usage
+    from evalpin.core.runfile import RunWriter
+    from evalpin.tui.screens.verdict import VerdictScreen
+    from tests.builders import grid, header
+    from tests.tuikit import SIZE, new_app, screen_text, settle
+
+    path = tmp_path / "again.jsonl"
+    head = header(replay_of={"run_id": "fc7a4bc2bef0", "model_slot": "live", "path": "x"})
+    rows = grid({"a": [True] * 3, "b": [True, False, True]})
+    with RunWriter(path, new=True) as w:
+        w.write(head)
+        for row in rows:
+            w.write(row)
+        usage = Usage(prompt_tokens=12000, completion_tokens=345, total_tokens=12345)
+        w.write(Summary("2026-11-29T02:05:00Z", records=6, passed=5, usage=usage))
+    app = new_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app, "verdicts")
+        assert "night (replay) · replay of run fc7a4bc2bef0" in screen_text(app)
+        await pilot.press("v")
+        await pilot.pause()
+        assert isinstance(app.screen, VerdictScreen)
+        assert "tokens         12,345 (12,000 prompt · 345 completion)" in screen_text(app)

@@ -194,6 +194,15 @@ class VerdictScreen(Screen[None]):
                     + ("n/a" if flip is None else f"{flip:.3f}"),
                 )
             )
+        usage = run.summary.usage if run.summary is not None else None
+        if usage is not None:
+            parts.append(
+                Text.assemble(
+                    ("tokens         ", muted),
+                    f"{usage.total_tokens:,} ({usage.prompt_tokens:,} prompt"
+                    f" · {usage.completion_tokens:,} completion)",
+                )
+            )
         for note in v.notes:
             parts.append(Text.assemble(("note  ", muted), line(note)))
         return Group(*parts)

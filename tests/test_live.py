@@ -470,3 +470,26 @@ async def test_review_says_replay_of_run_and_the_verdict_screen_shows_tokens(
         await pilot.pause()
         assert isinstance(app.screen, VerdictScreen)
         assert "tokens         12,345 (12,000 prompt · 345 completion)" in screen_text(app)
+
+
+async def test_launch_panel_shows_requests_in_flight_and_waits(tmp_path: Path) -> None:
+    from evalpin.run import events
+    from evalpin.tui.screens.launch import LaunchScreen
+    from tests.builders import grid, write_run
+    from tests.tuikit import SIZE, new_app, screen_text, settle
+
+    (tmp_path / "fixtures").mkdir()
+    (tmp_path / "fixtures" / "golden.jsonl").write_text(json.dumps(GOLDEN_CASES[0]) + "\n")
+    (tmp_path / "slots.yaml").write_text("slots:\n  night: {provider: replay, path: x.jsonl}\n")
+    run = write_run(tmp_path / "runs" / "r.jsonl", grid({"a": [True] * 3}))
+    app = new_app(run, cwd=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app, "verdicts")
+        await pilot.press("l")
+        await pilot.pause()
+        panel = app.screen
+        assert isinstance(panel, LaunchScreen)
+        panel.handle_event(events.StartEvent("runs/n.jsonl", "r2", 6, 6, "not-applicable"))
+        panel.handle_event(events.PaceEvent(in_flight=3, limit=4, rate_limited=7, waited=1.4))
+        await pilot.pause()
+        assert "3/4 in flight, 7 rate-limited (1.4 s waiting)" in screen_text(app)

@@ -54,7 +54,7 @@ class RunDisplay:
             self.status = f"[green]{event.passed} pass[/] [red]{event.failed} fail[/]"
             self.bar.update(self.task, completed=event.done, status=self.status + self.pace)
         elif isinstance(event, events.PaceEvent) and self.bar is not None:
-            self.pace = f" [dim]{pace_text(event)}[/]"
+            self.pace = f" [dim]{event.shown}[/]"
             self.bar.update(self.task, status=self.status + self.pace)
         elif isinstance(event, events.FinalEvent):
             self.close()
@@ -93,14 +93,6 @@ class RunDisplay:
         if self.bar is not None:
             self.bar.stop()
             self.bar = None
-
-
-def pace_text(event: events.PaceEvent) -> str:
-    """Requests in flight of the current limit, and the rate-limit waits so far."""
-    shown = f"{event.in_flight}/{event.limit} in flight"
-    if event.rate_limited:
-        shown += f", {event.rate_limited} rate-limited ({event.waited:.1f} s waiting)"
-    return shown
 
 
 def done_extras(event: events.DoneEvent) -> list[str]:

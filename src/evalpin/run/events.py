@@ -62,6 +62,14 @@ class PaceEvent(_Event, tag="pace"):
     rate_limited: int  # rate-limit answers so far
     waited: float  # request-seconds spent waiting them out
 
+    @property
+    def shown(self) -> str:
+        """One plain line for a display: in flight of the limit, and the waits so far."""
+        text = f"{self.in_flight}/{self.limit} in flight"
+        if self.rate_limited:
+            text += f", {self.rate_limited} rate-limited ({self.waited:.1f} s waiting)"
+        return text
+
 
 class WarningEvent(_Event, tag="warning"):
     message: str

@@ -118,6 +118,7 @@ class LaunchScreen(ModalScreen[str | None]):
         self.started_at: float | None = None
         self.elapsed = 0.0
         self.tally = {"done": 0, "total": 0, "passed": 0, "failed": 0}
+        self.pace_shown = ""  # requests in flight and rate-limit waits (pace events)
         self.events: list[events.Event] = []
         self.final: Text | None = None  # how the last run ended, kept under the progress
 
@@ -257,6 +258,7 @@ class LaunchScreen(ModalScreen[str | None]):
         self.events = []
         self.final = None
         self.tally = {"done": 0, "total": 0, "passed": 0, "failed": 0}
+        self.pace_shown = ""  # requests in flight and rate-limit waits (pace events)
         self.started_at = time.monotonic()
         self.elapsed = 0.0
         self._set_running(True)
@@ -316,6 +318,9 @@ class LaunchScreen(ModalScreen[str | None]):
             self.elapsed = max(self.elapsed, event.elapsed)
             bar.update(total=self.tally["total"], progress=self.tally["done"])
             self._show_progress()
+        elif isinstance(event, events.PaceEvent):
+            self.pace_shown = event.shown
+            self._show_progress()
         elif isinstance(event, events.WarningEvent):
             self._log(Text.assemble(("warning: ", "bold"), line(event.message)))
         elif isinstance(event, events.DoneEvent):
@@ -370,6 +375,8 @@ class LaunchScreen(ModalScreen[str | None]):
             (f"{t['failed']} fail", "red"),
             f"  ·  {self.elapsed:.1f} s",
         )
+        if self.pace_shown:
+            text.append(f"  ·  {self.pace_shown}")
         if self.out_label:
             text.append("  ·  ")
             text.append_text(line(self.out_label, width=80))

@@ -493,3 +493,82 @@ async def test_launch_panel_shows_requests_in_flight_and_waits(tmp_path: Path) -
         panel.handle_event(events.PaceEvent(in_flight=3, limit=4, rate_limited=7, waited=1.4))
         await pilot.pause()
         assert "3/4 in flight, 7 rate-limited (1.4 s waiting)" in screen_text(app)
+
+
+# -- the slot itself ----------------------------------------------------------------------
+
+
+def open_live(server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, **over: float):
+    from evalpin.run.slots import OpenAIConfig, open_slot
+
+    monkeypatch.setenv("COMPLETION_BASE_URL", server.base_url)
+    monkeypatch.setenv("COMPLETION_API_KEY", KEY)
+    settings: dict = {
+        "label": "live",
+        "source": None,
+        "model": "m",
+        "base_url_env": "COMPLETION_BASE_URL",
+        "api_key_env": "COMPLETION_API_KEY",
+        "retry_base_s": 0.001,
+        "retry_max_s": 0.05,
+    }
+    return open_slot(OpenAIConfig(**{**settings, **over}))
+
+
+def ask(slot):
+    from evalpin.core.records import CompletionRequest, Message
+
+    return slot.complete(CompletionRequest("c1", 1, [Message("user", "hi")]))
+
+
+def test_more_429s_than_attempts_are_waited_out_within_the_budget(
+    server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    limited = error(429, "slow down", **{"Retry-After": "0.001"})
+    server.push(*[limited] * 6, chat("at last"))
+    slot = open_live(server, monkeypatch)
+    try:
+        assert ask(slot).text == "at last"  # 6 answers 429 > max_attempts 4
+        state = slot.pace.state()
+        assert state.rate_limited == 6 and state.waited_s > 0 and state.in_flight == 0
+    finally:
+        slot.close()
+
+
+def test_a_5xx_with_retry_after_lowers_the_limit_but_uses_attempts(
+    server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server.default = error(503, "busy", **{"Retry-After": "0.001"})
+    slot = open_live(server, monkeypatch, max_attempts=3)
+    try:
+        with pytest.raises(Exception, match="server_error"):
+            ask(slot)
+        assert len(server.received) == 3
+        assert slot.pace.state().limit < slot.pace.ceiling
+    finally:
+        slot.close()
+
+
+@pytest.mark.parametrize(
+    ("usage", "expected"),
+    [
+        ({"prompt_tokens": 11, "completion_tokens": 4, "total_tokens": 15}, (11, 4, 15)),
+        ({"prompt_tokens": "many", "completion_tokens": 4, "total_tokens": True}, (0, 4, 0)),
+        ({"prompt_tokens": -3}, None),
+        ("lots", None),
+        (None, None),
+    ],
+)
+def test_usage_is_read_leniently_and_never_costs_the_answer(
+    server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, usage, expected
+) -> None:
+    from evalpin.core.records import Usage
+
+    server.push(Reply(body={**chat("fine").body, "usage": usage}))  # type: ignore[dict-item]
+    slot = open_live(server, monkeypatch)
+    try:
+        answer = ask(slot)
+    finally:
+        slot.close()
+    assert answer.text == "fine"
+    assert answer.usage == (Usage(*expected) if expected else None)

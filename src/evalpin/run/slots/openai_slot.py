@@ -147,9 +147,13 @@ class OpenAISlot(Slot):
         self._random = random.Random()
 
     def complete(self, request: CompletionRequest) -> Completion:
+        return _completion(self._ask(_params(self.config.model, request)))
+
+    def _ask(self, params: dict[str, Any]) -> bytes:
+        """One chat completion's body: each try holds a pace permit while on the wire;
+        retried as the slot says; SlotError when none comes."""
         import openai
 
-        params = _params(self.config.model, request)
         attempts, attempt = self.config.max_attempts, 1
         budget = (attempts - 1) * self.config.retry_max_s
         limited = 0  # 429s answered to this request
@@ -163,7 +167,7 @@ class OpenAISlot(Slot):
                         permit.rate_limited()
                 else:
                     permit.succeeded()
-                    return _completion(raw.content)
+                    return raw.content
             if failure.kind == "rate_limited":
                 limited += 1
                 delay = self._delay(limited, failure.retry_after)

@@ -114,6 +114,12 @@ class FakeOpenAI:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
+    @property
+    def in_flight(self) -> int:
+        """Requests received and not yet answered (or given up by their client)."""
+        with self._lock:
+            return self._in_flight
+
     def push(self, *replies: Reply) -> None:
         self.replies.extend(replies)
 

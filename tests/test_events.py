@@ -27,7 +27,7 @@ WIRE = [
      "seconds": 1.5},
     {"event": "done", "out": "runs/x.jsonl", "records": 6, "passed": 4, "failed": 2,
      "seconds": 1.5, "usage": {"prompt_tokens": 60, "completion_tokens": 12,
-     "total_tokens": 72}, "rate_limited": 3, "waited": 0.6},
+     "total_tokens": 72}, "rate_limited": 3, "waited": 0.6, "lowest_limit": 4},
     {"event": "interrupted", "out": "runs/x.jsonl", "done": 3, "total": 6,
      "resume": "evalpin run --resume --out runs/x.jsonl"},
     {"event": "failed", "out": "runs/x.jsonl", "message": "No space left on device"},

@@ -106,5 +106,8 @@ def done_extras(event: events.DoneEvent) -> list[str]:
         )
     if event.rate_limited:
         waited = event.waited or 0.0
-        extras.append(f"; {event.rate_limited} rate-limited answers, {waited:.1f} s waiting")
+        extras.append(
+            f"; {event.rate_limited} rate-limited answers, {waited:.1f} s waiting,"
+            f" concurrency lowered to {event.lowest_limit}"
+        )
     return extras

@@ -86,6 +86,7 @@ class DoneEvent(_Event, tag="done"):
     usage: Usage | None = None  # tokens, from the summary trailer
     rate_limited: int = 0
     waited: float | None = None  # None: never waited (a float default is not omitted)
+    lowest_limit: int = 0  # how far rate limits lowered the concurrency (0: they did not)
 
 
 class InterruptedEvent(_Event, tag="interrupted"):

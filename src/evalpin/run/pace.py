@@ -27,6 +27,7 @@ class PaceState:
     limit: int
     rate_limited: int  # rate-limit answers received so far
     waited_s: float  # request-seconds spent waiting out rate limits (summed over requests)
+    lowest: int  # the lowest the limit fell to
 
 
 class Permit:
@@ -54,6 +55,7 @@ class Pace:
         self._epoch = 0
         self._rate_limited = 0
         self._waited = 0.0
+        self._lowest = ceiling
         self._cond = threading.Condition()
 
     @contextmanager
@@ -82,7 +84,11 @@ class Pace:
     def state(self) -> PaceState:
         with self._cond:
             return PaceState(
-                self._in_flight, int(self._limit), self._rate_limited, round(self._waited, 3)
+                self._in_flight,
+                int(self._limit),
+                self._rate_limited,
+                round(self._waited, 3),
+                self._lowest,
             )
 
     def _adjust(self, epoch: int, *, limited: bool) -> None:
@@ -95,4 +101,5 @@ class Pace:
             self._rate_limited += 1
             if epoch == self._epoch:  # sent since the last decrease: a new signal
                 self._limit = max(1.0, self._limit / 2)
+                self._lowest = min(self._lowest, int(self._limit))
                 self._epoch += 1

@@ -400,6 +400,7 @@ def run(
             usage=summary.usage,
             rate_limited=final.rate_limited,
             waited=final.waited_s or None,
+            lowest_limit=final.lowest if final.rate_limited else 0,
         )
     )
     return summary

@@ -496,6 +496,7 @@ async def test_launch_panel_shows_requests_in_flight_and_waits(tmp_path: Path) -
         await pilot.pause()
         panel = app.screen
         assert isinstance(panel, LaunchScreen)
+        assert "in flight" in screen_text(app)  # the form's --concurrency box
         panel.handle_event(events.StartEvent("runs/n.jsonl", "r2", 6, 6, "not-applicable"))
         panel.handle_event(events.PaceEvent(in_flight=3, limit=4, rate_limited=7, waited=1.4))
         await pilot.pause()

@@ -80,6 +80,7 @@ class LaunchRequest:
     temperature: str = ""
     jobs: str = ""
     slots_file: str | None = None
+    concurrency: str = ""
 
     def argv(self) -> list[str]:
         argv = [sys.executable, "-m", "evalpin", "run", "--progress", "json"]
@@ -88,6 +89,7 @@ class LaunchRequest:
             ("--seeds", self.seeds),
             ("--temperature", self.temperature),
             ("--jobs", self.jobs),
+            ("--concurrency", self.concurrency),
             ("--slots", self.slots_file),
         ):
             if value:
@@ -175,6 +177,8 @@ class LaunchScreen(ModalScreen[str | None]):
                 yield Input(temperature, id="temperature")
                 yield Label("jobs", classes="launch-label-short")
                 yield Input("", placeholder="cores", id="jobs")
+                yield Label("in flight", classes="launch-label-short")
+                yield Input("", placeholder="16", id="concurrency")
             if problem:
                 yield Static(line("slots.yaml: " + problem), markup=False, classes="launch-problem")
             with Horizontal(id="launch-buttons"):
@@ -216,6 +220,7 @@ class LaunchScreen(ModalScreen[str | None]):
             seeds=self.query_one("#seeds", Input).value.strip(),
             temperature=self.query_one("#temperature", Input).value.strip(),
             jobs=self.query_one("#jobs", Input).value.strip(),
+            concurrency=self.query_one("#concurrency", Input).value.strip(),
         )
 
     # -- actions ---------------------------------------------------------------------

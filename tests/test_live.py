@@ -580,3 +580,12 @@ def test_usage_is_read_leniently_and_never_costs_the_answer(
         slot.close()
     assert answer.text == "fine"
     assert answer.usage == (Usage(*expected) if expected else None)
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "1025", "many"])
+def test_concurrency_out_of_range_is_refused_before_anything_runs(
+    capsys, live: Path, server, value: str
+) -> None:
+    code, _, err = run_live(capsys, "runs/bad.jsonl", "--concurrency", value)
+    assert code == 3 and "--concurrency" in err
+    assert not (live / "runs").exists() and server.received == []

@@ -8,6 +8,9 @@ from pathlib import Path
 
 import click
 
+# One thread per completion in flight: a typo such as 100000 must not start that many.
+MAX_CONCURRENCY = 1024
+
 
 @click.command("run")
 @click.option(
@@ -42,9 +45,9 @@ import click
 )
 @click.option(
     "--concurrency",
-    type=click.IntRange(min=1),
-    help="Completions in flight; lowered on rate limits, raised as requests succeed."
-    "  [default: 16]",
+    type=click.IntRange(min=1, max=MAX_CONCURRENCY),
+    help="Completions in flight (one thread each); lowered on rate limits, raised as"
+    " requests succeed.  [default: 16]",
 )
 @click.option(
     "--out",

@@ -186,6 +186,8 @@ def test_usage_per_case_and_summed_in_the_trailer(capsys, live: Path, server) ->
     r = cli(capsys, "run", "--fixtures", "many.jsonl", "--slot", "live", "--out", "runs/v.jsonl")
     shown = json.loads((live / "runs/v.jsonl").read_text().splitlines()[-1])["usage"]
     assert r.code == 0 and f"{shown['total_tokens']:,} tokens" in r.err, r.err
+    r = cli(capsys, "verdict", "runs/v.jsonl")
+    assert f"usage     {shown['total_tokens']:,} tokens ({shown['prompt_tokens']:,} prompt" in r.out
 
 
 def test_an_endpoint_without_usage_records_none(capsys, live: Path, server) -> None:
@@ -476,7 +478,8 @@ async def test_review_says_replay_of_run_and_the_verdict_screen_shows_tokens(
         await pilot.press("v")
         await pilot.pause()
         assert isinstance(app.screen, VerdictScreen)
-        assert "tokens         12,345 (12,000 prompt · 345 completion)" in screen_text(app)
+        shown = "usage          12,345 tokens (12,000 prompt, 345 completion)"
+        assert shown in screen_text(app)
 
 
 async def test_launch_panel_shows_requests_in_flight_and_waits(tmp_path: Path) -> None:

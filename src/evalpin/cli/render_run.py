@@ -99,11 +99,7 @@ def done_extras(event: events.DoneEvent) -> list[str]:
     """The end line's tokens and rate-limit waits, where there were any."""
     extras = []
     if event.usage is not None:
-        u = event.usage
-        extras.append(
-            f"; {u.total_tokens:,} tokens ({u.prompt_tokens:,} prompt,"
-            f" {u.completion_tokens:,} completion)"
-        )
+        extras.append(f"; {event.usage.describe()}")
     if event.rate_limited:
         waited = event.waited or 0.0
         extras.append(

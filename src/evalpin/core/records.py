@@ -36,6 +36,13 @@ class Usage(msgspec.Struct, frozen=True):
             self.total_tokens + other.total_tokens,
         )
 
+    def describe(self) -> str:
+        """`12,345 tokens (12,000 prompt, 345 completion)`, as every display shows it."""
+        return (
+            f"{self.total_tokens:,} tokens ({self.prompt_tokens:,} prompt,"
+            f" {self.completion_tokens:,} completion)"
+        )
+
 
 class Completion(msgspec.Struct, frozen=True):
     """What a slot returned for one request (also the replay and command line shape).

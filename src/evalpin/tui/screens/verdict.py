@@ -196,13 +196,7 @@ class VerdictScreen(Screen[None]):
             )
         usage = run.summary.usage if run.summary is not None else None
         if usage is not None:
-            parts.append(
-                Text.assemble(
-                    ("tokens         ", muted),
-                    f"{usage.total_tokens:,} ({usage.prompt_tokens:,} prompt"
-                    f" · {usage.completion_tokens:,} completion)",
-                )
-            )
+            parts.append(Text.assemble(("usage          ", muted), usage.describe()))
         for note in v.notes:
             parts.append(Text.assemble(("note  ", muted), line(note)))
         return Group(*parts)

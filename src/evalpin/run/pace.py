@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from evalpin.run import events
+
 DEFAULT_CONCURRENCY = 16
+TICK_S = 0.5  # how often a run looks at its pace while waiting for cases
 
 
 @dataclass(frozen=True)
@@ -103,3 +106,29 @@ class Pace:
                 self._limit = max(1.0, self._limit / 2)
                 self._lowest = min(self._lowest, int(self._limit))
                 self._epoch += 1
+
+
+class PaceTicker:
+    """Sends a `pace` event when the requests in flight or the waits changed, at most
+    every half second, so a display moves while plan order holds records back."""
+
+    def __init__(self, pace: Pace, emit: Callable[[events.Event], None]) -> None:
+        self.pace, self.emit = pace, emit
+        self.last: PaceState | None = None
+        self.at = 0.0
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        if now - self.at < TICK_S:
+            return
+        state = self.pace.state()
+        if state != self.last:
+            self.last, self.at = state, now
+            self.emit(
+                events.PaceEvent(
+                    in_flight=state.in_flight,
+                    limit=state.limit,
+                    rate_limited=state.rate_limited,
+                    waited=state.waited_s,
+                )
+            )

@@ -53,7 +53,7 @@ from evalpin.core.records import (
 from evalpin.core.runfile import RunWriter, read_run, trim_torn_tail
 from evalpin.run import events
 from evalpin.run.controls import Controls
-from evalpin.run.pace import DEFAULT_CONCURRENCY, Pace, PaceState
+from evalpin.run.pace import DEFAULT_CONCURRENCY, TICK_S, Pace, PaceTicker
 from evalpin.run.slots import Slot, SlotConfig, SlotError
 
 Pair = tuple[str, int]
@@ -363,7 +363,7 @@ def run(
         )
     )
     execute = Executor(plan, slot, header.grader_version or grader_version())
-    ticker = _PaceTicker(pace, emit)
+    ticker = PaceTicker(pace, emit)
     with writer:
         for record in _results(execute, todo, plan.workers, stop, ticker.tick):
             writer.write(record)
@@ -404,35 +404,6 @@ def run(
         )
     )
     return summary
-
-
-class _PaceTicker:
-    """Sends a `pace` event when the requests in flight or the waits changed, at most
-    every half second, so a display moves while plan order holds records back."""
-
-    def __init__(self, pace: Pace, emit: Callable[[events.Event], None]) -> None:
-        self.pace, self.emit = pace, emit
-        self.last: PaceState | None = None
-        self.at = 0.0
-
-    def tick(self) -> None:
-        now = time.monotonic()
-        if now - self.at < TICK_S:
-            return
-        state = self.pace.state()
-        if state != self.last:
-            self.last, self.at = state, now
-            self.emit(
-                events.PaceEvent(
-                    in_flight=state.in_flight,
-                    limit=state.limit,
-                    rate_limited=state.rate_limited,
-                    waited=state.waited_s,
-                )
-            )
-
-
-TICK_S = 0.5
 
 
 class _UsageLine(msgspec.Struct):

@@ -174,8 +174,9 @@ class Executor:
         self.grading = threading.BoundedSemaphore(plan.jobs)
 
     def complete(self, request: CompletionRequest) -> Completion:
-        """The slot's completion, holding a pace permit unless the slot holds its own."""
-        if self.slot.paces_requests:
+        """The slot's completion, holding a pace permit unless the slot holds its own or
+        answers from memory (nothing in flight to bound)."""
+        if self.slot.paces_requests or not self.plan.slot_config.threads_help:
             return self.slot.complete(request)
         with self.slot.pace.request():
             return self.slot.complete(request)

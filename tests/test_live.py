@@ -592,3 +592,30 @@ def test_concurrency_out_of_range_is_refused_before_anything_runs(
     code, _, err = run_live(capsys, "runs/bad.jsonl", "--concurrency", value)
     assert code == 3 and "--concurrency" in err
     assert not (live / "runs").exists() and server.received == []
+
+
+COUNTING_AGENT = """
+import json, os, sys, time
+json.load(sys.stdin)
+mine = os.path.join("inflight", str(os.getpid()))
+open(mine, "w").close()
+with open("seen.log", "a") as log:
+    log.write(f"{len(os.listdir('inflight'))}\\n")
+time.sleep(0.1)
+os.remove(mine)
+print(json.dumps({"text": "Order 1001 is cancelled.", "model": "agent@1",
+                  "tools": [{"name": "lookup_order"}, {"name": "cancel_order"}]}))
+"""
+
+
+def test_concurrency_bounds_command_slot_programs_too(capsys, live: Path) -> None:
+    (live / "agent.py").write_text(COUNTING_AGENT)
+    (live / "inflight").mkdir()
+    (live / "slots.yaml").write_text(
+        f"slots:\n  live: {{provider: command, argv: [{json.dumps(sys.executable)}, agent.py]}}\n"
+    )
+    code, _, err = run_live(capsys, "runs/cmd.jsonl", "--concurrency", "3", "--jobs", "8")
+    assert code == 0, err
+    seen = [int(n) for n in (live / "seen.log").read_text().split()]
+    assert len(seen) == len(PLAN) and max(seen) <= 3  # a program's file exists while it runs
+    assert [(r.case_id, r.seed) for r in read_run(live / "runs/cmd.jsonl").rows] == PLAN

@@ -60,21 +60,30 @@ def limited_share(share: float) -> tuple[Policy, dict[str, int]]:
 
 
 def timed_run(folder: Path, server: FakeOpenAI, name: str, *extra: str) -> tuple[float, dict]:
+    """Wall time of the whole command, and what it wrote; `startup` is the time to its
+    `start` event (imports, the SDK's included; planning; the header)."""
     env = installed_env() | {"BENCH_BASE_URL": server.base_url, "BENCH_API_KEY": "sk-bench"}
     out = folder / "runs" / f"{name}.jsonl"
     args = ["run", "--fixtures", "cases.jsonl", "--slot", "live", "--seeds", "1"]
-    args += ["--out", str(out), *extra]
+    args += ["--out", str(out), "--progress", "json", *extra]
     started = time.perf_counter()
-    done = subprocess.run(
+    proc = subprocess.Popen(
         [sys.executable, "-m", "evalpin", *args],
         cwd=folder,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
         env=env,
     )
+    assert proc.stdout is not None
+    startup = None
+    for line in proc.stdout:
+        if startup is None and json.loads(line)["event"] == "start":
+            startup = time.perf_counter() - started
+    _, err = proc.communicate()
     elapsed = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"evalpin run failed ({done.returncode}): {done.stderr}")
+    if proc.returncode != 0:
+        raise SystemExit(f"evalpin run failed ({proc.returncode}): {err}")
     records = [json.loads(x) for x in out.read_text().splitlines()]
     reasons = [r for rec in records if rec["record"] == "case" for r in rec["reasons"]]
     summary = records[-1]
@@ -83,6 +92,7 @@ def timed_run(folder: Path, server: FakeOpenAI, name: str, *extra: str) -> tuple
         "passed": summary["passed"],
         "provider_errors": sum(r.startswith("provider_error") for r in reasons),
         "tokens": (summary.get("usage") or {}).get("total_tokens"),
+        "startup_s": round(startup or 0.0, 2),
     }
 
 

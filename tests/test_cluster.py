@@ -243,9 +243,11 @@ def test_local_cluster_writes_the_jobs_run_and_keeps_secrets_home(
     assert len(case_lines(dask)) == 8
     assert [json.loads(x)["pass"] for x in case_lines(dask)][:4] == [True, True, False, False]
     h_jobs, h_dask = header(jobs), header(dask)
-    assert h_jobs["executor"] == {"kind": "local", "jobs": 2}
-    assert h_dask["executor"]["kind"] == "dask" and h_dask["executor"]["workers"] == 2
-    assert h_dask["executor"]["worker_env_digests"] == [h_dask["env_digest"]]
+    assert h_jobs["execution"]["executor"] == {"kind": "local"}
+    assert h_jobs["execution"]["jobs"] == 2
+    executor = h_dask["execution"]["executor"]
+    assert executor["kind"] == "dask" and executor["workers"] == 2
+    assert executor["worker_env_digests"] == [h_dask["env_digest"]]
     assert h_dask["env_digest"] == h_jobs["env_digest"]
     assert h_dask["controls"]["network"] == h_jobs["controls"]["network"]
     assert read_run(dask).summary is not None

@@ -129,7 +129,7 @@ class LocalExecutor:
         )
 
     def describe(self, controls: dict[str, Any]) -> dict[str, Any]:
-        return {"kind": "local", "jobs": self.capacity}
+        return {"kind": "local"}
 
     def close(self) -> None:
         """Nothing to release: the threads belong to the runner."""

@@ -26,6 +26,7 @@ from evalpin.run.controls import (
     resolve_fixtures,
     resolve_workdir,
 )
+from evalpin.run.pace import DEFAULT_CONCURRENCY
 from evalpin.run.runner import Interrupted, Plan, default_jobs, default_out, run
 from evalpin.run.slots import DEFAULT_SLOTS_FILE, inline_spec, open_slot, resolve_slot
 
@@ -48,6 +49,7 @@ class RunRequest:
     out: Path | None = None
     resume: bool = False
     cluster: str | None = None  # tcp://HOST:PORT of a Dask scheduler, or local:N
+    concurrency: int | None = None
 
 
 def _shown_path(path: Path) -> str:
@@ -90,6 +92,7 @@ def _resume_defaults(request: RunRequest) -> tuple[RunRequest, RunHeader]:
             out=request.out,
             resume=True,
             cluster=request.cluster,
+            concurrency=request.concurrency,
         ),
         header,
     )
@@ -140,6 +143,7 @@ def plan_run(request: RunRequest, env: Mapping[str, str]) -> Plan:
         controls=controls,
         out=out,
         jobs=request.jobs or default_jobs(),
+        concurrency=request.concurrency or DEFAULT_CONCURRENCY,
         workdir=resolve_workdir(env),
         isolation=isolation,
     )

@@ -155,7 +155,7 @@ def test_concurrency_not_jobs_sets_requests_in_flight(capsys, live: Path, server
     path = live / "runs/c.jsonl"
     assert [(r.case_id, r.seed) for r in read_run(path).rows] == PLAN  # plan order
     header = json.loads(path.read_text().splitlines()[0])
-    assert header["execution"] == {"jobs": 1, "concurrency": 6}
+    assert header["execution"] == {"jobs": 1, "concurrency": 6, "executor": {"kind": "local"}}
     assert "concurrency" not in json.dumps(header["env"]) and "jobs" not in header["controls"]
     assert max(e.get("in_flight", 0) for e in events if e["event"] in ("case", "pace")) >= 1
 

@@ -140,8 +140,8 @@ class LaunchScreen(ModalScreen[str | None]):
         labels, problem = slot_labels(folder / "slots.yaml")
         choices = [str(p.relative_to(folder)) for p in fixture_sets]
         like = self.like
-        fixture_default = choices[0] if choices else Select.BLANK
-        slot_default = labels[0] if labels else Select.BLANK
+        fixture_default = choices[0] if choices else Select.NULL
+        slot_default = labels[0] if labels else Select.NULL
         seeds, temperature = "11,29,47", "0"
         if like is not None:
             if like.fixtures.path in choices:
@@ -221,11 +221,11 @@ class LaunchScreen(ModalScreen[str | None]):
         fixtures = self.query_one("#fixture-path", Input).value.strip()
         if not fixtures:
             picked = self.query_one("#fixture-pick", Select).value
-            fixtures = "" if picked is Select.BLANK else str(picked)
+            fixtures = "" if picked is Select.NULL else str(picked)
         slot = self.query_one("#slot-inline", Input).value.strip()
         if not slot:
             picked = self.query_one("#slot-pick", Select).value
-            slot = "" if picked is Select.BLANK else str(picked)
+            slot = "" if picked is Select.NULL else str(picked)
         if not fixtures:
             return "choose a fixture set (or type its path)"
         if not slot:

@@ -32,8 +32,16 @@ def records(path: Path) -> list[CaseRecord]:
 
 
 def on_screen(app, widget) -> bool:
-    """The widget's whole region lies inside the terminal."""
-    return app.screen.region.contains_region(widget.region) and widget.region.area > 0
+    """The widget is in the terminal and not clipped away: its corners are the widget (or
+    a part of it) on screen."""
+    region = widget.region
+    if region.area == 0 or not app.screen.region.contains_region(region):
+        return False
+    for x, y in ((region.x, region.y), (region.right - 1, region.bottom - 1)):
+        hit, _ = app.screen.get_widget_at(x, y)
+        if hit is not widget and widget not in hit.ancestors:
+            return False
+    return True
 
 
 async def test_demo_nights_at_80x24_show_whole_ids_and_the_whole_reason() -> None:

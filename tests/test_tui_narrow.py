@@ -86,6 +86,9 @@ async def test_resize_from_160_to_80_and_back(tmp_path: Path) -> None:
         assert cases.region.bottom <= detail.region.y  # the list above, the detail below
         assert cases.region.width >= 78 and detail.region.width >= 78
         assert pins.folded and pins.region.height == 1
+        status = review.status_line  # as tall as its text at the new width, no blank row
+        need = -(-status.content.plain.__len__() // status.content_region.width)  # type: ignore[union-attr]
+        assert status.region.height == need
         await pilot.pause()
         text = screen_text(app)
         assert " REGRESSED  L   3/3 R   2/3  b-breaks " in text  # the list, whole

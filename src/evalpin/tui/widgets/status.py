@@ -90,7 +90,7 @@ class StatusLine(Static):
         super().notify_style_update()
         self._redraw()
 
-    def _redraw(self) -> None:
+    def _redraw(self, relayout: bool = False) -> None:
         if not self.is_mounted:
             return
         if self.progress is not None:
@@ -102,7 +102,7 @@ class StatusLine(Static):
             text = self._counts(short=True)  # a narrow terminal: no zero counts, no defaults
         # Laid out again only when the line count may change (it wraps, never cuts).
         lines = -(-text.cell_len // width) if width > 0 else 1
-        self.update(text, layout=lines != self._lines)
+        self.update(text, layout=relayout or lines != self._lines)
         self._lines = lines
 
     def _counts(self, *, short: bool) -> Text:
@@ -129,7 +129,7 @@ class StatusLine(Static):
         self._redraw()
 
     def on_resize(self) -> None:
-        self._redraw()
+        self._redraw(relayout=True)  # its height was fitted to the text at the old width
 
 
 class SearchBox(Input):

@@ -222,19 +222,25 @@ class PinsHeader(Static):
             state, style = side.state()
             if style == "pins--bad":
                 out.append_text(Text.assemble((state, self._style(style)), "  "))
-        head = self.sides[0].header
-        if head is not None:
-            fx = head.fixtures
-            parts = [
-                head.model_slot or "<no slot>",
-                f"{fx.dataset_id or 'fixtures'} {(fx.dataset_hash or '<no hash>')[:8]}",
-                f"grader {(head.grader_version or '<missing>')[:8]}",
-            ]
-            if head.seeds:
-                parts.append(f"n={len(head.seeds)}")
-            out.append_text(line(" · ".join(parts)))
+        forms = [_short_form(side.header) for side in self.sides if side.header is not None]
+        if forms:  # the parts every side shares (what differs is named above)
+            shared = [part for part in forms[0] if all(part in form for form in forms)]
+            out.append_text(line(" · ".join(shared)))
         labels = [side.verdict.label for side in self.sides if side.verdict is not None]
         for k, label in enumerate(labels if len(set(labels)) > 1 else labels[:1]):
             out.append(" → " if k else "  ")
             out.append(f" {label} ", style=self._style(badge_class(label)))
         return out
+
+
+def _short_form(head: RunHeader) -> list[str]:
+    """The instrument in a few words: slot, fixture set and hash, grader, seed count."""
+    fx = head.fixtures
+    parts = [
+        head.model_slot or "<no slot>",
+        f"{fx.dataset_id or 'fixtures'} {(fx.dataset_hash or '<no hash>')[:8]}",
+        f"grader {(head.grader_version or '<missing>')[:8]}",
+    ]
+    if head.seeds:
+        parts.append(f"n={len(head.seeds)}")
+    return parts

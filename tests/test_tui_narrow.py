@@ -227,3 +227,13 @@ async def test_launch_fields_lose_their_borders_only_when_short(tmp_path: Path) 
         await pilot.pause()
         assert seeds.region.height == 1
         assert all(s.compact for s in app.screen.query(Select))
+
+
+async def test_a_short_wide_terminal_folds_the_pins_side_by_side(tmp_path: Path) -> None:
+    app = new_app(*pair(tmp_path))
+    async with app.run_test(size=(150, 24)) as pilot:
+        await settle(pilot, app)
+        review = app.review
+        assert not review.has_class("-narrow")  # wide enough to stay side by side...
+        assert review.query_one(PinsHeader).folded  # ...but too short for ten rows of pins
+        assert review.case_list.region.height >= 15

@@ -49,6 +49,7 @@ RunSource = str | Path | RunFile
 PROGRESS_INTERVAL = 0.05
 FREEZE_FROM = 20_000
 NARROW_BELOW = 120  # columns: below this the list and the detail stack
+SHORT_BELOW = 30  # rows: below this (or when narrow) agreeing pins fold to one line
 DELTA_TEXT = (
     " BACKEND DELTA — the two runs were measured with different instruments (triple "
     "mismatch). Nothing here is a regression or a fix: cases only 'differ'. "
@@ -132,7 +133,7 @@ class ReviewScreen(Screen[None]):
 
     pins_open: reactive[bool | None] = reactive(None, init=False)
     """The reviewer's choice with `i`: pins open (True) or folded to one line (False).
-    None until then: folded in the narrow layout when the instruments agree."""
+    None until then: folded in a narrow or short terminal when the instruments agree."""
 
     def __init__(self, left: RunSource, right: RunSource | None = None) -> None:
         super().__init__()
@@ -185,10 +186,13 @@ class ReviewScreen(Screen[None]):
         self._fit()  # the terminal may have been resized while another screen was on top
 
     def _fit(self) -> None:
-        """The layout for the terminal's width: below `NARROW_BELOW` columns the list and
-        the detail stack (see evalpin.tcss, `-narrow`) and agreeing pins fold."""
-        narrow = self.app.size.width < NARROW_BELOW
+        """The layout for the terminal's size: below `NARROW_BELOW` columns the list and
+        the detail stack (see evalpin.tcss, `-narrow`); then, or below `SHORT_BELOW` rows,
+        agreeing pins fold."""
+        width, height = self.app.size
+        narrow = width < NARROW_BELOW
         self.set_class(narrow, "-narrow")
+        self.set_class(height < SHORT_BELOW, "-short")
         self.query_one(Footer).compact = narrow
         self._fold_pins()
 
@@ -202,7 +206,8 @@ class ReviewScreen(Screen[None]):
 
     def _fold_pins(self) -> None:
         if self.pins_open is None:
-            folded = self.has_class("-narrow") and self._instruments_agree()
+            small = self.has_class("-narrow") or self.has_class("-short")
+            folded = small and self._instruments_agree()
         else:
             folded = not self.pins_open
         self.query_one(PinsHeader).fold(folded)

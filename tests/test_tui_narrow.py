@@ -237,3 +237,17 @@ async def test_a_short_wide_terminal_folds_the_pins_side_by_side(tmp_path: Path)
         assert not review.has_class("-narrow")  # wide enough to stay side by side...
         assert review.query_one(PinsHeader).folded  # ...but too short for ten rows of pins
         assert review.case_list.region.height >= 15
+
+
+async def test_a_resize_behind_another_screen_is_applied_on_return(tmp_path: Path) -> None:
+    app = new_app(*pair(tmp_path))
+    async with app.run_test(size=WIDE) as pilot:
+        await settle(pilot, app, "verdicts")
+        await pilot.press("v")
+        await wait_for(pilot, lambda: isinstance(app.screen, VerdictScreen), "verdict")
+        await pilot.resize_terminal(*SMALL)
+        await pilot.pause()
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.review, "back to the review")
+        await wait_for(pilot, lambda: app.review.has_class("-narrow"), "the narrow layout")
+        assert app.review.query_one(PinsHeader).folded

@@ -148,6 +148,7 @@ class ReviewScreen(Screen[None]):
         self.rows: list[int] = []
         self.changed: list[int] = []
         self.generation = 0  # of the current load (see `open_runs`)
+        self._sides: list[Side] = []
 
     @property
     def app(self) -> EvalpinApp:  # type: ignore[override]
@@ -216,7 +217,6 @@ class ReviewScreen(Screen[None]):
         self._fold_pins()
 
     def on_mount(self) -> None:
-        self._sides: list[Side] = []
         self._fit()
         self.query_one(SearchBox).cursor_blink = self.app.cursor_blink
         self.case_list.focus()

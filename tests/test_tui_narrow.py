@@ -16,6 +16,7 @@ from evalpin.tui.screens.launch import LaunchScreen
 from evalpin.tui.screens.verdict import VerdictScreen
 from evalpin.tui.widgets.case_list import CaseList
 from evalpin.tui.widgets.detail import KEY_WIDTH, DetailPane
+from evalpin.tui.widgets.history_table import WRAP_INDENT, HistoryTable
 from evalpin.tui.widgets.pins import PinsHeader
 from tests.builders import case, grid, header, write_run
 from tests.tuikit import detail_ready, new_app, pair, screen_text, settle, wait_for
@@ -251,3 +252,45 @@ async def test_a_resize_behind_another_screen_is_applied_on_return(tmp_path: Pat
         await wait_for(pilot, lambda: app.screen is app.review, "back to the review")
         await wait_for(pilot, lambda: app.review.has_class("-narrow"), "the narrow layout")
         assert app.review.query_one(PinsHeader).folded
+
+
+async def test_history_at_80_columns_wraps_what_does_not_fit(tmp_path: Path) -> None:
+    model = "long-reported-model-2026-10@fp_0123abc"
+    for path in pair(tmp_path):
+        rows = records(path)
+        head = read_run(path).header
+        for rec in rows:
+            rec.reported_model = model
+        path.unlink()
+        write_run(path.parent / ("runs-of-a-long-night-" + path.name), rows, head=head)
+    app = new_app(*sorted(tmp_path.glob("runs-of-*.jsonl")))
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot, app)
+        await pilot.press("h")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, HistoryScreen) and app.screen.history is not None,
+            "history",
+        )
+        table = app.screen.query_one(HistoryTable)
+        width = table.scrollable_content_region.width
+        drawn: list[str] = []
+        for k, row in enumerate(table.rows):
+            text = table.draw_line(k, width).text
+            assert len(text) == width
+            if row.part:
+                drawn[-1] += text[WRAP_INDENT:]
+            else:
+                drawn.append(text)
+        whole = [line.rstrip() for line in drawn]
+        for line in table.text().splitlines():
+            if "series 1" in line or ".jsonl" in line:
+                assert line in whole, (line, whole)  # every piece on a line of its own
+        assert any(model in line for line in table.text().splitlines())
+        await pilot.press("end")
+        last = table.cursor_line
+        assert last is not None and table.rows[last + 1].part  # its file name, below
+        top = round(table.scroll_y)
+        assert top <= last + 1 < top + table.scrollable_content_region.height
+        await pilot.resize_terminal(*WIDE)  # wide again: one line a row
+        await wait_for(pilot, lambda: not any(r.part for r in table.rows), "one line a row")

@@ -89,6 +89,7 @@ class VerdictScreen(Screen[None]):
             self.runs.append((right, right_verdict))
         self.messages: list[Text] = []
         self.paired = stats.paired_stats(diff) if diff is not None else None
+        self.stacked = False  # runs one above the other (a narrow terminal)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="verdict"):
@@ -114,9 +115,10 @@ class VerdictScreen(Screen[None]):
 
     def _redraw(self) -> None:
         names = ("left", "right") if len(self.runs) == 2 else ("run",)
+        self.stacked = self.app.size.width < STACK_BELOW
         columns = [self._column(n, run, v) for n, (run, v) in zip(names, self.runs, strict=False)]
         table = Table.grid(padding=(0, 4), expand=True)
-        if self.app.size.width < STACK_BELOW:  # one run above the other, each full width
+        if self.stacked:  # one run above the other, each full width
             table.add_column(ratio=1)
             for k, column in enumerate(columns):
                 table.add_row(Group(Text(""), column) if k else column)
@@ -135,7 +137,7 @@ class VerdictScreen(Screen[None]):
         ok = check.ok
         mark = ("✓ ", self._style("verdict--ok")) if ok else ("✗ ", self._style("verdict--missing"))
         text = Text.assemble(mark, (f"{check.rule:<14}", self._style("verdict--key")))
-        text.append_text(line(check.shown, width=44))
+        text.append_text(line(check.shown, width=200 if self.stacked else 44))  # stacked: whole
         return text
 
     def _column(self, name: str, run: RunFile, v: Verdict) -> Group:

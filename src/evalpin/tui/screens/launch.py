@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from evalpin.tui.app import EvalpinApp
 
 FIXTURE_SUFFIXES = (".jsonl", ".yaml", ".yml")
+COMPACT_BELOW = 30  # rows
 
 
 def find_fixture_sets(folder: Path, depth: int = 2) -> list[Path]:
@@ -208,6 +209,18 @@ class LaunchScreen(ModalScreen[str | None]):
         for box in self.query(Input):
             box.cursor_blink = blink
         self._show_status(Text("ready: choose a fixture set and a slot, then Start (Ctrl+S)"))
+        self._fit()
+
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        """In a short terminal (under `COMPACT_BELOW` rows) the fields and buttons lose
+        their borders, one row each, so the whole form and its buttons fit at 80 x 24."""
+        compact = self.app.size.height < COMPACT_BELOW
+        self.set_class(compact, "-compact")
+        for widget in self.query("#launch Input, #launch Select, #launch Button"):
+            widget.compact = compact  # type: ignore[attr-defined]
 
     # -- the request -----------------------------------------------------------------
 

@@ -7,6 +7,7 @@ executing, a record written), never for time, and check that no process is left 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pickle
@@ -31,6 +32,7 @@ from evalpin.run.executors import DaskExecutor, GradeJob
 from evalpin.run.sandbox import probe_isolation
 from evalpin.run.session import RunRequest, start_run
 from tests.clirun import cli, cli_process
+from tests.procs import surviving
 
 dask = pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
@@ -141,15 +143,11 @@ def _assert_no_new_children(before: set[int]) -> None:
 
 def _assert_no_process_mentions(marker: str) -> None:
     """No sandboxed pytest of this project outlives the test (even an orphaned one)."""
-
-    def mentions() -> list[psutil.Process]:
-        found = []
-        for p in psutil.process_iter(["cmdline"]):
-            if any(marker in part for part in p.info["cmdline"] or []):
-                found.append(p)
-        return found
-
-    _, alive = psutil.wait_procs(mentions(), timeout=60)
+    procs = []
+    for pid in surviving(marker):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            procs.append(psutil.Process(pid))
+    _, alive = psutil.wait_procs(procs, timeout=60)
     assert not alive
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -40,18 +39,10 @@ def emit_json(payload: Any) -> None:
 
 def write_json_atomic(path: Path, payload: Any) -> None:
     """Write JSON beside its destination and rename, so nothing is left half-written."""
-    import tempfile
+    from evalpin.core.files import write_atomic
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="ascii") as fh:
-            json.dump(payload, fh, indent=2, ensure_ascii=True, allow_nan=False)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    body = json.dumps(payload, indent=2, ensure_ascii=True, allow_nan=False) + "\n"
+    write_atomic(path, body, encoding="ascii")
 
 
 def side(run) -> dict[str, Any]:  # run: RunFile

@@ -10,12 +10,11 @@ mean repair loops, latency p50 and max. Written only for a run whose verdict is
 
 from __future__ import annotations
 
-import os
 import statistics
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from evalpin.core.files import write_atomic
 from evalpin.core.reasons import is_static
 from evalpin.core.runfile import RunFile
 from evalpin.core.sanitize import inert_line
@@ -156,15 +155,7 @@ def export_card(
         raise NotPublishable(verdict)
     text = render_card(run, verdict, metrics(run), paired)
     path = card_path(run) if path is None else path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, text)
     return path
 
 

@@ -89,6 +89,8 @@ def print_refusal(report: DiffReport, artifact: Path | None) -> None:
             out.print(text(f"    and {len(m.pairs) - 3} more pairs"))
         out.print(text(f"    first: {inert_line(case_id)} ({seed_text(seed)})"))
     _print_sides(out, report)
+    if report.left is None:
+        return
     out.print(
         text(
             f"{report.compared} common case(s) were measured with different instruments: a change "

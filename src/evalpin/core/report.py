@@ -15,7 +15,7 @@ from operator import attrgetter
 from typing import Any
 
 from evalpin.core.compare import KINDS, Diff, Key, KeyMismatch, compare
-from evalpin.core.records import CaseRow
+from evalpin.core.records import CaseRecord, CaseRow
 from evalpin.core.runfile import RunFile
 from evalpin.core.stats import PairedStats, paired_stats
 
@@ -62,6 +62,7 @@ class Movement:
     right_digest: str | None
     left_tail: str | None
     right_tail: str | None
+    detailed: bool = True  # reasons and tails decoded (see build_report's `detail`)
 
     def to_json(self) -> dict[str, Any]:
         """One entry of `silent_regressions` in `diff --json`."""
@@ -150,6 +151,15 @@ class DiffReport:
         (),
     )
 
+    def pin_rows(self) -> list[tuple[str, str | None, str | None, bool]]:
+        """(pin, left, right, differs) for the pins tables; a missing pin differs."""
+        rows = []
+        for key in PIN_ROWS:
+            lv = self.left.pins.get(key) if self.left else None
+            rv = self.right.pins.get(key)
+            rows.append((key, lv, rv, lv is None or rv is None or lv != rv))
+        return rows
+
     def ranked(self) -> list[Movement]:
         """Regressions first, then fixes, then drift (stable within each)."""
         return sorted(self.movements, key=lambda m: _RANK[m.kind])
@@ -178,7 +188,9 @@ class DiffReport:
         }
 
     def to_json(self) -> dict[str, Any]:
-        """The `diff --json` payload."""
+        """The `diff --json` payload (needs a report built with every detail)."""
+        if not all(m.detailed for m in self.movements):
+            raise ValueError("report built with partial detail: build_report(detail=None)")
         only = {
             "only_left": [{"case_id": c, "seed": s} for c, s in self.only_left],
             "only_right": [{"case_id": c, "seed": s} for c, s in self.only_right],
@@ -237,16 +249,24 @@ def side_of(run: RunFile) -> Side:
 
 
 def build_report(
-    left: RunFile, right: RunFile, baseline: BaselineChoice | None = None
+    left: RunFile,
+    right: RunFile,
+    baseline: BaselineChoice | None = None,
+    detail: int | None = None,
 ) -> DiffReport:
     """Join, judge and measure two runs once; decode the detail every renderer shows.
+
+    `detail`: how many movements, in ranked order, get their reasons and tails decoded
+    from disk (None: all). The terminal shows 50 by default, and on 100k-record runs
+    with thousands of moves decoding the rest would cost most of the command's time;
+    every file and JSON output asks for all.
 
     A baseline that found no comparable run refuses even where the common cases agree
     (a dataset edit that only added cases leaves every shared fixture hash as it was).
     """
     diff = compare(left, right)
     refused = diff.refused or (baseline is not None and baseline.refused)
-    return _report(diff, side_of(left), side_of(right), refused, baseline)
+    return _report(diff, side_of(left), side_of(right), refused, baseline, detail)
 
 
 def refusal_without_left(right: RunFile, baseline: BaselineChoice) -> DiffReport:
@@ -270,14 +290,23 @@ def refusal_without_left(right: RunFile, baseline: BaselineChoice) -> DiffReport
 
 
 def _report(
-    diff: Diff, left: Side, right: Side, refused: bool, baseline: BaselineChoice | None
+    diff: Diff,
+    left: Side,
+    right: Side,
+    refused: bool,
+    baseline: BaselineChoice | None,
+    detail: int | None,
 ) -> DiffReport:
     moved = [] if refused else diff.moved
-    records_l = diff.left.records(m.pair.left for m in moved)
-    records_r = diff.right.records(m.pair.right for m in moved)
+    ranked = sorted(moved, key=lambda m: _RANK[m.kind])
+    wanted = ranked if detail is None else ranked[: max(detail, 0)]
+    records_l = diff.left.records(m.pair.left for m in wanted)
+    records_r = diff.right.records(m.pair.right for m in wanted)
+    blank = CaseRecord(case_id="", passed=False)
     movements = []
     for m in moved:
-        lrec, rrec = records_l[m.pair.left], records_r[m.pair.right]
+        lrec = records_l.get(m.pair.left, blank)
+        rrec = records_r.get(m.pair.right, blank)
         movements.append(
             Movement(
                 case_id=m.case_id,
@@ -291,6 +320,7 @@ def _report(
                 right_digest=m.right.completion_digest,
                 left_tail=lrec.tail,
                 right_tail=rrec.tail,
+                detailed=m.pair.left in records_l,
             )
         )
     return DiffReport(

@@ -59,6 +59,9 @@ def diff_cmd(
     from evalpin.core.report import build_report, refusal_without_left
     from evalpin.core.runfile import read_run
 
+    # The terminal alone shows `limit` moves; JSON and every file show them all.
+    everything = as_json or bool(markdown or junit or html) or limit <= 0
+    detail = None if everything else limit
     want = 1 if baseline is not None else 2
     if len(runs) != want:
         usage = "--baseline DIR RUN" if baseline is not None else "LEFT RIGHT"
@@ -69,10 +72,12 @@ def diff_cmd(
         rrun = read_run(runs[0])
         choice, lrun = choose_baseline(baseline, runs[0], rrun)
         report = (
-            refusal_without_left(rrun, choice) if lrun is None else build_report(lrun, rrun, choice)
+            refusal_without_left(rrun, choice)
+            if lrun is None
+            else build_report(lrun, rrun, choice, detail)
         )
     else:
-        report = build_report(read_run(runs[0]), read_run(runs[1]))
+        report = build_report(read_run(runs[0]), read_run(runs[1]), detail=detail)
 
     _write_files(report, markdown, junit, html)
     if report.refused:

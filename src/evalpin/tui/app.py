@@ -28,10 +28,12 @@ class EvalpinApp(App[None]):
         cwd: Path | None = None,
         cursor_blink: bool = True,
         theme: str | None = None,
+        launch: bool = True,
     ) -> None:
         super().__init__()
         self.left, self.right = left, right
         self.cwd = cwd
+        self.launch = launch
         self.cursor_blink = cursor_blink
         if theme:
             self.theme = theme
@@ -54,6 +56,7 @@ def make_app(
     cwd: Path | None = None,
     cursor_blink: bool = True,
     theme: str | None = None,
+    launch: bool = True,
 ) -> EvalpinApp:
     """The app for a pair (`left` earlier, `right` newer) or a single run.
 
@@ -61,5 +64,7 @@ def make_app(
     reads them first, so a bad file exits 3 before any screen). `cwd` is where the launch
     panel looks for `fixtures/` and `slots.yaml` and starts runs (default: the current
     folder); tests and scripts pass `cursor_blink=False` for stable screens.
+    `launch=False` turns the launch panel off (`evalpin serve` on a non-loopback host:
+    a page anyone on the network can open must not start runs).
     """
-    return EvalpinApp(left, right, cwd=cwd, cursor_blink=cursor_blink, theme=theme)
+    return EvalpinApp(left, right, cwd=cwd, cursor_blink=cursor_blink, theme=theme, launch=launch)

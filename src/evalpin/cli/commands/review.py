@@ -10,7 +10,8 @@ import click
 @click.command("review")
 @click.argument("left", required=False, type=click.Path(path_type=Path))
 @click.argument("right", required=False, type=click.Path(path_type=Path))
-def review_cmd(left: Path | None, right: Path | None) -> None:
+@click.option("--launch/--no-launch", default=True, hidden=True)  # set by `evalpin serve`
+def review_cmd(left: Path | None, right: Path | None, launch: bool) -> None:
     """Open the review TUI: LEFT (earlier) beside RIGHT (newer), or one run alone.
 
     With no argument: the newest run in ./runs beside the newest earlier run on the same
@@ -28,4 +29,4 @@ def review_cmd(left: Path | None, right: Path | None) -> None:
     right_run = read_run(right) if right is not None else None
     from evalpin.tui.app import make_app
 
-    make_app(left_run, right_run).run()
+    make_app(left_run, right_run, launch=launch).run()

@@ -51,6 +51,7 @@ from evalpin.tui.widgets.status import SearchBox, StatusLine
 RunSource = str | Path | RunFile
 PROGRESS_INTERVAL = 0.05
 FREEZE_FROM = 20_000
+LAUNCH_OFF_TEXT = "launch panel off: served on a non-loopback host (runs start only on 127.0.0.1)"
 DELTA_TEXT = (
     " BACKEND DELTA — the two runs were measured with different instruments (triple "
     "mismatch). Nothing here is a regression or a fix: cases only 'differ'. "
@@ -122,6 +123,8 @@ class ReviewScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(Text(DELTA_TEXT), id="delta-bar", markup=False)
+        if not getattr(self.app, "launch", True):
+            yield Static(Text(LAUNCH_OFF_TEXT), id="launch-off", markup=False)
         yield PinsHeader(id="pins")
         yield StatusLine(id="status")
         with Horizontal(id="main"):
@@ -445,6 +448,9 @@ class ReviewScreen(Screen[None]):
             self.open_runs(*pair)
 
     def action_launch(self) -> None:
+        if not getattr(self.app, "launch", True):
+            self.notify(LAUNCH_OFF_TEXT, severity="warning", markup=False)
+            return
         from evalpin.tui.screens.launch import LaunchScreen
 
         like = self.left.header if self.left is not None else None

@@ -19,7 +19,7 @@ import signal
 import socket
 import subprocess
 import time
-from contextlib import closing
+from contextlib import closing, suppress
 from pathlib import Path
 from typing import Any
 
@@ -81,10 +81,8 @@ def stop(proc: subprocess.Popen) -> None:
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(timeout=10)
         except (ProcessLookupError, subprocess.TimeoutExpired):
-            try:
+            with suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             proc.wait(timeout=10)
 
 

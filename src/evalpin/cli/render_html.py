@@ -88,7 +88,8 @@ def _banner(report: DiffReport) -> list[str]:
     for m in report.mismatches:
         pairs = "; ".join(f"{h(lv)} (left) vs {h(rv)} (right), {n}" for lv, rv, n in m.pairs[:5])
         more = f"; and {len(m.pairs) - 5} more" if len(m.pairs) > 5 else ""
-        items.append(f"{h(m.key)} differs on {m.cases} case(s): {pairs}{more}")
+        first = f"first: {h(m.example[0])} (seed {_seed(m.example[1])})"
+        items.append(f"{h(m.key)} differs on {m.cases} case(s): {pairs}{more}; {first}")
     out += ["<ul>", *(f"<li>{i}</li>" for i in items), "</ul>"]
     if report.left is not None:
         out.append(

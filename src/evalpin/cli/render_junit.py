@@ -56,6 +56,8 @@ def _refusal_text(report: DiffReport) -> str:
     for m in report.mismatches:
         for lv, rv, n in m.pairs:
             lines.append(f"{m.key}: {xml_line(lv)} (left) vs {xml_line(rv)} (right) on {n}")
+        case_id, seed = m.example
+        lines.append(f"  first: {_name(case_id, seed)}")
     return "\n".join(lines)
 
 

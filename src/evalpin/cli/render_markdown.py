@@ -70,6 +70,8 @@ def _refusal(report: DiffReport) -> list[str]:
             lines.append(f"  - {md(lv)} (left) vs {md(rv)} (right), {n} case(s)")
         if len(m.pairs) > 3:
             lines.append(f"  - and {len(m.pairs) - 3} more pairs")
+        case_id, seed = m.example
+        lines.append(f"  - first: {md(case_id)} (seed {_seed(seed)})")
     if report.left is not None:
         lines += [
             "",

@@ -122,14 +122,16 @@ def test_html_keeps_hostile_text_inert(capsys, tmp_path, refused):
         assert "<img src=x onerror=alert(2)>" in shown
 
 
-def test_lone_surrogates_do_not_break_the_reports(capsys, tmp_path):
-    """JSON may carry an unpaired surrogate escape; every report still writes."""
+def test_an_unreadable_run_writes_no_report(capsys, tmp_path):
+    """A run the reader refuses (here a lone surrogate escape) exits 3 and leaves no
+    report file for CI to publish: nothing is written half-way."""
     left = write_run(tmp_path / "l.jsonl", [case("ok", True)])
     right = tmp_path / "r.jsonl"
     write_run(right, [case("ok", False, reasons=["PLACEHOLDER"])])
     right.write_text(right.read_text().replace("PLACEHOLDER", "bad\\ud800"))
-    args = ["--markdown", str(tmp_path / "r.md"), "--junit", str(tmp_path / "r.xml")]
-    result = cli(capsys, "diff", str(left), str(right), *args, "--html", str(tmp_path / "r.h"))
-    assert result.code == 1
-    assert "\\ud800" in (tmp_path / "r.xml").read_text()
-    ET.parse(tmp_path / "r.xml")
+    outs = [tmp_path / "out" / name for name in ("r.md", "r.xml", "r.html")]
+    flags = ["--markdown", str(outs[0]), "--junit", str(outs[1]), "--html", str(outs[2])]
+    result = cli(capsys, "diff", str(left), str(right), *flags)
+    assert result.code == 3
+    assert "r.jsonl:2" in result.err
+    assert not (tmp_path / "out").exists()

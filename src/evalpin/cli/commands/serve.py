@@ -46,7 +46,7 @@ def review_command(runs: tuple[Path, ...], launch: bool) -> str:
     argv = [sys.executable, "-m", "evalpin", "review"]
     if not launch:
         argv.append("--no-launch")
-    argv += [str(p.resolve()) for p in runs]
+    argv += [str(p) for p in runs]  # the app runs in this folder, as `review` would
     return shlex.join(argv)
 
 

@@ -1,8 +1,10 @@
-"""Take screenshots/serve.png: `evalpin serve` of the demo's refused pair in headless Chromium.
+"""Browser screenshots in headless Chromium, with the driver the tests use (tests/browser.py).
 
-Starts the server on a free port of 127.0.0.1, opens the page with the browser driver the
-tests use (tests/browser.py), waits until the app has sent the refusal banner, and
-captures the page. Run: python scripts/serve_screenshot.py [--out screenshots/serve.png]
+- screenshots/serve.png: `evalpin serve` of the demo's refused pair (server on a free
+  port of 127.0.0.1), taken once the app has sent the refusal banner;
+- screenshots/report.png: `evalpin diff --html` of the two demo nights, opened from disk.
+
+Run: python scripts/serve_screenshot.py [--out screenshots]
 """
 
 from __future__ import annotations
@@ -22,6 +24,17 @@ from tests.browser import Browser, ensure_chromium, free_port, stop, wait_for_po
 PAIR = ["runs/demo-night-2.jsonl", "runs/demo-night-2-lab_free_2.jsonl"]  # from ROOT
 
 
+async def capture_report(binary: str, page: Path, out: Path, profile: Path) -> None:
+    browser = Browser(binary, profile, width=1280, height=900)
+    try:
+        await browser.connect()
+        await browser.send("Page.navigate", url=page.as_uri())
+        await browser.wait_for("document.querySelector('#call') !== null")
+        await browser.screenshot(out)
+    finally:
+        await browser.close()
+
+
 async def capture(binary: str, url: str, out: Path, profile: Path) -> None:
     browser = Browser(binary, profile, width=1280, height=760)
     try:
@@ -37,7 +50,7 @@ async def capture(binary: str, url: str, out: Path, profile: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--out", type=Path, default=ROOT / "screenshots" / "serve.png")
+    parser.add_argument("--out", type=Path, default=ROOT / "screenshots")
     args = parser.parse_args()
     binary, why = ensure_chromium()
     if binary is None:
@@ -53,10 +66,22 @@ def main() -> None:
     try:
         wait_for_port(port, server)
         with tempfile.TemporaryDirectory() as profile:
-            asyncio.run(capture(binary, f"http://127.0.0.1:{port}/", args.out, Path(profile)))
+            url = f"http://127.0.0.1:{port}/"
+            asyncio.run(capture(binary, url, args.out / "serve.png", Path(profile)))
     finally:
         stop(server)
-    print(f"wrote {args.out}")
+    with tempfile.TemporaryDirectory() as work:
+        page = Path(work) / "report.html"
+        nights = ["runs/demo-night-1.jsonl", "runs/demo-night-2.jsonl"]
+        subprocess.run(
+            [sys.executable, "-m", "evalpin", "diff", *nights, "--html", str(page)],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            check=False,
+        )
+        profile = Path(work) / "profile"
+        asyncio.run(capture_report(binary, page, args.out / "report.png", profile))
+    print(f"wrote {args.out / 'serve.png'} and {args.out / 'report.png'}")
 
 
 if __name__ == "__main__":

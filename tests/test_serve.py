@@ -160,3 +160,24 @@ async def test_the_demo_in_a_browser_banner_then_a_key_moves_the_selection(
         assert (tmp_path / "banner.png").stat().st_size > 10_000
     finally:
         await browser.close()
+
+
+async def test_the_html_report_opens_in_chromium_styled_and_inert(chromium, tmp_path, capsys):
+    """`diff --html` of the refused pair, opened from disk: the banner is there, its
+    inline stylesheet passed the page's own CSP (the hash matches), and a hostile case id
+    is text, not a tag."""
+    page = tmp_path / "report.html"
+    assert cli(capsys, "diff", str(NIGHT2), str(FREE2), "--html", str(page)).code == 2
+    browser = Browser(chromium, tmp_path / "profile")
+    try:
+        await browser.connect()
+        await browser.send("Page.navigate", url=page.as_uri())
+        banner = "document.querySelector('#refusal')"
+        text = await browser.wait_for(f"{banner} && {banner}.innerText")
+        assert "REFUSE_DIFF: triple mismatch, not a prompt regression" in text
+        colour = await browser.evaluate(f"getComputedStyle({banner}).borderTopColor")
+        assert colour == "rgb(207, 34, 46)"  # the stylesheet applied under the CSP
+        assert await browser.evaluate("document.scripts.length") == 0
+        await browser.screenshot(tmp_path / "report.png")
+    finally:
+        await browser.close()

@@ -1,9 +1,10 @@
 """`evalpin run` speed: replay throughput, per-item overhead on coding items, --jobs 2.
 
-Targets (issue 3): replay of a golden set, 10,000 cases x 3 seeds, under 5 s (the whole
-command); per coding item, evalpin's overhead over calling `python -m pytest -q`
-directly on the same item under 15%; `--jobs 2` at least 1.7x faster than `--jobs 1`
-on this 2-core machine. Run: python benchmarks/bench_run.py
+Targets: replay of a golden set, 10,000 cases x 3 seeds, under 5 s (the whole command;
+issue 3); per coding item, process-isolated (the candidate in a worker sandbox, pytest
+in another on stand-ins), evalpin's overhead over calling `python -m pytest -q` directly
+on the same item under 25% (issue 8); `--jobs 2` at least 1.7x faster than `--jobs 1` on
+this 2-core machine. Run: python benchmarks/bench_run.py
 """
 
 from __future__ import annotations
@@ -197,11 +198,11 @@ def main() -> None:
     one_wall, per_item = coding_run(folder, 1, "jobs1")
     item_s = statistics.median(per_item)
     overhead = item_s / pytest_s - 1
-    verdict = "met" if overhead < 0.15 else "NOT met"
+    verdict = "met" if overhead < 0.25 else "NOT met"
     print(f"direct pytest on one item, this venv's plugins autoloaded: {plugins_s:.3f} s")
     print(f"direct pytest on one item, plugin autoload off (as evalpin): {pytest_s:.3f} s")
-    print(f"evalpin per coding item, sandboxed, median of {args.items}:   {item_s:.3f} s")
-    print(f"  overhead over the like-for-like figure: {overhead:+.1%}  [target < 15%: {verdict}]")
+    print(f"evalpin per coding item, process-isolated, median of {args.items}: {item_s:.3f} s")
+    print(f"  overhead over the like-for-like figure: {overhead:+.1%}  [target < 25%: {verdict}]")
     two_wall, _ = coding_run(folder, 2, "jobs2")
     speedup = one_wall / two_wall
     print(

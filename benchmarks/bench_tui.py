@@ -59,15 +59,20 @@ async def wait_until(condition, timeout: float = 30.0) -> None:
 async def scenario(left: Path, right: Path, presses: int) -> dict:
     """One app, timed by its own paints: `App._display` is wrapped to record when each
     frame went to the (headless) terminal, and keys go straight to the driver, so Pilot's
-    own waiting for idleness is not counted."""
+    own waiting for idleness is not counted. Loading milestones are observed from the
+    outside: each frame records what it showed (`ReviewScreen.reached`, the detail's case),
+    so "listed" is the first frame with the list filled; the app keeps no clock."""
     from textual import events
 
     from evalpin.tui.app import make_app
     from evalpin.tui.screens.banner import BannerScreen
+    from evalpin.tui.screens.review import ReviewScreen
     from evalpin.tui.widgets.case_list import CaseList
     from evalpin.tui.widgets.detail import DetailPane
 
     paints: list[tuple[float, str]] = []
+    # What each frame showed: whether the list was filled, and the detail's case.
+    seen: list[tuple[bool, int | None]] = []
     started = time.perf_counter()
     app = make_app(left, right, cursor_blink=False)
     display = app._display
@@ -76,8 +81,25 @@ async def scenario(left: Path, right: Path, presses: int) -> dict:
         display(screen, renderable)
         if renderable is not None:
             paints.append((time.perf_counter(), type(screen).__name__))
+            seen.append(showing())
 
     app._display = spy  # type: ignore[method-assign]
+
+    def showing() -> tuple[bool, int | None]:
+        review = app.screen_stack[0] if app.screen_stack else None
+        if not isinstance(review, ReviewScreen) or not review.is_mounted:
+            return False, None
+        shown = review.detail.shown
+        return review.reached("listed"), shown.case if shown is not None else None
+
+    def painted_with(t: float, listed: bool = True, case: int | None = None) -> float | None:
+        """The first review frame after `t` with the list filled (and the detail on
+        `case`, when given)."""
+        for (when, name), (filled, shown) in zip(paints, seen, strict=True):
+            on_case = case is None or shown == case
+            if when >= t and name == "ReviewScreen" and filled == listed and on_case:
+                return when
+        return None
 
     def painted_after(t: float, screen: str | None = None) -> float | None:
         for when, name in paints:
@@ -90,43 +112,45 @@ async def scenario(left: Path, right: Path, presses: int) -> dict:
         review = app.review
         await wait_until(lambda: painted_after(started) is not None)
         out["first_paint"] = painted_after(started) - started
-        await wait_until(lambda: "listed" in review.timings or "banner" in review.timings)
-        if "banner" in review.timings:
+        milestones: dict[str, float] = {}
+
+        async def reached(name: str) -> None:
+            await wait_until(lambda: review.reached(name))
+            milestones.setdefault(name, time.perf_counter() - started)
+
+        await wait_until(lambda: review.reached("listed") or review.reached("banner"))
+        if review.reached("banner"):
             await wait_until(lambda: painted_after(started, "BannerScreen") is not None)
             assert isinstance(app.screen, BannerScreen)
             out["banner"] = painted_after(started, "BannerScreen") - started
             out["first_paint"] = out["banner"]
             await pilot.press("b")
-            await wait_until(lambda: "listed" in review.timings)
-        mark = started + review.timings["listed"]
-        await wait_until(lambda: painted_after(mark, "ReviewScreen") is not None)
-        out["listed"] = painted_after(mark, "ReviewScreen") - started
-        out["cases"] = len(review.index.cases)
-        out["mode"] = review.index.mode
-        await wait_until(lambda: "verdicts" in review.timings)
+        await wait_until(lambda: painted_with(started) is not None)
+        out["listed"] = painted_with(started) - started
+        milestones["listed"] = out["listed"]
+        out["cases"] = len(review.cases.cases)
+        out["mode"] = review.cases.mode
+        await reached("verdicts")
         await pilot.pause()
         cases = review.query_one(CaseList)
         detail = review.query_one(DetailPane)
-        shown_at: list[float] = []
-        show = detail.show
 
-        def timed_show(*args, **kwargs) -> None:
-            show(*args, **kwargs)
-            shown_at.append(time.perf_counter())
-
-        detail.show = timed_show  # type: ignore[method-assign]
         latencies: dict[str, list[float]] = {"j": [], "k": [], "n": [], "p": []}
         plan = ["j"] * (presses // 2) + ["n"] * (presses // 4)
         plan += ["k"] * (presses // 8) + ["p"] * (presses // 8)
         for key in plan:
             before = cases.current
-            shown_at.clear()
             t0 = time.perf_counter()
             app._driver.send_message(events.Key(key, key))
-            await wait_until(lambda before=before: shown_at and cases.current != before)
-            await wait_until(lambda: painted_after(shown_at[-1], "ReviewScreen") is not None)
-            assert detail.shown is not None and detail.shown.case == cases.current
-            latencies[key].append(painted_after(shown_at[-1], "ReviewScreen") - t0)
+
+            def detail_follows(before=before) -> bool:
+                moved = cases.current != before
+                shown = detail.shown
+                return moved and shown is not None and shown.case == cases.current
+
+            await wait_until(detail_follows)  # the worker's records laid out
+            await wait_until(lambda t0=t0: painted_with(t0, case=cases.current) is not None)
+            latencies[key].append(painted_with(t0, case=cases.current) - t0)
             await asyncio.sleep(0.002)
         all_keys = sorted(x for v in latencies.values() for x in v)
         out["key_p50"] = statistics.median(all_keys)
@@ -135,7 +159,7 @@ async def scenario(left: Path, right: Path, presses: int) -> dict:
         out["key_p95_by_key"] = {
             k: sorted(v)[int(0.95 * (len(v) - 1))] for k, v in latencies.items() if v
         }
-        out["timings"] = dict(review.timings)
+        out["timings"] = milestones
         await pilot.press("q")
     out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out

@@ -8,9 +8,14 @@ Every run is made by `python -m evalpin run` from the recorded completions in fi
   runs/demo-coding-probe.jsonl          coding set, coder_a, 2 seeds       -> exploratory-probe
   runs/demo-coding-publishable.jsonl    coding set, coder_a, 3 seeds, T=0,
                                         one repair round                   -> publishable
-  runs/demo-night-1.jsonl               golden set, lab_free_1, night 1
-  runs/demo-night-2.jsonl               golden set, lab_free_1, night 2    diff vs night 1: exit 1
-  runs/demo-night-2-lab_free_2.jsonl    golden set, lab_free_2, night 2    diff vs night 2: exit 2
+  runs/demo-night-1.jsonl               golden set, lab_free_1, night 1    -> internal
+  runs/demo-night-2.jsonl               golden set, lab_free_1, night 2    -> internal
+                                                                 diff vs night 1: exit 1
+  runs/demo-night-2-lab_free_2.jsonl    golden set, lab_free_2, night 2    -> internal
+                                                                 diff vs night 2: exit 2
+
+coder_a is a `dedicated` slot in slots.yaml; lab_free_1 and lab_free_2 are `free`, so the
+nights are `internal` whatever else holds ("free or rotating backend: not a formal claim").
 
 `evalpin review` with no arguments opens the newest run beside the newest earlier run on
 the same fixture set, so the demo opens on the refused pair. Each run starts in a later
@@ -36,6 +41,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evalpin.core.tiers import NOT_FORMAL
+
 ROOT = Path(__file__).resolve().parent.parent
 
 GOLDEN = "fixtures/orders/golden.jsonl"
@@ -57,7 +64,7 @@ RUNS: list[tuple[str, str, str, list[str]]] = [
     (
         NIGHT_2_RUN,
         GOLDEN,
-        f"lab_free_1=replay:{NIGHT_2}",
+        f"lab_free_1=replay:{NIGHT_2},tier=free",
         ["--seeds", SEEDS, "--temperature", "0"],
     ),
     (ROTATED_RUN, GOLDEN, "lab_free_2", ["--seeds", SEEDS, "--temperature", "0"]),
@@ -191,7 +198,15 @@ def check_refusal(root: Path, report: Report) -> None:
     report.lines.append(f"diff night-2 lab_free_2   exit {done.returncode}: refused on {named}")
 
 
-def check_verdict(root: Path, run: str, expected: str, report: Report, *, why_not: str | None):
+def check_verdict(
+    root: Path,
+    run: str,
+    expected: str,
+    report: Report,
+    *,
+    why_not: str | None,
+    reason: str | None = None,
+):
     done = evalpin("verdict", run, "--json", root=root)
     try:
         verdict = json.loads(done.stdout)
@@ -205,6 +220,8 @@ def check_verdict(root: Path, run: str, expected: str, report: Report, *, why_no
         f"verdict {Path(run).name:<29} exit {done.returncode}: {label} "
         f"(pass rate per seed {rates}; spread {verdict['spread']:.3f}{extra})"
     )
+    if reason is not None and reason not in verdict["reasons"]:
+        report.failures.append(f"verdict {run}: reason {reason!r} not given")
     if label == expected:
         if why_not:
             commit = verdict["pins"]["scorer_commit"]["value"]
@@ -252,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
     check_refusal(root, report)
     check_verdict(root, PROBE, "exploratory-probe", report, why_not=None)
     check_verdict(root, PUBLISHABLE, "publishable", report, why_not=why_not)
+    for night in (NIGHT_1_RUN, NIGHT_2_RUN, ROTATED_RUN):
+        check_verdict(root, night, "internal", report, why_not=None, reason=NOT_FORMAL)
 
     print()
     print("\n".join(report.lines))

@@ -228,7 +228,7 @@ async def shoot_history(out: Path) -> Path:
             paths = [write_night(folder, k).relative_to(folder) for k in range(len(NIGHTS))]
             app = make_app(paths[-2], paths[-1], cursor_blink=False, cwd=folder)
             async with app.run_test(size=SIZE) as pilot:
-                while "listed" not in app.review.timings:
+                while not app.review.reached("listed"):
                     await pilot.pause(0.02)
                 await pilot.press("h")
                 screen = app.screen
@@ -254,7 +254,9 @@ async def shoot(out: Path) -> list[Path]:
             left, right, other = (p.relative_to(folder) for p in project(folder))
 
             async def settle(app, pilot, what: str) -> None:
-                while what not in app.review.timings:
+                """Until loading reached `what` and the detail shows its case."""
+                review = app.review
+                while not review.reached(what) or review.detail.decoding:
                     await pilot.pause(0.02)
                 await pilot.pause()
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from evalpin.core.tiers import NOT_FORMAL
 from tests.clirun import cli
 
 REPO = Path(__file__).resolve().parent.parent
@@ -171,6 +172,20 @@ def test_the_three_seed_coding_run_is_publishable(capsys, demo: Demo) -> None:
     assert verdict["pass_rate_by_seed"] == pytest.approx({"11": 0.625, "29": 0.5, "47": 0.5})
     assert verdict["unstable"] is True
     assert sorted(verdict["flaky_cases"]) == ["merge_intervals", "slugify"]
+    tier = next(c for c in verdict["checklist"] if c["rule"] == "backend tier")
+    assert (tier["ok"], tier["value"]) == (True, "dedicated")  # coder_a is declared dedicated
+    assert verdict["notes"] == []
+
+
+@pytest.mark.parametrize("run", [NIGHT_1, NIGHT_2, ROTATED])
+def test_the_nights_on_free_slots_are_internal_for_that_reason_alone(
+    capsys, demo: Demo, run: str
+) -> None:
+    code, verdict = _verdict(capsys, demo, run)
+    assert (code, verdict["label"]) == (1, "internal")
+    assert verdict["reasons"] == [NOT_FORMAL]
+    header = json.loads((demo.root / run).read_text().splitlines()[0])
+    assert header["slot"]["tier"] == "free"
 
 
 def test_the_coding_runs_show_every_failure_mode(demo: Demo) -> None:

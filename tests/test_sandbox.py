@@ -17,7 +17,6 @@ import sys
 import sysconfig
 import textwrap
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -66,7 +65,14 @@ def backend(request: pytest.FixtureRequest) -> Isolation:
 def make_item(tmp_path: Path) -> Callable[..., CodingItem]:
     """Write a one-item `coding-eval/v1` set and load it, as a user's fixture would be."""
 
-    def make(test_source: str, *, timeout: float = 5, forbidden: list[str] = ()) -> CodingItem:
+    def make(
+        test_source: str,
+        *,
+        timeout: float = 5,
+        forbidden: list[str] = (),
+        isolation: str = "process",
+        memory_mb: int | None = None,
+    ) -> CodingItem:
         folder = tmp_path / f"set-{secrets.token_hex(3)}"
         folder.mkdir()
         (folder / "prompt.md").write_text("Write the solution.\n")
@@ -84,6 +90,8 @@ def make_item(tmp_path: Path) -> Callable[..., CodingItem]:
                     "timeout_s": timeout,
                     "forbidden_imports": list(forbidden),
                     "expected_files": ["solution.py"],
+                    "isolation": isolation,
+                    **({"memory_mb": memory_mb} if memory_mb else {}),
                 }
             ],
         }
@@ -140,7 +148,7 @@ def test_a_correct_solution_passes(make_item, run) -> None:
     assert (outcome.passed, outcome.reasons) == (True, [])
     assert "1 passed" in outcome.tail
     assert outcome.network == ENFORCED.network
-    assert 0 < outcome.seconds < 5
+    assert outcome.seconds > 0
 
 
 def test_a_wrong_solution_fails_with_a_useful_stable_tail(make_item, run) -> None:
@@ -254,7 +262,7 @@ def test_the_invocation_ignores_local_pytest_config_and_shadows(tmp_path: Path) 
 )
 def test_exiting_early_leaves_no_report_and_fails(make_item, run, code: str) -> None:
     test = TEST_ADD + "\nfrom solution import *  # noqa\n"
-    outcome = run(make_item(test), code)
+    outcome = run(make_item(test, isolation="in-process"), code)
     assert (outcome.passed, outcome.reasons) == (False, ["tests_failed"])
 
 
@@ -269,14 +277,14 @@ def test_a_report_swapped_for_a_fifo_does_not_hang_the_grader(make_item, run) ->
         atexit.register(swap)
         """
     )
-    item = make_item(TEST_ADD)
+    item = make_item(TEST_ADD, isolation="in-process")
     outcomes: list[Outcome] = []
     # In a daemon thread, so a regression fails this test instead of hanging the suite.
     grader = threading.Thread(target=lambda: outcomes.append(run(item, code)), daemon=True)
     grader.start()
     grader.join(timeout=10)
     assert outcomes, "the grader blocked on the report"
-    assert outcomes[0].reasons == ["tests_failed"]
+    assert outcomes[0].reasons == ["tampering:pytest"]  # its atexit callback is seen
 
 
 def test_the_callers_pytest_and_python_variables_do_not_reach_pytest(
@@ -305,8 +313,8 @@ def test_the_callers_pytest_and_python_variables_do_not_reach_pytest(
 
 
 def test_rlimit_caps_memory(make_item, run) -> None:
-    code = CORRECT + "def test_hog():\n    block = bytearray(3 * 1024**3)\n"
-    outcome = run(make_item("from solution import *  # noqa\n" + TEST_ADD), code)
+    code = "def add(a, b):\n    block = bytearray(3 * 1024**3)\n"
+    outcome = run(make_item(TEST_ADD), code)
     assert outcome.reasons == ["tests_failed"]
     assert "MemoryError" in outcome.tail
 
@@ -344,7 +352,7 @@ def test_huge_output_is_read_as_it_comes_and_only_the_tail_kept(make_item, run) 
         """
     )
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    outcome = run(make_item(TEST_ADD), code)
+    outcome = run(make_item(TEST_ADD, isolation="in-process"), code)
     grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     assert outcome.passed, outcome.tail
     assert "flood" in outcome.tail
@@ -366,24 +374,29 @@ def test_huge_output_is_read_as_it_comes_and_only_the_tail_kept(make_item, run) 
 )
 def test_timeouts_kill_the_run(make_item, run, body: str) -> None:
     code = f"import signal, time\n\ndef add(a, b):\n    {body}\n"
-    started = time.monotonic()
     outcome = run(make_item(TEST_ADD, timeout=1), code)
     assert outcome.reasons == ["timeout"]
-    assert time.monotonic() - started < 3
     assert outcome.tail.endswith("[evalpin] killed after 1 s (the item's timeout_s)")
 
 
+# Returns once the detached grandchild has exec'd `sleep MARK` (its end of a close-on-exec
+# pipe closes then), so a survivor is there to be found without waiting.
 DETACH = """
 import os, sys
 def _detach(mark):
-    if os.fork() == 0:
+    child = os.fork()
+    if child == 0:
         os.setsid()
+        r, w = os.pipe()
         if os.fork() == 0:
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(null, fd)
             os.execv("/bin/sleep", ["sleep", mark])
+        os.close(w)
+        os.read(r, 1)
         os._exit(0)
+    os.waitpid(child, 0)
 """
 
 
@@ -397,17 +410,16 @@ def test_a_setsid_grandchild_does_not_outlive_the_run(
         # Clearing its parent-death signal, pytest would outlive a kill of the wrapper
         # alone; under unshare it is the namespace's init and must be killed directly.
         code += "import ctypes, time\nctypes.CDLL(None).prctl(1, 0)\ntime.sleep(60)\n"
-    outcome = run(make_item(TEST_ADD, timeout=1.5), code, isolation=backend)
-    assert outcome.reasons == (["timeout"] if hang else [])
+    # The item's timeout matters only when pytest hangs; otherwise it is generous, so a
+    # busy machine cannot turn a clean exit into a timeout.
+    outcome = run(make_item(TEST_ADD, timeout=1.5 if hang else 30), code, isolation=backend)
+    assert outcome.reasons == (["timeout"] if hang else []), outcome.tail
     assert surviving(mark) == []
 
 
 def test_without_namespaces_a_setsid_grandchild_survives(make_item, run, sleep_mark) -> None:
     """The canary for the test above: it does detect a survivor."""
     run(make_item(TEST_ADD), DETACH + f"_detach({sleep_mark!r})\n" + CORRECT, isolation=BARE)
-    deadline = time.monotonic() + 2
-    while not surviving(sleep_mark) and time.monotonic() < deadline:
-        time.sleep(0.05)
     assert surviving(sleep_mark) != []
 
 
@@ -548,19 +560,23 @@ def test_without_namespaces_the_parents_environ_leaks(make_item, tmp_path: Path)
 def test_secret_values_are_cut_from_the_tail(
     make_item, run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A key the model read from a file the user can read still never reaches the tail."""
+    """A key the model read from a file still never reaches the tail. Without namespaces,
+    so that the file is readable at all (the private root hides it)."""
     monkeypatch.setenv("EVALPIN_FAKE_KEY", FAKE_KEY)
     leaked = tmp_path / "dotenv"
     leaked.write_text(FAKE_KEY)
     code = CORRECT + f"FOUND = [open({str(leaked)!r}).read()]\n"
-    outcome = run(make_item(TEST_FOUND), code, secret_names=["EVALPIN_FAKE_KEY"])
+    outcome = run(make_item(TEST_FOUND), code, secret_names=["EVALPIN_FAKE_KEY"], isolation=BARE)
     assert outcome.reasons == ["tests_failed"]
     assert FAKE_KEY not in outcome.tail
     assert "[redacted]" in outcome.tail
 
 
 @needs_namespaces
-def test_nothing_outside_the_work_dir_is_writable(make_item, run, tmp_path: Path) -> None:
+def test_nothing_outside_the_work_dir_is_writable(
+    make_item, run, tmp_path: Path, backend: Isolation
+) -> None:
+    """Writes land in the private root (its /tmp) or fail; none reaches the host."""
     targets = [
         tmp_path / "host-file",
         Path(sysconfig.get_paths()["purelib"]) / f"evalpin_probe_{secrets.token_hex(4)}.pth",
@@ -571,9 +587,9 @@ def test_nothing_outside_the_work_dir_is_writable(make_item, run, tmp_path: Path
         FOUND = []
         for path in {[str(t) for t in targets]!r}:
             try:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
                 with open(path, "w") as f:
                     f.write("import os\\n")
-                FOUND.append(path)
             except OSError:
                 pass
         with open("inside.txt", "w") as f:
@@ -583,7 +599,7 @@ def test_nothing_outside_the_work_dir_is_writable(make_item, run, tmp_path: Path
         """
     )
     try:
-        outcome = run(make_item(TEST_FOUND), code)
+        outcome = run(make_item(TEST_FOUND), code, isolation=backend)
         assert (outcome.passed, outcome.reasons) == (True, []), outcome.tail
         assert [t for t in targets if t.exists()] == []
     finally:
@@ -591,8 +607,7 @@ def test_nothing_outside_the_work_dir_is_writable(make_item, run, tmp_path: Path
             target.unlink(missing_ok=True)
 
 
-@needs_namespaces
-def test_no_capabilities_remain(make_item, run) -> None:
+def test_no_capabilities_remain(make_item, run, backend: Isolation) -> None:
     code = CORRECT + textwrap.dedent(
         """
         FOUND = [
@@ -602,7 +617,7 @@ def test_no_capabilities_remain(make_item, run) -> None:
         ]
         """
     )
-    outcome = run(make_item(TEST_FOUND), code)
+    outcome = run(make_item(TEST_FOUND), code, isolation=backend)
     assert (outcome.passed, outcome.reasons) == (True, []), outcome.tail
 
 
@@ -620,3 +635,44 @@ def test_bwrap_is_found_when_installed() -> None:
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap is not installed")
     assert probe_isolation(("bwrap",)).kind == "bwrap"
+
+
+KILLED_GRADER = """
+import json, sys
+from evalpin.core.fixtures import load_fixtures
+from evalpin.run.sandbox import probe_isolation, run_item
+item = load_fixtures(sys.argv[1]).cases[0]
+iso = probe_isolation((sys.argv[2],))
+print("graded", run_item(item, {"solution.py": sys.argv[3]}, isolation=iso).reasons, flush=True)
+"""
+
+
+def test_a_sigkilled_grader_leaves_no_sandbox_or_cgroup_behind(
+    make_item, backend: Isolation, sleep_mark: str
+) -> None:
+    """The grader dies mid-item: its sandbox dies with it, and the next run removes the
+    cgroup it could not."""
+    code = "import os\nos.execv('/bin/sleep', ['sleep', " + repr(sleep_mark) + "])\n"
+    item = make_item(TEST_ADD, timeout=60)
+    argv = [sys.executable, "-c", KILLED_GRADER, str(item.test_file.parent / "set.yaml")]
+    grader = subprocess.Popen([*argv, backend.kind, code], stdout=subprocess.PIPE)
+    for _ in range(600):  # until the candidate is running (a condition, not a timing)
+        if surviving(sleep_mark) or grader.poll() is not None:
+            break
+        threading.Event().wait(0.05)
+    assert surviving(sleep_mark), "the candidate never started"
+    grader.kill()
+    grader.wait()
+    grader.stdout.close()
+    for _ in range(600):
+        if not surviving(sleep_mark):
+            break
+        threading.Event().wait(0.05)
+    assert surviving(sleep_mark) == []
+    from evalpin.run.sandbox import Cgroup
+
+    left = f"evalpin-{grader.pid}-"
+    if backend.pids_cgroup:
+        assert [p for p in Path("/sys/fs/cgroup").glob(f"*/**/{left}*")] != []
+        Cgroup.create(64 * 1024**2).remove()
+    assert [p for p in Path("/sys/fs/cgroup").glob(f"*/**/{left}*")] == []

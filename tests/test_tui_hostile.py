@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rich.segment import Segment
+from textual.geometry import Region
 
 from evalpin.core.records import ToolCall
 from evalpin.tui.safe import BLOCK_WIDTH
@@ -58,20 +58,17 @@ def assert_inert(text: str) -> None:
 
 
 def styled_links(app) -> list:
-    """Any segment on screen that carries an action or a link (it must be none)."""
-    update = app.screen._compositor.render_update(full=True)
+    """Any segment on screen that carries an action or a link (it must be none): every
+    displayed widget's lines, through the public `Widget.render_lines`."""
     found = []
-
-    def walk(item) -> None:
-        if isinstance(item, Segment):
-            style = item.style
-            if style is not None and (style.link or (style.meta and "@click" in style.meta)):
-                found.append(item)
-        else:
-            for part in item:
-                walk(part)
-
-    walk(update.strips)
+    for widget in app.screen.query("*"):
+        if not widget.display or not widget.size.area:
+            continue
+        for strip in widget.render_lines(Region(0, 0, *widget.size)):
+            for segment in strip:
+                style = segment.style
+                if style is not None and (style.link or (style.meta and "@click" in style.meta)):
+                    found.append(segment)
     return found
 
 

@@ -26,17 +26,29 @@ REPLAY = [
     },
     {"case_id": "order-2", "text": "Done.", "model": "orders-mini@fp_1"},
 ]
-SLOW = """
-import json, sys, time
+# A gated agent instead of a slow one: the first call answers, the next ones wait until
+# the test opens the gate (or their run is gone, so a cancelled run leaves no process).
+# The test can then cancel mid-run however loaded the machine is.
+GATED = """
+import json, os, sys, time
+from pathlib import Path
 json.load(sys.stdin)
-time.sleep(0.4)
+here = Path(__file__).parent
+parent = os.getppid()
+try:
+    (here / "answered-once").touch(exist_ok=False)
+except FileExistsError:
+    while not (here / "gate-open").exists():
+        if os.getppid() != parent:
+            sys.exit(1)
+        time.sleep(0.02)
 print(json.dumps({"text": "Order 1001", "model": "slow-1"}))
 """
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """A folder with a fixture set, a replay recording, a slow command slot, a left run."""
+    """A folder with a fixture set, a replay recording, a gated command slot, a left run."""
     (tmp_path / "fixtures").mkdir()
     (tmp_path / "fixtures" / "golden.jsonl").write_text(
         "".join(json.dumps(c) + "\n" for c in GOLDEN_CASES)
@@ -44,7 +56,7 @@ def project(tmp_path: Path) -> Path:
     (tmp_path / "fixtures" / "night.jsonl").write_text(
         "".join(json.dumps(r) + "\n" for r in REPLAY)
     )
-    (tmp_path / "slow.py").write_text(SLOW)
+    (tmp_path / "slow.py").write_text(GATED)
     (tmp_path / "slots.yaml").write_text(
         "slots:\n"
         "  night: {provider: replay, path: fixtures/night.jsonl}\n"
@@ -118,7 +130,7 @@ async def test_launch_completes_a_replay_run_and_opens_it(project: Path) -> None
         await settle(pilot, app, "verdicts")
         review = app.review
         assert str(review.right_source) == out
-        assert review.index is not None and review.index.mode == "compare"
+        assert review.cases is not None and review.cases.mode == "compare"
         text = screen_text(app)
         assert "left.jsonl" in text and Path(out).name in text
         assert "unchanged 2" in text  # same fixtures, same recording: nothing moved
@@ -183,6 +195,7 @@ async def test_launch_cancel_leaves_a_resumable_file(project: Path) -> None:
         assert panel.finished is None
         await pilot.press("escape")
         assert app.screen is not panel
+    (project / "gate-open").touch()
     done = cli_process("run", "--resume", "--out", str(out), cwd=project)
     assert done.code == 0, done.err
     assert read_run(out).complete is True and len(read_run(out).rows) == 6

@@ -10,7 +10,7 @@ from textual.widgets import Static
 
 from evalpin.core.runfile import read_run
 from evalpin.tui.screens.banner import BannerScreen
-from evalpin.tui.screens.help import KEYS, HelpScreen
+from evalpin.tui.screens.help import HelpScreen
 from evalpin.tui.screens.verdict import VerdictScreen
 from evalpin.tui.widgets.case_list import CaseList
 from evalpin.tui.widgets.detail import DetailPane
@@ -21,11 +21,11 @@ from tests.tuikit import SIZE, new_app, pair, screen_text, settle
 
 def current_id(app) -> str | None:
     cases = app.review.query_one(CaseList)
-    return None if cases.current is None else app.review.index.cases[cases.current].case_id
+    return None if cases.current is None else app.review.cases.cases[cases.current].case_id
 
 
 def listed(app) -> list[str]:
-    return [app.review.index.cases[i].case_id for i in app.review.query_one(CaseList).rows]
+    return [app.review.cases.cases[i].case_id for i in app.review.query_one(CaseList).rows]
 
 
 async def test_opens_on_first_regression_with_pins_and_detail(tmp_path: Path) -> None:
@@ -173,15 +173,17 @@ async def test_banner_from_headers_comes_before_the_cases_are_read(tmp_path: Pat
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         # Painted at once from the headers, then completed by the join.
-        assert isinstance(app.screen, BannerScreen)
-        assert app.review.timings["banner"] < app.review.timings.get("read", 1e9)
+        banner = app.screen
+        assert isinstance(banner, BannerScreen)
+        assert banner.headers is not None  # built from the headers, before any case was read
         await settle(pilot, app, "diff")
         await pilot.pause()
+        assert app.screen is banner and banner.diff is not None  # the same banner, completed
         text = screen_text(app)
         assert "model slot  differs on 15 case(s)" in text and "night" in text and "day" in text
         # The cases indexed later do not make the list behind the banner claim otherwise.
         await settle(pilot, app, "verdicts")
-        assert app.review.index is not None
+        assert app.review.cases is not None
         assert app.review.query_one(CaseList).placeholder == "comparison refused: see the banner"
 
 
@@ -248,28 +250,8 @@ async def test_verdict_screen_and_export(tmp_path: Path) -> None:
         assert not isinstance(app.screen, VerdictScreen)
 
 
-async def test_help_lists_every_key(tmp_path: Path) -> None:
-    from evalpin.tui.screens.banner import BannerScreen as Banner
-    from evalpin.tui.screens.launch import LaunchScreen
-    from evalpin.tui.screens.review import ReviewScreen
-    from evalpin.tui.screens.verdict import VerdictScreen as Verdict
-    from evalpin.tui.widgets.status import SearchBox
-
-    documented = " ".join(key for _, keys in KEYS for key, _ in keys).lower()
-    names = {
-        "question_mark": "?",
-        "slash": "/",
-        "escape": "esc",
-        "up": "↑",
-        "down": "↓",
-        "pageup": "pgup",
-        "pagedown": "pgdn",
-    }
-    for owner in (ReviewScreen, CaseList, DetailPane, Verdict, Banner, LaunchScreen, SearchBox):
-        for binding in owner.BINDINGS:
-            for key in binding.key.split(","):
-                shown = names.get(key, key).lower()
-                assert shown in documented, (owner.__name__, key)
+async def test_help_theme_and_quit(tmp_path: Path) -> None:
+    # (That the help lists every binding is test_tui_keys.)
     app = new_app(*pair(tmp_path))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
@@ -277,7 +259,7 @@ async def test_help_lists_every_key(tmp_path: Path) -> None:
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
         text = screen_text(app)
-        assert "next / previous changed case" in text and "launch panel" in text
+        assert "next changed case" in text and "launch panel" in text
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)
         await pilot.press("t")
@@ -329,10 +311,10 @@ def test_review_refuses_bad_files_before_any_screen(capsys, tmp_path: Path) -> N
 
 def test_review_without_runs_or_demo_says_so(capsys, tmp_path: Path, monkeypatch) -> None:
     # With runs of its own or a bundled demo, `review` opens them (tested in
-    # test_tui_index); with neither, it says so in one line instead of opening nothing.
-    import evalpin.core.index as index
+    # test_cases); with neither, it says so in one line instead of opening nothing.
+    import evalpin.core.discovery as discovery
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(index, "bundled_demo", lambda: None)
+    monkeypatch.setattr(discovery, "bundled_demo", lambda: None)
     r = cli(capsys, "review")
     assert r.code == 3 and "no runs folder" in r.err and r.err.count("\n") == 1

@@ -1,8 +1,9 @@
 """Text snapshots of the main screens: what the terminal shows, character for character.
 
-The screens are exported like `App.export_screenshot` but as plain text (styles vary with
-the theme and Textual's SVG class names with the process; the characters do not). To
-accept a deliberate change: EVALPIN_UPDATE_SNAPSHOTS=1 pytest tests/test_tui_snapshots.py
+The screens are read back from `App.export_screenshot` as plain text (`tuikit.screen_text`),
+so a diff here reads as characters; the colours are held by the SVG snapshots in
+test_tui_svg. To accept a deliberate change:
+EVALPIN_UPDATE_SNAPSHOTS=1 pytest tests/test_tui_snapshots.py
 """
 
 from __future__ import annotations

@@ -168,6 +168,7 @@ def test_json_shape(tmp_path: Path) -> None:
         "scorer commit",
         "env digest",
         "complete",
+        "backend tier",
         "seed list",
         "temperature",
     ]

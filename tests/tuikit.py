@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import io
+import html
+import re
 from pathlib import Path
 
-from rich.console import Console
+from rich.cells import cell_len
 
 from evalpin.tui.app import EvalpinApp, make_app
 from tests.builders import case, grid, header, write_run
@@ -51,18 +52,22 @@ def pair(folder: Path, right_over: dict | None = None, **cases_over) -> tuple[Pa
 
 async def settle(pilot, app: EvalpinApp, what: str = "listed", timeout: float = 20) -> None:
     """Wait until the review screen reached a loading milestone (`listed`, `verdicts`,
-    `banner`)."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while what not in app.review.timings:
-        if loop.time() > end:
-            raise TimeoutError(f"review never reached {what!r}: {app.review.timings}")
-        await pilot.pause(0.02)
-    await pilot.pause()
+    `banner`, `diff`, `read`: see `ReviewScreen.reached`) and the detail pane shows the
+    case under the cursor."""
+    review = app.review
+    await wait_for(pilot, lambda: review.reached(what), f"review reached {what!r}", timeout)
+    await detail_ready(pilot, app, timeout)
+
+
+async def detail_ready(pilot, app: EvalpinApp, timeout: float = 20) -> None:
+    """Wait until the detail pane's worker delivered the case it was last asked for."""
+    detail = app.review.detail
+    await wait_for(pilot, lambda: not detail.decoding, "the detail loaded", timeout)
 
 
 async def wait_for(pilot, ready, what: str = "condition", timeout: float = 20) -> None:
-    """Pause until `ready()` is true (a worker's result arrived, a screen changed)."""
+    """Pause until `ready()` is true (a worker's result arrived, a screen changed). The
+    timeout only turns a hang into a failure; nothing asserts how long it took."""
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     while not ready():
@@ -72,27 +77,34 @@ async def wait_for(pilot, ready, what: str = "condition", timeout: float = 20) -
     await pilot.pause()
 
 
+_CELL = re.compile(
+    r'<text class="[^"]*" x="(?P<x>[\d.]+)" y="[\d.]+" textLength="[\d.]+" '
+    r'clip-path="url\(#[\w-]+-line-(?P<line>\d+)\)">(?P<text>[^<]*)</text>'
+)
+_CHAR_WIDTH = 0.61 * 20  # rich's export_svg: font aspect ratio times the 20 px line
+
+
 def screen_text(app: EvalpinApp) -> str:
-    """What the terminal shows, as plain text (like `export_screenshot`, without styles)."""
+    """What the terminal shows, as plain text: read back from the public
+    `App.export_screenshot` SVG (each run of text is placed at its column)."""
     width, height = app.size
-    console = Console(
-        width=width,
-        height=height,
-        file=io.StringIO(),
-        force_terminal=True,
-        color_system="truecolor",
-        record=True,
-        legacy_windows=False,
-        safe_box=False,
-    )
-    console.print(
-        app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
-    )
-    return console.export_text()
+    rows: list[list[tuple[int, str]]] = [[] for _ in range(height)]
+    for found in _CELL.finditer(app.export_screenshot()):
+        column = round(float(found["x"]) / _CHAR_WIDTH)
+        text = html.unescape(found["text"]).replace("\xa0", " ").replace("\n", "")
+        rows[int(found["line"])].append((column, text))
+    out = []
+    for row in rows:
+        line, at = "", 0
+        for column, text in sorted(row):
+            line += " " * max(0, column - at) + text
+            at = max(at, column) + cell_len(text)
+        out.append(line.ljust(width))
+    return "\n".join(out)
 
 
 def new_app(left, right=None, **kw) -> EvalpinApp:
     return make_app(left, right, cursor_blink=False, **kw)
 
 
-__all__ = ["SIZE", "case", "new_app", "pair", "screen_text", "settle"]
+__all__ = ["SIZE", "case", "detail_ready", "new_app", "pair", "screen_text", "settle", "wait_for"]

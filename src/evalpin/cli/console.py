@@ -41,8 +41,8 @@ def write_json_atomic(path: Path, payload: Any) -> None:
     """Write JSON beside its destination and rename, so nothing is left half-written."""
     from evalpin.core.files import write_atomic
 
-    body = json.dumps(payload, indent=2, ensure_ascii=True, allow_nan=False) + "\n"
-    write_atomic(path, body, encoding="ascii")
+    text = json.dumps(payload, indent=2, ensure_ascii=True, allow_nan=False) + "\n"
+    write_atomic(path, text, encoding="ascii")
 
 
 def side(run) -> dict[str, Any]:  # run: RunFile

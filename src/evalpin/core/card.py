@@ -2,10 +2,10 @@
 
 Headless (no Textual import). It carries the four pins, the seeds, per-seed pass rates,
 the spread, the smallest drop the run can detect, the comparison it was exported beside
-(the call over cases first), and the metric family: pass rate, static-check violations,
-mean repair loops, latency p50 and max. Written only for a run whose verdict is
-`publishable`, by the TUI (`e` on the verdict screen, beside the run) and by
-`evalpin verdict RUN --card PATH`.
+(the call over cases first), the metric family (pass rate, static-check violations, mean
+repair loops, latency p50 and max) and the verdict's notes (e.g. "backend tier not
+declared"). Written only for a run whose verdict is `publishable`, by the TUI (`e` on the
+verdict screen, beside the run) and by `evalpin verdict RUN --card PATH`.
 """
 
 from __future__ import annotations
@@ -136,6 +136,8 @@ def render_card(
             "",
             f"Flaky cases (pass on some seeds, fail on others): {len(verdict.flaky_cases)}.",
         ]
+    if verdict.notes:
+        lines += ["", "## Notes", "", *(f"- {_md(note)}" for note in verdict.notes)]
     return "\n".join(lines) + "\n"
 
 

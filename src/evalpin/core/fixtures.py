@@ -11,16 +11,22 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from evalpin.core.errors import InputError
+from evalpin.core.files import not_utf8
 from evalpin.core.pins import dataset_hash
 
 KIND_GOLDEN = "golden"
 KIND_CODING = "coding"
 CODING_SCHEMA = "coding-eval/v1"
+# How a coding item's candidate runs: in a worker the tests reach only through plain data
+# (the default), or inside the pytest process, graded with tamper checks.
+ISOLATION_PROCESS = "process"
+ISOLATION_IN_PROCESS = "in-process"
+DEFAULT_MEMORY_MB = 1024
 
 
 def case_hash(payload: dict[str, Any]) -> str:
@@ -60,6 +66,8 @@ class CodingItem:
     forbidden_imports: list[str]
     expected_files: list[str]
     fixture_hash: str
+    isolation: str = ISOLATION_PROCESS
+    memory_mb: int = DEFAULT_MEMORY_MB
 
     @property
     def prompt(self) -> str:
@@ -79,19 +87,12 @@ class FixtureSet:
     frozen_at: str | None = None
     holdout_policy: str | None = None
     network_allowed: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def network_policy(self) -> str | None:
         if self.kind != KIND_CODING:
             return None
         return "allowed" if self.network_allowed else "forbidden"
-
-    def case(self, case_id: str) -> GoldenCase | CodingItem:
-        for c in self.cases:
-            if c.id == case_id:
-                return c
-        raise KeyError(case_id)
 
 
 def load_fixtures(path: str | Path) -> FixtureSet:
@@ -126,8 +127,7 @@ def _load_golden(path: Path, data: bytes) -> FixtureSet:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as bad:
-            msg = f"not UTF-8: byte 0x{raw[bad.start]:02x} at column {bad.start + 1}"
-            raise InputError(path, msg, lineno) from None
+            raise InputError(path, not_utf8(raw, bad), lineno) from None
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -186,7 +186,7 @@ def yaml_document(path: Path, data: bytes, what: str = "fixture files") -> Any:
         text = data.decode("utf-8")
     except UnicodeDecodeError as bad:
         line = data[: bad.start].count(b"\n") + 1
-        raise InputError(path, f"not UTF-8: byte 0x{data[bad.start]:02x}", line) from None
+        raise InputError(path, not_utf8(data, bad), line) from None
     try:
         for event in yaml.parse(text, Loader=yaml.SafeLoader):
             if isinstance(event, yaml.AliasEvent):
@@ -303,6 +303,12 @@ def _coding_item(path: Path, base: Path, item: Any, n: int) -> CodingItem:
     language = item.get("language")
     if not isinstance(language, str) or not language:
         raise InputError(path, f"{where} 'language' is required")
+    isolation = item.get("isolation", ISOLATION_PROCESS)
+    if isolation not in (ISOLATION_PROCESS, ISOLATION_IN_PROCESS):
+        raise InputError(path, f"{where} 'isolation' must be 'process' or 'in-process'")
+    memory_mb = item.get("memory_mb", DEFAULT_MEMORY_MB)
+    if isinstance(memory_mb, bool) or not isinstance(memory_mb, int) or memory_mb < 16:
+        raise InputError(path, f"{where} 'memory_mb' must be a whole number of MiB, at least 16")
     files = {
         item["prompt_file"]: hashlib.sha256(prompt.read_bytes()).hexdigest(),
         item["test_file"]: hashlib.sha256(test.read_bytes()).hexdigest(),
@@ -316,4 +322,6 @@ def _coding_item(path: Path, base: Path, item: Any, n: int) -> CodingItem:
         forbidden_imports=_str_list(path, item_id, item, "forbidden_imports"),
         expected_files=expected,
         fixture_hash=case_hash({**item, "referenced_files_sha256": files}),
+        isolation=isolation,
+        memory_mb=memory_mb,
     )

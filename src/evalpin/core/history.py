@@ -10,7 +10,8 @@ form a *track*; where one series of a track gives way to the next, the break is 
 - `unpinned`: a side lacks the pin, so what changed cannot be said.
 
 An **environment change** (env digest moved: Python, platform, evalpin, grading
-packages, controls) does *not* start a series. The triple plus the reported model is
+packages, controls; or the slot's declared backend tier moved, e.g. `dedicated` to
+`free`, named as `slot.tier`) does *not* start a series. The triple plus the reported model is
 the instrument, and `evalpin diff` compares across environments; the change is marked
 at the run where it happens, naming the components that moved, so a step in the line
 right after it is read with that in mind. It is also named at a series break when it
@@ -22,7 +23,8 @@ its own, flagged unpinned: a missing pin is never equal to anything, as in `diff
 **Repeat check.** A (case, seed) asked again under the same triple, the same controls
 (temperature, max tokens, loops, network: everything but the seed list, since the seed
 is part of the key) and the same slot configuration as recorded in the header (so two
-replay files, told apart by their sha256, are two sources, not one) must give the same
+replay files, told apart by their sha256, are two sources, not one; the declared tier
+is not configuration: it says how far the backend is trusted, not which it is) must give the same
 completion digest, within a run and across the runs of a series. Pairs that did not
 mark the backend non-deterministic, or changed behind an unchanged slot. A record with
 no digest (no completion) is not evidence either way.
@@ -49,8 +51,10 @@ from typing import Any
 
 import msgspec
 
+from evalpin.core.discovery import started_at as parse_started_at
 from evalpin.core.errors import InputError
 from evalpin.core.runfile import RunFile, read_run
+from evalpin.core.tiers import TIER_CHANGE, TIER_KEY, tier_of
 from evalpin.core.verdict import DIGEST, REPEAT_KEY, Verdict, judge
 
 BACKEND_DELTA = "backend delta"
@@ -271,16 +275,6 @@ def run_files(folder: Path) -> list[Path]:
     ]
 
 
-def _parse_time(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    try:
-        when = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
-
-
 class _Peek(msgspec.Struct):
     record: str | None = None
     started_at: str | None = None
@@ -291,7 +285,7 @@ _PEEK = msgspec.json.Decoder(_Peek)
 
 def _dated(path: Path, started_at: str | None) -> tuple[datetime, str]:
     """When a run started, from its header; else the file's modification time."""
-    when = _parse_time(started_at)
+    when = parse_started_at(started_at)
     if when is not None:
         return when, DATED_BY_HEADER
     return datetime.fromtimestamp(os.stat(path).st_mtime, tz=UTC), DATED_BY_MTIME
@@ -383,7 +377,8 @@ class _RepeatCheck:
 
     def add(self, point: HistoryRun, run: RunFile) -> None:
         controls = {k: v for k, v in point.controls.items() if k != "seeds"}
-        request = json.dumps([controls, point.slot], sort_keys=True, default=str)
+        slot = {k: v for k, v in point.slot.items() if k != TIER_KEY}
+        request = json.dumps([controls, slot], sort_keys=True, default=str)
         path, rows = point.path, run.rows
         keys = list(map(REPEAT_KEY, rows))
         digests = list(map(DIGEST, rows))
@@ -420,12 +415,16 @@ def _flatten(env: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def env_changes(before: HistoryRun, after: HistoryRun) -> list[Change] | None:
-    """The env components that moved between two runs; None when the digest held (or
-    neither run recorded one). An empty list: the digest moved, components unrecorded."""
+    """The env components that moved between two runs, and the slot's backend tier when
+    it moved (a run without one reads `unknown`); None when the digest and the tier held
+    (or neither run recorded a digest). An empty list: the digest moved, components
+    unrecorded."""
+    old_tier, new_tier = tier_of(before.slot), tier_of(after.slot)
+    tier = [Change(TIER_CHANGE, old_tier, new_tier)] if old_tier != new_tier else []
     if before.env_digest == after.env_digest:
-        return None
+        return tier or None
     old, new = _flatten(before.env), _flatten(after.env)
-    return [
+    return tier + [
         Change(k, old.get(k), new.get(k))
         for k in sorted(old.keys() | new.keys())
         if old.get(k) != new.get(k)

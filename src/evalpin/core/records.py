@@ -60,6 +60,9 @@ class RunHeader(msgspec.Struct, tag="run", tag_field="record", omit_defaults=Tru
     scorer_commit: str | None = None
     control_sources: dict[str, str] = {}
     warnings: list[str] = []
+    # Coding items whose candidate ran inside the pytest process (`isolation: in-process`):
+    # graded with tamper checks, never publishable.
+    graded_in_process: list[str] = []
 
 
 class CaseRow(msgspec.Struct, gc=False):

@@ -29,6 +29,7 @@ from typing import BinaryIO, NoReturn
 import msgspec
 
 from evalpin.core.errors import InputError
+from evalpin.core.files import not_utf8
 from evalpin.core.records import (
     SCHEMA,
     CaseRecord,
@@ -190,7 +191,7 @@ def _problem(exc: Exception, line: bytes) -> str:
     try:
         line.decode("utf-8")
     except UnicodeDecodeError as bad:
-        return f"not UTF-8: byte 0x{line[bad.start]:02x} at column {bad.start + 1}"
+        return not_utf8(line, bad)
     return f"not JSON: {exc}"
 
 

@@ -1,7 +1,8 @@
 """The publish rule: may this run's score be published, and with what beside it?
 
 Labels, first match wins: contaminated, uncontrolled, demo-note, internal,
-exploratory-probe, publishable. Every rule that fails is reported, not only the first,
+exploratory-probe, publishable. A run on a `free` backend tier is at most internal; an
+undeclared tier is allowed but noted. Every rule that fails is reported, not only the first,
 so a reviewer sees all that stands between a run and publication.
 
 The rule is decided here once, as a checklist (`Check`: rule, ok, value, why): the
@@ -11,15 +12,18 @@ The CLI, the TUI's verdict screen and the publish card only display the checklis
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
-from evalpin.core import stats
+from evalpin.core import stats, tiers
 from evalpin.core.errors import InputError
+from evalpin.core.files import not_utf8
 from evalpin.core.fixtures import KIND_CODING, FixtureSet
 from evalpin.core.power import Power, power
+from evalpin.core.records import RunHeader
 from evalpin.core.runfile import TRIPLE, RunFile
 
 CONTAMINATED = "contaminated"
@@ -64,8 +68,7 @@ class Disclosure:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as bad:
-                msg = f"not UTF-8: byte 0x{raw[bad.start]:02x} at column {bad.start + 1}"
-                raise InputError(path, msg, lineno) from None
+                raise InputError(path, not_utf8(raw, bad), lineno) from None
             line = fold(line)
             if line and not line.startswith("#"):
                 entries.add(line)
@@ -239,6 +242,17 @@ def judge(
     )
 
 
+def in_process_rule(header: RunHeader | None, check: Callable[..., None]) -> None:
+    """Issue 8: coding items graded in-process shared the process that decided their
+    grade, so a pass is tamper-checked but not tamper-proof: at most `internal`. Shown
+    only for runs that have such items."""
+    items = header.graded_in_process if header is not None else []
+    if items:
+        shown = ", ".join(items[:5]) + (f" and {len(items) - 5} more" if len(items) > 5 else "")
+        why = f"in-process grading: coding items {shown} ran inside the pytest process"
+        check("in-process grading", False, items, why, INTERNAL, shown=f"{len(items)} item(s)")
+
+
 def _shown(value: Any) -> str:
     return "-" if value in (None, "", []) else str(value)
 
@@ -306,6 +320,20 @@ def checklist(
         INTERNAL,
         shown={True: "yes", False: "no (no summary trailer)", None: "unknown"}[run.complete],
     )
+    settings = h.slot if h else None
+    tier = tiers.tier_of(settings)
+    check(
+        "backend tier",
+        tier != tiers.FREE,
+        tier,
+        tiers.NOT_FORMAL,
+        INTERNAL,
+        shown=f"{tier} (not declared)" if tier == tiers.UNKNOWN else tier,
+    )
+    if tier == tiers.UNKNOWN:
+        odd = tiers.recorded_oddity(settings)
+        notes.append(tiers.NOT_DECLARED + (f" (recorded {odd} is not a tier)" if odd else ""))
+    in_process_rule(h, check)
 
     seeds = pins["seeds"].value
     check(

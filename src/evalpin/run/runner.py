@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from evalpin.core.errors import InputError
-from evalpin.core.fixtures import KIND_CODING, CodingItem, FixtureSet, GoldenCase
+from evalpin.core.fixtures import (
+    ISOLATION_IN_PROCESS,
+    KIND_CODING,
+    CodingItem,
+    FixtureSet,
+    GoldenCase,
+)
 from evalpin.core.graders.coding import files_from_completion
 from evalpin.core.graders.tools import grade_golden
 from evalpin.core.pins import (
@@ -45,6 +51,7 @@ from evalpin.core.records import (
 from evalpin.core.runfile import RunWriter, read_run, trim_torn_tail
 from evalpin.run import events
 from evalpin.run.controls import Controls
+from evalpin.run.scrub import scrub_record, secret_values
 from evalpin.run.slots import Slot, SlotConfig, SlotError
 
 Pair = tuple[str, int]
@@ -106,13 +113,16 @@ class Plan:
             ),
             grader_version=grader_version(),
             model_slot=self.slot_config.label,
-            slot=self.slot_config.public_settings(),
+            slot=self.slot_config.header_settings(),
             seeds=list(self.controls.seeds),
             controls=values,
             env_digest=env_digest(components),
             env=components,
             scorer_commit=scorer_commit(fs.path.parent),
             control_sources=dict(self.controls.sources),
+            graded_in_process=[
+                c.id for c in fs.cases if getattr(c, "isolation", None) == ISOLATION_IN_PROCESS
+            ],
         )
 
 
@@ -328,8 +338,10 @@ def run(
         )
     )
     execute = Executor(plan, slot, header.grader_version or grader_version())
+    secrets = secret_values(execute.secret_names)
     with writer:
         for record in _results(execute, todo, plan.effective_jobs, stop):
+            record = scrub_record(record, secrets)  # the one place case records are written
             writer.write(record)
             tally.done += 1
             tally.passed += record.passed

@@ -1,38 +1,38 @@
-"""Runs one coding item's tests in a fresh, contained process.
+"""Runs one coding item's tests in fresh, contained processes.
 
 API:
 - `probe_isolation(backends=BACKENDS) -> Isolation` (cached): the strongest containment
-  that works on this machine, tried for real once: `unshare` (user, network, pid and mount
-  namespaces), else bubblewrap, else none. `Isolation.network` is `off-enforced` or
-  `off-unenforced`; `why` is one line for the warning a caller must show when not enforced.
+  that works on this machine, tried for real once: `unshare`, else bubblewrap, else none.
+  `Isolation.network` is `off-enforced` or `off-unenforced`; `why` is one line for the
+  warning a caller must show when not enforced.
 - `run_item(item, files, *, workdir_parent=None, secret_names=(), allow_network=False,
   isolation=None) -> Outcome`: grade one completion's files. `Outcome` has `passed`,
   `reasons`, `tail` (last `TAIL_CHARS` of test output), `seconds` and `network`.
+- `execute(iso, box, specs, timeout)`: the primitive `evalpin.run.isolation` builds on:
+  each `Spec` in a sandbox of its own, the last one deciding when the run ends.
 
-What the grade means lives in `evalpin.core.graders.coding` (surface, static checks, the
-pytest command and limits, the report judgement); this module only executes it.
+What the grade means lives in `evalpin.core.graders.coding`; how the candidate and pytest
+are split into processes, in `evalpin.run.isolation`. This module only contains them.
 
-Containment, `unshare` backend (the whole process tree is in the namespaces):
-- network namespace: no interface but a downed loopback, so not even 127.0.0.1 reaches
-  the host's listeners;
-- pid namespace with a fresh /proc: the parent (and its API key in /proc/PID/environ) is
-  invisible, and when pytest (the namespace's init) exits or is killed, every process it
-  left behind dies, `setsid` or not;
-- a small launcher inside the namespaces makes every mount read-only except the work and
-  report directories, joins a pids cgroup where one can be made (RLIMIT_NPROC does
-  nothing for root), sets the rlimits, then drops every capability (bounding set,
-  ambient set, SECBIT_NOROOT, no_new_privs) so the code cannot unmount the fresh /proc to
-  uncover the host's, remount anything writable or leave its cgroup;
+Containment, the same for `unshare` and bubblewrap (both get one mount plan: the unshare
+launcher builds it with mount calls, bubblewrap from flags):
+- user, network (no interface but a downed loopback), pid (a fresh /proc; when the
+  namespace's init dies every process in it dies, `setsid` or not), ipc, uts and mount
+  namespaces;
+- a private root: a read-only tmpfs holding /usr and its links, two /etc files, the
+  interpreter's prefixes read-only, the process's own folders read-write, a minimal /dev,
+  and a private size-capped /tmp and /dev/shm; nothing else of the host;
+- every capability dropped (bounding, ambient and own sets, SECBIT_NOROOT, no_new_privs),
+  so nothing can be unmounted or remounted;
+- a cgroup per item over every process tree of it: at most MAX_PROCESSES processes and
+  the item's `memory_mb` (swap included); an OOM kill is `sandbox_error:memory`;
+  `setpriv --pdeathsig` ties the tree to the grader, and a later run removes the cgroups
+  of a grader that was SIGKILLed;
 - an environment built from an allow-list (never inherited PYTHON*, PYTEST_*, keys);
-- a wall-clock timeout, after which the namespace's init and our process group are
-  killed; output is read as it comes and only its tail kept.
-bubblewrap gets the same from its own flags (read-only root, fresh /proc and /dev, all
-namespaces, no capabilities) but no pids cgroup. Without either, only the environment,
-rlimits, process-group kill and timeout remain, and network is recorded off-unenforced.
-
-Known limits: code that runs inside pytest can forge the report it writes (it can patch
-pytest); files readable by the calling user stay readable (read-only, not hidden); a
-path-based Unix socket on the host stays connectable; /tmp and /dev/shm are read-only.
+- a wall-clock timeout, after which every tree is killed; output is read as it comes
+  and only its tail kept, with the sandbox paths made relative and secrets cut.
+Without namespaces only the environment, rlimits, cgroup, process-group kill and timeout
+remain, and network is recorded off-unenforced.
 """
 
 from __future__ import annotations
@@ -52,21 +52,16 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalpin.core.fixtures import CodingItem
+from evalpin.core.fixtures import DEFAULT_MEMORY_MB, ISOLATION_PROCESS, CodingItem
 from evalpin.core.graders.coding import (
     FILE_SIZE_BYTES,
     MAX_PROCESSES,
     PYTEST_ENV,
-    PYTEST_INI,
-    PYTEST_INI_NAME,
     approved_files,
-    expected_tests,
     grade_order,
-    judge_report,
-    pytest_argv,
     rlimits,
     static_check,
 )
@@ -79,7 +74,6 @@ OFF_UNENFORCED = "off-unenforced"
 NETWORK_ON = "on"
 
 _ALLOWED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE")
-_SECRETISH = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL", re.IGNORECASE)
 _KEEP_OUTPUT = 16 * 1024  # bytes of output kept; far more than TAIL_CHARS characters
 _PROBE_TIMEOUT_S = 10.0
 _REAP_WAIT_S = 2.0
@@ -92,7 +86,7 @@ class Isolation:
     kind: str  # "unshare", "bwrap" or "none"
     network: str  # OFF_ENFORCED or OFF_UNENFORCED
     why: str
-    pids_cgroup: bool = False
+    pids_cgroup: bool = False  # a cgroup per run: process and memory caps
 
 
 @dataclass(frozen=True)
@@ -107,13 +101,19 @@ class Outcome:
 
 
 # The launcher runs first inside the sandbox (`python -I -S -c`), configured by a JSON
-# argument, then execs the test command. It reports readiness by writing one byte to an
+# argument, then execs the command. It reports readiness by writing one byte to an
 # inherited pipe, so nothing the tested code does can pass for a setup failure or the
-# reverse. Syscall numbers are the generic ones (mount_setattr is 442 on every arch).
+# reverse. Under unshare it builds the private root from the mount plan (the same plan
+# bubblewrap gets as flags), pivots into it and drops every capability. Syscall numbers:
+# mount_setattr is 442 on every arch; pivot_root is 155 on x86_64, 41 on generic ones.
 _LAUNCHER = r"""
-import ctypes, json, os, resource, sys
+import ctypes, json, os, platform, resource, sys
 
-def harden(rw):
+DEV_NODES = ("null", "zero", "full", "random", "urandom", "tty")
+DEV_LINKS = (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+             ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2"))
+
+def harden(plan, newroot):
     libc = ctypes.CDLL(None, use_errno=True)
 
     def check(result, what):
@@ -130,11 +130,43 @@ def harden(rw):
         check(libc.syscall(ctypes.c_long(442), *at, ctypes.byref(attr), size),
               "mount_setattr " + path)
 
-    mount_setattr("/", 1, 0, 0x8000)  # MOUNT_ATTR_RDONLY, AT_RECURSIVE
-    for path in rw:
-        check(libc.mount(path.encode(), path.encode(), None, ctypes.c_ulong(4096), None),
-              "bind " + path)  # MS_BIND, then clear read-only on the new mount only
-        mount_setattr(path, 0, 1, 0)
+    def mount(src, dst, fstype, flags, data):
+        check(libc.mount(src.encode(), dst.encode(), fstype and fstype.encode(),
+                         ctypes.c_ulong(flags), data and data.encode()), "mount " + dst)
+
+    def target(dst, is_file=False):
+        path = newroot + dst
+        os.makedirs(os.path.dirname(path) if is_file else path, exist_ok=True)
+        if is_file and not os.path.exists(path):
+            open(path, "w").close()
+        return path
+
+    mount("tmpfs", newroot, "tmpfs", 6, "mode=0755,size=1m")  # MS_NOSUID | MS_NODEV
+    for op, src, dst, opt in plan:
+        if op in ("ro", "rw"):
+            path = target(dst, os.path.isfile(src) or dst.startswith("/dev/"))
+            mount(src, path, None, 4096 | 16384, None)  # MS_BIND | MS_REC
+            if op == "ro":
+                mount_setattr(path, 1, 0, 0x8000)  # MOUNT_ATTR_RDONLY, AT_RECURSIVE
+        elif op == "tmpfs":
+            mount("tmpfs", target(dst), "tmpfs", 6, "mode=" + src + ",size=" + str(opt))
+        elif op == "dev":
+            mount("tmpfs", target(dst), "tmpfs", 2, "mode=0755,size=65536")  # MS_NOSUID
+            for node in DEV_NODES:
+                mount("/dev/" + node, target(dst + "/" + node, True), None, 4096, None)
+            for name, link in DEV_LINKS:
+                os.symlink(link, newroot + dst + "/" + name)
+        elif op == "proc":
+            mount("proc", target(dst), "proc", 14, None)  # NOSUID | NODEV | NOEXEC
+        elif op == "symlink":
+            os.makedirs(os.path.dirname(newroot + dst), exist_ok=True)
+            os.symlink(src, newroot + dst)
+    os.chdir(newroot)
+    pivot = 155 if platform.machine() == "x86_64" else 41
+    check(libc.syscall(ctypes.c_long(pivot), b".", b"."), "pivot_root")
+    check(libc.umount2(b".", 2), "detach the old root")  # MNT_DETACH
+    os.chdir("/")
+    mount_setattr("/", 1, 0, 0)  # the new root's own tmpfs becomes read-only
     check(libc.prctl(28, 3, 0, 0, 0), "securebits")  # SECBIT_NOROOT and its lock
     check(libc.prctl(47, 4, 0, 0, 0), "ambient caps")  # PR_CAP_AMBIENT_CLEAR_ALL
     cap = 0
@@ -144,29 +176,48 @@ def harden(rw):
         raise OSError(ctypes.get_errno(), "bounding set")
     check(libc.prctl(38, 1, 0, 0, 0), "no_new_privs")
 
+    class CapHeader(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class CapData(ctypes.Structure):
+        _fields_ = [(n, ctypes.c_uint32) for n in ("effective", "permitted", "inheritable")]
+
+    # Our own capabilities too: the command may run in this process, with no execve to
+    # drop them (_LINUX_CAPABILITY_VERSION_3, every set empty).
+    check(libc.capset(ctypes.byref(CapHeader(0x20080522, 0)), (CapData * 2)()), "capset")
+
 cfg, argv = json.loads(sys.argv[1]), sys.argv[2:]
-step = "cgroup"
+step = "limits"
 try:
-    if cfg["cgroup"]:
-        with open(cfg["cgroup"], "w") as f:
-            f.write("0")
-    step = "limits"
     for name, value in cfg["limits"].items():
         which = getattr(resource, name)
         hard = resource.getrlimit(which)[1]
         value = value if hard == resource.RLIM_INFINITY else min(value, hard)
         resource.setrlimit(which, (value, value))
     step = "mounts"
-    if cfg["harden"]:
-        harden(cfg["rw"])
+    if cfg["newroot"]:
+        harden(cfg["plan"], cfg["newroot"])
     step = "chdir"
-    os.chdir(cfg["cwd"])  # again: a bind mount over the cwd is not seen through the old one
+    os.chdir(cfg["cwd"])
     os.write(cfg["ready_fd"], b"1")
     os.close(cfg["ready_fd"])
 except Exception as exc:
     os.write(2, f"evalpin sandbox: {step} failed: {exc}\n".encode())
     os._exit(70)
-os.execv(argv[0], argv)
+inline = cfg["inline"]
+if inline is None:
+    os.execv(argv[0], argv)
+# Our own `python -c CODE` runs here, saving an interpreter start: the flags it would
+# have had (-I is already in force), then site-packages, then the code as __main__.
+sys.dont_write_bytecode = "-B" in inline["flags"]
+if "-u" in inline["flags"]:
+    sys.stdout.reconfigure(write_through=True)
+    sys.stderr.reconfigure(write_through=True)
+if "-S" not in inline["flags"]:
+    import site
+    site.main()
+sys.argv = ["-c", *inline["args"]]
+exec(compile(inline["code"], "<string>", "exec"), {"__name__": "__main__"})
 """
 
 
@@ -175,45 +226,47 @@ os.execv(argv[0], argv)
 
 @functools.cache
 def probe_isolation(backends: tuple[str, ...] = BACKENDS) -> Isolation:
-    """Try each backend for real (a trivial command through the full launcher), with a
-    pids cgroup if one can be made, and return the first that works."""
+    """Try each backend for real (a trivial command through the full launcher and its
+    private root), with a cgroup if one can be made, and return the first that works."""
     failures = []
     for kind in backends:
         if shutil.which(kind) is None:
             failures.append(f"{kind} not installed")
             continue
         error = ""
-        for pids in (True, False) if kind != "bwrap" else (False,):
-            error = _trial(kind, pids)
+        for cgroup in (True, False):
+            error = _trial(kind, cgroup)
             if not error:
-                return Isolation(kind, OFF_ENFORCED, _WHY[kind] + _pids_note(pids), pids)
+                return Isolation(kind, OFF_ENFORCED, _WHY[kind] + _cgroup_note(cgroup), cgroup)
         failures.append(f"{kind}: {error}")
-    pids = not _trial("none", True)
+    cgroup = not _trial("none", True)
     why = "no namespaces (" + "; ".join(failures or ["none tried"]) + "): " + _WHY["none"]
-    return Isolation("none", OFF_UNENFORCED, why + _pids_note(pids), pids)
+    return Isolation("none", OFF_UNENFORCED, why + _cgroup_note(cgroup), cgroup)
 
 
 _WHY = {
-    "unshare": "unshare: user, network, pid and mount namespaces, read-only mounts,"
-    " no capabilities",
-    "bwrap": "bubblewrap: all namespaces, read-only root, fresh /proc, no capabilities",
+    "unshare": "unshare: user, network, pid, ipc, uts and mount namespaces, a private"
+    " read-only root, no capabilities",
+    "bwrap": "bubblewrap: all namespaces, a private read-only root, no capabilities",
     "none": "network, /proc and the file system are shared with the host",
 }
 
 
-def _pids_note(pids: bool) -> str:
-    return f", pids cgroup (max {MAX_PROCESSES})" if pids else ""
+def _cgroup_note(cgroup: bool) -> str:
+    return f", cgroup (max {MAX_PROCESSES} processes, memory cap)" if cgroup else ""
 
 
-def _trial(kind: str, pids: bool) -> str:
+def _trial(kind: str, cgroup: bool) -> str:
     """'' when `kind` runs a trivial command end to end, else the first line of why not."""
-    trial = Isolation(kind, OFF_ENFORCED, "", pids)
+    trial = Isolation(kind, OFF_ENFORCED, "", cgroup)
     try:
-        with _scratch(None, pids) as box:
-            if pids and box.cgroup is None:
-                return "no pids cgroup"
+        with scratch(None, cgroup, DEFAULT_MEMORY_MB) as box:
+            if cgroup and box.cgroup is None:
+                return "no cgroup"
+            work = box.folder("work")
             command = [sys.executable, "-I", "-S", "-c", "pass"]
-            run = _execute(trial, box, command, {"PATH": os.defpath}, {}, _PROBE_TIMEOUT_S)
+            spec = Spec(command, {"PATH": os.defpath}, work, rw=[work])
+            run = execute(trial, box, [spec], _PROBE_TIMEOUT_S)
     except OSError as exc:
         return str(exc)
     if run.ready and run.exit_code == 0:
@@ -222,7 +275,7 @@ def _trial(kind: str, pids: bool) -> str:
     return output[-1] if output else f"exit {run.exit_code}"
 
 
-# -- one run --------------------------------------------------------------------------
+# -- one item -------------------------------------------------------------------------
 
 
 def run_item(
@@ -236,12 +289,16 @@ def run_item(
 ) -> Outcome:
     """Grade `files` (name -> content, as the model gave them) against `item`'s tests.
 
-    Static checks first (a failure there means the code never runs), then pytest on a
-    copy of the test file in a fresh temporary directory under `workdir_parent`, removed
-    afterwards. `secret_names` are never passed on and their values are cut from the tail.
+    Static checks first (a failure there means the code never runs), then the item's
+    tests in a fresh temporary directory under `workdir_parent`, removed afterwards:
+    for `isolation: process` the candidate runs in a worker sandbox and pytest in
+    another that sees stand-ins; for `in-process`, one sandbox with tamper checks.
+    `secret_names` are never passed on and their values are cut from the tail.
     `allow_network` (a set that says `network: allowed`) skips the network namespace;
     `isolation` replaces the probe's choice.
     """
+    from evalpin.run import isolation as modes
+
     started = time.monotonic()
     secret_names = frozenset(secret_names)
     iso = isolation or probe_isolation()
@@ -262,72 +319,68 @@ def run_item(
         test_source = item.test_file.read_bytes()
     except OSError as exc:
         return outcome(False, [SANDBOX_ERROR("test_file")], str(exc))
-    to_write = {
+    candidate = {
         n: c.encode("utf-8", "surrogatepass") for n, c in approved_files(files, item).items()
     }
-    to_write[item.test_file.name] = test_source
     secret_values = _secret_values(secret_names)
+    mode = modes.ProcessMode if item.isolation == ISOLATION_PROCESS else modes.InProcessMode
     try:
-        with _scratch(workdir_parent, iso.pids_cgroup) as box:
-            _write_tree(box.work, to_write)
-            ini = box.ctl / PYTEST_INI_NAME
-            ini.write_text(PYTEST_INI, encoding="utf-8")
-            report = box.ctl / "report.xml"
-            command = pytest_argv(
-                sys.executable, str(ini), str(box.work), str(report), item.test_file.name
+        with scratch(workdir_parent, iso.pids_cgroup, item.memory_mb) as box:
+            prepared = mode(item, test_source, candidate)
+            specs = prepared.specs(
+                box, _environment(box, iso, secret_names), rlimits(item.timeout_s)
             )
-            env = _environment(box.work, secret_names)
-            run = _execute(
-                iso,
-                box,
-                command,
-                env,
-                rlimits(item.timeout_s),
-                item.timeout_s,
-                allow_network=allow_network,
-            )
+            run = execute(iso, box, specs, item.timeout_s, allow_network=allow_network)
             tail = _tail(run.output, box, secret_values)
             if not run.ready:
                 kind = "setup" if run.started else "start"
                 return outcome(False, [SANDBOX_ERROR(kind)], tail)
+            if box.cgroup is not None and box.cgroup.oom_killed():
+                note = (
+                    f"[evalpin] memory cap of {item.memory_mb} MiB reached (the item's memory_mb)"
+                )
+                return outcome(False, [SANDBOX_ERROR("memory")], (tail + "\n" + note)[-TAIL_CHARS:])
             if run.timed_out:
                 note = f"[evalpin] killed after {item.timeout_s:g} s (the item's timeout_s)"
                 return outcome(False, [TIMEOUT()], (tail + "\n" + note)[-TAIL_CHARS:])
-            expected = expected_tests(test_source.decode("utf-8", "replace"))
-            passed, reasons = judge_report(_read_report(report), expected, exit_code=run.exit_code)
+            passed, reasons = prepared.judge(box, run.exit_code)
             return outcome(passed, reasons, tail)
     except OSError as exc:
         return outcome(False, [SANDBOX_ERROR("workdir")], f"{type(exc).__name__}: {exc}")
 
 
-# -- the work directory ---------------------------------------------------------------
+# -- the scratch space ----------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class _Box:
-    """One run's scratch space: `work` is the cwd, `ctl` (a sibling with a random name,
-    outside the cwd) holds the pytest config and the report."""
+class Box:
+    """One run's scratch space on the host: `root` holds every folder a sandbox binds
+    (the work folders, a control folder with a random name for the report) and the
+    empty mount points of the private roots; `cgroup` caps the whole process tree."""
 
     root: Path
-    work: Path
-    ctl: Path
-    cgroup: _PidsCgroup | None
+    cgroup: Cgroup | None
+
+    def folder(self, name: str) -> Path:
+        path = self.root / name
+        path.mkdir(exist_ok=True)
+        return path
+
+    def control(self) -> Path:
+        """A folder whose name a sandbox that does not bind it cannot guess."""
+        return self.folder("ctl-" + secrets.token_hex(8))
 
 
 @contextlib.contextmanager
-def _scratch(parent: Path | None, pids: bool) -> Iterator[_Box]:
+def scratch(parent: Path | None, cgroup: bool, memory_mb: int) -> Iterator[Box]:
     root = Path(tempfile.mkdtemp(prefix="evalpin-", dir=parent))
-    cgroup = None
+    group = None
     try:
-        work, ctl = root / "work", root / secrets.token_hex(8)
-        work.mkdir()
-        ctl.mkdir()
-        (work / ".tmp").mkdir()
-        cgroup = _PidsCgroup.create() if pids else None
-        yield _Box(root, work, ctl, cgroup)
+        group = Cgroup.create(memory_mb * 1024**2) if cgroup else None
+        yield Box(root, group)
     finally:
-        if cgroup is not None:
-            cgroup.remove()
+        if group is not None:
+            group.remove()
         shutil.rmtree(root, onerror=_chmod_and_retry)
 
 
@@ -338,7 +391,7 @@ def _chmod_and_retry(func, path, _exc_info) -> None:
         func(path)
 
 
-def _write_tree(root: Path, files: dict[str, bytes]) -> None:
+def write_tree(root: Path, files: dict[str, bytes]) -> None:
     """Write `files` (canonical relative paths) under `root` without following any link:
     every folder is opened with O_NOFOLLOW relative to its parent, every file is created
     with O_EXCL."""
@@ -363,9 +416,9 @@ def _write_tree(root: Path, files: dict[str, bytes]) -> None:
         os.close(top)
 
 
-def _read_report(path: Path) -> bytes | None:
-    """The report's bytes, or None; never follows a link or blocks on a FIFO that the
-    tested code may have put in its place."""
+def read_regular(path: Path, limit: int = FILE_SIZE_BYTES) -> bytes | None:
+    """A file's bytes, or None; never follows a link or blocks on a FIFO that tested
+    code may have put in its place."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
@@ -373,21 +426,21 @@ def _read_report(path: Path) -> bytes | None:
     with os.fdopen(fd, "rb") as report:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
-        return report.read(FILE_SIZE_BYTES)  # pytest could not have written more
+        return report.read(limit)
 
 
-# -- pids cgroup ----------------------------------------------------------------------
+# -- cgroups --------------------------------------------------------------------------
 
 
 @functools.cache
-def _pids_parent() -> Path | None:
-    """The folder of our own cgroup in a hierarchy with the pids controller (cgroup v1
-    `pids`, else v2), or None."""
+def _cgroup_parents() -> dict[str, Path]:
+    """Our own cgroup's folder per controller we can use: cgroup v1 `pids` and `memory`
+    hierarchies, or the v2 unified one (key `cgroup2`)."""
     try:
         mounts = Path("/proc/self/mountinfo").read_text().splitlines()
         groups = Path("/proc/self/cgroup").read_text().splitlines()
     except OSError:
-        return None
+        return {}
     own = {}
     for line in groups:
         _, controllers, path = line.split(":", 2)
@@ -398,165 +451,365 @@ def _pids_parent() -> Path | None:
         fields, _, tail = line.partition(" - ")
         fstype, _source, options = [*tail.split(), "", ""][:3]
         mount_root, mount_point = fields.split()[3:5]
-        key = "pids" if fstype == "cgroup" and "pids" in options.split(",") else fstype
-        if key in ("pids", "cgroup2") and key in own:
-            rel = os.path.relpath(own[key], mount_root)
-            found[key] = Path(mount_point, "" if rel == "." else rel)
-    return found.get("pids") or found.get("cgroup2")
+        for key in ("pids", "memory") if fstype == "cgroup" else ("cgroup2",):
+            if (fstype == "cgroup2" or key in options.split(",")) and key in own:
+                rel = os.path.relpath(own[key], mount_root)
+                found.setdefault(key, Path(mount_point, "" if rel == "." else rel))
+    if "pids" in found and "memory" in found:
+        return {k: found[k] for k in ("pids", "memory")}
+    v2 = found.get("cgroup2")
+    if v2 is not None:
+        try:
+            controllers = (v2 / "cgroup.subtree_control").read_text().split()
+        except OSError:
+            controllers = []
+        if {"pids", "memory"} <= set(controllers):
+            return {"cgroup2": v2}
+    return {}
 
 
-class _PidsCgroup:
-    """A child cgroup capping how many processes one run may have: the fork-bomb limit
-    that still holds for root, where RLIMIT_NPROC does not."""
+class Cgroup:
+    """A child cgroup per run (one per v1 hierarchy, or one v2 folder) that caps the
+    number of processes (the fork-bomb limit that still holds for root, where
+    RLIMIT_NPROC does not) and the memory of the whole process tree, swap included.
+    Named `evalpin-PID-RANDOM`, so a later run can remove what a killed grader left."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.procs = str(path / "cgroup.procs")
+    def __init__(self, paths: list[Path], memory: Path) -> None:
+        self.paths = paths
+        self.memory = memory
+        self.procs = [str(p / "cgroup.procs") for p in paths]
 
     @classmethod
-    def create(cls) -> _PidsCgroup | None:
-        parent = _pids_parent()
-        if parent is None:
+    def create(cls, memory_bytes: int) -> Cgroup | None:
+        parents = _cgroup_parents()
+        if not parents:
             return None
-        path = parent / f"evalpin-{secrets.token_hex(6)}"
+        name = f"evalpin-{os.getpid()}-{secrets.token_hex(4)}"
+        made: list[Path] = []
         try:
-            path.mkdir()
+            for key, parent in parents.items():
+                _remove_stale(parent)
+                path = parent / name
+                path.mkdir()
+                made.append(path)
+                if key in ("pids", "cgroup2"):
+                    (path / "pids.max").write_text(str(MAX_PROCESSES))
+                if key == "cgroup2":
+                    (path / "memory.max").write_text(str(memory_bytes))
+                    with contextlib.suppress(OSError):
+                        (path / "memory.swap.max").write_text("0")
+                elif key == "memory":
+                    (path / "memory.limit_in_bytes").write_text(str(memory_bytes))
+                    with contextlib.suppress(OSError):
+                        (path / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
         except OSError:
+            for path in made:
+                with contextlib.suppress(OSError):
+                    path.rmdir()
             return None
-        try:
-            (path / "pids.max").write_text(str(MAX_PROCESSES))
-        except OSError:
-            path.rmdir()
-            return None
-        return cls(path)
+        memory = next(p for p, k in zip(made, parents, strict=True) if k != "pids")
+        return cls(made, memory)
 
     def members(self) -> list[int]:
-        try:
-            return [int(p) for p in Path(self.procs).read_text().split()]
-        except OSError:
-            return []
+        pids: set[int] = set()
+        for procs in self.procs:
+            with contextlib.suppress(OSError):
+                pids.update(int(p) for p in Path(procs).read_text().split())
+        return sorted(pids)
+
+    def oom_killed(self) -> bool:
+        """Whether the kernel killed a process of this run for reaching the memory cap."""
+        for name in ("memory.events", "memory.oom_control"):
+            with contextlib.suppress(OSError):
+                for line in (self.memory / name).read_text().splitlines():
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill" and value.strip() != "0":
+                        return True
+        return False
 
     def remove(self) -> None:
         """Kill what is left in it and remove it; the kernel frees it once empty."""
-        for _ in range(100):
-            _kill_all(self.members())
-            try:
-                self.path.rmdir()
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                time.sleep(0.01)
+        for path in self.paths:
+            _remove_cgroup(path)
+
+
+def _remove_cgroup(path: Path) -> None:
+    for _ in range(200):
+        with contextlib.suppress(OSError):
+            _kill_all(int(p) for p in (path / "cgroup.procs").read_text().split())
+        try:
+            path.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.01)
+
+
+def _remove_stale(parent: Path) -> None:
+    """Remove the cgroups of evalpin graders that died without cleaning up (SIGKILL)."""
+    for path in parent.glob("evalpin-*"):
+        owner = path.name.split("-")[1] if path.name.count("-") >= 2 else ""
+        if owner.isdigit() and not _alive(int(owner)):
+            _remove_cgroup(path)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+# -- the private root -----------------------------------------------------------------
+
+TMP_BYTES = 64 * 1024**2
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One sandboxed process: its command, environment and working folder, the folders
+    it may write (`rw`) and read (`ro`) besides the system, and descriptors it inherits."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+    rw: list[Path] = field(default_factory=list)
+    ro: list[Path] = field(default_factory=list)
+    pass_fds: tuple[int, ...] = ()
+    limits: dict[str, int] = field(default_factory=dict)
+
+
+@functools.cache
+def _system_plan() -> tuple[tuple[str, str, str, object], ...]:
+    """What every sandbox sees read-only: /usr (with the /bin, /lib... links or folders
+    beside it), the two /etc files the dynamic linker and `time` read, the interpreter's
+    prefixes (stdlib and site-packages); then fresh /dev, /proc and size-capped /tmp and
+    /dev/shm. Nothing else of the host: no home, repository, fixtures or sockets."""
+    plan: list[tuple[str, str, str, object]] = []
+    for top in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):
+            plan.append(("symlink", os.readlink(top), top, None))
+        elif os.path.isdir(top):
+            plan.append(("ro", top, top, None))
+    for name in ("/etc/ld.so.cache", "/etc/localtime"):
+        if os.path.isfile(name):
+            plan.append(("ro", os.path.realpath(name), name, None))
+    plan += [
+        ("dev", "", "/dev", None),
+        ("proc", "", "/proc", None),
+        ("tmpfs", "1777", "/tmp", TMP_BYTES),
+        ("tmpfs", "1777", "/dev/shm", TMP_BYTES),
+    ]
+    covered = ["/usr"]
+    for prefix in (sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix):
+        real = os.path.realpath(prefix)
+        if not any(real == c or real.startswith(c + "/") for c in covered):
+            covered.append(real)
+            plan.append(("ro", real, real, None))
+    return tuple(plan)
+
+
+def _plan(spec: Spec) -> list[tuple[str, str, str, object]]:
+    plan = list(_system_plan())
+    plan += [("rw", str(p), str(p), None) for p in spec.rw]
+    plan += [("ro", str(p), str(p), None) for p in spec.ro]
+    return plan
+
+
+def _wrapper(
+    iso: Isolation, box: Box, spec: Spec, allow_network: bool
+) -> tuple[list[str], str | None]:
+    """The command that puts the launcher in its namespaces, and the mount point of the
+    private root the launcher builds (unshare only; bubblewrap builds it from flags)."""
+    if iso.kind != "none" and shutil.which(iso.kind) is None:
+        raise FileNotFoundError(f"{iso.kind} not found on PATH")
+    if iso.kind == "unshare":
+        net = [] if allow_network else ["--net"]
+        mount_point = Path(tempfile.mkdtemp(prefix="root-", dir=box.root))
+        return ["unshare", "--map-root-user", *net, *_UNSHARE_REST], str(mount_point)
+    if iso.kind == "bwrap":
+        args = ["bwrap", "--unshare-all", *(["--share-net"] if allow_network else [])]
+        args += ["--die-with-parent", "--cap-drop", "ALL"]
+        for op, src, dst, opt in _plan(spec):
+            if op in ("ro", "rw"):
+                args += ["--ro-bind" if op == "ro" else "--bind", src, dst]
+            elif op == "tmpfs":
+                args += ["--perms", str(src), "--size", str(opt), "--tmpfs", dst]
+            elif op in ("dev", "proc"):
+                args += [f"--{op}", dst]
+            else:
+                args += ["--symlink", src, dst]
+        return [*args, "--remount-ro", "/", "--chdir", str(spec.cwd), "--"], None
+    return [], None
+
+
+_UNSHARE_REST = ["--ipc", "--uts", "--pid", "--fork", "--kill-child", "--mount-proc", "--"]
+
+
+def _prefix(box: Box) -> list[str]:
+    """What runs before the wrapper, in the same process: `setpriv` makes it die with
+    the grader (a SIGKILLed grader leaves no sandbox running: unshare's --kill-child and
+    bubblewrap's --die-with-parent take the rest down), then a shell moves it into the
+    run's cgroup, so the namespace tools and everything they start are counted."""
+    setpriv = shutil.which("setpriv")
+    prefix = [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
+    if box.cgroup is None:
+        return prefix
+    script = 'for f in "$@"; do [ "$f" = -- ] && break; echo 0 > "$f" || exit 71; done; '
+    script += 'while [ "$1" != -- ]; do shift; done; shift; exec "$@"'
+    return [*prefix, "/bin/sh", "-c", script, "sh", *box.cgroup.procs, "--"]
 
 
 # -- execution ------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class _Run:
+class Run:
     started: bool
-    ready: bool  # the launcher finished setting up and exec'd the command
-    exit_code: int | None
+    ready: bool  # every launcher finished setting up and exec'd its command
+    exit_code: int | None  # of the last process (the one that decides)
     timed_out: bool
     output: bytes
 
 
-def _execute(
+def execute(
     iso: Isolation,
-    box: _Box,
-    command: list[str],
-    env: dict[str, str],
-    limits: dict[str, int],
+    box: Box,
+    specs: list[Spec],
     timeout: float,
     *,
     allow_network: bool = False,
-) -> _Run:
-    """Run `command` in `box` under `iso`, keeping only the tail of its output."""
-    ready_r, ready_w = os.pipe()
-    limits = dict(limits)
-    if iso.kind != "none":
-        # Counted per user namespace, so it is this run's processes (for non-root users;
-        # root is exempt, hence the cgroup). Outside a namespace it would count all of
-        # the user's processes, so it is left off there.
-        limits["RLIMIT_NPROC"] = MAX_PROCESSES
-    config = {
-        "cgroup": box.cgroup.procs if box.cgroup else None,
-        "limits": limits,
-        "harden": iso.kind == "unshare",
-        "rw": [str(box.work), str(box.ctl)],
-        "cwd": str(box.work),
-        "ready_fd": ready_w,
-    }
-    launcher = [sys.executable, "-I", "-S", "-c", _LAUNCHER, json.dumps(config), *command]
-    argv = [*_wrapper(iso.kind, box, allow_network), *launcher]
+) -> Run:
+    """Start every spec, each in a sandbox of its own, and wait for the last one (the
+    one that decides) or the timeout; then kill them all. Their output shares one pipe,
+    read as it comes, of which only the tail is kept."""
+    out_r, out_w = os.pipe()
+    procs: list[subprocess.Popen[bytes]] = []
+    readies: list[int] = []
+    started = True
+    failure = b""
     try:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            cwd=box.work,
-            env=env,
-            pass_fds=(ready_w,),
-            start_new_session=True,
-        )
+        for spec in specs:
+            ready_r, ready_w = os.pipe()
+            readies.append(ready_r)
+            limits = dict(spec.limits)
+            if iso.kind != "none":
+                # Counted per user namespace, so it is this run's processes (for non-root
+                # users; root is exempt, hence the cgroup).
+                limits["RLIMIT_NPROC"] = MAX_PROCESSES
+            try:
+                wrapper, newroot = _wrapper(iso, box, spec, allow_network)
+            except OSError:
+                os.close(ready_w)
+                raise
+            config = {
+                "inline": _inline(spec.argv),
+                "limits": limits,
+                "newroot": newroot,
+                "plan": _plan(spec),
+                "cwd": str(spec.cwd),
+                "ready_fd": ready_w,
+            }
+            launcher = [sys.executable, "-I", "-S", "-c", _LAUNCHER, json.dumps(config)]
+            command = [] if config["inline"] else spec.argv
+            try:
+                procs.append(
+                    subprocess.Popen(
+                        [*_prefix(box), *wrapper, *launcher, *command],
+                        stdin=subprocess.DEVNULL,
+                        stdout=out_w,
+                        stderr=out_w,
+                        cwd=spec.cwd,
+                        env=spec.env,
+                        pass_fds=(ready_w, *spec.pass_fds),
+                        start_new_session=True,
+                    )
+                )
+            finally:
+                os.close(ready_w)
     except OSError as exc:
-        os.close(ready_r)
-        return _Run(False, False, None, False, f"cannot start sandbox: {exc}".encode())
+        started = False
+        failure = f"cannot start sandbox: {exc}".encode()
     finally:
-        os.close(ready_w)
+        os.close(out_w)
+        for spec in specs:
+            for fd in spec.pass_fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+    if not started:
+        for proc in procs:
+            _kill_tree(proc, box.cgroup)
+        for fd in (out_r, *readies):
+            os.close(fd)
+        return Run(False, False, None, False, failure)
+    kept, ready, timed_out = _watch(procs[-1], out_r, readies, timeout)
+    for proc in procs:
+        _kill_tree(proc, box.cgroup)
+    exit_code = None if timed_out else procs[-1].returncode
+    return Run(True, ready, exit_code, timed_out, kept)
+
+
+def _inline(argv: list[str]) -> dict | None:
+    """`python [-I -B -u -S] -c CODE ARGS` as the launcher runs it in its own interpreter
+    (flags, code, args), or None for any other command, which it execs."""
+    if not argv or argv[0] != sys.executable or "-c" not in argv[:6]:
+        return None
+    at = argv.index("-c")
+    flags = argv[1:at]
+    if any(f not in ("-I", "-B", "-u", "-S") for f in flags) or "-I" not in flags:
+        return None
+    return {"flags": flags, "code": argv[at + 1], "args": argv[at + 2 :]}
+
+
+def _watch(main: subprocess.Popen[bytes], out: int, readies: list[int], timeout: float):
+    """Read output and readiness until `main` exits or the deadline passes."""
     deadline = time.monotonic() + timeout
-    assert proc.stdout is not None
-    out = proc.stdout.fileno()
     kept = bytearray()
-    ready = timed_out = False
-    with proc.stdout, os.fdopen(ready_r, "rb", buffering=0), selectors.DefaultSelector() as sel:
-        sel.register(out, selectors.EVENT_READ)
-        sel.register(ready_r, selectors.EVENT_READ)
-        while out in sel.get_map():
+    ready = [False] * len(readies)
+    timed_out = False
+    exited = os.pidfd_open(main.pid)
+    with contextlib.ExitStack() as stack, selectors.DefaultSelector() as sel:
+        for fd in (out, exited, *readies):
+            stack.callback(os.close, fd)
+            sel.register(fd, selectors.EVENT_READ)
+        done = False
+        while not done:
             left = deadline - time.monotonic()
             if left <= 0:
                 timed_out = True
                 break
             for key, _ in sel.select(left):
+                if key.fd == exited:
+                    done = True
+                    continue
                 chunk = os.read(key.fd, 65536)
-                if key.fd == ready_r:
-                    ready = ready or chunk == b"1"
-                    sel.unregister(ready_r)
+                if key.fd in readies:
+                    ready[readies.index(key.fd)] |= chunk == b"1"
+                    sel.unregister(key.fd)
                 elif chunk:
                     kept += chunk
                     del kept[:-_KEEP_OUTPUT]
                 else:
-                    sel.unregister(out)
-        if not timed_out:
-            try:
-                proc.wait(max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                timed_out = True
-        _kill_tree(proc, box.cgroup)
-        proc.wait()
-    return _Run(True, ready, None if timed_out else proc.returncode, timed_out, bytes(kept))
+                    sel.unregister(key.fd)
+        if done:  # what main wrote just before it exited
+            with contextlib.suppress(OSError):
+                os.set_blocking(out, False)
+                while chunk := os.read(out, 65536):
+                    kept += chunk
+                    del kept[:-_KEEP_OUTPUT]
+            for i, fd in enumerate(readies):
+                with contextlib.suppress(OSError):
+                    os.set_blocking(fd, False)
+                    ready[i] |= os.read(fd, 1) == b"1"
+        main.wait() if done else None
+    return bytes(kept), all(ready), timed_out
 
 
-def _wrapper(kind: str, box: _Box, allow_network: bool) -> list[str]:
-    """The command that puts the launcher in its namespaces (none for `none`)."""
-    work, ctl = str(box.work), str(box.ctl)
-    if kind == "unshare":
-        net = [] if allow_network else ["--net"]
-        return ["unshare", "--map-root-user", *net, *_UNSHARE_REST]
-    if kind == "bwrap":
-        net = ["--share-net"] if allow_network else []
-        binds = ["--bind", work, work, "--bind", ctl, ctl, "--chdir", work]
-        return ["bwrap", "--unshare-all", *net, *_BWRAP_REST, *binds, "--"]
-    return []
-
-
-_UNSHARE_REST = ["--pid", "--fork", "--kill-child", "--mount-proc", "--"]
-_BWRAP_REST = ["--die-with-parent", "--cap-drop", "ALL", "--ro-bind", "/", "/"]
-_BWRAP_REST += ["--dev", "/dev", "--proc", "/proc"]
-
-
-def _kill_tree(proc: subprocess.Popen[bytes], cgroup: _PidsCgroup | None) -> None:
+def _kill_tree(proc: subprocess.Popen[bytes], cgroup: Cgroup | None) -> None:
     """SIGKILL the wrapper's children (under unshare or bwrap, the pid namespace's init,
     killed directly even if it cleared its parent-death signal) and give the wrapper a
     moment to reap it: an init's exit waits for every process in its namespace, so once
@@ -573,6 +826,7 @@ def _kill_tree(proc: subprocess.Popen[bytes], cgroup: _PidsCgroup | None) -> Non
         os.killpg(proc.pid, signal.SIGKILL)
     if cgroup is not None:
         _kill_all(cgroup.members())
+    proc.wait()
 
 
 def _kill_all(pids: Iterable[int]) -> None:
@@ -584,29 +838,29 @@ def _kill_all(pids: Iterable[int]) -> None:
 # -- environment and output -----------------------------------------------------------
 
 
-def _environment(work: Path, secret_names: Iterable[str]) -> dict[str, str]:
+def _environment(box: Box, iso: Isolation, secret_names: Iterable[str]) -> dict[str, str]:
     """Built from an allow-list, never inherited wholesale: nothing named PYTHON*,
-    PYTEST_* or like a key gets through, and HOME and TMPDIR point into the work dir."""
+    PYTEST_* or like a key gets through. HOME and TMPDIR point into the private /tmp
+    (into the box when there is no private root)."""
     refused = set(secret_names)
     env = {k: os.environ[k] for k in _ALLOWED_ENV if k in os.environ and k not in refused}
     env.setdefault("PATH", os.defpath)
-    env.update(HOME=str(work), TMPDIR=str(work / ".tmp"), **PYTEST_ENV)
+    tmp = "/tmp" if iso.kind != "none" else str(box.folder("tmp"))
+    env.update(HOME=tmp, TMPDIR=tmp, **PYTEST_ENV)
     return env
 
 
 def _secret_values(secret_names: Iterable[str]) -> list[str]:
-    """Values to cut from the tail: the named secrets and anything in our environment
-    that looks like one, when long enough not to be a common word."""
-    names = set(secret_names) | {k for k in os.environ if _SECRETISH.search(k)}
-    values = {os.environ[n] for n in names if len(os.environ.get(n, "")) >= 8}
-    return sorted(values, key=len, reverse=True)
+    from evalpin.run.scrub import secret_values
+
+    return secret_values(secret_names)
 
 
-def _tail(output: bytes, box: _Box, secret_values: list[str]) -> str:
+def _tail(output: bytes, box: Box, secret_values: list[str]) -> str:
     """The end of the output with the random temp paths made relative (so tails of
     identical runs compare equal) and secret values replaced."""
     text = output.decode("utf-8", "replace")
-    text = text.replace(f"{box.work}{os.sep}", "").replace(f"{box.ctl}{os.sep}", "")
+    text = re.sub(re.escape(str(box.root)) + r"/[\w.-]+/", "", text)
     text = text.replace(str(box.root), "<sandbox>")
     for value in secret_values:
         text = text.replace(value, "[redacted]")

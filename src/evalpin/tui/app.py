@@ -13,12 +13,23 @@ from evalpin.tui.screens.review import ReviewScreen, RunSource
 
 
 class EvalpinApp(App[None]):
-    """`evalpin review`: two runs side by side, or one alone."""
+    """`evalpin review`: two runs side by side, or one alone.
+
+    Screens reach the settings below through a typed `app` property (see `ReviewScreen`),
+    never by `getattr`: a renamed setting is then a type error, not a silent default.
+    """
 
     CSS_PATH = "evalpin.tcss"
     TITLE = "evalpin review"
     ENABLE_COMMAND_PALETTE = False
     BINDINGS: ClassVar[list[BindingType]] = [Binding("q", "quit", "quit")]
+
+    cwd: Path
+    """The project folder: where the launch panel finds `fixtures/` and `slots.yaml` and
+    starts runs, and whose `runs/` the history reads when the left run has no folder."""
+
+    cursor_blink: bool
+    """Whether text inputs blink (off in tests and screenshots, for stable screens)."""
 
     def __init__(
         self,
@@ -32,7 +43,7 @@ class EvalpinApp(App[None]):
     ) -> None:
         super().__init__()
         self.left, self.right = left, right
-        self.cwd = cwd
+        self.cwd = (cwd if cwd is not None else Path.cwd()).resolve()
         self.launch = launch
         self.cursor_blink = cursor_blink
         if theme:
@@ -61,10 +72,10 @@ def make_app(
     """The app for a pair (`left` earlier, `right` newer) or a single run.
 
     Sources are paths (read in a worker) or `RunFile`s already read (the command line
-    reads them first, so a bad file exits 3 before any screen). `cwd` is where the launch
-    panel looks for `fixtures/` and `slots.yaml` and starts runs (default: the current
-    folder); tests and scripts pass `cursor_blink=False` for stable screens.
-    `launch=False` turns the launch panel off (`evalpin serve` on a non-loopback host:
-    a page anyone on the network can open must not start runs).
+    reads them first, so a bad file exits 3 before any screen). `cwd` is the project
+    folder (default: the current folder, fixed when the app is made, so a later `chdir`
+    does not move it); tests and scripts pass `cursor_blink=False` and a `theme` for
+    stable screens. `launch=False` turns the launch panel off (`evalpin serve` on a
+    non-loopback host: a page anyone on the network can open must not start runs).
     """
     return EvalpinApp(left, right, cwd=cwd, cursor_blink=cursor_blink, theme=theme, launch=launch)

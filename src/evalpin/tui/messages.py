@@ -2,7 +2,8 @@
 
 Posted from thread workers (`post_message` is thread-safe): the run loader's are handled
 on the review screen (progress is coalesced by the sender, at most one message every
-50 ms), the history reader's on the history screen.
+50 ms), the history reader's on the history screen. Each carries the `generation` of the
+load that sent it: a screen that reopened since (even the same file) drops older ones.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
+from evalpin.core.cases import CaseTable
 from evalpin.core.compare import Diff, KeyMismatch
 from evalpin.core.history import History
-from evalpin.core.index import CaseIndex
 from evalpin.core.runfile import RunFile
 from evalpin.core.verdict import Verdict
 
@@ -22,6 +23,7 @@ from evalpin.core.verdict import Verdict
 class LoadProgress(Message):
     """A phase of loading (`reading left`, `comparing`, `indexing`...) and how far."""
 
+    generation: int
     phase: str
     done: int = 0
     total: int = 0
@@ -31,6 +33,7 @@ class LoadProgress(Message):
 class RunsRead(Message):
     """Both files read: headers, completeness and rows are known."""
 
+    generation: int
     left: RunFile
     right: RunFile | None
 
@@ -41,21 +44,24 @@ class DiffReady(Message):
     `mismatches` is `diff.key_mismatches()`, computed in the worker (it walks every
     mismatched case)."""
 
+    generation: int
     diff: Diff
     mismatches: list[KeyMismatch]
 
 
 @dataclass
-class IndexReady(Message):
+class CasesReady(Message):
     """Every case listed and navigable."""
 
-    index: CaseIndex
+    generation: int
+    cases: CaseTable
 
 
 @dataclass
 class VerdictsReady(Message):
     """The publish rule applied to each run."""
 
+    generation: int
     left: Verdict
     right: Verdict | None
 
@@ -64,6 +70,7 @@ class VerdictsReady(Message):
 class LoadFailed(Message):
     """A file could not be read (already one line: `path:line: what is wrong`)."""
 
+    generation: int
     error: str
 
 

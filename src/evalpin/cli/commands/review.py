@@ -18,7 +18,7 @@ def review_cmd(left: Path | None, right: Path | None, launch: bool) -> None:
     fixture set; where ./runs holds no run, the bundled demo. A file that cannot be read
     exits 3 before any screen opens.
     """
-    from evalpin.core.index import pair_to_review
+    from evalpin.core.discovery import pair_to_review
     from evalpin.core.runfile import read_run
 
     if left is None:

@@ -16,7 +16,11 @@ import click
     type=click.Path(path_type=Path),
     help="Fixture set: golden JSONL or coding YAML. Default: $EVAL_DATASET.",
 )
-@click.option("--slot", "slot", help="Slot label from the slots file, or LABEL=replay:PATH.")
+@click.option(
+    "--slot",
+    "slot",
+    help="Slot label from the slots file, or LABEL=replay:PATH[,tier=free|dedicated|local].",
+)
 @click.option(
     "--slots",
     "slots_file",

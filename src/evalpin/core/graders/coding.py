@@ -8,12 +8,16 @@ the version. `evalpin.run.sandbox` executes what this module describes.
 A case that fails a static check (surface, syntax, forbidden import) is not run at all:
 the model's code never executes and the reasons say why. Reasons come out in
 `grade_order`, the order of core/reasons.py: outside_surface, missing_file, syntax_error,
-forbidden_import, then tests_failed/timeout, then sandbox_error.
+forbidden_import, then tampering, then tests_failed/timeout, then sandbox_error.
 
 Reason codes decided here: `outside_surface:PATH`, `missing_file:NAME`,
-`syntax_error:FILE`, `forbidden_import:MODULE` and `tests_failed` (a failing, erroring or
-skipped test, an expected test that did not run, no test at all, a non-zero pytest exit,
-or no readable report). `timeout` and `sandbox_error:KIND` are decided by the sandbox.
+`syntax_error:FILE`, `forbidden_import:MODULE`, `tampering:KIND` (in-process items) and
+`tests_failed` (a failing, erroring or skipped test, an expected test that did not run,
+no test at all, a non-zero pytest exit, or no readable report). `timeout` and
+`sandbox_error:KIND` are decided by the sandbox.
+
+How the candidate runs (`isolation`): the wire (remote.py), the in-process witness
+(guard.py) and the boot scripts below are grader modules too, shipped into the sandbox.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from evalpin.core.reasons import (
     MISSING_FILE,
     OUTSIDE_SURFACE,
     SYNTAX_ERROR,
+    TAMPERING,
     TESTS_FAILED,
 )
 from evalpin.core.reasons import in_order as grade_order
@@ -353,6 +358,11 @@ PYTEST_ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
 def pytest_argv(python: str, ini: str, workdir: str, report: str, test_name: str) -> list[str]:
+    """`python -I -B -m pytest` with `pytest_args`; see there."""
+    return [python, "-I", "-B", "-m", "pytest", *pytest_args(ini, workdir, report, test_name)]
+
+
+def pytest_args(ini: str, workdir: str, report: str, test_name: str) -> list[str]:
     """The command that runs one item's tests; cwd is `workdir`, the test copy is in it.
 
     `-I` (isolated mode) keeps the cwd off `sys.path` at startup, so a model-written
@@ -364,11 +374,6 @@ def pytest_argv(python: str, ini: str, workdir: str, report: str, test_name: str
     `-p no:cacheprovider` keeps pytest from writing or reading a cache.
     """
     return [
-        python,
-        "-I",
-        "-B",
-        "-m",
-        "pytest",
         "-q",
         "--tb=short",
         "-rfE",
@@ -386,6 +391,52 @@ def pytest_argv(python: str, ini: str, workdir: str, report: str, test_name: str
         "--",
         test_name,
     ]
+
+
+# How the sandboxed processes start (`python -I -B -c BOOT ...`). The runtime folder
+# (argv[1]) holds remote.py as `evalpin_remote` and, in-process, guard.py as
+# `evalpin_guard`; it leaves sys.path once they are imported.
+WORKER_BOOT = """\
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+import evalpin_remote
+sys.path[0] = os.getcwd()
+evalpin_remote.worker(int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4]))
+"""
+PYTEST_BOOT = """\
+import sys
+sys.path.insert(0, sys.argv[1])
+import evalpin_remote
+del sys.path[0]
+import pytest
+sys.exit(pytest.main(sys.argv[2:]))
+"""
+GUARDED_PYTEST_BOOT = """\
+import sys
+sys.path.insert(0, sys.argv[1])
+import evalpin_guard
+del sys.path[0]
+guard = evalpin_guard.Guard(int(sys.argv[2]))
+import pytest
+sys.exit(pytest.main(sys.argv[3:], plugins=[guard]))
+"""
+STUB = """\
+# evalpin stand-in: the candidate's module runs in a separate process; this forwards.
+import evalpin_remote
+evalpin_remote.stub({name!r}, globals())
+"""
+# A candidate file the pytest process would import or load if it were copied there.
+IMPORTABLE_SUFFIXES = (".py", ".pyw", ".pyc", ".pyo", ".so", ".pyd", ".dll", ".dylib", ".pth")
+
+
+def module_name(path: str) -> str | None:
+    """The module a candidate `.py` file is imported as (`pkg/__init__.py` -> `pkg`)."""
+    if not path.endswith(".py"):
+        return None
+    parts = path[:-3].split("/")
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
 
 
 # Resource limits for the test process and its children.
@@ -487,3 +538,95 @@ def judge_report(
     if not ran or any(name not in ran for name in expected):
         return failed
     return True, []
+
+
+def report_outcomes(xml_bytes: bytes | None) -> dict[str, str] | None:
+    """Each test's outcome in a JUnit report (`passed`, `skipped` or `failed`; the worst
+    over parametrized ids), or None when there is no well-formed report."""
+    if not xml_bytes:
+        return None
+    head = xml_bytes.upper()
+    if b"<!DOCTYPE" in head or b"<!ENTITY" in head:
+        return None
+    try:
+        root = ET.fromstring(xml_bytes)
+    except ET.ParseError:
+        return None
+    rank = {"passed": 0, "skipped": 1, "failed": 2}
+    outcomes: dict[str, str] = {}
+    for case in root.iter("testcase"):
+        tags = {child.tag for child in case}
+        outcome = (
+            "failed"
+            if tags & {"failure", "error"}
+            else "skipped"
+            if "skipped" in tags
+            else "passed"
+        )
+        classes = (case.get("classname") or "").split(".")[1:]
+        name = "::".join([*classes, (case.get("name") or "").split("[", 1)[0]])
+        outcomes[name] = max(outcomes.get(name, "passed"), outcome, key=rank.__getitem__)
+    return outcomes
+
+
+def judge_in_process(
+    xml_bytes: bytes | None,
+    guard_bytes: bytes | None,
+    expected: list[str],
+    canaries: tuple[str, str],
+    *,
+    exit_code: int | None,
+    test_file_intact: bool,
+) -> tuple[bool, list[str]]:
+    """The grade of an `isolation: in-process` item, with its tamper checks.
+
+    `tampering:test_file` when the test copy changed during the run;
+    `tampering:report` when a report exists without the guard's record (the session did
+    not end normally after something wrote it) or the two disagree on any test;
+    `tampering:pytest` when the guard saw pytest's plugins, hooks, internals, atexit
+    callbacks or threads change, or the session ran on in a forked process;
+    `tampering:canary` when the guard added its canaries and the must-pass one did not
+    pass or the must-fail one did not fail (in the report or the guard's record).
+    Without tampering, the grade is `judge_report`'s, with the canaries set aside
+    (pytest exits 1 for the failing one).
+    """
+    must_pass, must_fail = canaries
+    report = report_outcomes(xml_bytes)
+    guard = _guard_record(guard_bytes)
+    reasons = [] if test_file_intact else [TAMPERING("test_file")]
+    if report is not None and guard is None:
+        reasons.append(TAMPERING("report"))
+    if guard is not None:
+        if guard["changed"]:
+            reasons.append(TAMPERING("pytest"))
+        if report is not None and report != guard["outcomes"]:
+            reasons.append(TAMPERING("report"))
+    if guard is not None and guard["canaries"]:
+        for outcomes in (o for o in (report, guard["outcomes"]) if o is not None):
+            if outcomes.get(must_pass) != "passed" or outcomes.get(must_fail) != "failed":
+                reasons.append(TAMPERING("canary"))
+    if reasons:
+        return False, grade_order(reasons)
+    if guard is None or not guard["canaries"] or report is None or exit_code != 1:
+        return False, [TESTS_FAILED()]  # crashed, or nothing collected to attach them to
+    tests = {n: o for n, o in report.items() if n not in canaries}
+    if not tests or any(o != "passed" for o in tests.values()):
+        return False, [TESTS_FAILED()]
+    if any(name not in tests for name in expected):
+        return False, [TESTS_FAILED()]
+    return True, []
+
+
+def _guard_record(data: bytes | None) -> dict | None:
+    import json
+
+    try:
+        record = json.loads(data) if data else None
+    except ValueError:
+        return None
+    if not isinstance(record, dict):
+        return None
+    changed, outcomes = record.get("changed"), record.get("outcomes")
+    if not isinstance(changed, list) or not isinstance(outcomes, dict):
+        return None
+    return {"changed": changed, "outcomes": outcomes, "canaries": record.get("canaries") is True}

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from evalpin.core.errors import InputError
+from evalpin.core.tiers import TIER_KEY, UNKNOWN
 
 if TYPE_CHECKING:
     from evalpin.run.slots.base import Slot
@@ -40,6 +41,8 @@ class SlotConfig(ABC):
     threads_help: ClassVar[bool] = True
     label: str
     source: Path | None
+    # The backend tier the operator declared (core/tiers.py), or `unknown`: none declared.
+    tier: str = UNKNOWN
 
     @classmethod
     @abstractmethod
@@ -64,6 +67,16 @@ class SlotConfig(ABC):
     @abstractmethod
     def public_settings(self) -> dict[str, Any]:
         """What the run header records: no secret values and no URLs."""
+
+    def header_settings(self) -> dict[str, Any]:
+        """The run header's slot settings: the provider's public settings, plus the tier
+        when one was declared (beside them, not among them: it says how far the backend
+        can be trusted to stay put, not which backend it is). An undeclared tier stays
+        absent, as in runs made before tiers existed: a missing pin is not filled in."""
+        settings = self.public_settings()
+        if self.tier != UNKNOWN:
+            settings[TIER_KEY] = self.tier
+        return settings
 
     @abstractmethod
     def open(self) -> Slot:

@@ -7,11 +7,13 @@ provider a slot is: adding one is a module (its `SlotConfig` and `Slot`) and a r
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 from evalpin.core.errors import InputError
 from evalpin.core.fixtures import yaml_document
+from evalpin.core.tiers import TIER_KEY, UNKNOWN, check_declared, tier_of
 from evalpin.run.slots.base import Slot
 from evalpin.run.slots.command import CommandConfig
 from evalpin.run.slots.config import INLINE_WHERE, LABEL, Entry, SlotConfig, read_input
@@ -23,6 +25,11 @@ PROVIDERS: dict[str, type[SlotConfig]] = {
 }
 
 DEFAULT_SLOTS_FILE = Path("slots.yaml")
+
+# Keys every provider's entry may hold besides its own.
+_COMMON = frozenset({"provider", TIER_KEY})
+# How an inline `--slot` value declares its tier: `LABEL=replay:PATH,tier=free`.
+_INLINE_TIER = "," + TIER_KEY + "="
 
 # Literal secrets refused with a pointer to the key that names their variable instead.
 _LITERAL = {"api_key": "api_key_env", "base_url": "base_url_env"}
@@ -65,19 +72,32 @@ def resolve_slot(spec: str, slots_file: Path | None = None) -> SlotConfig:
 
 
 def inline_spec(label: str, settings: dict[str, Any]) -> str | None:
-    """The inline `--slot` value that reopens a recorded slot, where its provider has one."""
+    """The inline `--slot` value that reopens a recorded slot, where its provider has one
+    (with its declared tier, so a resumed run records the same slot settings)."""
     provider = PROVIDERS.get(settings.get("provider"))  # type: ignore[arg-type]
-    return provider.inline_spec(label, settings) if provider is not None else None
+    spec = provider.inline_spec(label, settings) if provider is not None else None
+    if spec is not None and tier_of(settings) != UNKNOWN:
+        spec += _INLINE_TIER + tier_of(settings)
+    return spec
 
 
 def _parse_inline(spec: str, label: str, target: str) -> SlotConfig:
+    # The tier option comes last, so a path may itself hold a comma.
+    head, has_tier, tier = target.rpartition(_INLINE_TIER)
+    if has_tier:
+        target = head
+    if has_tier and (why := check_declared(tier)):
+        raise InputError(INLINE_WHERE, f"inline slot {spec!r}: {why}")
     name, _, rest = target.partition(":")
     provider = PROVIDERS.get(name)
     config = provider.parse_inline(label, rest) if provider and LABEL.fullmatch(label) else None
     if config is None:
-        msg = f"inline slot {spec!r}: expected LABEL=replay:PATH (only replay slots are inline)"
+        msg = (
+            f"inline slot {spec!r}: expected LABEL=replay:PATH[,tier=free|dedicated|local]"
+            " (only replay slots are inline)"
+        )
         raise InputError(INLINE_WHERE, msg)
-    return config
+    return dataclasses.replace(config, tier=tier) if has_tier else config
 
 
 def _parse_entry(path: Path, label: str, entry: Any) -> SlotConfig:
@@ -92,7 +112,11 @@ def _parse_entry(path: Path, label: str, entry: Any) -> SlotConfig:
     if provider is None:
         got = entry.get("provider")
         raise e.fail(f"'provider' must be one of {', '.join(PROVIDERS)}, got {got!r}")
-    unknown = sorted(str(k) for k in set(entry) - provider.keys - {"provider"})
+    unknown = sorted(str(k) for k in set(entry) - provider.keys - _COMMON)
     if unknown:
         raise e.fail(f"unknown key {unknown[0]!r} for provider {provider.provider!r}")
-    return provider.parse(e)
+    if TIER_KEY not in entry:
+        return provider.parse(e)
+    if why := check_declared(entry[TIER_KEY]):
+        raise e.fail(why)
+    return dataclasses.replace(provider.parse(e), tier=entry[TIER_KEY])

@@ -16,6 +16,7 @@ from typing import Annotated, Any, ClassVar, Self
 import msgspec
 
 from evalpin.core.errors import InputError
+from evalpin.core.files import not_utf8
 from evalpin.core.records import Completion, CompletionRequest, ToolCall
 from evalpin.run.slots.base import NO_COMPLETION, Slot, SlotError
 from evalpin.run.slots.config import Entry, SlotConfig, read_input
@@ -124,8 +125,7 @@ def _decode(raw: bytes) -> _Line:
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as bad:
-        msg = f"not UTF-8: byte 0x{raw[bad.start]:02x} at column {bad.start + 1}"
-        raise ValueError(msg) from None
+        raise ValueError(not_utf8(raw, bad)) from None
     try:
         return msgspec.json.decode(raw, type=_Line)
     except msgspec.ValidationError as exc:

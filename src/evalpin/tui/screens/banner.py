@@ -86,8 +86,13 @@ class BannerScreen(ModalScreen[str]):
     """Refuses the comparison; dismisses only with "delta" (b) or "quit" (q)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("b", "browse", "browse as backend delta"),
-        Binding("q", "quit_review", "quit"),
+        Binding(
+            "b",
+            "browse",
+            "browse as backend delta",
+            tooltip="browse the pair as a backend delta (red bar; no regression labels)",
+        ),
+        Binding("q", "quit_review", "quit", tooltip="quit"),
     ]
 
     def __init__(

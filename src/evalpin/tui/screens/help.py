@@ -1,4 +1,10 @@
-"""`?`: every key of the app, grouped by where it works."""
+"""`?`: every key of the app, grouped by where it works, read from the bindings.
+
+Nothing here is written by hand but the section titles: each section lists the
+`BINDINGS` of the widgets and screens it names, with the binding's tooltip (or, where it
+has none, its description). A new binding shows up here by itself; the README's key
+table is checked against the same bindings by a test.
+"""
 
 from __future__ import annotations
 
@@ -12,84 +18,81 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-KEYS: list[tuple[str, list[tuple[str, str]]]] = [
-    (
-        "Case list",
-        [
-            ("↑ ↓  j k", "move the selection (the detail follows)"),
-            ("PgUp PgDn", "move a page"),
-            ("Home End  g G", "first / last case"),
-            ("n  p", "next / previous changed case"),
-            ("f", "cycle the filter: all, changed, regressed, fixed, drift, flaky"),
-            ("/", "search by case id (Enter keeps it, Esc clears it)"),
-            ("Enter  click", "focus the detail of the case"),
-        ],
-    ),
-    (
-        "Detail",
-        [
-            ("↑ ↓  j k  PgUp PgDn", "scroll"),
-            ("Esc", "back to the case list"),
-        ],
-    ),
-    (
-        "Anywhere",
-        [
-            ("v", "verdict screen: the publish rule for each run"),
-            ("h", "history: the runs folder as series, with a pass-rate chart"),
-            ("l", "launch panel: start a pinned run"),
-            ("t", "switch between the dark and the light theme"),
-            ("?", "this help"),
-            ("q", "quit"),
-        ],
-    ),
-    (
-        "Verdict screen",
-        [
-            ("e", "export a publish card beside each publishable run"),
-            ("Esc  v", "back to the cases"),
-        ],
-    ),
-    (
-        "History screen",
-        [
-            ("↑ ↓  j k  g G", "move between runs (the chart follows the cursor)"),
-            ("Space", "mark a run, two at most (Space again unmarks)"),
-            ("Enter  o", "open the marked pair: one series side by side, two: the banner"),
-            ("r", "read the folder again"),
-            ("Esc  h", "back to the cases"),
-        ],
-    ),
-    (
-        "Refusal banner",
-        [
-            ("b", "browse the pair as a backend delta (red bar; no regression labels)"),
-            ("q", "quit"),
-        ],
-    ),
-    (
-        "Launch panel",
-        [
-            ("Tab  Shift+Tab", "move between fields"),
-            ("Ctrl+S", "start the run"),
-            ("Ctrl+X", "cancel the running run (the file stays resumable)"),
-            ("Ctrl+O", "open the finished run against the left run"),
-            ("Esc", "close the panel (when no run is going)"),
-        ],
-    ),
-]
+# How a key is written on screen: Textual's key names, as a keyboard labels them.
+KEY_NAMES = {
+    "up": "↑",
+    "down": "↓",
+    "pageup": "PgUp",
+    "pagedown": "PgDn",
+    "home": "Home",
+    "end": "End",
+    "escape": "Esc",
+    "enter": "Enter",
+    "space": "Space",
+    "tab": "Tab",
+    "shift+tab": "Shift+Tab",
+    "question_mark": "?",
+    "slash": "/",
+}
+
+
+def key_label(keys: str) -> str:
+    """`up,k` -> `↑ k`; `ctrl+s` -> `Ctrl+S`."""
+    out = []
+    for key in keys.split(","):
+        key = key.strip()
+        if key in KEY_NAMES:
+            out.append(KEY_NAMES[key])
+        elif key.startswith("ctrl+"):
+            out.append("Ctrl+" + key[5:].upper())
+        else:
+            out.append(key)
+    return " ".join(out)
+
+
+def as_bindings(bindings: list[BindingType]) -> list[Binding]:
+    """`BINDINGS` entries as `Binding`s (Textual also accepts `(key, action, description)`)."""
+    return [b if isinstance(b, Binding) else Binding(*b) for b in bindings]
+
+
+def sections() -> list[tuple[str, list[Binding]]]:
+    """Where each key works, and the bindings that define it there."""
+    from evalpin.tui.app import EvalpinApp
+    from evalpin.tui.screens.banner import BannerScreen
+    from evalpin.tui.screens.history import HistoryScreen
+    from evalpin.tui.screens.launch import LaunchScreen
+    from evalpin.tui.screens.review import ReviewScreen
+    from evalpin.tui.screens.verdict import VerdictScreen
+    from evalpin.tui.widgets.case_list import CaseList
+    from evalpin.tui.widgets.detail import DetailPane
+    from evalpin.tui.widgets.history_table import HistoryTable
+    from evalpin.tui.widgets.status import SearchBox
+
+    return [
+        ("Case list", as_bindings(CaseList.BINDINGS)),
+        ("Search box", as_bindings(SearchBox.BINDINGS)),
+        ("Detail", as_bindings(DetailPane.BINDINGS)),
+        ("Review screen", as_bindings(ReviewScreen.BINDINGS + EvalpinApp.BINDINGS)),
+        ("Verdict screen", as_bindings(VerdictScreen.BINDINGS)),
+        ("History screen", as_bindings(HistoryTable.BINDINGS + HistoryScreen.BINDINGS)),
+        ("Refusal banner", as_bindings(BannerScreen.BINDINGS)),
+        ("Launch panel", as_bindings(LaunchScreen.BINDINGS)),
+        ("This help", as_bindings(HelpScreen.BINDINGS)),
+    ]
 
 
 def help_table() -> Table:
     table = Table.grid(padding=(0, 2))
     table.add_column(no_wrap=True, style="bold", min_width=20)
     table.add_column()
-    for k, (section, keys) in enumerate(KEYS):
+    for k, (section, bindings) in enumerate(sections()):
         if k:
             table.add_row("", "")
         table.add_row(Text(section, style="bold underline"), "")
-        for key, what in keys:
-            table.add_row(Text(key), Text(what))
+        for binding in bindings:
+            table.add_row(
+                Text(key_label(binding.key)), Text(binding.tooltip or binding.description)
+            )
     return table
 
 

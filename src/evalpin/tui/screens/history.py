@@ -55,11 +55,17 @@ class HistoryScreen(Screen[tuple[str, str] | None]):
     """Every run of a folder: chart above, table below; dismisses with a pair to open."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("space", "mark", "mark"),
-        Binding("enter,o", "open", "open pair", key_display="⏎"),
-        Binding("r", "reload", "reload"),
-        Binding("escape,h", "close", "back"),
-        Binding("question_mark", "help", "help", key_display="?"),
+        Binding("space", "mark", "mark", tooltip="mark a run, two at most (Space again unmarks)"),
+        Binding(
+            "enter,o",
+            "open",
+            "open pair",
+            key_display="⏎",
+            tooltip="open the marked pair: one series side by side, two: the banner",
+        ),
+        Binding("r", "reload", "reload", tooltip="read the folder again"),
+        Binding("escape,h", "close", "back", tooltip="back to the cases"),
+        Binding("question_mark", "help", "help", key_display="?", tooltip="every key"),
     ]
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {

@@ -16,7 +16,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from rich.text import Text
 from textual import on, work
@@ -30,6 +30,9 @@ from evalpin.core.errors import InputError
 from evalpin.core.records import RunHeader
 from evalpin.run import events
 from evalpin.tui.safe import line
+
+if TYPE_CHECKING:
+    from evalpin.tui.app import EvalpinApp
 
 FIXTURE_SUFFIXES = (".jsonl", ".yaml", ".yml")
 
@@ -122,8 +125,13 @@ class LaunchScreen(ModalScreen[str | None]):
         self.final: Text | None = None  # how the last run ended, kept under the progress
 
     @property
+    def app(self) -> EvalpinApp:  # type: ignore[override]
+        """The app, typed: this screen runs only inside `EvalpinApp`."""
+        return cast("EvalpinApp", super().app)
+
+    @property
     def folder(self) -> Path:
-        return self.cwd or getattr(self.app, "cwd", None) or Path.cwd()
+        return self.cwd or self.app.cwd
 
     def compose(self) -> ComposeResult:
         folder = self.folder
@@ -166,7 +174,7 @@ class LaunchScreen(ModalScreen[str | None]):
                 )
             with Horizontal(classes="launch-row"):
                 yield Label("or inline", classes="launch-label")
-                yield Input(placeholder="LABEL=replay:PATH", id="slot-inline")
+                yield Input(placeholder="LABEL=replay:PATH[,tier=free]", id="slot-inline")
             with Horizontal(classes="launch-row"):
                 yield Label("seeds", classes="launch-label")
                 yield Input(seeds, id="seeds")
@@ -188,7 +196,7 @@ class LaunchScreen(ModalScreen[str | None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        blink = getattr(self.app, "cursor_blink", True)
+        blink = self.app.cursor_blink
         for box in self.query(Input):
             box.cursor_blink = blink
         self._show_status(Text("ready: choose a fixture set and a slot, then Start (Ctrl+S)"))

@@ -1,9 +1,9 @@
 """The review screen: pins on top, the case list beside the detail, counts and filters.
 
-Loading happens in one thread worker that reads both files, joins them, builds the case
-index and applies the publish rule, posting what it learns as it learns it (see
+Loading happens in one thread worker that reads both files, joins them, builds the
+case table and applies the publish rule, posting what it learns as it learns it (see
 `tui.messages`), so the pins paint at once, the refusal banner comes as soon as the join
-is known, and the list fills when the index is ready.
+is known, and the list fills when the case table is ready.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 import time
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from rich.text import Text
 from textual import on, work
@@ -22,21 +22,15 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from evalpin.core.cases import ALL, CaseTable, build_case_table, step
 from evalpin.core.compare import Diff, compare
+from evalpin.core.discovery import header_mismatch, peek_header
 from evalpin.core.errors import InputError
-from evalpin.core.index import (
-    ALL,
-    CaseIndex,
-    build_index,
-    header_mismatch,
-    peek_header,
-    step,
-)
 from evalpin.core.runfile import RunFile, read_run
 from evalpin.core.verdict import Verdict, judge
 from evalpin.tui.messages import (
+    CasesReady,
     DiffReady,
-    IndexReady,
     LoadFailed,
     LoadProgress,
     RunsRead,
@@ -47,6 +41,9 @@ from evalpin.tui.widgets.case_list import CaseList
 from evalpin.tui.widgets.detail import DetailPane
 from evalpin.tui.widgets.pins import PinsHeader, Side
 from evalpin.tui.widgets.status import SearchBox, StatusLine
+
+if TYPE_CHECKING:
+    from evalpin.tui.app import EvalpinApp
 
 RunSource = str | Path | RunFile
 PROGRESS_INTERVAL = 0.05
@@ -59,7 +56,7 @@ DELTA_TEXT = (
 
 
 def freeze_heap(records: int) -> None:
-    """Move what loading built (rows, the index) out of the cyclic GC's sight.
+    """Move what loading built (rows, the case table) out of the cyclic GC's sight.
 
     Hundreds of thousands of long-lived objects make every full collection walk them all,
     which shows as a 100 ms stall on a key press now and then; `gc.freeze` spares them.
@@ -84,15 +81,37 @@ class ReviewScreen(Screen[None]):
     """Two runs side by side (or one alone): pins, case list, detail."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("n", "step(1)", "next changed"),
-        Binding("p", "step(-1)", "prev changed"),
-        Binding("f", "cycle_filter", "filter"),
-        Binding("slash", "search", "search", key_display="/"),
-        Binding("v", "verdict", "verdict"),
-        Binding("h", "history", "history"),
-        Binding("l", "launch", "launch"),
-        Binding("t", "toggle_theme", "theme", show=False),
-        Binding("question_mark", "help", "help", key_display="?"),
+        Binding("n", "step(1)", "next changed", tooltip="next changed case"),
+        Binding("p", "step(-1)", "prev changed", tooltip="previous changed case"),
+        Binding(
+            "f",
+            "cycle_filter",
+            "filter",
+            tooltip="cycle the filter: all, changed, regressed, fixed, drift, flaky",
+        ),
+        Binding(
+            "slash",
+            "search",
+            "search",
+            key_display="/",
+            tooltip="search by case id (Enter keeps it, Esc clears it)",
+        ),
+        Binding("v", "verdict", "verdict", tooltip="verdict screen: the publish rule for each run"),
+        Binding(
+            "h",
+            "history",
+            "history",
+            tooltip="history: the runs folder as series, with a pass-rate chart",
+        ),
+        Binding("l", "launch", "launch", tooltip="launch panel: start a pinned run"),
+        Binding(
+            "t",
+            "toggle_theme",
+            "theme",
+            show=False,
+            tooltip="switch between the dark and the light theme",
+        ),
+        Binding("question_mark", "help", "help", key_display="?", tooltip="every key (this help)"),
     ]
 
     filter: reactive[str] = reactive(ALL, init=False)
@@ -110,14 +129,18 @@ class ReviewScreen(Screen[None]):
         self.left: RunFile | None = None
         self.right: RunFile | None = None
         self.diff: Diff | None = None
-        self.index: CaseIndex | None = None
+        self.cases: CaseTable | None = None
         self.verdicts: tuple[Verdict, Verdict | None] | None = None
         self.banner_pending = False
         self.banner: BannerScreen | None = None
         self.rows: list[int] = []
         self.changed: list[int] = []
-        self.started = time.perf_counter()
-        self.timings: dict[str, float] = {}
+        self.generation = 0  # of the current load (see `open_runs`)
+
+    @property
+    def app(self) -> EvalpinApp:  # type: ignore[override]
+        """The app, typed: this screen runs only inside `EvalpinApp`."""
+        return cast("EvalpinApp", super().app)
 
     # -- layout ----------------------------------------------------------------------
 
@@ -147,7 +170,7 @@ class ReviewScreen(Screen[None]):
         return self.query_one(StatusLine)
 
     def on_mount(self) -> None:
-        self.query_one(SearchBox).cursor_blink = self.app.cursor_blink  # type: ignore[attr-defined]
+        self.query_one(SearchBox).cursor_blink = self.app.cursor_blink
         self.case_list.focus()
         self.watch(self.case_list, "cursor", self._cursor_moved, init=False)
         self.open_runs(self.left_source, self.right_source)
@@ -155,17 +178,17 @@ class ReviewScreen(Screen[None]):
     # -- loading ---------------------------------------------------------------------
 
     def open_runs(self, left: RunSource, right: RunSource | None) -> None:
-        """(Re)open a pair or a single run; the loader runs in a thread worker."""
+        """(Re)open a pair or a single run; the loader runs in a thread worker. A new
+        generation: what an earlier loader still posts is dropped, even for the same file."""
+        self.generation += 1
         self.left_source, self.right_source = left, right
         self.left = self.right = None
-        self.diff = self.index = self.verdicts = None
+        self.diff = self.cases = self.verdicts = None
         self.banner_pending = False
         self.banner: BannerScreen | None = None
         self.delta = False
         self.set_reactive(ReviewScreen.filter, ALL)
         self.set_reactive(ReviewScreen.search, "")
-        self.started = time.perf_counter()
-        self.timings = {}
         self.case_list.placeholder = "reading runs…"
         self.case_list.show_empty()
         self.detail.clear()
@@ -174,19 +197,38 @@ class ReviewScreen(Screen[None]):
         if right is not None:
             self._sides.append(Side(source_path(right), header=self._peek(right)))
         self.query_one(PinsHeader).set_sides(self._sides)
-        self.timings["pins"] = time.perf_counter() - self.started
         if right is not None:
             known = header_mismatch(self._sides[0].header, self._sides[1].header)
             if known:
                 self._show_banner(BannerScreen(headers=known))
-        self.load(left, right)
+        self.load(left, right, self.generation)
+
+    def reached(self, milestone: str) -> bool:
+        """Whether loading got to `milestone`: `read` (both files), `diff` (the join),
+        `banner` (the refusal on screen), `listed` (the cases in the list) or `verdicts`.
+        For tests and scripts that wait on a state instead of a clock."""
+        if milestone == "banner":
+            return self.banner is not None and self.app.screen is self.banner
+        states = {
+            "read": self.left is not None,
+            "diff": self.diff is not None,
+            "listed": self.cases is not None and self.case_list.table is self.cases,
+            "verdicts": self.verdicts is not None,
+        }
+        return states[milestone]
 
     @staticmethod
     def _peek(source: RunSource):
         return source.header if isinstance(source, RunFile) else peek_header(source)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="load")
-    def load(self, left: RunSource, right: RunSource | None) -> None:
+    @work(
+        thread=True,
+        exclusive=True,
+        exit_on_error=False,
+        group="load",
+        description="read, join, index and judge the runs",
+    )
+    def load(self, left: RunSource, right: RunSource | None, generation: int) -> None:
         """Read, join, index and judge; every step posted as a message."""
         from textual.worker import get_current_worker
 
@@ -199,50 +241,54 @@ class ReviewScreen(Screen[None]):
                 now = time.perf_counter()
                 if now - last[0] >= PROGRESS_INTERVAL or done == total:
                     last[0] = now
-                    post(LoadProgress(phase, done, total))
+                    post(LoadProgress(generation, phase, done, total))
 
             return report
 
         try:
-            post(LoadProgress("reading left run…"))
+            post(LoadProgress(generation, "reading left run…"))
             lrun = left if isinstance(left, RunFile) else read_run(left)
             rrun = None
             if right is not None:
-                post(LoadProgress("reading right run…"))
+                post(LoadProgress(generation, "reading right run…"))
                 rrun = right if isinstance(right, RunFile) else read_run(right)
         except InputError as exc:
-            post(LoadFailed(str(exc)))
+            post(LoadFailed(generation, str(exc)))
             return
         if worker.is_cancelled:
             return
-        post(RunsRead(lrun, rrun))
+        post(RunsRead(generation, lrun, rrun))
         diff = None
         if rrun is not None:
-            post(LoadProgress("comparing…"))
+            post(LoadProgress(generation, "comparing…"))
             diff = compare(lrun, rrun)
-            post(DiffReady(diff, diff.key_mismatches() if diff.refused else []))
+            post(DiffReady(generation, diff, diff.key_mismatches() if diff.refused else []))
         if worker.is_cancelled:
             return
-        index = build_index(lrun, rrun, diff, progress=progress("indexing cases…"))
+        cases = build_case_table(lrun, rrun, diff, progress=progress("indexing cases…"))
         freeze_heap(len(lrun.rows) + (len(rrun.rows) if rrun else 0))
-        post(IndexReady(index))
+        post(CasesReady(generation, cases))
         if worker.is_cancelled:
             return
         lv = judge(lrun)
         rv = judge(rrun) if rrun is not None else None
-        post(VerdictsReady(lv, rv))
+        post(VerdictsReady(generation, lv, rv))
 
-    def _current(self, run: RunFile) -> bool:
-        """A message from a loader whose pair was since replaced is ignored."""
-        return self.left_source is run or source_path(self.left_source) == run.path
+    def _current(
+        self, message: LoadProgress | LoadFailed | RunsRead | DiffReady | CasesReady | VerdictsReady
+    ) -> bool:
+        """A message from a loader whose pair was since replaced (or reopened) is ignored."""
+        return message.generation == self.generation
 
     @on(LoadProgress)
     def _progress(self, message: LoadProgress) -> None:
-        if self.index is None:
+        if self.cases is None and self._current(message):
             self.status_line.set_progress(message.phase, message.done, message.total)
 
     @on(LoadFailed)
     def _failed(self, message: LoadFailed) -> None:
+        if not self._current(message):
+            return
         self.status_line.set_progress("cannot open: " + message.error)
         self.case_list.placeholder = "nothing to show: a run file could not be read"
         self.case_list.show_empty()
@@ -250,7 +296,7 @@ class ReviewScreen(Screen[None]):
 
     @on(RunsRead)
     def _runs_read(self, message: RunsRead) -> None:
-        if not self._current(message.left):
+        if not self._current(message):
             return
         self.left, self.right = message.left, message.right
         runs = [message.left] + ([message.right] if message.right is not None else [])
@@ -259,14 +305,12 @@ class ReviewScreen(Screen[None]):
             side.header = run.header
             side.reported = reported_models(run)
         self.query_one(PinsHeader).set_sides(self._sides)
-        self.timings["read"] = time.perf_counter() - self.started
 
     @on(DiffReady)
     def _diff_ready(self, message: DiffReady) -> None:
-        if not self._current(message.diff.left):
+        if not self._current(message):
             return
         self.diff = message.diff
-        self.timings["diff"] = time.perf_counter() - self.started
         if message.diff.refused:
             if self.banner is not None:
                 self.banner.complete(message.diff, message.mismatches)
@@ -283,7 +327,6 @@ class ReviewScreen(Screen[None]):
         self.case_list.placeholder = "comparison refused: see the banner"
         self.case_list.show_empty()
         self.app.push_screen(banner, self._banner_choice)
-        self.timings["banner"] = time.perf_counter() - self.started
 
     def _banner_choice(self, choice: str | None) -> None:
         self.banner = None
@@ -293,65 +336,63 @@ class ReviewScreen(Screen[None]):
         self.banner_pending = False
         self.delta = choice == "delta"
         self.case_list.placeholder = "indexing cases…"
-        if self.index is not None:
+        if self.cases is not None:
             self.case_list.placeholder = "no case matches"
             self._fill()
 
     def watch_delta(self, delta: bool) -> None:
         self.set_class(delta, "-delta")
 
-    @on(IndexReady)
-    def _index_ready(self, message: IndexReady) -> None:
-        if not self._current(message.index.left):
+    @on(CasesReady)
+    def _cases_ready(self, message: CasesReady) -> None:
+        if not self._current(message):
             return
-        self.index = message.index
+        self.cases = message.cases
         if not self.banner_pending:  # behind the banner, the list keeps saying why
             self.case_list.placeholder = "no case matches"
             self._fill()
 
     def _fill(self) -> None:
-        """Show the index: all cases, the cursor on the first regression."""
-        assert self.index is not None
-        self.rows = self.index.visible(ALL)
-        self.changed = self.index.changed_positions(self.rows)
-        start = self.index.first_position(self.rows)
-        self.case_list.show(self.index, self.rows, start)
+        """Show the case table: all cases, the cursor on the first regression."""
+        assert self.cases is not None
+        self.rows = self.cases.visible(ALL)
+        self.changed = self.cases.changed_positions(self.rows)
+        start = self.cases.first_position(self.rows)
+        self.case_list.show(self.cases, self.rows, start)
         self._cursor_moved()
         self._update_status()
-        self.timings["listed"] = time.perf_counter() - self.started
 
     @on(VerdictsReady)
     def _verdicts_ready(self, message: VerdictsReady) -> None:
-        if self.left is None or self.index is None:
+        if not self._current(message) or self.left is None or self.cases is None:
             return
         self.verdicts = (message.left, message.right)
         self._sides[0].verdict = message.left
         if message.right is not None and len(self._sides) > 1:
             self._sides[1].verdict = message.right
         self.query_one(PinsHeader).set_sides(self._sides)
-        self.timings["verdicts"] = time.perf_counter() - self.started
 
     # -- list and detail -------------------------------------------------------------
 
     def _update_status(self) -> None:
-        if self.index is not None:
+        if self.cases is not None:
             self.status_line.set_counts(
-                self.index.counts(), self.filter, self.search, len(self.rows)
+                self.cases.counts(), self.filter, self.search, len(self.rows)
             )
 
     def _apply(self) -> None:
-        if self.index is None or self.banner_pending:
+        if self.cases is None or self.banner_pending:
             return
         keep = self.case_list.current
-        self.rows = self.index.visible(self.filter, self.search)
-        self.changed = self.index.changed_positions(self.rows)
+        self.rows = self.cases.visible(self.filter, self.search)
+        self.changed = self.cases.changed_positions(self.rows)
         position = 0
         if keep is not None:
             try:
                 position = self.rows.index(keep)
             except ValueError:
                 position = 0
-        self.case_list.show(self.index, self.rows, position)
+        self.case_list.show(self.cases, self.rows, position)
         self._cursor_moved()
         self._update_status()
 
@@ -365,10 +406,10 @@ class ReviewScreen(Screen[None]):
         """The detail follows the list's cursor, in the same frame as the list (a watcher
         runs where the cursor changes; a message would be handled a frame later)."""
         current = self.case_list.current
-        if current is None or self.index is None or self.banner_pending:
-            self.detail.clear("no case matches" if self.index is not None else "")
+        if current is None or self.cases is None or self.banner_pending:
+            self.detail.clear("no case matches" if self.cases is not None else "")
         else:
-            self.detail.show(self.index, current)
+            self.detail.show(self.cases, current)
 
     @on(CaseList.Selected)
     def _selected(self, message: CaseList.Selected) -> None:
@@ -392,13 +433,13 @@ class ReviewScreen(Screen[None]):
         self.case_list.focus()
 
     def action_cycle_filter(self) -> None:
-        if self.index is None or self.banner_pending:
+        if self.cases is None or self.banner_pending:
             return
-        filters = self.index.filters
+        filters = self.cases.filters
         self.filter = filters[(filters.index(self.filter) + 1) % len(filters)]
 
     def action_search(self) -> None:
-        if self.index is None or self.banner_pending:
+        if self.cases is None or self.banner_pending:
             return
         box = self.query_one(SearchBox)
         box.add_class("-open")
@@ -429,11 +470,11 @@ class ReviewScreen(Screen[None]):
         self.app.push_screen(VerdictScreen(self.left, self.right, *self.verdicts, self.diff))
 
     def history_folder(self) -> Path:
-        """Where `h` reads: the left run's folder, else ./runs (of the app's folder)."""
+        """Where `h` reads: the left run's folder, else the project's runs/ folder."""
         folder = Path(source_path(self.left_source)).parent
         if folder.is_dir():
             return folder
-        return (getattr(self.app, "cwd", None) or Path.cwd()) / "runs"
+        return self.app.cwd / "runs"
 
     def action_history(self) -> None:
         from evalpin.tui.screens.history import HistoryScreen

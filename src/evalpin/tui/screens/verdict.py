@@ -18,6 +18,7 @@ from textual.widgets import Footer, Static
 from evalpin.core import stats
 from evalpin.core.compare import Diff
 from evalpin.core.runfile import RunFile
+from evalpin.core.tiers import TIER_CHANGE, tier_of
 from evalpin.core.verdict import Check, Verdict
 from evalpin.tui.safe import line, path_line
 from evalpin.tui.widgets.pins import badge_class
@@ -43,10 +44,15 @@ def _interval(rate: stats.Rate | None) -> str:
 
 
 def env_differences(left: RunFile, right: RunFile) -> list[tuple[str, str | None, str | None]]:
+    """Env components that differ, and the backend tier when it differs (as history
+    names it: an environment change, not a different instrument)."""
     lenv = flatten(left.header.env) if left.header else {}
     renv = flatten(right.header.env) if right.header else {}
     keys = sorted(set(lenv) | set(renv))
-    return [(k, lenv.get(k), renv.get(k)) for k in keys if lenv.get(k) != renv.get(k)]
+    diffs = [(k, lenv.get(k), renv.get(k)) for k in keys if lenv.get(k) != renv.get(k)]
+    ltier = tier_of(left.header.slot if left.header else None)
+    rtier = tier_of(right.header.slot if right.header else None)
+    return diffs + ([(TIER_CHANGE, ltier, rtier)] if ltier != rtier else [])
 
 
 class VerdictScreen(Screen[None]):

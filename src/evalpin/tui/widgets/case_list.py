@@ -16,7 +16,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.strip import Strip
 
-from evalpin.core.index import Case, CaseIndex
+from evalpin.core.cases import Case, CaseTable
 from evalpin.core.sanitize import inert_line
 from evalpin.tui.widgets.cursor_view import CursorView
 
@@ -56,9 +56,53 @@ def seeds_text(passed: int, total: int) -> str:
 class CaseList(CursorView):
     """One row per case id: status, seeds passed left and right, case id."""
 
+    DEFAULT_CSS = """
+    CaseList > .case-list--cursor {
+        background: $primary 45%;
+        text-style: bold;
+    }
+    CaseList > .case-list--cursor-blurred {
+        background: $primary 20%;
+        text-style: bold;
+    }
+    CaseList > .case-list--regressed {
+        color: $text-error;
+        text-style: bold;
+    }
+    CaseList > .case-list--fixed {
+        color: $text-success;
+    }
+    CaseList > .case-list--drift {
+        color: $text-warning;
+    }
+    CaseList > .case-list--flaky {
+        color: $text-accent;
+    }
+    CaseList > .case-list--quiet,
+    CaseList > .case-list--seeds {
+        color: $text-muted;
+    }
+    CaseList > .case-list--only {
+        color: $text-primary;
+    }
+    CaseList > .case-list--differs {
+        color: $text-warning;
+        text-style: bold;
+    }
+    CaseList > .case-list--mismatch {
+        color: $text-error;
+    }
+    """
+
     BINDINGS: ClassVar[list[BindingType]] = [
         *CursorView.BINDINGS,
-        Binding("enter", "select", "detail", show=True),
+        Binding(
+            "enter",
+            "select",
+            "detail",
+            show=True,
+            tooltip="focus the detail of the case (or click)",
+        ),
     ]
     CURSOR_CLASSES = ("case-list--cursor", "case-list--cursor-blurred")
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -75,17 +119,6 @@ class CaseList(CursorView):
     }
 
     @dataclass
-    class Highlighted(Message):
-        """The cursor moved to another case (`case` indexes `CaseIndex.cases`)."""
-
-        case_list: CaseList
-        case: int | None
-
-        @property
-        def control(self) -> CaseList:
-            return self.case_list
-
-    @dataclass
     class Selected(Message):
         """Enter or a click on a case: the reviewer wants its detail."""
 
@@ -98,22 +131,20 @@ class CaseList(CursorView):
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self.index: CaseIndex | None = None
+        self.table: CaseTable | None = None
         self.rows: Sequence[int] = ()
 
     # -- data ------------------------------------------------------------------------
 
-    def show(self, index: CaseIndex, visible: Sequence[int], cursor: int = 0) -> None:
-        """Show `visible` (case numbers of `index`) with the cursor at position `cursor`."""
-        self.index = index
+    def show(self, table: CaseTable, visible: Sequence[int], cursor: int = 0) -> None:
+        """Show `visible` (case numbers of `table`) with the cursor at position `cursor`."""
+        self.table = table
         self.rows = visible
         self.reset(range(len(visible)), cursor)
-        if not visible:
-            self.post_message(self.Highlighted(self, None))
 
     def show_empty(self) -> None:
         """No cases (yet): the placeholder line."""
-        self.index = None
+        self.table = None
         self.rows = ()
         self.reset((), None)
 
@@ -122,9 +153,6 @@ class CaseList(CursorView):
         """The highlighted case number, or None when the list is empty."""
         line = self.cursor_line
         return None if line is None else self.rows[line]
-
-    def cursor_moved(self) -> None:
-        self.post_message(self.Highlighted(self, self.current))
 
     def action_select(self) -> None:
         if self.current is not None:
@@ -136,14 +164,14 @@ class CaseList(CursorView):
     # -- rendering -------------------------------------------------------------------
 
     def line_count(self) -> int:
-        return len(self.rows) if self.index is not None else 0
+        return len(self.rows) if self.table is not None else 0
 
     def line_key(self, line: int) -> int:
         return self.rows[line]
 
     def draw_line(self, line: int, width: int) -> Strip:
-        assert self.index is not None
-        case: Case = self.index.cases[self.rows[line]]
+        assert self.table is not None
+        case: Case = self.table.cases[self.rows[line]]
         base = self.base_style
         component = self.get_component_rich_style
         status_style = component(_COMPONENT.get(case.status, "case-list--quiet"), partial=True)
@@ -156,7 +184,7 @@ class CaseList(CursorView):
             Segment(" " + label.ljust(STATUS_WIDTH), base + status_style),
             Segment(f"L {left:>5} ", base + seeds_style),
         ]
-        if self.index.right is not None:
+        if self.table.right is not None:
             right = seeds_text(case.right_passed, len(case.right))
             segments.append(Segment(f"R {right:>5} ", base + seeds_style))
         segments.append(Segment(" " + inert_line(case.case_id), base))

@@ -26,13 +26,20 @@ from textual.strip import Strip
 class CursorView(ScrollView, can_focus=True):
     """Subclasses give `line_count`, `line_key` and `draw_line`; this class does the rest."""
 
+    DEFAULT_CSS = """
+    CursorView {
+        overflow-x: hidden;
+        scrollbar-size-vertical: 1;
+    }
+    """
+
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "cursor(-1)", "up", show=False),
-        Binding("down,j", "cursor(1)", "down", show=False),
-        Binding("pageup", "page(-1)", "page up", show=False),
-        Binding("pagedown", "page(1)", "page down", show=False),
-        Binding("home,g", "jump(0)", "first", show=False),
-        Binding("end,G", "jump(-1)", "last", show=False),
+        Binding("up,k", "cursor(-1)", "up", show=False, tooltip="move the selection up"),
+        Binding("down,j", "cursor(1)", "down", show=False, tooltip="move the selection down"),
+        Binding("pageup", "page(-1)", "page up", show=False, tooltip="a page up"),
+        Binding("pagedown", "page(1)", "page down", show=False, tooltip="a page down"),
+        Binding("home,g", "jump(0)", "first", show=False, tooltip="the first line"),
+        Binding("end,G", "jump(-1)", "last", show=False, tooltip="the last line"),
     ]
     CURSOR_CLASSES: ClassVar[tuple[str, str]] = ("", "")
     """Component classes of the cursor line, focused and blurred."""
@@ -60,9 +67,6 @@ class CursorView(ScrollView, can_focus=True):
     def draw_line(self, line: int, width: int) -> Strip:
         """Line `line`, `width` cells wide, without the cursor."""
         raise NotImplementedError
-
-    def cursor_moved(self) -> None:
-        """Called after the cursor moved (and the view scrolled to it)."""
 
     def clicked(self, stop: int) -> None:
         """Called after a click put the cursor on `stop`."""
@@ -96,7 +100,6 @@ class CursorView(ScrollView, can_focus=True):
         for stop in (old, new):
             if 0 <= stop < len(self.stops):
                 self.refresh_line(self.stops[stop])
-        self.cursor_moved()
 
     def _scroll_into_view(self, old: int) -> None:
         line = self.cursor_line

@@ -1,9 +1,11 @@
 """The detail of one case, left beside right per seed, decoded lazily from the run files.
 
-Only the records of the case on screen are decoded (`RunFile.records`, one seek each).
-Every string from a record is untrusted: made inert and rendered as plain `Text`; blocks
-(test tails, completion text, tool arguments) are capped in lines and width, with a
-note of what was cut.
+Only the records of the case on screen are decoded (`RunFile.records`, one seek each),
+in a thread worker: the cursor never waits on the disk. Each request takes a new load
+token; a result that comes back with an older token (the cursor moved on, the list was
+reopened, even on the same file) is dropped. Every string from a record is untrusted:
+made inert and rendered as plain `Text`; blocks (test tails, completion text, tool
+arguments) are capped in lines and width, with a note of what was cut.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import ClassVar
 from rich.cells import chop_cells
 from rich.style import Style
 from rich.text import Text
+from textual import on, work
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.message import Message
@@ -22,8 +25,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from evalpin.core import reasons as codes
+from evalpin.core.cases import CaseTable
 from evalpin.core.errors import InputError
-from evalpin.core.index import CaseIndex
 from evalpin.core.records import CaseRecord
 from evalpin.tui.safe import block, line
 
@@ -38,10 +41,29 @@ def _seed(seed: int | None) -> str:
 
 @dataclass
 class Shown:
-    """What the pane shows: a case of an index."""
+    """What the pane shows or was asked to show: a case of a case table (the same
+    table object: a reopened run is another table, even with equal contents)."""
 
-    index: CaseIndex
+    table: CaseTable
     case: int
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Shown) and other.table is self.table and other.case == self.case
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Shown(case={self.case})"
+
+
+@dataclass
+class Decoded:
+    """A case's records as read from disk (by row index), or why they could not be."""
+
+    seeds: list[tuple[int | None, int | None, int | None]]
+    left: dict[int, CaseRecord]
+    right: dict[int, CaseRecord]
+    error: str | None = None
 
 
 class DetailPane(ScrollView, can_focus=True):
@@ -49,13 +71,37 @@ class DetailPane(ScrollView, can_focus=True):
 
     A Line-API `ScrollView` over pre-laid-out lines: showing another case sets the lines
     and the virtual height, with no layout pass over the screen, and only the lines on
-    screen become strips.
+    screen become strips. `show` only asks; the records are decoded in a worker and laid
+    out when `Loaded` comes back with the current token.
+    """
+
+    DEFAULT_CSS = """
+    DetailPane {
+        padding: 0 1;
+        overflow-x: hidden;
+        scrollbar-size-vertical: 1;
+    }
+    DetailPane > .detail--title { text-style: bold; }
+    DetailPane > .detail--key, DetailPane > .detail--muted { color: $text-muted; }
+    DetailPane > .detail--pass { color: $text-success; text-style: bold; }
+    DetailPane > .detail--fail { color: $text-error; text-style: bold; }
+    DetailPane > .detail--differs { color: $text-warning; text-style: bold; }
+    DetailPane > .detail--note { color: $text-warning; text-style: italic; }
+    DetailPane > .detail--block-title { color: $text-accent; text-style: bold; }
+    DetailPane > .detail--reason-tool { color: $text-primary; }
+    DetailPane > .detail--reason-text { color: $text-accent; }
+    DetailPane > .detail--reason-test { color: $text-error; }
+    DetailPane > .detail--reason-static { color: $text-warning; }
+    DetailPane > .detail--reason-infra { color: $text-error; text-style: italic; }
+    DetailPane > .detail--reason-integrity { color: $text-error; text-style: bold; }
+    DetailPane > .detail--reason-score { color: $text; }
+    DetailPane > .detail--reason-unknown { color: $text; text-style: underline; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "back to list", show=True),
-        Binding("j", "scroll_down", "scroll down", show=False),
-        Binding("k", "scroll_up", "scroll up", show=False),
+        Binding("escape", "back", "back to list", show=True, tooltip="back to the case list"),
+        Binding("j", "scroll_down", "scroll down", show=False, tooltip="scroll down (also ↓ PgDn)"),
+        Binding("k", "scroll_up", "scroll up", show=False, tooltip="scroll up (also ↑ PgUp)"),
     ]
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -76,18 +122,36 @@ class DetailPane(ScrollView, can_focus=True):
 
         pane: DetailPane
 
+    @dataclass
+    class Loaded(Message):
+        """The worker decoded a case; ignored unless `token` is still the pane's."""
+
+        pane: DetailPane
+        token: int
+        shown: Shown
+        decoded: Decoded
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.shown: Shown | None = None
+        self.wanted: Shown | None = None
+        self.token = 0
+        self._pending: int | None = None
+        self._decoded: Decoded | None = None
         self.lines: list[Text] = []
         self._strips: list[Strip | None] = []
         self._base: Style | None = None
         self._width = 0
 
+    @property
+    def decoding(self) -> bool:
+        """A case was asked for and its records have not arrived yet."""
+        return self._pending is not None
+
     def on_resize(self) -> None:
         width = self.scrollable_content_region.width
         if width != self._width and self.shown is not None:
-            self.show(self.shown.index, self.shown.case, force=True)
+            self._lay_out()
 
     def action_back(self) -> None:
         self.post_message(self.Back(self))
@@ -96,23 +160,65 @@ class DetailPane(ScrollView, can_focus=True):
         super().notify_style_update()
         self._base = None
         if self.shown is not None:
-            self.show(self.shown.index, self.shown.case, force=True, keep_scroll=True)
+            self._lay_out(keep_scroll=True)
 
     def clear(self, message: str = "") -> None:
-        self.shown = None
+        self.token += 1  # whatever is still being read is no longer wanted
+        self._pending = None
+        self.shown = self.wanted = self._decoded = None
         self._set_lines([Text(message, style=self._style("detail--muted"))] if message else [])
 
-    def show(
-        self, index: CaseIndex, case_number: int, *, force: bool = False, keep_scroll: bool = False
-    ) -> None:
-        """Decode and show one case (its records on both sides)."""
-        if not force and self.shown == Shown(index, case_number):
+    def show(self, table: CaseTable, case_number: int, *, force: bool = False) -> None:
+        """Ask for one case: its records are decoded in a worker, then shown."""
+        wanted = Shown(table, case_number)
+        if not force and self.wanted == wanted:
             return
-        self.shown = Shown(index, case_number)
+        self.wanted = wanted
+        self.token += 1
+        self._pending = self.token
+        self._decode(self.token, wanted)
+
+    # A fixed description: Textual would otherwise repr the arguments, the whole case
+    # table, on every key press.
+    @work(
+        thread=True,
+        exclusive=True,
+        exit_on_error=False,
+        group="detail",
+        description="decode the case under the cursor",
+    )
+    def _decode(self, token: int, wanted: Shown) -> None:
+        """Read the case's records on both sides (one seek each) off the UI thread."""
+        table = wanted.table
+        seeds = table.seeds(table.cases[wanted.case])
         try:
-            lines = self._render_case(index, case_number)
+            left = table.left.records(i for _, i, _ in seeds if i is not None)
+            right = {}
+            if table.right is not None:
+                right = table.right.records(i for _, _, i in seeds if i is not None)
+            decoded = Decoded(seeds, left, right)
         except InputError as exc:
-            lines = [Text.assemble(("cannot show this case: ", "bold"), line(str(exc)))]
+            decoded = Decoded(seeds, {}, {}, str(exc))
+        except OSError as exc:  # the file went away since it was read
+            decoded = Decoded(seeds, {}, {}, f"{table.left.path}: {exc.strerror or exc}")
+        self.post_message(self.Loaded(self, token, wanted, decoded))
+
+    @on(Loaded)
+    def _loaded(self, message: Loaded) -> None:
+        message.stop()
+        if message.token != self.token:
+            return  # an older request: the pane has moved on
+        self._pending = None
+        self.shown, self._decoded = message.shown, message.decoded
+        self._lay_out()
+
+    def _lay_out(self, *, keep_scroll: bool = False) -> None:
+        assert self.shown is not None and self._decoded is not None
+        decoded = self._decoded
+        if decoded.error is not None:
+            lines = [Text.assemble(("cannot show this case: ", "bold"), line(decoded.error))]
+        else:
+            lines = self._render_case(self.shown, decoded)
         self._set_lines(lines, keep_scroll=keep_scroll)
 
     def text(self) -> str:
@@ -148,16 +254,12 @@ class DetailPane(ScrollView, can_focus=True):
     def _style(self, name: str):
         return self.get_component_rich_style(name, partial=True)
 
-    def _render_case(self, index: CaseIndex, case_number: int) -> list[Text]:
+    def _render_case(self, shown: Shown, decoded: Decoded) -> list[Text]:
         """The case as pre-laid-out lines of plain `Text` (no Rich tables: measuring and
         rendering tables on every key press is what makes a detail pane slow)."""
-        case = index.cases[case_number]
-        seeds = index.seeds(case)
-        left = index.left.records(i for _, i, _ in seeds if i is not None)
-        right = {}
-        if index.right is not None:
-            right = index.right.records(i for _, _, i in seeds if i is not None)
-        pair = index.right is not None
+        case = shown.table.cases[shown.case]
+        seeds, left, right = decoded.seeds, decoded.left, decoded.right
+        pair = shown.table.right is not None
         width = max(40, self.scrollable_content_region.width)
         status = case.status.upper() if case.status == "regressed" else case.status
         lines: list[Text] = [

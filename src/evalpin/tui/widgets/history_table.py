@@ -29,6 +29,7 @@ from evalpin.core.history import (
     Unreadable,
 )
 from evalpin.core.sanitize import inert_line
+from evalpin.core.tiers import TIER_CHANGE
 from evalpin.core.verdict import CONTAMINATED, PUBLISHABLE, UNCONTROLLED
 from evalpin.tui.widgets.cursor_view import CursorView
 from evalpin.tui.widgets.trend import MARKED, PALETTE
@@ -135,11 +136,18 @@ def pct(rate: float | None) -> str:
     return "n/a" if rate is None else f"{100 * rate:.1f}%"
 
 
+def _moved_key(change: Change) -> str:
+    """A moved env component by name; a moved backend tier names the tier it moved to."""
+    if change.key == TIER_CHANGE:
+        return f"tier {inert_line(str(change.after))}"
+    return inert_line(change.key)
+
+
 def run_notes(run: HistoryRun) -> list[tuple[str, str]]:
     """Short flags for a run row: env change (and what moved), incomplete, non-det."""
     notes = []
     if run.env_change is not None:
-        moved = ", ".join(inert_line(c.key) for c in run.env_change) or "env"
+        moved = ", ".join(map(_moved_key, run.env_change)) or "env"
         notes.append(("~ " + moved, "history--env"))
     if run.complete is False:
         notes.append(("INCOMPLETE", "history--bad"))
@@ -243,6 +251,67 @@ def break_cells(row: Row, width: int) -> Cells:
 
 class HistoryTable(CursorView):
     """Fixture sets, series headings, break separators and runs; the cursor on runs."""
+
+    DEFAULT_CSS = """
+    HistoryTable > .history--muted {
+        color: $text-muted;
+    }
+    HistoryTable > .history--heading,
+    HistoryTable > .history--key {
+        text-style: bold;
+    }
+    HistoryTable > .history--good {
+        color: $text-success;
+    }
+    HistoryTable > .history--warn,
+    HistoryTable > .history--env {
+        color: $text-warning;
+    }
+    HistoryTable > .history--break {
+        color: $text-warning;
+        text-style: bold;
+    }
+    HistoryTable > .history--bad {
+        color: $text-error;
+        text-style: bold;
+    }
+    HistoryTable > .history--marked {
+        color: $text-accent;
+        text-style: bold;
+    }
+    HistoryTable > .history--cursor {
+        background: $primary 45%;
+        text-style: bold;
+    }
+    HistoryTable > .history--cursor-blurred {
+        background: $primary 20%;
+        text-style: bold;
+    }
+    HistoryTable > .trend--s0 {
+        color: #4c9be8;
+    }
+    HistoryTable > .trend--s1 {
+        color: #e8883a;
+    }
+    HistoryTable > .trend--s2 {
+        color: #3fae5a;
+    }
+    HistoryTable > .trend--s3 {
+        color: #b96ad9;
+    }
+    HistoryTable > .trend--s4 {
+        color: #2eb3b3;
+    }
+    HistoryTable > .trend--s5 {
+        color: #d9577a;
+    }
+    HistoryTable > .trend--s6 {
+        color: #b3a02e;
+    }
+    HistoryTable > .trend--s7 {
+        color: #8c7ae6;
+    }
+    """
 
     CURSOR_CLASSES = ("history--cursor", "history--cursor-blurred")
     CACHE_SIZE = 512

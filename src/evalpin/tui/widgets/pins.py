@@ -15,6 +15,7 @@ from textual.widgets import Static
 
 from evalpin.core.records import RunHeader
 from evalpin.core.runfile import RunFile
+from evalpin.core.tiers import tier_of
 from evalpin.core.verdict import CONTAMINATED, PUBLISHABLE, UNCONTROLLED, Verdict
 from evalpin.tui.safe import line, path_line
 
@@ -42,7 +43,9 @@ class Side:
         h = self.header
         slot = None
         dataset = None
+        tier = None
         if h is not None:
+            tier = tier_of(h.slot)
             provider = h.slot.get("provider") if isinstance(h.slot, dict) else None
             slot = (h.model_slot or "<missing>") + (f" ({provider})" if provider else "")
             fx = h.fixtures
@@ -55,6 +58,7 @@ class Side:
             seeds = ",".join(map(str, self.run.seeds)) + f" (n={len(self.run.seeds)})"
         return [
             ("slot", slot),
+            ("backend tier", tier),
             ("reported model", self.reported),
             ("dataset", dataset),
             ("grader", h.grader_version if h else None),
@@ -85,6 +89,35 @@ def badge_class(label: str) -> str:
 
 class PinsHeader(Static):
     """Each run's pins and verdict badge; values that differ between the runs are marked."""
+
+    DEFAULT_CSS = """
+    PinsHeader > .pins--key,
+    PinsHeader > .pins--muted {
+        color: $text-muted;
+    }
+    PinsHeader > .pins--side {
+        text-style: bold;
+    }
+    PinsHeader > .pins--differs {
+        color: $text-warning;
+        text-style: bold;
+    }
+    PinsHeader > .pins--missing {
+        color: $text-error;
+    }
+    PinsHeader > .pins--good {
+        color: $text-success;
+        text-style: bold reverse;
+    }
+    PinsHeader > .pins--warn {
+        color: $text-warning;
+        text-style: bold reverse;
+    }
+    PinsHeader > .pins--bad {
+        color: $text-error;
+        text-style: bold reverse;
+    }
+    """
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "pins--key",

@@ -29,6 +29,32 @@ _STATUS_CLASS = {
 class StatusLine(Static):
     """`regressed 12 · fixed 3 · …   filter: changed   search: abc` or loading progress."""
 
+    DEFAULT_CSS = """
+    StatusLine > .status--bad {
+        color: $text-error;
+        text-style: bold;
+    }
+    StatusLine > .status--good {
+        color: $text-success;
+    }
+    StatusLine > .status--warn {
+        color: $text-warning;
+    }
+    StatusLine > .status--delta {
+        color: $text-warning;
+        text-style: bold;
+    }
+    StatusLine > .status--only {
+        color: $text-primary;
+    }
+    StatusLine > .status--muted {
+        color: $text-muted;
+    }
+    StatusLine > .status--key {
+        text-style: bold;
+    }
+    """
+
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "status--bad",
         "status--good",
@@ -91,7 +117,15 @@ class StatusLine(Static):
 class SearchBox(Input):
     """Case-id search: filters as you type; Enter keeps it, Escape clears it."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "clear search", show=True)]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "escape",
+            "cancel",
+            "clear search",
+            show=True,
+            tooltip="clear the search (Enter keeps it)",
+        )
+    ]
 
     @dataclass
     class Cancelled(Message):

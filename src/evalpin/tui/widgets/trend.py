@@ -227,6 +227,50 @@ def tick_row(ticks: Sequence[tuple[int, str]], width: int) -> str:
 class TrendChart(Widget):
     """Pass rate over time for the series of one fixture set, with axes and a legend."""
 
+    DEFAULT_CSS = """
+    TrendChart > .trend--muted,
+    TrendChart > .trend--axis {
+        color: $text-muted;
+    }
+    TrendChart > .trend--title {
+        text-style: bold;
+    }
+    TrendChart > .trend--break {
+        color: $text-warning;
+    }
+    TrendChart > .trend--env {
+        color: $text-warning;
+        text-style: bold;
+    }
+    TrendChart > .trend--cursor {
+        text-style: reverse bold;
+    }
+    TrendChart > .trend--s0 {
+        color: #4c9be8;
+    }
+    TrendChart > .trend--s1 {
+        color: #e8883a;
+    }
+    TrendChart > .trend--s2 {
+        color: #3fae5a;
+    }
+    TrendChart > .trend--s3 {
+        color: #b96ad9;
+    }
+    TrendChart > .trend--s4 {
+        color: #2eb3b3;
+    }
+    TrendChart > .trend--s5 {
+        color: #d9577a;
+    }
+    TrendChart > .trend--s6 {
+        color: #b3a02e;
+    }
+    TrendChart > .trend--s7 {
+        color: #8c7ae6;
+    }
+    """
+
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "trend--title",
         "trend--axis",

@@ -1,4 +1,4 @@
-"""The case list behind the review screen: one row per case id, headless and fast.
+"""The case table behind the review screen: one row per case id, headless and fast.
 
 Built from one run, or from two runs and their `Diff`, in a single pass over the lean
 rows (no record is decoded in full here: detail is read lazily from byte offsets when a
@@ -12,25 +12,19 @@ and a status:
   right, and never a regression or fix label;
 - one run alone: fail, flaky, pass.
 
-Also here: the filters the `f` key cycles through, search by case id, the status counts,
-and `default_pair`, which picks what `evalpin review` opens when given no file.
+Also here: the filters the `f` key cycles through, search by case id and the status
+counts. (Which runs `evalpin review` opens is `core.discovery`; the byte offsets that let a
+record be decoded alone are `runfile.LineIndex`.)
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import os
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-
-import msgspec
 
 from evalpin.core.compare import DRIFT, FIXED, REGRESSED, Diff
-from evalpin.core.errors import InputError
-from evalpin.core.records import RunHeader
 from evalpin.core.runfile import RunFile
 
 # Modes.
@@ -80,7 +74,7 @@ class Case:
 
 
 @dataclass
-class CaseIndex:
+class CaseTable:
     """Every case of one run or of a pair, with statuses, counts, filters and search."""
 
     mode: str
@@ -108,9 +102,6 @@ class CaseIndex:
         found = Counter(c.status for c in self.cases)
         found[FLAKY] = sum(c.flaky for c in self.cases)
         return {status: found.get(status, 0) for status in self.statuses}
-
-    def is_changed(self, case: int) -> bool:
-        return self.cases[case].status in CHANGED[self.mode]
 
     def matches(self, case: Case, filter_name: str) -> bool:
         if filter_name == ALL:
@@ -175,13 +166,13 @@ def step(positions: Sequence[int], current: int, forward: bool) -> int | None:
     return positions[k - 1] if k > 0 else None
 
 
-def build_index(
+def build_case_table(
     left: RunFile,
     right: RunFile | None = None,
     diff: Diff | None = None,
     *,
     progress: Callable[[int, int], None] | None = None,
-) -> CaseIndex:
+) -> CaseTable:
     """The case list of one run, or of a pair (`diff` is `compare(left, right)`).
 
     `progress(done, total)` is called every few thousand rows; the caller coalesces.
@@ -195,7 +186,7 @@ def build_index(
     done = _group(left.rows, cases, where, True, 0, total, progress)
     if right is not None:
         _group(right.rows, cases, where, False, done, total, progress)
-    index = CaseIndex(mode, left, right, cases, diff)
+    table = CaseTable(mode, left, right, cases, diff)
     if mode == SINGLE:
         for c in cases:
             n = len(c.left)
@@ -203,10 +194,10 @@ def build_index(
             c.status = FLAKY if c.flaky else (PASS if c.left_passed == n else FAIL)
     else:
         assert right is not None and diff is not None
-        _classify(index, where, diff)
+        _classify(table, where, diff)
     if progress is not None:
         progress(total, total)
-    return index
+    return table
 
 
 def _group(
@@ -239,9 +230,9 @@ def _group(
     return done
 
 
-def _classify(index: CaseIndex, where: dict[str, int], diff: Diff) -> None:
-    cases = index.cases
-    delta = index.mode == DELTA
+def _classify(table: CaseTable, where: dict[str, int], diff: Diff) -> None:
+    cases = table.cases
+    delta = table.mode == DELTA
     for c in cases:
         c.flaky = 0 < c.left_passed < len(c.left) or 0 < c.right_passed < len(c.right)
         if not c.right:
@@ -264,108 +255,3 @@ def _classify(index: CaseIndex, where: dict[str, int], diff: Diff) -> None:
         c = cases[where[moved.case_id]]
         if c.status not in _RANK or _RANK[moved.kind] < _RANK[c.status]:
             c.status = moved.kind
-
-
-# -- headers and the default pair ---------------------------------------------------
-
-_HEADER = msgspec.json.Decoder(RunHeader)
-
-
-def peek_header(path: str | Path) -> RunHeader | None:
-    """The run header on a file's first non-blank line, or None (not read as an error:
-    `read_run` is what validates a file)."""
-    try:
-        with open(path, "rb") as fh:
-            for line in fh:
-                if line.strip():
-                    return _HEADER.decode(line)
-                if fh.tell() > 1 << 20:
-                    return None
-    except (OSError, msgspec.MsgspecError):
-        return None
-    return None
-
-
-def header_mismatch(
-    left: RunHeader | None, right: RunHeader | None
-) -> list[tuple[str, str, str]] | None:
-    """Pins that the run headers alone prove differ on every common case: the slot label
-    or the grader version of two evalpin runs of the same fixture set (same dataset hash,
-    hence the same case ids; every case record carries its header's slot and grader).
-    Lets the review show its refusal before the cases are read; None when the headers
-    cannot tell (the join decides then)."""
-    if left is None or right is None:
-        return None
-    lhash, rhash = left.fixtures.dataset_hash, right.fixtures.dataset_hash
-    if not lhash or lhash != rhash:
-        return None
-    found = [
-        (key, lv, rv)
-        for key, lv, rv in (
-            ("model_slot", left.model_slot, right.model_slot),
-            ("grader_version", left.grader_version, right.grader_version),
-        )
-        if lv and rv and lv != rv
-    ]
-    return found or None
-
-
-def _when(path: Path, header: RunHeader | None) -> float:
-    if header is not None and header.started_at:
-        try:
-            return dt.datetime.fromisoformat(header.started_at).timestamp()
-        except ValueError:
-            pass
-    return path.stat().st_mtime
-
-
-def _fixture_set(header: RunHeader | None) -> str | None:
-    if header is None:
-        return None
-    return header.fixtures.dataset_hash or None
-
-
-def bundled_demo() -> Path | None:
-    """The demo runs shipped with evalpin: inside an installed wheel, or the `runs/`
-    folder of a source checkout; None when neither is there."""
-    package = Path(__file__).resolve().parent.parent
-    for folder in (package / "demo_runs", package.parent.parent / "runs"):
-        if folder.is_dir() and any(folder.glob("*.jsonl")):
-            return folder
-    return None
-
-
-def pair_to_review(runs_dir: Path) -> tuple[Path, Path | None, str | None]:
-    """`evalpin review` with no file: the default pair in `runs_dir`, else in the bundled
-    demo (with a note saying so); InputError when neither has a run."""
-    try:
-        return (*default_pair(runs_dir), None)
-    except InputError:
-        demo = bundled_demo()
-        if demo is None:
-            raise
-    return (*default_pair(demo), f"no runs in {runs_dir}: opening the bundled demo ({demo})")
-
-
-def default_pair(runs_dir: str | Path = "runs") -> tuple[Path, Path | None]:
-    """What `evalpin review` opens with no file: (earlier, newest) run on the newest run's
-    fixture set, or (newest, None) when it has no earlier run. Newest by the header's
-    `started_at`, else the file's modification time."""
-    folder = Path(runs_dir)
-    if not folder.is_dir():
-        raise InputError(folder, "no runs folder here: pass LEFT [RIGHT], or make a run")
-    found = []
-    for entry in os.scandir(folder):
-        path = Path(entry.path)
-        if entry.is_file() and path.suffix in (".jsonl", ".json"):
-            header = peek_header(path)
-            found.append((_when(path, header), path.name, path, _fixture_set(header)))
-    if not found:
-        raise InputError(folder, "no run files (*.jsonl): pass LEFT [RIGHT], or make a run")
-    found.sort()
-    _, _, newest, fixtures = found[-1]
-    if fixtures is not None:
-        for _, _, path, other in reversed(found[:-1]):
-            if other == fixtures:
-                return path, newest
-    return newest, None

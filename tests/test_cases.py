@@ -1,4 +1,5 @@
-"""The headless case list behind the review screen, and the default pair of `review`."""
+"""The headless case table behind the review screen, and run discovery (`core.discovery`):
+the default pair of `review`, headers and start times."""
 
 from __future__ import annotations
 
@@ -7,39 +8,31 @@ from pathlib import Path
 
 import pytest
 
+from evalpin.core.cases import ALL, COMPARE, DELTA, SINGLE, build_case_table, step
 from evalpin.core.compare import compare
+from evalpin.core.discovery import default_pair, peek_header
 from evalpin.core.errors import InputError
-from evalpin.core.index import (
-    ALL,
-    COMPARE,
-    DELTA,
-    SINGLE,
-    build_index,
-    default_pair,
-    peek_header,
-    step,
-)
 from evalpin.core.runfile import read_run
 from tests.builders import grid, header, write_run
 from tests.tuikit import pair
 
 
-def index_of(left: Path, right: Path | None = None):
+def table_of(left: Path, right: Path | None = None):
     lrun = read_run(left)
     if right is None:
-        return build_index(lrun)
+        return build_case_table(lrun)
     rrun = read_run(right)
-    return build_index(lrun, rrun, compare(lrun, rrun))
+    return build_case_table(lrun, rrun, compare(lrun, rrun))
 
 
-def statuses(index) -> dict[str, str]:
-    return {c.case_id: c.status for c in index.cases}
+def statuses(table) -> dict[str, str]:
+    return {c.case_id: c.status for c in table.cases}
 
 
 def test_pair_statuses_counts_and_seed_summaries(tmp_path: Path) -> None:
-    index = index_of(*pair(tmp_path))
-    assert index.mode == COMPARE
-    assert statuses(index) == {
+    table = table_of(*pair(tmp_path))
+    assert table.mode == COMPARE
+    assert statuses(table) == {
         "a-steady": "unchanged",
         "b-breaks": "regressed",
         "c-mends": "fixed",
@@ -48,10 +41,10 @@ def test_pair_statuses_counts_and_seed_summaries(tmp_path: Path) -> None:
         "f-gone": "only left",
         "g-new": "only right",
     }
-    b = index.cases[1]
+    b = table.cases[1]
     assert (b.left_passed, len(b.left), b.right_passed, len(b.right)) == (3, 3, 2, 3)
     assert b.flaky  # right passes on some seeds only
-    assert index.counts() == {
+    assert table.counts() == {
         "regressed": 1,
         "fixed": 1,
         "drift": 1,
@@ -60,44 +53,44 @@ def test_pair_statuses_counts_and_seed_summaries(tmp_path: Path) -> None:
         "only left": 1,
         "only right": 1,
     }
-    seeds = index.seeds(b)
+    seeds = table.seeds(b)
     assert [s for s, _, _ in seeds] == [11, 29, 47]
     assert all(li is not None and ri is not None for _, li, ri in seeds)
 
 
 def test_filters_search_and_stepping(tmp_path: Path) -> None:
-    index = index_of(*pair(tmp_path))
-    ids = lambda rows: [index.cases[i].case_id for i in rows]  # noqa: E731
-    assert index.filters == (ALL, "changed", "regressed", "fixed", "drift", "flaky")
-    assert ids(index.visible("changed")) == ["b-breaks", "c-mends", "d-drifts", "f-gone", "g-new"]
-    assert ids(index.visible("regressed")) == ["b-breaks"]
-    assert ids(index.visible("fixed")) == ["c-mends"]
-    assert ids(index.visible("drift")) == ["d-drifts"]
-    assert ids(index.visible("flaky")) == ["b-breaks", "e-flaky"]
-    assert ids(index.visible(ALL, "MEND")) == ["c-mends"]
-    assert ids(index.visible("regressed", "mend")) == []
-    rows = index.visible(ALL)
-    changed = index.changed_positions(rows)
+    table = table_of(*pair(tmp_path))
+    ids = lambda rows: [table.cases[i].case_id for i in rows]  # noqa: E731
+    assert table.filters == (ALL, "changed", "regressed", "fixed", "drift", "flaky")
+    assert ids(table.visible("changed")) == ["b-breaks", "c-mends", "d-drifts", "f-gone", "g-new"]
+    assert ids(table.visible("regressed")) == ["b-breaks"]
+    assert ids(table.visible("fixed")) == ["c-mends"]
+    assert ids(table.visible("drift")) == ["d-drifts"]
+    assert ids(table.visible("flaky")) == ["b-breaks", "e-flaky"]
+    assert ids(table.visible(ALL, "MEND")) == ["c-mends"]
+    assert ids(table.visible("regressed", "mend")) == []
+    rows = table.visible(ALL)
+    changed = table.changed_positions(rows)
     assert changed == [1, 2, 3, 5, 6]
-    assert index.first_position(rows) == 1
+    assert table.first_position(rows) == 1
     assert step(changed, 1, True) == 2
     assert step(changed, 3, True) == 5
     assert step(changed, 6, True) is None
     assert step(changed, 5, False) == 3
     assert step(changed, 1, False) is None
     with pytest.raises(ValueError):
-        index.visible("differs")
+        table.visible("differs")
 
 
 def test_refused_pair_is_a_backend_delta_without_regression_labels(tmp_path: Path) -> None:
-    index = index_of(*pair(tmp_path, right_over={"model_slot": "other"}))
-    assert index.mode == DELTA
-    found = set(statuses(index).values())
+    table = table_of(*pair(tmp_path, right_over={"model_slot": "other"}))
+    assert table.mode == DELTA
+    found = set(statuses(table).values())
     assert not found & {"regressed", "fixed", "drift", "unchanged"}
-    assert statuses(index)["b-breaks"] == "differs"
-    assert statuses(index)["a-steady"] == "same"
-    assert index.filters == (ALL, "differs", "flaky")
-    assert all(c.mismatched for c in index.cases if c.left and c.right)
+    assert statuses(table)["b-breaks"] == "differs"
+    assert statuses(table)["a-steady"] == "same"
+    assert table.filters == (ALL, "differs", "flaky")
+    assert all(c.mismatched for c in table.cases if c.left and c.right)
 
 
 def test_single_run(tmp_path: Path) -> None:
@@ -105,10 +98,10 @@ def test_single_run(tmp_path: Path) -> None:
         tmp_path / "r.jsonl",
         grid({"ok": [True] * 3, "bad": [False] * 3, "wobbly": [True, False, True]}),
     )
-    index = index_of(run)
-    assert index.mode == SINGLE
-    assert statuses(index) == {"ok": "pass", "bad": "fail", "wobbly": "flaky"}
-    assert index.first_position(index.visible()) == 1
+    table = table_of(run)
+    assert table.mode == SINGLE
+    assert statuses(table) == {"ok": "pass", "bad": "fail", "wobbly": "flaky"}
+    assert table.first_position(table.visible()) == 1
 
 
 def test_default_pair_is_newest_beside_newest_earlier_on_same_fixtures(tmp_path: Path) -> None:
@@ -153,16 +146,41 @@ def test_default_pair_without_runs_is_an_input_error(tmp_path: Path) -> None:
 
 
 def test_review_falls_back_to_the_bundled_demo(tmp_path: Path, monkeypatch) -> None:
-    from evalpin.core import index
+    from evalpin.core import discovery
 
     runs = tmp_path / "runs"
-    left, right, note = index.pair_to_review(runs)  # no ./runs: the demo that ships
-    demo = index.bundled_demo()
+    left, right, note = discovery.pair_to_review(runs)  # no ./runs: the demo that ships
+    demo = discovery.bundled_demo()
     assert demo is not None and left.parent == demo and right is not None
     assert note is not None and "bundled demo" in note
     runs.mkdir()
     mine = write_run(runs / "mine.jsonl", grid({"a": [True] * 3}))
-    assert index.pair_to_review(runs) == (mine, None, None)  # a run of one's own wins
-    monkeypatch.setattr(index, "bundled_demo", lambda: None)
+    assert discovery.pair_to_review(runs) == (mine, None, None)  # a run of one's own wins
+    monkeypatch.setattr(discovery, "bundled_demo", lambda: None)
     with pytest.raises(InputError, match="no runs folder"):
-        index.pair_to_review(tmp_path / "nothing")
+        discovery.pair_to_review(tmp_path / "nothing")
+
+
+def test_start_times_are_read_as_utc_everywhere() -> None:
+    # One rule for the default pair and the history: no offset means UTC, never local.
+    from datetime import UTC, datetime
+
+    from evalpin.core.discovery import started_at
+
+    noon = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+    assert started_at("2026-11-29T12:00:00Z") == noon
+    assert started_at("2026-11-29T12:00:00") == noon
+    assert started_at("2026-11-29T14:00:00+02:00") == noon
+    assert started_at("2026-11-29T14:00:00+02:00").tzinfo is UTC
+    assert started_at("yesterday") is None and started_at(None) is None and started_at("") is None
+
+
+def test_default_pair_orders_naive_and_offset_times_alike(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    cases = grid({"a": [True] * 3})
+    # 01:30 UTC (written with +02:00) is earlier than 02:00 without an offset (UTC).
+    early = write_run(
+        runs / "z-early.jsonl", cases, head=header(started_at="2026-11-29T03:30+02:00")
+    )
+    late = write_run(runs / "a-late.jsonl", cases, head=header(started_at="2026-11-29T02:00:00"))
+    assert default_pair(runs) == (early, late)

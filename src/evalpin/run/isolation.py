@@ -1,0 +1,174 @@
+"""The two ways a coding item's candidate runs, as sandboxed processes and a judgement.
+
+`ProcessMode` (`isolation: process`, the default): the candidate's files are written
+only to the worker's folder and imported only by the worker, a sandbox that sees that
+folder, the wire module and the system, nothing else. The pytest process runs in a
+second sandbox whose copy of each candidate `.py` file is a generated stand-in that
+forwards to the worker over two pipes (`core/graders/remote.py`): plain data and
+handles only, never code, never pickles. pytest writes its JUnit report into a control
+folder the worker's sandbox does not contain, and the grader reads it from there. No
+process that ran candidate code can write to the report or to the pytest process.
+
+`InProcessMode` (`isolation: in-process`): the candidate is imported by pytest, as tests
+that monkeypatch its internals need. Graded with tamper checks (`judge_in_process`): a
+guard plugin's snapshot and record, two canary tests it adds under random names that
+are in no file the candidate can read, and the test copy's hash after the run.
+
+Each mode prepares its folders in a `Box`, returns its process `Spec`s (the last one is
+the process whose exit ends the run) and judges once they have run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import secrets
+import sys
+from pathlib import Path
+
+from evalpin.core.fixtures import CodingItem
+from evalpin.core.graders import guard, remote
+from evalpin.core.graders.coding import (
+    GUARDED_PYTEST_BOOT,
+    IMPORTABLE_SUFFIXES,
+    PYTEST_BOOT,
+    PYTEST_INI,
+    PYTEST_INI_NAME,
+    STUB,
+    WORKER_BOOT,
+    expected_tests,
+    judge_in_process,
+    judge_report,
+    module_name,
+    pytest_args,
+)
+from evalpin.run.sandbox import Box, Spec, read_regular, write_tree
+
+REPORT = "report.xml"
+
+
+def _runtime(box: Box, modules: dict[str, Path]) -> Path:
+    """A read-only-bound folder with evalpin's own modules for the sandboxed side."""
+    folder = box.folder("runtime")
+    write_tree(folder, {f"{name}.py": path.read_bytes() for name, path in modules.items()})
+    return folder
+
+
+def _control(box: Box) -> tuple[Path, Path]:
+    ctl = box.control()
+    ini = ctl / PYTEST_INI_NAME
+    ini.write_text(PYTEST_INI, encoding="utf-8")
+    return ctl, ini
+
+
+class ProcessMode:
+    """Candidate in a worker sandbox; pytest in another, on stand-ins."""
+
+    def __init__(self, item: CodingItem, test_source: bytes, candidate: dict[str, bytes]) -> None:
+        self.item = item
+        self.test_source = test_source
+        self.candidate = candidate
+        self.report: Path | None = None
+
+    def specs(self, box: Box, env: dict[str, str], limits: dict[str, int]) -> list[Spec]:
+        runtime = _runtime(box, {"evalpin_remote": Path(remote.__file__)})
+        worker_dir, tests_dir = box.folder("candidate"), box.folder("tests")
+        ctl, ini = _control(box)
+        self.report = ctl / REPORT
+        write_tree(worker_dir, self.candidate)
+        modules = {p: m for p in self.candidate if (m := module_name(p))}
+        shown = {p: STUB.format(name=m).encode() for p, m in modules.items()}
+        for path, data in self.candidate.items():
+            if not path.lower().endswith(IMPORTABLE_SUFFIXES):
+                shown[path] = data  # data files the tests may read
+        shown[self.item.test_file.name] = self.test_source
+        write_tree(tests_dir, shown)
+        req_r, req_w = os.pipe()
+        resp_r, resp_w = os.pipe()
+        worker = Spec(
+            [
+                sys.executable,
+                "-I",
+                "-B",
+                "-u",
+                "-c",
+                WORKER_BOOT,
+                str(runtime),
+                str(req_r),
+                str(resp_w),
+                json.dumps(sorted(modules.values())),
+            ],
+            env,
+            worker_dir,
+            rw=[worker_dir],
+            ro=[runtime],
+            pass_fds=(req_r, resp_w),
+            limits=limits,
+        )
+        args = pytest_args(str(ini), str(tests_dir), str(self.report), self.item.test_file.name)
+        tester = Spec(
+            [sys.executable, "-I", "-B", "-c", PYTEST_BOOT, str(runtime), *args],
+            {**env, "EVALPIN_RPC_FDS": f"{resp_r},{req_w}"},
+            tests_dir,
+            rw=[tests_dir, ctl],
+            ro=[runtime],
+            pass_fds=(resp_r, req_w),
+            limits=limits,
+        )
+        return [worker, tester]
+
+    def judge(self, box: Box, exit_code: int | None) -> tuple[bool, list[str]]:
+        assert self.report is not None
+        expected = expected_tests(self.test_source.decode("utf-8", "replace"))
+        return judge_report(read_regular(self.report), expected, exit_code=exit_code)
+
+
+class InProcessMode:
+    """Candidate and pytest in one sandbox, with canaries, a guard and a hash check."""
+
+    def __init__(self, item: CodingItem, test_source: bytes, candidate: dict[str, bytes]) -> None:
+        self.item = item
+        self.test_source = test_source
+        self.candidate = candidate
+        self.canaries = ("test_" + secrets.token_hex(8), "test_" + secrets.token_hex(8))
+        self.paths: dict[str, Path] = {}
+
+    def specs(self, box: Box, env: dict[str, str], limits: dict[str, int]) -> list[Spec]:
+        runtime = _runtime(box, {"evalpin_guard": Path(guard.__file__)})
+        work = box.folder("work")
+        ctl, ini = _control(box)
+        self.paths = {
+            "report": ctl / REPORT,
+            "guard": ctl / f"guard-{secrets.token_hex(8)}.json",
+            "test": work / self.item.test_file.name,
+        }
+        write_tree(work, {**self.candidate, self.item.test_file.name: self.test_source})
+        args = pytest_args(str(ini), str(work), str(self.paths["report"]), self.item.test_file.name)
+        # The guard's orders travel in a pipe, read before any candidate code runs.
+        orders_r, orders_w = os.pipe()
+        config = {"out": str(self.paths["guard"]), "canaries": self.canaries}
+        os.write(orders_w, json.dumps(config).encode())
+        os.close(orders_w)
+        boot = [sys.executable, "-I", "-B", "-c", GUARDED_PYTEST_BOOT, str(runtime)]
+        argv = [*boot, str(orders_r), *args]
+        spec = Spec(argv, env, work, rw=[work, ctl], ro=[runtime], pass_fds=(orders_r,))
+        return [dataclasses.replace(spec, limits=limits)]
+
+    def judge(self, box: Box, exit_code: int | None) -> tuple[bool, list[str]]:
+        after = read_regular(self.paths["test"])
+        intact = after is not None and _sha(after) == _sha(self.test_source)
+        expected = expected_tests(self.test_source.decode("utf-8", "replace"))
+        return judge_in_process(
+            read_regular(self.paths["report"]),
+            read_regular(self.paths["guard"]),
+            expected,
+            self.canaries,
+            exit_code=exit_code,
+            test_file_intact=intact,
+        )
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

@@ -1,0 +1,108 @@
+"""SVG snapshots of the main screens, colours included (`pytest-textual-snapshot`).
+
+A text snapshot cannot see a regressed row turn green; these can. Everything on screen
+is pinned: runs built here with fixed headers, relative paths (the test runs in its own
+folder), a fixed terminal size and theme, the cursor blink off; no screen shows a clock
+or a host name (the launch panel is shot before a run starts, with animations off so
+its idle progress bar stands still). Each test waits on the
+app's state (`ReviewScreen.reached`, the detail's worker), never on a delay.
+
+To accept a deliberate change: pytest tests/test_tui_svg.py --snapshot-update, then look
+at the SVGs in tests/__snapshots__/test_tui_svg/ (a failing run writes an HTML report
+of the differences, snapshot_report.html).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evalpin.tui.app import EvalpinApp, make_app
+from evalpin.tui.screens.history import HistoryScreen
+from tests.conftest import GOLDEN_CASES
+from tests.tuikit import pair, wait_for
+
+SIZE = (150, 44)
+THEME = "textual-dark"
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project folder of its own, as the current folder: relative names on screen."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "fixtures").mkdir()
+    (tmp_path / "fixtures" / "golden.jsonl").write_text(
+        "".join(json.dumps(c) + "\n" for c in GOLDEN_CASES)
+    )
+    (tmp_path / "slots.yaml").write_text(
+        "slots:\n  night: {provider: replay, path: fixtures/night.jsonl}\n"
+    )
+    return tmp_path
+
+
+def app_for(**right_over) -> EvalpinApp:
+    pair(Path("."), right_over=right_over or None)
+    app = make_app(
+        Path("left.jsonl"), Path("right.jsonl"), cursor_blink=False, theme=THEME, cwd=Path(".")
+    )
+    app.animation_level = "none"  # the clock pinned: an idle progress bar does not pulse
+    return app
+
+
+async def loaded(pilot, milestone: str = "verdicts") -> None:
+    """The review reached `milestone` and the detail shows the case under the cursor."""
+    review = pilot.app.review
+    await wait_for(pilot, lambda: review.reached(milestone) and not review.detail.decoding)
+
+
+def test_svg_review(here: Path, snap_compare) -> None:
+    assert snap_compare(app_for(), terminal_size=SIZE, run_before=loaded)
+
+
+def test_svg_review_filtered_to_regressions(here: Path, snap_compare) -> None:
+    async def filtered(pilot) -> None:
+        await loaded(pilot)
+        await pilot.press("f", "f")
+        await loaded(pilot)
+
+    assert snap_compare(app_for(), terminal_size=SIZE, run_before=filtered)
+
+
+def test_svg_banner(here: Path, snap_compare) -> None:
+    async def banner(pilot) -> None:
+        await loaded(pilot, "banner")
+        await loaded(pilot, "verdicts")  # the screen behind it, loaded too
+
+    assert snap_compare(app_for(reported_model="m-2"), terminal_size=SIZE, run_before=banner)
+
+
+def test_svg_verdict(here: Path, snap_compare) -> None:
+    async def verdict(pilot) -> None:
+        await loaded(pilot)
+        await pilot.press("v")
+
+    assert snap_compare(app_for(), terminal_size=SIZE, run_before=verdict)
+
+
+def test_svg_launch_panel(here: Path, snap_compare) -> None:
+    async def launch(pilot) -> None:
+        await loaded(pilot)
+        await pilot.press("l")
+
+    assert snap_compare(app_for(), terminal_size=SIZE, run_before=launch)
+
+
+def test_svg_history(here: Path, snap_compare) -> None:
+    async def history(pilot) -> None:
+        await loaded(pilot)
+        await pilot.press("h")
+        await wait_for(
+            pilot,
+            lambda: (
+                isinstance(pilot.app.screen, HistoryScreen) and pilot.app.screen.history is not None
+            ),
+        )
+
+    assert snap_compare(app_for(), terminal_size=SIZE, run_before=history)

@@ -19,7 +19,7 @@ from tests.test_reports import md_html, tags_of
 
 HOSTILE_ID = (
     "x](javascript:alert(1)) <script>alert(1)</script> <img src=x onerror=alert(1)> "
-    "@octocat \u202eevil\u202c \x1b[31mred\x1b[0m |**b**| `tick` www.evil.example"
+    "@octocat \u202eevil\u202c \x1b[31mred\x1b[0m |**b**| `tick` www.evil.example \uffff"
 )
 HOSTILE_REASONS = [
     "missing_text:<img src=x onerror=alert(2)>",

@@ -37,14 +37,18 @@ def md(text: str) -> str:
     return _AUTOLINK.sub(lambda m: m.group(1) + _WORD_JOINER, line)
 
 
+# Not allowed anywhere in XML 1.0, even escaped (controls are handled by sanitize).
+_NOT_XML = {0xFFFE: "\\ufffe", 0xFFFF: "\\uffff"}
+
+
 def xml_line(text: str) -> str:
     """One line for an XML attribute or element (the serializer escapes <, &, quotes)."""
-    return inert_line(unpaired_safe(text))
+    return inert_line(unpaired_safe(text)).translate(_NOT_XML)
 
 
 def xml_block(text: str) -> str:
     """A block (a test tail) for an XML element: newlines and tabs kept."""
-    return inert(unpaired_safe(text))
+    return inert(unpaired_safe(text)).translate(_NOT_XML)
 
 
 def h(text: str) -> str:

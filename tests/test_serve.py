@@ -181,3 +181,10 @@ async def test_the_html_report_opens_in_chromium_styled_and_inert(chromium, tmp_
         await browser.screenshot(tmp_path / "report.png")
     finally:
         await browser.close()
+
+
+def test_without_textual_serve_the_command_says_how_to_install_it(capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "textual_serve.server", None)  # import now fails
+    result = cli(capsys, "serve", "--port", str(free_port()), str(NIGHT2))
+    assert result.code == 3
+    assert "pip install 'evalpin[serve]'" in result.err

@@ -60,6 +60,53 @@ def chat(
     return Reply(body=body)
 
 
+def conversation_problem(messages: list[dict[str, Any]]) -> str | None:
+    """What a strict server would refuse in a tool conversation: a tool message that does
+    not answer a call of the assistant message before it, or a call left unanswered."""
+    pending: list[str] = []
+    for message in messages:
+        role = message.get("role")
+        if role == "tool":
+            if message.get("tool_call_id") not in pending:
+                return f"tool message for unknown call {message.get('tool_call_id')!r}"
+            pending.remove(message["tool_call_id"])
+            if not isinstance(message.get("content"), str):
+                return "tool message content must be a string"
+            continue
+        if pending:
+            return f"calls left unanswered: {pending}"
+        if role == "assistant":
+            pending = [call["id"] for call in message.get("tool_calls") or []]
+    return f"calls left unanswered: {pending}" if pending else None
+
+
+def tool_model(
+    *calls: tuple[str, str],
+    answer: str = "Done. The tools said: {results}",
+    forever: bool = False,
+    model: str = "fake-model-1",
+) -> Reply:
+    """A tool-calling model: until the conversation holds tool results (or, `forever`,
+    always) it calls `calls` (parallel when several); then it answers with text quoting
+    every tool result it was given. A conversation a strict server would refuse gets a
+    body that is not a chat completion, so the client's mistake cannot pass unseen."""
+
+    def body(request: dict[str, Any]) -> dict[str, Any]:
+        messages = request["messages"]
+        problem = conversation_problem(messages)
+        if problem:
+            return {"error": {"message": problem}}
+        results = [m["content"] for m in messages if m.get("role") == "tool"]
+        if forever or not results:
+            reply = chat(None, tool_calls=calls, model=model)
+        else:
+            reply = chat(answer.format(results=" | ".join(results)), model=model)
+        assert isinstance(reply.body, dict)
+        return reply.body
+
+    return Reply(body=body)
+
+
 def error(status: int, message: str = "scripted error", **headers: str) -> Reply:
     body = {"error": {"message": message, "type": "test_error"}}
     return Reply(status=status, body=body, headers=dict(headers))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,7 +77,13 @@ def test_a_new_row_is_a_working_provider(capsys, echo: Path) -> None:
     header, *cases, summary = [
         json.loads(x) for x in (echo / "runs/e.jsonl").read_text().splitlines()
     ]
-    assert header["slot"] == {"provider": "echo", "token_env": "ECHO_TOKEN"}
+    # A provider that says nothing of its identity is pinned by its provider name.
+    digest = hashlib.sha256(b'{"provider":"echo"}').hexdigest()[:16]
+    assert header["slot"] == {
+        "provider": "echo",
+        "token_env": "ECHO_TOKEN",
+        "settings_digest": digest,
+    }
     assert {c["reported_model"] for c in cases} == {"echo-1"}
     assert summary["record"] == "summary"
 

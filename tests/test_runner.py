@@ -14,7 +14,7 @@ from evalpin.core.fixtures import load_fixtures
 from evalpin.core.runfile import read_run
 from tests.clirun import cli, cli_process
 from tests.conftest import GOLDEN_CASES
-from tests.fake_openai import FakeOpenAI, chat
+from tests.fake_openai import FakeOpenAI, tool_model
 
 REPLAY = [
     {
@@ -356,11 +356,11 @@ def test_openai_slot_run_records_reported_model_and_no_secret(
     server = FakeOpenAI()
     server.start()
     try:
-        server.default = chat(
-            "Order 1001 is cancelled.",
-            tool_calls=(("lookup_order", '{"order": 1001}'), ("cancel_order", "{}")),
+        server.default = tool_model(
+            ("lookup_order", '{"order": 1001}'),
+            ("cancel_order", "{}"),
+            answer="Order 1001 is cancelled.",
             model="lab-model-2026-11",
-            fingerprint="fp_abc",
         )
         monkeypatch.setenv("COMPLETION_BASE_URL", server.base_url)
         monkeypatch.setenv("COMPLETION_API_KEY", KEY)
@@ -391,6 +391,7 @@ def test_openai_slot_run_records_reported_model_and_no_secret(
     assert KEY not in text and KEY not in r.out and KEY not in r.err
     assert server.base_url not in text
     header, *cases, _ = lines(project / "runs" / "lab.jsonl")
+    digest = header["slot"].pop("settings_digest")
     assert header["slot"] == {
         "provider": "openai",
         "model": "lab-model",
@@ -399,7 +400,8 @@ def test_openai_slot_run_records_reported_model_and_no_secret(
         "timeout_s": 120.0,
         "max_attempts": 4,
     }
-    assert {c["reported_model"] for c in cases} == {"lab-model-2026-11@fp_abc"}
+    assert {c["slot_settings"] for c in cases} == {digest}
+    assert {c["reported_model"] for c in cases} == {"lab-model-2026-11@fp_test"}
     sent = server.received[0].body
     assert sent["temperature"] == 0.2 and sent["seed"] == 3 and sent["max_tokens"] == 2048
     assert server.received[0].headers["authorization"] == f"Bearer {KEY}"

@@ -522,24 +522,23 @@ def test_openai_sends_the_controls_and_parses_tool_calls(
         chat(
             None,
             tool_calls=(("lookup_order", '{"id": 1001}'), ("cancel_order", "id=1002, not json")),
-        )
+        ),
+        chat("done"),
     )
     openai_tool = {"type": "function", "function": {"name": "lookup_order", "parameters": {}}}
     bare_tool = {"name": "cancel_order", "description": "Cancel", "parameters": {"type": "object"}}
     req = request("c1", 47, "cancel 1002", tools=[openai_tool, bare_tool], temperature=0.3)
     answer = openai_slot().complete(req)
-    assert answer == Completion(
-        text="",
-        tools=[
-            ToolCall("lookup_order", {"id": 1001}),
-            ToolCall("cancel_order", "id=1002, not json"),
-        ],
-        model="fake-model-1@fp_test",
-    )
-    [sent] = server.received
-    assert sent.path == "/v1/chat/completions"
-    assert sent.headers["authorization"] == f"Bearer {KEY}"
-    assert sent.body == {
+    assert answer.text == "done"
+    assert answer.tools == [
+        ToolCall("lookup_order", {"id": 1001}),
+        ToolCall("cancel_order", "id=1002, not json"),
+    ]
+    assert answer.model == "fake-model-1@fp_test"
+    first, second = server.received
+    assert first.path == "/v1/chat/completions"
+    assert first.headers["authorization"] == f"Bearer {KEY}"
+    assert first.body == {
         "model": "some-model",
         "messages": [
             {"role": "system", "content": "be brief"},
@@ -550,6 +549,14 @@ def test_openai_sends_the_controls_and_parses_tool_calls(
         "max_tokens": 256,
         "tools": [openai_tool, {"type": "function", "function": bare_tool}],
     }
+    assert second.body["tools"] == first.body["tools"]
+    assert [m["role"] for m in second.body["messages"]] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+    ]
 
 
 def test_openai_without_fingerprint_reports_the_model_name(

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalpin.cli.console import console, rate_text, reasons_text, seed_text, text
+from evalpin.core.compare import PIN_LABELS
 from evalpin.core.report import REFUSE_LINE, BaselineChoice, DiffReport
 from evalpin.core.sanitize import inert_line
 from evalpin.core.stats import PairedStats, p_text
@@ -68,10 +69,11 @@ def print_refusal(report: DiffReport, artifact: Path | None) -> None:
         _print_baseline(out, report.baseline)
     for m in report.mismatches:
         lv, rv, n = m.pairs[0]
+        name = PIN_LABELS.get(m.key, m.key)
         if len(m.pairs) == 1 and m.key != "fixture_hash":
             out.print(
                 text(
-                    f"  {m.key}: ",
+                    f"  {name}: ",
                     (inert_line(lv), "red"),
                     " (left) vs ",
                     (inert_line(rv), "red"),
@@ -80,7 +82,7 @@ def print_refusal(report: DiffReport, artifact: Path | None) -> None:
             )
             continue
         case_id, seed = m.example
-        out.print(text(f"  {m.key}: differs on {m.cases} case(s), e.g. "))
+        out.print(text(f"  {name}: differs on {m.cases} case(s), e.g. "))
         for lv, rv, n in m.pairs[:3]:
             out.print(
                 text("    ", (inert_line(lv), "red"), " vs ", (inert_line(rv), "red"), f" ({n})")
@@ -159,6 +161,8 @@ def print_diff(report: DiffReport, limit: int) -> None:
             f"; {len(report.only_left)} only left, {len(report.only_right)} only right",
         )
     )
+    for note in report.notes:
+        out.print(text((f"note: {note}", "yellow")))
     if report.duplicates:
         out.print(
             text((f"note: {report.duplicates} repeated (case, seed) records; last kept", "yellow"))

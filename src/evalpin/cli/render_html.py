@@ -177,6 +177,7 @@ def render_html(report: DiffReport) -> str:
         else:
             body.append(f"<li><strong>{name}</strong>: {h(side.path)} ({h(side.label)})</li>")
     body.append("</ul>")
+    body += [f"<p>note: {h(note)}</p>" for note in report.notes]
     if report.refused:
         body += _banner(report) + _pins(report) + _delta(report)
     else:

@@ -132,6 +132,8 @@ def render_markdown(report: DiffReport) -> str:
         title = "no movement"
     lines = [f"## evalpin diff: {title}", ""]
     lines += [*_sides(report), ""]
+    if report.notes:
+        lines += [*(f"- note: {md(note)}" for note in report.notes), ""]
     if report.refused:
         lines += [*_refusal(report), ""]
     lines += [*_pins(report), ""]

@@ -6,6 +6,13 @@ re-pointed alias, not the same instrument. A missing pin is never equal to anyth
 triple that cannot be established cannot be shown identical. When any common case
 fails the check the whole comparison is refused; the per-case picture survives only as
 a `backend_delta`, never as regressions or fixes.
+
+The slot's settings digest (`slot_settings`: its model and sampling, or the sha256 of
+the agent code a command slot runs) is checked like a reported model: a label whose
+digest moved was re-pointed. It is an identity check beside the triple, not part of it:
+runs recorded before it existed carry none, and where either side lacks it the check
+cannot be made; the comparison goes on and says so (`settings_notes`), as two such runs
+always compared before.
 """
 
 from __future__ import annotations
@@ -23,7 +30,10 @@ from evalpin.core.runfile import TRIPLE, RunFile, gc_paused
 
 REGRESSED, FIXED, DRIFT = "regressed", "fixed", "drift"
 KINDS = (REGRESSED, FIXED, DRIFT)
-PIN_KEYS = (*TRIPLE, "reported_model")
+SLOT_SETTINGS = "slot_settings"
+PIN_KEYS = (*TRIPLE, "reported_model", SLOT_SETTINGS)
+# How a pin key is named to people where its field name would not say it.
+PIN_LABELS = {SLOT_SETTINGS: "slot settings"}
 MISSING = "<missing>"
 
 Key = tuple[str, int | None]
@@ -97,6 +107,23 @@ class Diff:
     @property
     def refused(self) -> bool:
         return bool(self.mismatched)
+
+    def settings_notes(self) -> list[str]:
+        """Sides that do not record a slot settings digest, so it was not checked (a
+        replay slot records null by design: it stands in for whatever recorded it)."""
+        lacking = [
+            name
+            for name, run in (("left", self.left), ("right", self.right))
+            if run.header is None or "settings_digest" not in run.header.slot
+        ]
+        if not lacking:
+            return []
+        where = " and ".join(lacking)
+        return [
+            f"slot settings not checked: no settings digest recorded on the {where} "
+            "(a run made before evalpin 0.2.0, or another tool's file); a changed model, "
+            "sampling or agent code under the same label cannot be seen"
+        ]
 
     def counts(self) -> dict[str, int]:
         found = Counter(m.kind for m in self.moved)
@@ -185,9 +212,10 @@ class Diff:
 
 
 def pins_equal(key: str, left: str | None, right: str | None) -> bool:
-    """Triple pins must be present and equal; a reported model only has to agree
-    where both sides report one (a case with no completion reports none)."""
-    if key == "reported_model":
+    """Triple pins must be present and equal; a reported model and a slot settings
+    digest only have to agree where both sides record one (a case with no completion
+    reports no model; a run made before settings digests existed has none)."""
+    if key in ("reported_model", SLOT_SETTINGS):
         return left is None or right is None or left == right
     return left is not None and left == right
 

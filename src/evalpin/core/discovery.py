@@ -69,6 +69,7 @@ def header_mismatch(
         for key, lv, rv in (
             ("model_slot", left.model_slot, right.model_slot),
             ("grader_version", left.grader_version, right.grader_version),
+            ("slot_settings", left.slot.get("settings_digest"), right.slot.get("settings_digest")),
         )
         if lv and rv and lv != rv
     ]

@@ -4,6 +4,10 @@ A case's fixture hash is what pins it: for a golden case the common recipe
 `sha256(json.dumps(case, sort_keys=True, separators=(",", ":")))[:16]`, so records made by
 other tools join with ours; for a coding item the same over the item plus the sha256 of
 every file it references, so editing a test file moves the hash.
+
+A golden file may open with one `{"defaults": {"tools": [..], "tool_results": {..}}}`
+line: every case gets them (its own keys win), and its hash is taken over the case as it
+is run, so a case the defaults do not touch keeps the common recipe byte for byte.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +52,7 @@ class GoldenCase:
     tools: list[Any]
     fixture_hash: str
     line: int
+    tool_results: dict[str, Any] = field(default_factory=dict)
 
     @property
     def prompt(self) -> str:
@@ -116,11 +121,14 @@ def load_fixtures(path: str | Path) -> FixtureSet:
 # -- golden JSONL -------------------------------------------------------------------
 
 _LIST_KEYS = ("require_tools", "forbid_tools", "must_include", "must_not")
+# What a set-level `{"defaults": {...}}` line (before the first case) may give every case.
+_DEFAULT_KEYS = frozenset({"tools", "tool_results"})
 
 
 def _load_golden(path: Path, data: bytes) -> FixtureSet:
     cases: list[GoldenCase] = []
     seen: dict[str, int] = {}
+    defaults: dict[str, Any] = {}
     for lineno, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
@@ -132,7 +140,15 @@ def _load_golden(path: Path, data: bytes) -> FixtureSet:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
             raise InputError(path, f"not JSON: {exc.msg} at column {exc.colno}", lineno) from None
-        case = _golden_case(path, obj, lineno)
+        except RecursionError:
+            raise InputError(path, "JSON nested too deeply", lineno) from None
+        if isinstance(obj, dict) and "defaults" in obj and "id" not in obj:
+            if cases or defaults:
+                msg = "a 'defaults' line must come once, before the first case"
+                raise InputError(path, msg, lineno)
+            defaults = _defaults(path, obj, lineno)
+            continue
+        case = _golden_case(path, _with_defaults(obj, defaults), lineno)
         if case.id in seen:
             msg = f"duplicate case id {case.id!r} (first on line {seen[case.id]})"
             raise InputError(path, msg, lineno)
@@ -165,14 +181,65 @@ def _golden_case(path: Path, obj: Any, lineno: int) -> GoldenCase:
     tools = obj.get("tools", [])
     if not isinstance(tools, list):
         raise InputError(path, f"case {case_id!r}: 'tools' must be a list", lineno)
+    tool_results = obj.get("tool_results", {})
+    problem = _tool_results_problem(tool_results)
+    if problem:
+        raise InputError(path, f"case {case_id!r}: {problem}", lineno)
     return GoldenCase(
         id=case_id,
         user=obj["user"],
         tools=tools,
+        tool_results=tool_results,
         fixture_hash=case_hash(obj),
         line=lineno,
         **lists,
     )
+
+
+def _defaults(path: Path, obj: dict[str, Any], lineno: int) -> dict[str, Any]:
+    """The set-level defaults line: `{"defaults": {"tools": [..], "tool_results": {..}}}`."""
+    defaults = obj["defaults"]
+    if set(obj) != {"defaults"} or not isinstance(defaults, dict):
+        raise InputError(path, 'a defaults line is exactly {"defaults": {...}}', lineno)
+    unknown = sorted(set(defaults) - _DEFAULT_KEYS)
+    if unknown:
+        msg = f"defaults may give only tools and tool_results, not {unknown[0]!r}"
+        raise InputError(path, msg, lineno)
+    if not isinstance(defaults.get("tools", []), list):
+        raise InputError(path, "defaults: 'tools' must be a list", lineno)
+    problem = _tool_results_problem(defaults.get("tool_results", {}))
+    if problem:
+        raise InputError(path, f"defaults: {problem}", lineno)
+    return defaults
+
+
+def _with_defaults(obj: Any, defaults: dict[str, Any]) -> Any:
+    """The case as it is run: the set's defaults filled in (a case's own tools replace
+    the default list; its own tool_results win per tool). The fixture hash is taken over
+    this, so a case with no defaults to apply hashes exactly as written."""
+    if not defaults or not isinstance(obj, dict):
+        return obj
+    case = dict(obj)
+    if defaults.get("tools") and "tools" not in case:
+        case["tools"] = defaults["tools"]
+    if defaults.get("tool_results"):
+        own = case.get("tool_results", {})
+        if not isinstance(own, dict):
+            return case  # reported by the case's own check
+        case["tool_results"] = {**defaults["tool_results"], **own}
+    return case
+
+
+def _tool_results_problem(value: Any) -> str | None:
+    """Why `tool_results` is not a map from tool name to a result (or a non-empty list)."""
+    if not isinstance(value, dict):
+        return "'tool_results' must be an object mapping tool names to results"
+    for name, result in value.items():
+        if not name:
+            return "'tool_results' has an empty tool name"
+        if isinstance(result, list) and not result:
+            return f"'tool_results' for {name!r} is an empty list (wrap a list result: [[]])"
+    return None
 
 
 # -- coding YAML --------------------------------------------------------------------

@@ -9,6 +9,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 import evalpin
 from evalpin.core.records import Completion
 
@@ -35,12 +37,16 @@ def text_digest(text: str) -> str:
 
 
 def completion_digest(completion: Completion) -> str:
-    """Covers text, tool calls (names and arguments) and files: any change moves it."""
-    payload = {
+    """Covers text, tool calls (names and arguments), files and, for a tool
+    conversation, every turn with the results it was given: any change moves it. A
+    completion without turns digests exactly as before turns existed."""
+    payload: dict[str, Any] = {
         "text": completion.text,
         "tools": [{"name": t.name, "args": t.args} for t in completion.tools],
         "files": completion.files,
     }
+    if completion.turns:
+        payload["turns"] = msgspec.to_builtins(completion.turns)
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 

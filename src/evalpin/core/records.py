@@ -22,13 +22,35 @@ class ToolCall(msgspec.Struct, frozen=True):
     args: Any = None
 
 
-class Completion(msgspec.Struct, frozen=True):
-    """What a slot returned for one request (also the replay and command line shape)."""
+class TurnCall(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A tool call inside a conversation: its arguments as the model wrote them (a raw
+    string when they were not JSON) and the result it was given (unset when the
+    conversation ended before the result was sent back)."""
+
+    name: str
+    args: Any = None
+    result: Any | msgspec.UnsetType = msgspec.UNSET
+
+
+class Turn(msgspec.Struct, frozen=True, omit_defaults=True):
+    """One assistant reply in a tool conversation, with the calls it made."""
+
+    text: str = ""
+    calls: list[TurnCall] = []
+
+
+class Completion(msgspec.Struct, frozen=True, omit_defaults=True):
+    """What a slot returned for one request (also the replay and command line shape).
+
+    `turns` is the whole tool conversation when there was one; `text` is then its last
+    reply's text and `tools` every call it made, in order (core/conversation.py).
+    """
 
     text: str = ""
     tools: list[ToolCall] = []
     files: dict[str, str] = {}
     model: str | None = None
+    turns: list[Turn] = []
 
 
 class FixturesInfo(msgspec.Struct, omit_defaults=True):
@@ -82,6 +104,7 @@ class CaseRow(msgspec.Struct, gc=False):
     model_slot: str | None = None
     completion_digest: str | None = None
     reported_model: str | None = None
+    slot_settings: str | None = None
 
 
 class CaseRecord(msgspec.Struct, tag="case", tag_field="record", omit_defaults=True):
@@ -100,9 +123,11 @@ class CaseRecord(msgspec.Struct, tag="case", tag_field="record", omit_defaults=T
     seconds: float | None = None
     loops: int | None = None
     reported_model: str | None = None
+    slot_settings: str | None = None
     tail: str | None = None
     text: str | None = None
     tools: list[ToolCall] | None = None
+    turns: list[Turn] | None = None
     files: dict[str, str] | None = None
     error: str | None = None
 
@@ -155,3 +180,7 @@ class CompletionRequest(msgspec.Struct, frozen=True):
     tools: list[Any] = []
     temperature: float | None = None
     max_tokens: int | None = None
+    # The case's canned tool results (tool name -> result, or a list in call order) and
+    # the turn cap, so a slot (or a command slot's program) can hold the conversation.
+    tool_results: dict[str, Any] = {}
+    max_turns: int | None = None

@@ -10,7 +10,7 @@ the backend delta. Renderers (terminal, JSON, Markdown, JUnit, HTML) only read i
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
@@ -143,6 +143,7 @@ class DiffReport:
     only_right: list[Key]
     stats: PairedStats | None
     backend_delta: list[dict[str, Any]] | None
+    notes: list[str] = field(default_factory=list)  # e.g. slot settings not checked
     baseline: BaselineChoice | None = None
     _shared: tuple[Sequence[CaseRow], Sequence[CaseRow], Sequence[int], Sequence[int]] = (
         (),
@@ -204,6 +205,7 @@ class DiffReport:
                 **only,
                 "backend_delta": self.delta_artifact(),
                 "stats": None,
+                "notes": self.notes,
             }
         else:
             out = {
@@ -215,6 +217,7 @@ class DiffReport:
                 "left": self.left.to_json() if self.left else None,
                 "right": self.right.to_json(),
                 "stats": self.stats.to_json() if self.stats else None,
+                "notes": self.notes,
             }
         if self.baseline is not None:
             out["baseline"] = self.baseline.to_json()
@@ -337,6 +340,7 @@ def _report(
         only_right=diff.only_right,
         stats=None if refused else paired_stats(diff),
         backend_delta=diff.backend_delta() if refused else None,
+        notes=diff.settings_notes(),
         baseline=baseline,
         _shared=(diff.left.rows, diff.right.rows, diff.common_left, diff.common_right),
     )

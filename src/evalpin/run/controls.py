@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalpin.core.conversation import DEFAULT_MAX_TURNS
 from evalpin.core.errors import InputError
 
 DEFAULT_SEEDS = (11, 29, 47)
@@ -50,6 +51,7 @@ class Controls:
     loops: int
     network: str
     sources: dict[str, str] = field(default_factory=dict)
+    max_turns: int = DEFAULT_MAX_TURNS
 
     def values(self) -> dict[str, Any]:
         return {
@@ -57,6 +59,7 @@ class Controls:
             "seeds": list(self.seeds),
             "max_tokens": self.max_tokens,
             "loops": self.loops,
+            "max_turns": self.max_turns,
             "network": self.network,
             "item_timeout": "per item, from the fixtures",
         }
@@ -107,6 +110,7 @@ def resolve_controls(
     loops: int | None,
     network: str,
     env: Mapping[str, str],
+    max_turns: int | None = None,
 ) -> Controls:
     """Flags beat `EVAL_*` variables beat defaults; bad values are InputError."""
     sources: dict[str, str] = {}
@@ -128,6 +132,7 @@ def resolve_controls(
         raise InputError(where, f"temperature must be a finite number >= 0, got {temp_value!r}")
     sources["max_tokens"] = "flag" if max_tokens is not None else "default"
     sources["loops"] = "flag" if loops is not None else "default"
+    sources["max_turns"] = "flag" if max_turns is not None else "default"
     sources["network"] = check_network(env)
     return Controls(
         temperature=temp,
@@ -136,4 +141,5 @@ def resolve_controls(
         loops=loops if loops is not None else DEFAULT_LOOPS,
         network=network,
         sources=sources,
+        max_turns=max_turns if max_turns is not None else DEFAULT_MAX_TURNS,
     )

@@ -113,7 +113,7 @@ class Plan:
             ),
             grader_version=grader_version(),
             model_slot=self.slot_config.label,
-            slot=self.slot_config.header_settings(),
+            slot=self._slot_settings(),
             seeds=list(self.controls.seeds),
             controls=values,
             env_digest=env_digest(components),
@@ -124,6 +124,12 @@ class Plan:
                 c.id for c in fs.cases if getattr(c, "isolation", None) == ISOLATION_IN_PROCESS
             ],
         )
+
+    def _slot_settings(self) -> dict[str, Any]:
+        """The slot's public settings and its settings digest (null for a slot that has
+        none by design, which a reader tells from a run made before digests existed)."""
+        digest = self.slot_config.settings_digest()
+        return self.slot_config.header_settings() | {"settings_digest": digest}
 
 
 @dataclass
@@ -155,15 +161,26 @@ class Interrupted(Exception):
 class Executor:
     """Asks the slot, grades, and builds the case record for one (case, seed)."""
 
-    def __init__(self, plan: Plan, slot: Slot, grader: str) -> None:
+    def __init__(
+        self, plan: Plan, slot: Slot, grader: str, slot_settings: str | None = None
+    ) -> None:
         self.plan = plan
         self.slot = slot
         self.grader = grader
+        # The slot's settings digest as the header pinned it, on every record.
+        self.slot_settings = slot_settings
         self.cases = {case.id: case for case in plan.fixtures.cases}
         # Never handed to model code: the sandbox drops these names and cuts their values.
         self.secret_names = list(plan.slot_config.secret_env_names())
 
-    def request(self, case_id: str, seed: int, messages: list[Message], tools: list[Any]):
+    def request(
+        self,
+        case_id: str,
+        seed: int,
+        messages: list[Message],
+        tools: list[Any],
+        tool_results: dict[str, Any] | None = None,
+    ) -> CompletionRequest:
         c = self.plan.controls
         return CompletionRequest(
             case_id=case_id,
@@ -172,6 +189,8 @@ class Executor:
             tools=tools,
             temperature=c.temperature,
             max_tokens=c.max_tokens,
+            tool_results=tool_results or {},
+            max_turns=c.max_turns,
         )
 
     def __call__(self, pair: Pair) -> CaseRecord:
@@ -194,6 +213,7 @@ class Executor:
             grader_version=self.grader,
             model_slot=self.plan.slot_config.label,
             reasons=reasons,
+            slot_settings=self.slot_settings,
         )
 
     def _fill(self, record: CaseRecord, completion: Completion | None) -> CaseRecord:
@@ -204,13 +224,15 @@ class Executor:
             record.reported_model = completion.model
             record.text = completion.text
             record.tools = list(completion.tools) or None
+            record.turns = list(completion.turns) or None
             record.files = dict(completion.files) or None
         else:
             record.tool_names = []
         return record
 
     def _golden(self, case: GoldenCase, seed: int) -> CaseRecord:
-        request = self.request(case.id, seed, [Message("user", case.user)], case.tools)
+        messages = [Message("user", case.user)]
+        request = self.request(case.id, seed, messages, case.tools, case.tool_results)
         try:
             completion = self.slot.complete(request)
         except SlotError as exc:
@@ -337,7 +359,12 @@ def run(
             network=plan.controls.network,
         )
     )
-    execute = Executor(plan, slot, header.grader_version or grader_version())
+    execute = Executor(
+        plan,
+        slot,
+        header.grader_version or grader_version(),
+        header.slot.get("settings_digest"),
+    )
     secrets = secret_values(execute.secret_names)
     with writer:
         for record in _results(execute, todo, plan.effective_jobs, stop):

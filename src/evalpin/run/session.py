@@ -42,6 +42,7 @@ class RunRequest:
     temperature: float | None = None
     max_tokens: int | None = None
     loops: int | None = None
+    max_turns: int | None = None
     jobs: int | None = None
     out: Path | None = None
     resume: bool = False
@@ -82,6 +83,7 @@ def _resume_defaults(request: RunRequest) -> tuple[RunRequest, RunHeader]:
             if request.max_tokens is not None
             else c.get("max_tokens"),
             loops=request.loops if request.loops is not None else c.get("loops"),
+            max_turns=request.max_turns if request.max_turns is not None else c.get("max_turns"),
             jobs=request.jobs,
             out=request.out,
             resume=True,
@@ -121,6 +123,7 @@ def plan_run(request: RunRequest, env: Mapping[str, str]) -> Plan:
         loops=request.loops,
         network=network,
         env=env,
+        max_turns=request.max_turns,
     )
     out = request.out or default_out(fixtures, config.label)
     if out.is_dir():

@@ -40,6 +40,11 @@ import click
     help="Repair rounds for coding items (failing tail sent back).  [default: 0]",
 )
 @click.option(
+    "--max-turns",
+    type=click.IntRange(min=1),
+    help="Model requests in one tool conversation (golden sets).  [default: 4]",
+)
+@click.option(
     "--jobs",
     type=click.IntRange(min=1),
     help="Cases run at once (golden sets on replay slots run in one thread).  [default: cores]",
@@ -67,6 +72,7 @@ def run_cmd(
     temperature: float | None,
     max_tokens: int | None,
     loops: int | None,
+    max_turns: int | None,
     jobs: int | None,
     out: Path | None,
     resume: bool,
@@ -88,6 +94,7 @@ def run_cmd(
         temperature=temperature,
         max_tokens=max_tokens,
         loops=loops,
+        max_turns=max_turns,
         jobs=jobs,
         out=out,
         resume=resume,

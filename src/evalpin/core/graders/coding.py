@@ -516,14 +516,10 @@ def judge_report(
     DTDs and entities are refused before parsing; pytest never writes them.
     """
     failed = (False, [TESTS_FAILED()])
-    if not xml_bytes or exit_code not in (None, 0):
+    if exit_code not in (None, 0):
         return failed
-    head = xml_bytes.upper()
-    if b"<!DOCTYPE" in head or b"<!ENTITY" in head:
-        return failed
-    try:
-        root = ET.fromstring(xml_bytes)
-    except ET.ParseError:
+    root = _parse_report(xml_bytes)
+    if root is None:
         return failed
     ran: set[str] = set()
     for suite in root.iter("testsuite"):
@@ -540,17 +536,25 @@ def judge_report(
     return True, []
 
 
-def report_outcomes(xml_bytes: bytes | None) -> dict[str, str] | None:
-    """Each test's outcome in a JUnit report (`passed`, `skipped` or `failed`; the worst
-    over parametrized ids), or None when there is no well-formed report."""
+def _parse_report(xml_bytes: bytes | None) -> ET.Element | None:
+    """A JUnit report's root, or None for no report, a malformed one, or one with a DTD or
+    entities (refused before parsing; pytest never writes them)."""
     if not xml_bytes:
         return None
     head = xml_bytes.upper()
     if b"<!DOCTYPE" in head or b"<!ENTITY" in head:
         return None
     try:
-        root = ET.fromstring(xml_bytes)
+        return ET.fromstring(xml_bytes)
     except ET.ParseError:
+        return None
+
+
+def report_outcomes(xml_bytes: bytes | None) -> dict[str, str] | None:
+    """Each test's outcome in a JUnit report (`passed`, `skipped` or `failed`; the worst
+    over parametrized ids), or None when there is no well-formed report."""
+    root = _parse_report(xml_bytes)
+    if root is None:
         return None
     rank = {"passed": 0, "skipped": 1, "failed": 2}
     outcomes: dict[str, str] = {}

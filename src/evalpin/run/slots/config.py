@@ -11,6 +11,8 @@ header without a secret or a host in it.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -27,6 +29,7 @@ INLINE_WHERE = "--slot"
 
 LABEL = re.compile(r"[A-Za-z0-9_.-]+")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+")  # an HTTP token
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,6 +80,16 @@ class SlotConfig(ABC):
         if self.tier != UNKNOWN:
             settings[TIER_KEY] = self.tier
         return settings
+
+    def identity(self) -> dict[str, Any]:
+        """What makes this slot the instrument it is, for the settings digest: what
+        changes its answers (model, sampling, the code it runs), not how long it waits."""
+        return {"provider": self.provider}
+
+    def settings_digest(self) -> str | None:
+        """sha256 over `identity()`: a label whose digest moved was re-pointed."""
+        text = json.dumps(self.identity(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     @abstractmethod
     def open(self) -> Slot:
@@ -133,6 +146,19 @@ class Entry:
         if value < 0 or (positive and value == 0):
             raise self.fail(f"'{key}' must be {'positive' if positive else 'zero or more'}")
         return float(value)
+
+    def header_env_names(self, key: str) -> dict[str, str]:
+        """A mapping of HTTP header names to the environment variables holding their values."""
+        value = self.entry.get(key, {})
+        if not isinstance(value, dict) or not all(
+            isinstance(k, str)
+            and _HEADER_NAME.fullmatch(k)
+            and isinstance(v, str)
+            and _ENV_NAME.fullmatch(v)
+            for k, v in value.items()
+        ):
+            raise self.fail(f"'{key}' must map header names to environment variable names")
+        return dict(value)
 
     def count(self, key: str, default: int) -> int:
         value = self.entry.get(key, default)

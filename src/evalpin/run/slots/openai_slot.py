@@ -6,6 +6,13 @@ openai slot should pay for it. The SDK's own retries are off (`max_retries=0`); 
 happen here, where the attempt count, the backoff and the final reason code are ours to
 decide. The body is decoded by us from the raw response, so a malformed or oddly shaped
 body is `bad_response` rather than whatever a lenient parse happens to leave behind.
+
+A reply with tool calls is answered from the case's canned `tool_results` and the model
+is asked again, up to `max_turns` requests (core/conversation.py). The client is built
+from explicit values only: the SDK would otherwise pick up `OPENAI_BASE_URL`,
+`OPENAI_ORG_ID`, `OPENAI_PROJECT_ID` and `OPENAI_CUSTOM_HEADERS` from the environment
+and send them to whatever endpoint the slot names. Organization, project and extra
+headers are sent only when the slot names the variables that hold them.
 """
 
 from __future__ import annotations
@@ -15,16 +22,23 @@ import math
 import os
 import random
 import threading
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Self
 
 import msgspec
 
+from evalpin.core.conversation import (
+    DEFAULT_MAX_TURNS,
+    CannedResults,
+    bad_arguments,
+    settle,
+)
 from evalpin.core.errors import InputError
 from evalpin.core.reasons import PROVIDER_ERROR
-from evalpin.core.records import Completion, CompletionRequest, ToolCall
+from evalpin.core.records import Completion, CompletionRequest, Turn, TurnCall
 from evalpin.run.slots.base import Slot, SlotError
 from evalpin.run.slots.config import Entry, SlotConfig
 
@@ -37,6 +51,7 @@ class OpenAIConfig(SlotConfig):
     keys: ClassVar[frozenset[str]] = frozenset(
         {"model", "base_url_env", "api_key_env", "timeout_s", "max_attempts"}
         | {"retry_base_s", "retry_max_s"}
+        | {"sampling", "organization_env", "project_env", "headers_env"}
     )
     model: str
     base_url_env: str
@@ -45,6 +60,13 @@ class OpenAIConfig(SlotConfig):
     max_attempts: int = 4
     retry_base_s: float = 1.0
     retry_max_s: float = 30.0
+    # Sent with every request and part of the settings digest.
+    sampling: dict[str, float] = field(default_factory=dict)
+    # Variables whose values are sent as the organization / project / extra headers;
+    # nothing of the kind is sent unless named here.
+    organization_env: str | None = None
+    project_env: str | None = None
+    headers_env: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, entry: Entry) -> Self:
@@ -58,14 +80,21 @@ class OpenAIConfig(SlotConfig):
             max_attempts=entry.count("max_attempts", cls.max_attempts),
             retry_base_s=entry.number("retry_base_s", cls.retry_base_s, positive=False),
             retry_max_s=entry.number("retry_max_s", cls.retry_max_s, positive=False),
+            sampling=_sampling(entry),
+            organization_env=entry.env_name("organization_env")
+            if "organization_env" in entry.entry
+            else None,
+            project_env=entry.env_name("project_env") if "project_env" in entry.entry else None,
+            headers_env=entry.header_env_names("headers_env"),
         )
 
     def secret_env_names(self) -> tuple[str, ...]:
         # The URL too: it can carry a host, a tenant or a key in its query.
-        return (self.api_key_env, self.base_url_env)
+        named = (self.organization_env, self.project_env, *self.headers_env.values())
+        return (self.api_key_env, self.base_url_env, *(n for n in named if n))
 
     def public_settings(self) -> dict[str, Any]:
-        return {
+        settings = {
             "provider": self.provider,
             "model": self.model,
             "base_url_env": self.base_url_env,
@@ -73,9 +102,42 @@ class OpenAIConfig(SlotConfig):
             "timeout_s": self.timeout_s,
             "max_attempts": self.max_attempts,
         }
+        return settings | {k: v for k, v in self._named().items() if v}
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "base_url_env": self.base_url_env,
+            **{k: v for k, v in self._named().items() if v},
+        }
+
+    def _named(self) -> dict[str, Any]:
+        return {
+            "sampling": self.sampling,
+            "organization_env": self.organization_env,
+            "project_env": self.project_env,
+            "headers_env": self.headers_env,
+        }
 
     def open(self) -> OpenAISlot:
         return OpenAISlot(self)  # the only path that loads the openai SDK
+
+
+# Sampling parameters a slot may fix (numbers, sent as given).
+SAMPLING_KEYS = frozenset({"top_p", "frequency_penalty", "presence_penalty"})
+
+
+def _sampling(entry: Entry) -> dict[str, float]:
+    value = entry.entry.get("sampling", {})
+    if not isinstance(value, dict):
+        raise entry.fail("'sampling' must be a mapping")
+    for key, number in value.items():
+        if key not in SAMPLING_KEYS:
+            raise entry.fail(f"'sampling' may set {', '.join(sorted(SAMPLING_KEYS))}, not {key!r}")
+        if isinstance(number, bool) or not isinstance(number, int | float):
+            raise entry.fail(f"'sampling.{key}' must be a number")
+    return {str(k): float(v) for k, v in value.items()}
 
 
 if TYPE_CHECKING:
@@ -91,6 +153,7 @@ class _Function(msgspec.Struct):
 
 class _ToolCall(msgspec.Struct):
     function: _Function
+    id: str | None = None
 
 
 class _Message(msgspec.Struct):
@@ -129,19 +192,59 @@ class OpenAISlot(Slot):
         base_url = _env(config, config.base_url_env, "base_url_env")
         self._key = _env(config, config.api_key_env, "api_key_env")
         self._client = openai.OpenAI(
-            base_url=base_url, api_key=self._key, max_retries=0, timeout=config.timeout_s
+            base_url=base_url,
+            api_key=self._key,
+            max_retries=0,
+            timeout=config.timeout_s,
+            default_headers=_headers(config, self._key, os.environ),
         )
         self._closed = threading.Event()
         self._random = random.Random()
 
     def complete(self, request: CompletionRequest) -> Completion:
+        """Ask, answer tool calls from the canned results, ask again, until a reply
+        without tool calls or `max_turns` requests; a plain one-reply answer stays a
+        plain completion (no `turns`)."""
+        params = _params(self.config, request)
+        messages: list[dict[str, Any]] = params["messages"]
+        canned = CannedResults(request.tool_results)
+        max_turns = request.max_turns or DEFAULT_MAX_TURNS
+        turns: list[Turn] = []
+        model: str | None = None
+        for n in range(1, max_turns + 1):
+            reply = self._ask(params)
+            model = _reported(reply) or model
+            message = reply.choices[0].message
+            text = message.content or ""
+            calls = message.tool_calls or []
+            if not calls:
+                turns.append(Turn(text=text))
+                break
+            if n == max_turns:  # the calls are recorded, their results never sent
+                turns.append(Turn(text=text, calls=[_unanswered(c) for c in calls]))
+                break
+            answered = [_answer(c, canned) for c in calls]
+            turns.append(Turn(text=text, calls=answered))
+            messages.append(_assistant(message, n))
+            messages += [
+                {"role": "tool", "tool_call_id": _call_id(c, n, i), "content": _json(a.result)}
+                for i, (c, a) in enumerate(zip(calls, answered, strict=True))
+            ]
+        if len(turns) == 1 and not turns[0].calls:
+            return Completion(text=turns[0].text, model=model)
+        return settle(Completion(model=model, turns=turns))
+
+    def _ask(self, params: dict[str, Any]) -> _ChatCompletion:
+        """One chat completion, retried as the slot says; SlotError when none comes."""
         import openai
 
-        params = _params(self.config.model, request)
         attempts, attempt = self.config.max_attempts, 1
         while True:
             try:
                 raw = self._client.chat.completions.with_raw_response.create(**params)
+            except RecursionError:  # the SDK parsing an error body nested past any sense
+                detail = "the response is nested too deeply to read"
+                raise SlotError(PROVIDER_ERROR("bad_response"), detail) from None
             except openai.APIError as exc:
                 failure = self._classify(exc)
                 if not failure.retry or attempt == attempts:
@@ -153,7 +256,7 @@ class OpenAISlot(Slot):
                     raise SlotError(PROVIDER_ERROR(failure.kind), detail) from None
                 attempt += 1
                 continue
-            return _completion(raw.content)
+            return _decode(raw.content)
 
     def close(self) -> None:
         self._closed.set()
@@ -206,11 +309,34 @@ def _env(config: OpenAIConfig, name: str, field: str) -> str:
     return value
 
 
-def _params(model: str, request: CompletionRequest) -> dict[str, Any]:
+def _headers(config: OpenAIConfig, key: str, environ: Mapping[str, str]) -> dict[str, Any]:
+    """The client's headers: the key, what the slot names, and an explicit omission of
+    everything the SDK would otherwise take from the environment."""
+    import openai
+
+    omit = openai.Omit()
+    ambient = environ.get("OPENAI_CUSTOM_HEADERS", "")
+    # The SDK's own parse of that variable ("Name: value" lines), so every name it
+    # would add is overridden by the same name.
+    headers: dict[str, Any] = {
+        line[: line.find(":")].strip(): omit for line in ambient.split("\n") if ":" in line
+    }
+    headers |= {"OpenAI-Organization": omit, "OpenAI-Project": omit}
+    headers["Authorization"] = f"Bearer {key}"
+    named = {"OpenAI-Organization": config.organization_env, "OpenAI-Project": config.project_env}
+    named |= config.headers_env
+    for header, variable in named.items():
+        if variable:
+            headers[header] = _env(config, variable, f"header {header}")
+    return headers
+
+
+def _params(config: OpenAIConfig, request: CompletionRequest) -> dict[str, Any]:
     params: dict[str, Any] = {
-        "model": model,
+        "model": config.model,
         "messages": [{"role": m.role, "content": m.content} for m in request.messages],
         "seed": request.seed,
+        **config.sampling,
     }
     if request.temperature is not None:
         params["temperature"] = request.temperature
@@ -247,30 +373,76 @@ def _retry_after(value: str | None) -> float | None:
     return max(seconds, 0.0) if math.isfinite(seconds) else None
 
 
-def _completion(body: bytes) -> Completion:
+def _decode(body: bytes) -> _ChatCompletion:
     try:
         data = msgspec.json.decode(body, type=_ChatCompletion)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:  # a body nested past any sense
         detail = f"not a chat completion: {exc}"
         raise SlotError(PROVIDER_ERROR("bad_response"), detail) from None
     if not data.choices:
         raise SlotError(PROVIDER_ERROR("empty_choices"), "the response has no choices")
-    message = data.choices[0].message
-    tools = [
-        ToolCall(name=call.function.name, args=_arguments(call.function.arguments))
-        for call in message.tool_calls or []
-    ]
+    return data
+
+
+def _reported(data: _ChatCompletion) -> str | None:
     model = data.model or None
     if model and data.system_fingerprint:
         model = f"{model}@{data.system_fingerprint}"
-    return Completion(text=message.content or "", tools=tools, model=model)
+    return model
+
+
+_NOT_JSON = object()
 
 
 def _arguments(raw: Any) -> Any:
-    """Decoded JSON arguments; the raw string when a model wrote something that is not JSON."""
+    """Decoded JSON arguments; `_NOT_JSON` when a model wrote a string that is not JSON."""
     if not isinstance(raw, str):
         return raw
     try:
         return json.loads(raw)
     except ValueError:
-        return raw
+        return _NOT_JSON
+
+
+def _unanswered(call: _ToolCall) -> TurnCall:
+    args = _arguments(call.function.arguments)
+    return TurnCall(call.function.name, call.function.arguments if args is _NOT_JSON else args)
+
+
+def _answer(call: _ToolCall, canned: CannedResults) -> TurnCall:
+    """The call as the model made it and its canned result; arguments that are not JSON
+    are recorded as given and get an error result (the canned list does not advance)."""
+    name, raw = call.function.name, call.function.arguments
+    args = _arguments(raw)
+    if args is _NOT_JSON:
+        return TurnCall(name, raw, bad_arguments(name))
+    return TurnCall(name, args, canned.answer(name))
+
+
+def _call_id(call: _ToolCall, turn: int, index: int) -> str:
+    return call.id or f"call_{turn}_{index}"
+
+
+def _assistant(message: _Message, turn: int) -> dict[str, Any]:
+    """The assistant reply as it goes back into the conversation."""
+    return {
+        "role": "assistant",
+        "content": message.content,
+        "tool_calls": [
+            {
+                "id": _call_id(c, turn, i),
+                "type": "function",
+                "function": {
+                    "name": c.function.name,
+                    "arguments": c.function.arguments
+                    if isinstance(c.function.arguments, str)
+                    else _json(c.function.arguments),
+                },
+            }
+            for i, c in enumerate(message.tool_calls or [])
+        ],
+    }
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

@@ -4,6 +4,11 @@ The file is read and decoded once when the slot opens. A broken line (not UTF-8,
 wrong shape, or a duplicate key) does not make the whole recording unusable: it is skipped
 and reported in `warnings` with its line number, and the cases it would have answered
 become `no_completion`, which the run records. A missing or empty file is an `InputError`.
+
+A line may hold a whole tool conversation as `turns` (what a live run's case record
+keeps), so a recorded loop replays to the same grade; its `text` and `tools` are then
+derived from the turns (core/conversation.py), and a line whose own `text` or `tools`
+contradict its turns is skipped.
 """
 
 from __future__ import annotations
@@ -15,9 +20,10 @@ from typing import Annotated, Any, ClassVar, Self
 
 import msgspec
 
+from evalpin.core.conversation import settle
 from evalpin.core.errors import InputError
 from evalpin.core.files import not_utf8
-from evalpin.core.records import Completion, CompletionRequest, ToolCall
+from evalpin.core.records import Completion, CompletionRequest, ToolCall, Turn
 from evalpin.run.slots.base import NO_COMPLETION, Slot, SlotError
 from evalpin.run.slots.config import Entry, SlotConfig, read_input
 
@@ -53,6 +59,12 @@ class ReplayConfig(SlotConfig):
         digest = hashlib.sha256(read_input(self.path, "replay file")).hexdigest()
         return {"provider": self.provider, "path": self.path_text, "sha256": digest}
 
+    def settings_digest(self) -> None:
+        """None: a recording stands in for whatever made it (a live run replays to the same
+        grade and compares with it); the file is pinned by `sha256` in the header, and its
+        answers by their reported model and completion digests."""
+        return None
+
     def open(self) -> ReplaySlot:
         return ReplaySlot(self)
 
@@ -65,12 +77,13 @@ class _Line(msgspec.Struct):
     """One recorded completion; `loop` numbers repair rounds (0 = the first answer)."""
 
     case_id: str
-    text: str
+    text: str | None = None
     seed: int | None = None
     loop: Annotated[int, msgspec.Meta(ge=0)] = 0
     tools: list[ToolCall] = []
     files: dict[str, str] = {}
     model: str | None = None
+    turns: list[Turn] = []
 
 
 class ReplaySlot(Slot):
@@ -98,8 +111,14 @@ class ReplaySlot(Slot):
                 self._skip(lineno, f"duplicate of line {first_seen[key]}, which is kept")
                 continue
             first_seen[key] = lineno
-            self._answers[key] = Completion(
-                text=line.text, tools=line.tools, files=line.files, model=line.model
+            self._answers[key] = settle(
+                Completion(
+                    text=line.text or "",
+                    tools=line.tools,
+                    files=line.files,
+                    model=line.model,
+                    turns=line.turns,
+                )
             )
 
     def _skip(self, lineno: int, why: str) -> None:
@@ -127,8 +146,17 @@ def _decode(raw: bytes) -> _Line:
     except UnicodeDecodeError as bad:
         raise ValueError(not_utf8(raw, bad)) from None
     try:
-        return msgspec.json.decode(raw, type=_Line)
+        line = msgspec.json.decode(raw, type=_Line)
     except msgspec.ValidationError as exc:
         raise ValueError(f"wrong shape: {exc}") from None
     except msgspec.DecodeError as exc:
         raise ValueError(f"not JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    if line.text is None and not line.turns:
+        raise ValueError("wrong shape: needs 'text' (or 'turns')")
+    try:
+        settle(Completion(text=line.text or "", tools=line.tools, turns=line.turns))
+    except ValueError as exc:
+        raise ValueError(f"contradicts itself: {exc}") from None
+    return line

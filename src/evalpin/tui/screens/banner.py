@@ -32,6 +32,7 @@ _KEY_NAMES = {
     "grader_version": "grader version",
     "model_slot": "model slot",
     "reported_model": "reported model",
+    "slot_settings": "slot settings",
 }
 
 
@@ -73,6 +74,12 @@ def refusal_text(
             if m.key == "reported_model" and not slot_differs:
                 text.append(
                     "    same slot label, different reported model: the alias was re-pointed\n",
+                    style="italic",
+                )
+            if m.key == "slot_settings" and not slot_differs:
+                text.append(
+                    "    same slot label, different slot settings (model, sampling or agent"
+                    " code): the slot was re-pointed\n",
                     style="italic",
                 )
         if diff.mismatched:

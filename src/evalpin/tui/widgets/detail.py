@@ -5,15 +5,17 @@ in a thread worker: the cursor never waits on the disk. Each request takes a new
 token; a result that comes back with an older token (the cursor moved on, the list was
 reopened, even on the same file) is dropped. Every string from a record is untrusted:
 made inert and rendered as plain `Text`; blocks (test tails, completion text, tool
-arguments) are capped in lines and width, with a note of what was cut.
+arguments, a tool conversation turn by turn) are capped in lines and width, with a note
+of what was cut.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
+import msgspec
 from rich.cells import chop_cells
 from rich.style import Style
 from rich.text import Text
@@ -27,12 +29,15 @@ from textual.strip import Strip
 from evalpin.core import reasons as codes
 from evalpin.core.cases import CaseTable
 from evalpin.core.errors import InputError
-from evalpin.core.records import CaseRecord
+from evalpin.core.records import CaseRecord, Turn
+from evalpin.core.sanitize import inert_line
 from evalpin.tui.safe import block, line
 
 KEY_WIDTH = 15
 TEXT_LINES = 12
 TOOL_LINES = 8
+TURN_LINES = 40
+TURN_CHARS = 300  # per text, call or result in the transcript
 
 
 def _seed(seed: int | None) -> str:
@@ -396,6 +401,9 @@ class DetailPane(ScrollView, can_focus=True):
                 for call in rec.tools
             )
             out += self._block(f"tool calls · {where}", calls, width, TOOL_LINES)
+        if rec.turns:
+            title = f"tool conversation, {len(rec.turns)} turns · {where}"
+            out += self._block(title, _transcript(rec.turns), width, TURN_LINES)
         return out
 
     def _block(
@@ -413,6 +421,30 @@ class DetailPane(ScrollView, can_focus=True):
         for raw in shown.plain.expandtabs(4).split("\n"):
             out += [Text(part) for part in chop_cells(raw, width)] or [Text("")]
         return out
+
+
+def _transcript(turns: list[Turn]) -> str:
+    """Each reply, then each call it made (→) and the result it was given (←)."""
+    out = []
+    for n, turn in enumerate(turns, start=1):
+        out.append(f"turn {n}: {_short(turn.text) if turn.text else '(no text)'}")
+        for call in turn.calls:
+            out.append(f"  → {_short(f'{call.name}({_json(call.args)})')}")
+            if call.result is msgspec.UNSET:
+                out.append("  ← (not sent: out of turns)")
+            else:
+                out.append(f"  ← {_short(_json(call.result))}")
+    return "\n".join(out)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _short(value: str) -> str:
+    """One inert line of at most TURN_CHARS characters."""
+    text = inert_line(value)
+    return text if len(text) <= TURN_CHARS else text[: TURN_CHARS - 1] + "…"
 
 
 def _seconds(value: float | None) -> str | None:

@@ -298,3 +298,32 @@ def test_hostile_fixture_yaml_exits_3_with_one_line(
     lines = r.err.strip().splitlines()
     assert len(lines) == 1 and str(path) in lines[0] and "Traceback" not in r.err
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_seed_style_records_report_text_digest_drift(capsys, tmp_path: Path) -> None:
+    """Header-less records carry only `text_digest`: its movement at the same grade is
+    drift (exit 1), as the seed's own diff reports it."""
+    line = {
+        "case_id": "weather",
+        "pass": True,
+        "reasons": [],
+        "tool_names": ["lookup"],
+        "text_digest": "aaaaaaaaaaaa",
+        "fixture_hash": "f" * 16,
+        "grader_version": "g1",
+        "model_slot": "slot",
+    }
+    left, right = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    left.write_text(json.dumps(line) + "\n")
+    right.write_text(json.dumps({**line, "text_digest": "bbbbbbbbbbbb"}) + "\n")
+    r = cli(capsys, "diff", str(left), str(right))
+    assert r.code == 1
+    assert "DRIFT" in r.out and "aaaaaaaaaaaa -> bbbbbbbbbbbb" in r.out
+    data = json.loads(cli(capsys, "diff", str(left), str(right), "--json").out)
+    [moved] = data["silent_regressions"]
+    assert (moved["kind"], moved["left_digest"], moved["right_digest"]) == (
+        "drift",
+        "aaaaaaaaaaaa",
+        "bbbbbbbbbbbb",
+    )
+    assert cli(capsys, "diff", str(left), str(left)).code == 0

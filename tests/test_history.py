@@ -42,6 +42,7 @@ def night(
     dataset_id: str = "golden",
     controls: dict[str, Any] | None = None,
     moved: tuple[str, int] | None = None,
+    settings: str | None = None,
 ) -> Path:
     """One nightly run file; `moved` gives that (case, seed) a different completion."""
     env = env or ENV_311
@@ -72,6 +73,7 @@ def night(
         env=env,
         env_digest=hashlib.sha256(json.dumps(env, sort_keys=True).encode()).hexdigest()[:16],
         controls=controls or {"temperature": 0.0, "seeds": [11, 29, 47]},
+        slot={"provider": "command", "settings_digest": settings} if settings else {},
     )
     return write_run(folder / f"{name}.jsonl", cases, head=head)
 
@@ -112,6 +114,7 @@ def test_series_breaks_and_env_change(nights: Path) -> None:
         "grader_version": "g1",
         "model_slot": "night",
         "reported_model": "m-1",
+        "slot_settings": None,
     }
     assert [s.fixtures for s in h.series] == ["golden"] * 4 + ["coding"]
     # The env change is marked inside the series, on the run where it happened.
@@ -205,6 +208,19 @@ def test_parallel_series_are_marked_overlapping(tmp_path: Path) -> None:
     h = load_history(folder)
     assert [len(s.runs) for s in h.series] == [2, 1]
     assert h.breaks[0].overlap and h.breaks[0].kinds == [BACKEND_DELTA]
+
+
+def test_a_moved_slot_settings_digest_is_a_backend_delta(tmp_path: Path) -> None:
+    """The agent's code changed under the same label: a new series, as `diff` refuses it."""
+    folder = tmp_path / "runs"
+    night(folder, "a", 1, settings="s-1")
+    night(folder, "b", 2, settings="s-1")
+    night(folder, "c", 3, settings="s-2")
+    h = load_history(folder)
+    assert [len(s.runs) for s in h.series] == [2, 1]
+    [brk] = h.breaks
+    assert brk.kinds == [BACKEND_DELTA]
+    assert Change("slot_settings", "s-1", "s-2") in brk.changes
 
 
 def test_break_names_a_coinciding_env_change(tmp_path: Path) -> None:

@@ -54,8 +54,9 @@ def pct(rate: float | None) -> str:
     return "n/a" if rate is None else f"{rate:.3f}"
 
 
-def seed_text(seed: int | None) -> str:
-    return "no seed" if seed is None else f"seed {seed}"
+def seed_text(seed: int | None, label: str = "seed") -> str:
+    """The repeat key as the run names it: a seed, inspect's epoch, lm-eval's repeat."""
+    return f"no {label}" if seed is None else f"{label} {seed}"
 
 
 def rate_text(rate) -> str:  # rate: stats.Rate

@@ -65,6 +65,7 @@ def _print_baseline(out, choice: BaselineChoice) -> None:
 def print_refusal(report: DiffReport, artifact: Path | None) -> None:
     out = console()
     out.print(text((REFUSE_LINE, "bold red")))
+    label = report.repeat_label
     if report.baseline is not None and report.baseline.refused:
         _print_baseline(out, report.baseline)
     for m in report.mismatches:
@@ -89,7 +90,7 @@ def print_refusal(report: DiffReport, artifact: Path | None) -> None:
             )
         if len(m.pairs) > 3:
             out.print(text(f"    and {len(m.pairs) - 3} more pairs"))
-        out.print(text(f"    first: {inert_line(case_id)} ({seed_text(seed)})"))
+        out.print(text(f"    first: {inert_line(case_id)} ({seed_text(seed, label)})"))
     _print_sides(out, report)
     if report.left is None:
         return
@@ -149,6 +150,7 @@ def _print_paired(out, paired: PairedStats | None) -> None:
 
 def print_diff(report: DiffReport, limit: int) -> None:
     out = console()
+    label = report.repeat_label
     if report.baseline is not None:
         out.print(text(("baseline   ", "dim"), inert_line(report.baseline.chosen or "")))
     _print_sides(out, report)
@@ -177,13 +179,13 @@ def print_diff(report: DiffReport, limit: int) -> None:
             text(
                 (f"{m.kind.upper():<10}", _KIND_STYLE[m.kind]),
                 inert_line(m.case_id),
-                f"  {seed_text(m.seed)}",
+                f"  {seed_text(m.seed, label)}",
             )
         )
         if m.kind == "drift":
             out.print(
                 text(
-                    "    completion digest ",
+                    f"    {m.digest_kind} ",
                     inert_line(m.left_digest or ""),
                     " -> ",
                     inert_line(m.right_digest or ""),
@@ -201,6 +203,6 @@ def print_diff(report: DiffReport, limit: int) -> None:
         out.print(text(f"... and {len(ranked) - len(shown)} more (--limit 0 or --json for all)"))
     for name, keys in (("only left", report.only_left), ("only right", report.only_right)):
         if keys:
-            listed = ", ".join(f"{inert_line(c)} ({seed_text(s)})" for c, s in keys[:10])
+            listed = ", ".join(f"{inert_line(c)} ({seed_text(s, label)})" for c, s in keys[:10])
             more = f" and {len(keys) - 10} more" if len(keys) > 10 else ""
             out.print(text((f"{name}: ", "bold"), listed + more))

@@ -16,8 +16,9 @@ from evalpin.core.report import REFUSE_LINE, DiffReport, Movement
 CLASSNAME = "evalpin"
 
 
-def _name(case_id: str, seed: int | None) -> str:
-    return xml_line(case_id) + ("" if seed is None else f" [seed {seed}]")
+def _name(case_id: str, seed: int | None, label: str = "seed") -> str:
+    """`case-id [seed 11]` (inspect logs: `[epoch 2]`), stable night to night for CI."""
+    return xml_line(case_id) + ("" if seed is None else f" [{label} {seed}]")
 
 
 def _reasons(reasons: list[str] | None) -> str:
@@ -57,7 +58,7 @@ def _refusal_text(report: DiffReport) -> str:
         for lv, rv, n in m.pairs:
             lines.append(f"{m.key}: {xml_line(lv)} (left) vs {xml_line(rv)} (right) on {n}")
         case_id, seed = m.example
-        lines.append(f"  first: {_name(case_id, seed)}")
+        lines.append(f"  first: {_name(case_id, seed, report.repeat_label)}")
     return "\n".join(lines)
 
 
@@ -77,7 +78,10 @@ def render_junit(report: DiffReport) -> str:
     else:
         for o in report.outcomes():
             case = ET.SubElement(
-                suite, "testcase", classname=CLASSNAME, name=_name(o.case_id, o.seed)
+                suite,
+                "testcase",
+                classname=CLASSNAME,
+                name=_name(o.case_id, o.seed, report.repeat_label),
             )
             tests += 1
             m = o.movement
@@ -97,7 +101,10 @@ def render_junit(report: DiffReport) -> str:
         for side, keys in (("left", report.only_left), ("right", report.only_right)):
             for case_id, seed in keys:
                 case = ET.SubElement(
-                    suite, "testcase", classname=CLASSNAME, name=_name(case_id, seed)
+                    suite,
+                    "testcase",
+                    classname=CLASSNAME,
+                    name=_name(case_id, seed, report.repeat_label),
                 )
                 ET.SubElement(case, "skipped", message=f"only in the {side} run")
                 tests += 1

@@ -45,7 +45,7 @@ def print_verdict(run, v) -> None:
     for seed, rate in v.rate_by_seed.items():
         out.print(
             text(
-                (f"  {seed_text(seed):<8}", "dim"),
+                (f"  {seed_text(seed, run.repeat_label):<8}", "dim"),
                 f"{rate_text(rate)}  {rate.passed}/{rate.total}",
             )
         )
@@ -79,7 +79,10 @@ def print_verdict(run, v) -> None:
                 ),
             )
         )
-        listed = ", ".join(f"{inert_line(c)} ({seed_text(s)})" for c, s in v.repeat_mismatches[:5])
+        listed = ", ".join(
+            f"{inert_line(c)} ({seed_text(s, run.repeat_label)})"
+            for c, s in v.repeat_mismatches[:5]
+        )
         more = f" and {len(v.repeat_mismatches) - 5} more" if len(v.repeat_mismatches) > 5 else ""
         out.print(text(("          ", "dim"), f"e.g. {listed}{more}"))
     for reason in v.reasons:

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from evalpin.core.errors import InputError
+from evalpin.core.formats import ReadOptions
 from evalpin.core.history import (
     HistoryRun,
     read_history_run,
@@ -31,7 +32,7 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def choose_baseline(
-    folder: Path, path: Path, run: RunFile
+    folder: Path, path: Path, run: RunFile, options: ReadOptions | None = None
 ) -> tuple[BaselineChoice, RunFile | None]:
     """The newest run in `folder` that started before `run` on the same instrument,
     read; else None with the newest earlier run on these fixtures (its changes named).
@@ -44,7 +45,7 @@ def choose_baseline(
         if _same_file(candidate, path):
             continue
         try:
-            other = read_run(candidate)
+            other = read_run(candidate, options)
         except InputError as exc:
             skipped.append(str(exc))
             continue
@@ -59,11 +60,11 @@ def choose_baseline(
         for seen in earlier:
             if not seen.missing and seen.key == point.key:
                 choice = BaselineChoice(str(folder), seen.path, None, [], [], skipped)
-                return choice, read_run(seen.path)
+                return choice, read_run(seen.path, options)
     if not earlier:
         return BaselineChoice(str(folder), None, None, [], [], skipped), None
     last = earlier[0]
     brk = run_break(last, point)
     changes = [InstrumentChange(c.key, c.before, c.after) for c in brk.changes]
     choice = BaselineChoice(str(folder), None, last.path, brk.kinds, changes, skipped)
-    return choice, read_run(last.path)
+    return choice, read_run(last.path, options)

@@ -181,8 +181,8 @@ class Diff:
                 "right_pass": m.right.passed,
                 "left_reasons": reasons[m.pair][0],
                 "right_reasons": reasons[m.pair][1],
-                "left_digest": m.left.completion_digest,
-                "right_digest": m.right.completion_digest,
+                "left_digest": row_digest(m.left),
+                "right_digest": row_digest(m.right),
                 "kind": m.kind,
             }
             for m in self.moved
@@ -225,13 +225,25 @@ def _show(value: str | None) -> str:
 
 
 def movement(lrow: CaseRow, rrow: CaseRow) -> str | None:
-    """regressed, fixed, drift (same grade, completion digest moved), or None."""
+    """regressed, fixed, drift (same grade, digest moved), or None.
+
+    The completion digest decides where both sides carry one; where only the text
+    digest is recorded (seed-style header-less records), drift is text-digest movement.
+    """
     if lrow.passed != rrow.passed:
         return REGRESSED if lrow.passed else FIXED
-    ld, rd = lrow.completion_digest, rrow.completion_digest
-    if ld is not None and rd is not None and ld != rd:
-        return DRIFT
+    for ld, rd in (
+        (lrow.completion_digest, rrow.completion_digest),
+        (lrow.text_digest, rrow.text_digest),
+    ):
+        if ld is not None and rd is not None:
+            return DRIFT if ld != rd else None
     return None
+
+
+def row_digest(row: CaseRow) -> str | None:
+    """The digest a row is compared by: its completion digest, else its text digest."""
+    return row.completion_digest if row.completion_digest is not None else row.text_digest
 
 
 _KEY = attrgetter("case_id", "seed")

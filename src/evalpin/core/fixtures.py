@@ -25,6 +25,7 @@ from evalpin.core.pins import dataset_hash
 
 KIND_GOLDEN = "golden"
 KIND_CODING = "coding"
+FIXTURE_KINDS = (KIND_GOLDEN, KIND_CODING)
 CODING_SCHEMA = "coding-eval/v1"
 # How a coding item's candidate runs: in a worker the tests reach only through plain data
 # (the default), or inside the pytest process, graded with tamper checks.

@@ -53,6 +53,7 @@ import msgspec
 
 from evalpin.core.discovery import started_at as parse_started_at
 from evalpin.core.errors import InputError
+from evalpin.core.formats import ReadOptions, log_files
 from evalpin.core.runfile import RunFile, read_run
 from evalpin.core.tiers import TIER_CHANGE, TIER_KEY, tier_of
 from evalpin.core.verdict import DIGEST, REPEAT_KEY, Verdict, judge
@@ -64,16 +65,18 @@ ENV_CHANGE = "environment change"
 UNPINNED = "unpinned"
 BREAK_KINDS = (BACKEND_DELTA, RUBRIC_CHANGE, DATASET_EDIT, UNPINNED, ENV_CHANGE)
 
-SERIES_KEYS = ("dataset_hash", "grader_version", "model_slot", "reported_model")
+# `slot_settings`: the slot's settings digest (its model and sampling, or the code a
+# command slot runs); a label whose digest moved was re-pointed, as `diff` refuses it.
+SERIES_KEYS = ("dataset_hash", "grader_version", "model_slot", "reported_model", "slot_settings")
 _KIND_OF = {
     "dataset_hash": DATASET_EDIT,
     "grader_version": RUBRIC_CHANGE,
     "model_slot": BACKEND_DELTA,
     "reported_model": BACKEND_DELTA,
+    "slot_settings": BACKEND_DELTA,
 }
 # Pins whose absence makes a run incomparable (a backend may simply report no model).
 _REQUIRED = ("dataset_hash", "grader_version", "model_slot")
-RUN_SUFFIXES = (".jsonl", ".json")
 DATED_BY_HEADER = "started_at"
 DATED_BY_MTIME = "file mtime"
 
@@ -261,18 +264,15 @@ class History:
 
 
 def run_files(folder: Path) -> list[Path]:
-    """The folder's `.jsonl` and `.json` files, not hidden ones (temp files), sorted."""
+    """The folder's logs (`.jsonl`, `.json`, `.eval`), not hidden ones (temp files),
+    each run once, sorted."""
     if not folder.is_dir():
         raise InputError(folder, "no such folder" if not folder.exists() else "not a folder")
     try:
         entries = sorted(folder.iterdir())
     except OSError as exc:
         raise InputError(folder, f"cannot list: {exc.strerror or exc}") from None
-    return [
-        p
-        for p in entries
-        if p.suffix in RUN_SUFFIXES and not p.name.startswith(".") and p.is_file()
-    ]
+    return log_files(folder, entries)
 
 
 class _Peek(msgspec.Struct):
@@ -310,23 +310,22 @@ def _only(values: set[str | None]) -> str | None:
 def _pins(run: RunFile) -> dict[str, str | None]:
     h, rows = run.header, run.rows
     models = sorted(set(map(attrgetter("reported_model"), rows)) - {None, ""})
-    if h is not None:
-        dataset, grader, slot = h.fixtures.dataset_hash, h.grader_version, h.model_slot
-    else:
-        dataset = run.report.dataset_hash if run.report else None
-        grader = slot = None
+    dataset = run.dataset_hash
+    grader, slot = (h.grader_version, h.model_slot) if h is not None else (None, None)
     return {
         "dataset_hash": dataset or None,
         "grader_version": grader or _only(set(map(attrgetter("grader_version"), rows))),
         "model_slot": slot or _only(set(map(attrgetter("model_slot"), rows))),
         "reported_model": ", ".join(models) or None,
+        "slot_settings": (h.slot.get("settings_digest") if h is not None else None)
+        or _only(set(map(attrgetter("slot_settings"), rows))),
     }
 
 
 def _fixtures_name(run: RunFile) -> str | None:
     if run.header is not None:
         return run.header.fixtures.dataset_id or run.header.fixtures.path
-    return run.report.dataset_id if run.report else None
+    return None
 
 
 def read_history_run(path: Path, run: RunFile) -> HistoryRun:
@@ -336,7 +335,7 @@ def read_history_run(path: Path, run: RunFile) -> HistoryRun:
     when, dated_by = _dated(path, started)
     return HistoryRun(
         path=str(path),
-        run_id=h.run_id if h else None,
+        run_id=(h.run_id or None) if h else None,
         shape=run.shape,
         complete=run.complete,
         records=len(run.rows),
@@ -458,7 +457,9 @@ def _break(before: Series, after: Series) -> Break:
     )
 
 
-def _read_all(folder: Path, check: _RepeatCheck) -> Iterator[HistoryRun | Unreadable]:
+def _read_all(
+    folder: Path, check: _RepeatCheck, options: ReadOptions
+) -> Iterator[HistoryRun | Unreadable]:
     files = run_files(folder)
     dated = {}
     for path in files:
@@ -468,7 +469,7 @@ def _read_all(folder: Path, check: _RepeatCheck) -> Iterator[HistoryRun | Unread
             dated[path] = datetime.max.replace(tzinfo=UTC)  # vanished: its read will say so
     for path in sorted(files, key=lambda p: (dated[p], p)):
         try:
-            run = read_run(path)
+            run = read_run(path, options)
         except InputError as exc:
             yield Unreadable(str(path), str(exc))
             continue
@@ -481,14 +482,14 @@ def _read_all(folder: Path, check: _RepeatCheck) -> Iterator[HistoryRun | Unread
         yield point
 
 
-def load_history(folder: str | Path) -> History:
+def load_history(folder: str | Path, options: ReadOptions | None = None) -> History:
     """Read every run file in `folder` into series and breaks; a file that cannot be
     read is listed with its error and never stops the rest."""
     folder = Path(folder)
     check = _RepeatCheck()
     runs: list[HistoryRun] = []
     unreadable: list[Unreadable] = []
-    for item in _read_all(folder, check):
+    for item in _read_all(folder, check, options or ReadOptions()):
         (unreadable if isinstance(item, Unreadable) else runs).append(item)
     runs.sort(key=lambda r: (r.when, r.path))
 

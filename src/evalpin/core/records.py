@@ -105,6 +105,7 @@ class CaseRow(msgspec.Struct, gc=False):
     completion_digest: str | None = None
     reported_model: str | None = None
     slot_settings: str | None = None
+    text_digest: str | None = None
 
 
 class CaseRecord(msgspec.Struct, tag="case", tag_field="record", omit_defaults=True):
@@ -130,6 +131,9 @@ class CaseRecord(msgspec.Struct, tag="case", tag_field="record", omit_defaults=T
     turns: list[Turn] | None = None
     files: dict[str, str] | None = None
     error: str | None = None
+    # The case's own name in another tool's log, where it differs from `case_id`
+    # (an lm-eval doc's `id` beside its `doc_id`).
+    source_id: str | None = None
 
 
 class Summary(msgspec.Struct, tag="summary", tag_field="record", omit_defaults=True):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
-from evalpin.core.compare import KINDS, Diff, Key, KeyMismatch, compare
+from evalpin.core.compare import KINDS, Diff, Key, KeyMismatch, compare, row_digest
 from evalpin.core.records import CaseRecord, CaseRow
 from evalpin.core.runfile import RunFile
 from evalpin.core.stats import PairedStats, paired_stats
@@ -26,6 +26,7 @@ PIN_ROWS = (
     "grader_version",
     "model_slot",
     "reported_model",
+    "slot_settings",
     "env_digest",
     "scorer_commit",
     "seeds",
@@ -42,6 +43,7 @@ class Side:
     complete: bool | None
     incomplete: bool
     pins: dict[str, str | None]
+    repeat_label: str = "seed"  # what the run calls its repeat key: seed, epoch, repeat
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "label": self.label, "complete": self.complete}
@@ -62,6 +64,7 @@ class Movement:
     right_digest: str | None
     left_tail: str | None
     right_tail: str | None
+    digest_kind: str = "completion digest"  # else "text digest" (another tool's log)
     detailed: bool = True  # reasons and tails decoded (see build_report's `detail`)
 
     def to_json(self) -> dict[str, Any]:
@@ -153,13 +156,19 @@ class DiffReport:
     )
 
     def pin_rows(self) -> list[tuple[str, str | None, str | None, bool]]:
-        """(pin, left, right, differs) for the pins tables; a missing pin differs."""
+        """(pin, left, right, differs) for the pins tables. Missing on both sides is
+        shown as missing, not marked as differing (a replay slot records no settings)."""
         rows = []
         for key in PIN_ROWS:
             lv = self.left.pins.get(key) if self.left else None
             rv = self.right.pins.get(key)
-            rows.append((key, lv, rv, lv is None or rv is None or lv != rv))
+            rows.append((key, lv, rv, lv != rv))
         return rows
+
+    @property
+    def repeat_label(self) -> str:
+        """The repeat key's name as the left run says it (the right's with no left)."""
+        return (self.left or self.right).repeat_label
 
     def ranked(self) -> list[Movement]:
         """Regressions first, then fixes, then drift (stable within each)."""
@@ -233,11 +242,11 @@ def side_of(run: RunFile) -> Side:
         return ", ".join(sorted(values)) or None
 
     pins: dict[str, str | None] = {
-        "dataset_hash": (h.fixtures.dataset_hash if h else None)
-        or (run.report.dataset_hash if run.report else None),
+        "dataset_hash": run.dataset_hash,
         "grader_version": (h.grader_version if h else None) or shared("grader_version"),
         "model_slot": (h.model_slot if h else None) or shared("model_slot"),
         "reported_model": shared("reported_model"),
+        "slot_settings": (h.slot.get("settings_digest") if h else None) or shared("slot_settings"),
         "env_digest": h.env_digest if h else None,
         "scorer_commit": h.scorer_commit if h else None,
         "seeds": ", ".join(map(str, run.seeds)) or None,
@@ -248,6 +257,7 @@ def side_of(run: RunFile) -> Side:
         complete=run.complete,
         incomplete=run.complete is False or run.torn,
         pins={k: v or None for k, v in pins.items()},
+        repeat_label=run.repeat_label,
     )
 
 
@@ -319,10 +329,11 @@ def _report(
                 right_pass=m.right.passed,
                 left_reasons=lrec.reasons,
                 right_reasons=rrec.reasons,
-                left_digest=m.left.completion_digest,
-                right_digest=m.right.completion_digest,
+                left_digest=row_digest(m.left),
+                right_digest=row_digest(m.right),
                 left_tail=lrec.tail,
                 right_tail=rrec.tail,
+                digest_kind="completion digest" if m.left.completion_digest else "text digest",
                 detailed=m.pair.left in records_l,
             )
         )

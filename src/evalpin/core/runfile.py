@@ -2,8 +2,9 @@
 
 The reader streams a file once, keeps a small typed row per case plus the byte offset of
 its line (so a case's bulky detail is decoded only when shown), and labels the file with
-its shape, what pins it lacks and whether it is complete. It accepts two foreign shapes:
-header-less case records and a single JSON report.
+its shape, what pins it lacks and whether it is complete. The formats it accepts, and how
+one is chosen, live in `core/formats/`; this module holds the JSONL scan that evalpin's
+own files and header-less case records share.
 
 The writer appends one `os.write` per record to an `O_APPEND` descriptor, ASCII-escaped,
 so a run killed at any moment leaves whole lines plus at most one torn last line, which
@@ -17,14 +18,14 @@ import json
 import os
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate, islice, repeat
 from operator import add, attrgetter
 from pathlib import Path
-from typing import BinaryIO, NoReturn
+from typing import TYPE_CHECKING, BinaryIO, NoReturn
 
 import msgspec
 
@@ -34,10 +35,12 @@ from evalpin.core.records import (
     SCHEMA,
     CaseRecord,
     CaseRow,
-    Report,
     RunHeader,
     Summary,
 )
+
+if TYPE_CHECKING:
+    from evalpin.core.formats import ReadOptions
 
 SHAPE_EVALPIN = "evalpin"
 SHAPE_CASES = "case-records"
@@ -47,7 +50,6 @@ _CHUNK = 1 << 22
 _ROW = msgspec.json.Decoder(CaseRow)
 _OTHER = msgspec.json.Decoder(Summary | RunHeader)
 _FULL = msgspec.json.Decoder(CaseRecord)
-_REPORT = msgspec.json.Decoder(Report)
 _ANY = msgspec.json.Decoder()
 
 TRIPLE = ("fixture_hash", "grader_version", "model_slot")
@@ -55,7 +57,12 @@ TRIPLE = ("fixture_hash", "grader_version", "model_slot")
 
 @dataclass
 class RunFile:
-    """A run file as read: its shape, header, one row per case line, and trailer."""
+    """A run as read, whatever its format: header (given or built from the log), one
+    lean row per (case, repeat), and how to decode a case in full.
+
+    Every format's reader fills the same fields, so the commands and the TUI never ask
+    which format a file was: `what` and `repeat_label` say it for display.
+    """
 
     path: str
     shape: str
@@ -63,35 +70,30 @@ class RunFile:
     rows: list[CaseRow]
     summary: Summary | None = None
     torn: bool = False
-    report: Report | None = None
     index: LineIndex | None = field(default=None, repr=False)
-
-    @property
-    def complete(self) -> bool | None:
-        """True with a trailer, False without; None when the shape has no trailer."""
-        if self.shape == SHAPE_EVALPIN:
-            return self.summary is not None
-        if self.shape == SHAPE_REPORT:
-            return True
-        return None
+    # Formats read whole keep each row's full record here instead of a line index.
+    details: Sequence[CaseRecord] | None = field(default=None, repr=False)
+    what: str = "evalpin run"
+    complete: bool | None = None
+    incomplete_why: str = "no summary trailer"
+    repeat_label: str = "seed"
 
     @property
     def seeds(self) -> list[int]:
-        if self.header is not None:
+        if self.header is not None and self.header.seeds:
             return list(self.header.seeds)
-        if self.report is not None and self.report.seeds:
-            return list(self.report.seeds)
         return sorted({r.seed for r in self.rows if r.seed is not None})
+
+    @property
+    def dataset_hash(self) -> str | None:
+        return (self.header.fixtures.dataset_hash or None) if self.header else None
 
     @cached_property
     def missing_pins(self) -> list[str]:
         """Pins this file does not carry; missing pins are never filled with defaults."""
         missing: list[str] = []
         h = self.header
-        if self.shape == SHAPE_REPORT:
-            if not (self.report and self.report.dataset_hash):
-                missing.append("dataset_hash")
-        elif h is None or not h.fixtures.dataset_hash:
+        if not self.dataset_hash:
             missing.append("dataset_hash")
         for key in TRIPLE:
             if not self.rows or None in map(attrgetter(key), self.rows):
@@ -108,16 +110,13 @@ class RunFile:
 
     def label(self) -> str:
         """One line saying what this file is, for every reader to print."""
-        if self.shape == SHAPE_EVALPIN:
-            what = "evalpin run"
-            state = "complete" if self.summary else "INCOMPLETE (no summary trailer)"
-        elif self.shape == SHAPE_CASES:
-            what, state = "case records without a run header", "completeness unknown"
+        if self.complete is None:
+            state = "completeness unknown"
         else:
-            what, state = "single JSON report", "complete"
+            state = "complete" if self.complete else f"INCOMPLETE ({self.incomplete_why})"
         if self.torn:
             state += "; torn last line dropped"
-        text = f"{what}, {len(self.rows)} case records, {state}"
+        text = f"{self.what}, {len(self.rows)} case records, {state}"
         missing = self.missing_pins
         if missing:
             text += "; missing pins: " + ", ".join(missing)
@@ -130,18 +129,8 @@ class RunFile:
     def records(self, indices: Iterable[int]) -> dict[int, CaseRecord]:
         """Decode several cases in full, reading the file once in offset order."""
         wanted = sorted(set(indices))
-        if self.report is not None:
-            rows = self.report.rows
-            return {
-                i: CaseRecord(
-                    rows[i].id,
-                    rows[i].passed,
-                    seed=rows[i].seed,
-                    seconds=rows[i].seconds,
-                    tail=rows[i].tail,
-                )
-                for i in wanted
-            }
+        if self.details is not None:
+            return {i: self.details[i] for i in wanted}
         if self.index is None:
             raise InputError(self.path, "no line index: file was not read by read_run")
         out = {}
@@ -173,7 +162,7 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _open(path: str | Path) -> BinaryIO:
+def open_file(path: str | Path) -> BinaryIO:
     p = Path(path)
     if p.is_dir():
         raise InputError(path, "is a directory, not a file")
@@ -185,7 +174,7 @@ def _open(path: str | Path) -> BinaryIO:
         raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
 
 
-def _problem(exc: Exception, line: bytes) -> str:
+def problem(exc: Exception, line: bytes) -> str:
     if isinstance(exc, msgspec.ValidationError):
         return f"record of the wrong shape: {exc}"
     try:
@@ -195,36 +184,15 @@ def _problem(exc: Exception, line: bytes) -> str:
     return f"not JSON: {exc}"
 
 
-def read_run(path: str | Path) -> RunFile:
-    """Read a run file of any accepted shape, or raise InputError naming the line."""
-    with _open(path) as fh:
-        first_line = fh.readline()
-        while first_line and first_line.isspace():
-            first_line = fh.readline()
-        if not first_line:
-            empty = fh.tell() == 0
-            raise InputError(path, "empty file" if empty else "file holds only whitespace")
-        try:
-            first = _ANY.decode(first_line)
-        except msgspec.DecodeError:
-            first = None
-        fh.seek(0)
-        if first is None or (isinstance(first, dict) and "rows" in first):
-            return _read_report(path, fh.read(), first_line_error=first is None)
-        if not isinstance(first, dict):
-            raise InputError(path, "not a run file: line is not a JSON object", 1)
-        if first.get("record") == "run":
-            return _Scan(path, SHAPE_EVALPIN).read(fh)
-        if "case_id" in first:
-            return _Scan(path, SHAPE_CASES).read(fh)
-        raise InputError(
-            path,
-            "not a run file: expected a run header, a case record or a report with rows",
-            1,
-        )
+def read_run(path: str | Path, options: ReadOptions | None = None) -> RunFile:
+    """Read a run of any accepted format (chosen by sniffing), or raise InputError
+    naming the file and line."""
+    from evalpin.core.formats import read_log
+
+    return read_log(path, options)
 
 
-class _Scan:
+class Scan:
     """One streaming pass over a JSONL run file.
 
     The whole lines inside each chunk are decoded by one `decode_lines` call through a
@@ -262,6 +230,7 @@ class _Scan:
                 self._line(carry, pos, ended=False)
         if self.shape == SHAPE_EVALPIN and self.header is None:
             raise InputError(self.path, "no run header", 1)
+        own = self.shape == SHAPE_EVALPIN
         return RunFile(
             str(self.path),
             self.shape,
@@ -270,6 +239,8 @@ class _Scan:
             self.summary,
             self.torn,
             index=self.index,
+            what="evalpin run" if own else "case records without a run header",
+            complete=(self.summary is not None) if own else None,
         )
 
     def _block(self, block: memoryview, start: int) -> None:
@@ -325,7 +296,7 @@ class _Scan:
         except msgspec.MsgspecError as other:
             # Name the problem of the record kind the line claims to be.
             claimed = _claimed_kind(line) in ("run", "summary")
-            self._fail(_problem(other if claimed else exc, line), offset)
+            self._fail(problem(other if claimed else exc, line), offset)
         if isinstance(rec, RunHeader):
             if self.shape != SHAPE_EVALPIN or self.header is not None or self.rows:
                 self._fail("a run header where a case record was expected", offset)
@@ -398,22 +369,6 @@ def _claimed_kind(line: bytes) -> object:
     except msgspec.DecodeError:
         return None
     return data.get("record") if isinstance(data, dict) else None
-
-
-def _read_report(path: str | Path, data: bytes, *, first_line_error: bool) -> RunFile:
-    try:
-        report = _REPORT.decode(data)
-    except msgspec.MsgspecError as exc:
-        if first_line_error:
-            # Neither a JSON line nor a JSON document: report where line 1 breaks.
-            line = data.lstrip().split(b"\n", 1)[0]
-            try:
-                _ANY.decode(line)
-            except msgspec.DecodeError as line_exc:
-                raise InputError(path, _problem(line_exc, line), 1) from None
-        raise InputError(path, f"not a valid report: {exc}") from None
-    rows = [CaseRow(r.id, r.passed, seed=r.seed) for r in report.rows]
-    return RunFile(str(path), SHAPE_REPORT, None, rows, report=report)
 
 
 class RunWriter:

@@ -21,7 +21,7 @@ from typing import Any
 from evalpin.core import stats, tiers
 from evalpin.core.errors import InputError
 from evalpin.core.files import not_utf8
-from evalpin.core.fixtures import KIND_CODING, FixtureSet
+from evalpin.core.fixtures import FIXTURE_KINDS, KIND_CODING, FixtureSet
 from evalpin.core.power import Power, power
 from evalpin.core.records import RunHeader
 from evalpin.core.runfile import TRIPLE, RunFile
@@ -165,6 +165,8 @@ def locate_fixtures(run: RunFile) -> tuple[FixtureSet | None, str | None]:
     h = run.header
     if h is None:
         return None, "no run header: fixture file unknown"
+    if h.fixtures.kind not in FIXTURE_KINDS:
+        return None, f"{run.what}: its fixtures are not an evalpin fixture file"
     recorded = Path(h.fixtures.path)
     candidates = [recorded]
     if not recorded.is_absolute():
@@ -207,7 +209,7 @@ def judge(
 ) -> Verdict:
     """Apply the publish rule to one run."""
     h = run.header
-    dataset = h.fixtures.dataset_hash if h else (run.report.dataset_hash if run.report else None)
+    dataset = run.dataset_hash
     seeds = sorted(set(run.seeds))
     pins = {
         "dataset_hash": Pin(bool(dataset), dataset),
@@ -316,9 +318,9 @@ def checklist(
         "complete",
         run.complete is not False,
         run.complete,
-        "run is incomplete (no summary trailer)",
+        f"run is incomplete ({run.incomplete_why})",
         INTERNAL,
-        shown={True: "yes", False: "no (no summary trailer)", None: "unknown"}[run.complete],
+        shown={True: "yes", False: f"no ({run.incomplete_why})", None: "unknown"}[run.complete],
     )
     settings = h.slot if h else None
     tier = tiers.tier_of(settings)

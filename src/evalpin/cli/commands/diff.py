@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from evalpin.cli.console import emit_json, write_json_atomic
+from evalpin.cli.log_options import log_options
 from evalpin.core.report import REFUSE_LINE
+
+if TYPE_CHECKING:
+    from evalpin.core.formats import ReadOptions
 
 __all__ = ["REFUSE_LINE", "diff_cmd"]
 
@@ -38,6 +43,7 @@ _OUT = click.Path(dir_okay=False, path_type=Path)
     show_default=True,
     help="Moved cases listed in the human output (0: all). --json lists all.",
 )
+@log_options
 def diff_cmd(
     runs: tuple[Path, ...],
     baseline: Path | None,
@@ -47,6 +53,7 @@ def diff_cmd(
     junit: Path | None,
     html: Path | None,
     limit: int,
+    options: ReadOptions,
 ) -> None:
     """Compare two runs joined on (case_id, seed): `diff LEFT RIGHT`, or
     `diff --baseline DIR RUN` (the left side: the newest earlier run in DIR on RUN's
@@ -69,15 +76,16 @@ def diff_cmd(
     if baseline is not None:
         from evalpin.core.baseline import choose_baseline
 
-        rrun = read_run(runs[0])
-        choice, lrun = choose_baseline(baseline, runs[0], rrun)
+        rrun = read_run(runs[0], options)
+        choice, lrun = choose_baseline(baseline, runs[0], rrun, options)
         report = (
             refusal_without_left(rrun, choice)
             if lrun is None
             else build_report(lrun, rrun, choice, detail)
         )
     else:
-        report = build_report(read_run(runs[0]), read_run(runs[1]), detail=detail)
+        lrun, rrun = read_run(runs[0], options), read_run(runs[1], options)
+        report = build_report(lrun, rrun, detail=detail)
 
     _write_files(report, markdown, junit, html)
     if report.refused:

@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from evalpin.cli.console import emit_json
+from evalpin.cli.log_options import log_options
+
+if TYPE_CHECKING:
+    from evalpin.core.formats import ReadOptions
 
 
 @click.command("history")
 @click.argument("folder", required=False, default="runs", type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the history as JSON.")
-def history_cmd(folder: Path, as_json: bool) -> None:
+@log_options
+def history_cmd(folder: Path, as_json: bool, options: ReadOptions) -> None:
     """Group the run files in FOLDER (default ./runs) into series by instrument.
+
+    Reads evalpin runs and other tools' logs alike (inspect-ai .eval/.json, lm-eval).
 
     A series shares dataset hash, grader version, model slot and reported model; where
     one gives way to the next the break is named (backend delta, rubric change, dataset
@@ -23,7 +31,7 @@ def history_cmd(folder: Path, as_json: bool) -> None:
     """
     from evalpin.core.history import load_history
 
-    history = load_history(folder)
+    history = load_history(folder, options)
     if as_json:
         emit_json(history.to_json())
     else:

@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+from evalpin.cli.log_options import log_options
+
+if TYPE_CHECKING:
+    from evalpin.core.formats import ReadOptions
 
 
 @click.command("review")
 @click.argument("left", required=False, type=click.Path(path_type=Path))
 @click.argument("right", required=False, type=click.Path(path_type=Path))
 @click.option("--launch/--no-launch", default=True, hidden=True)  # set by `evalpin serve`
-def review_cmd(left: Path | None, right: Path | None, launch: bool) -> None:
+@log_options
+def review_cmd(left: Path | None, right: Path | None, launch: bool, options: ReadOptions) -> None:
     """Open the review TUI: LEFT (earlier) beside RIGHT (newer), or one run alone.
 
     With no argument: the newest run in ./runs beside the newest earlier run on the same
@@ -25,8 +32,8 @@ def review_cmd(left: Path | None, right: Path | None, launch: bool) -> None:
         left, right, note = pair_to_review(Path("runs"))
         if note:
             click.echo(note, err=True)
-    left_run = read_run(left)
-    right_run = read_run(right) if right is not None else None
+    left_run = read_run(left, options)
+    right_run = read_run(right, options) if right is not None else None
     from evalpin.tui.app import make_app
 
     make_app(left_run, right_run, launch=launch).run()

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from evalpin.cli.console import emit_json, fail, side
+from evalpin.cli.log_options import log_options
+
+if TYPE_CHECKING:
+    from evalpin.core.formats import ReadOptions
 
 
 @click.command("verdict")
@@ -30,15 +35,21 @@ from evalpin.cli.console import emit_json, fail, side
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the publish card (Markdown) to this path; refused unless publishable.",
 )
+@log_options
 def verdict_cmd(
-    run: Path, as_json: bool, disclosed: Path | None, band: float, card: Path | None
+    run: Path,
+    as_json: bool,
+    disclosed: Path | None,
+    band: float,
+    card: Path | None,
+    options: ReadOptions,
 ) -> None:
     """Apply the publish rule to RUN. Exit 0 only when it is publishable."""
     from evalpin.core.runfile import read_run
     from evalpin.core.verdict import PUBLISHABLE, Disclosure, judge
 
     disclosure = Disclosure.load(disclosed) if disclosed is not None else None
-    runfile = read_run(run)
+    runfile = read_run(run, options)
     v = judge(runfile, disclosed=disclosure, band=band)
     if as_json:
         emit_json({"run": side(runfile), **v.to_json()})

@@ -201,7 +201,9 @@ class ReviewScreen(Screen[None]):
             known = header_mismatch(self._sides[0].header, self._sides[1].header)
             if known:
                 self._show_banner(BannerScreen(headers=known))
-        self.load(left, right, self.generation)
+        # Start reading once the pins are on screen: a reader holding the GIL would
+        # otherwise slow the first paint (another tool's log has no header to peek).
+        self.call_after_refresh(self.load, left, right, self.generation)
 
     def reached(self, milestone: str) -> bool:
         """Whether loading got to `milestone`: `read` (both files), `diff` (the join),

@@ -40,8 +40,8 @@ TURN_LINES = 40
 TURN_CHARS = 300  # per text, call or result in the transcript
 
 
-def _seed(seed: int | None) -> str:
-    return "no seed" if seed is None else f"seed {seed}"
+def _seed(seed: int | None, label: str = "seed") -> str:
+    return f"no {label}" if seed is None else f"{label} {seed}"
 
 
 @dataclass
@@ -147,6 +147,7 @@ class DetailPane(ScrollView, can_focus=True):
         self._strips: list[Strip | None] = []
         self._base: Style | None = None
         self._width = 0
+        self._repeat = "seed"  # what the shown run calls its repeat key (inspect: epoch)
 
     @property
     def decoding(self) -> bool:
@@ -267,9 +268,12 @@ class DetailPane(ScrollView, can_focus=True):
         pair = shown.table.right is not None
         width = max(40, self.scrollable_content_region.width)
         status = case.status.upper() if case.status == "regressed" else case.status
-        lines: list[Text] = [
-            Text.assemble(line(case.case_id, self._style("detail--title")), "   ", (status, "bold"))
-        ]
+        self._repeat = shown.table.left.repeat_label
+        title = Text.assemble(line(case.case_id, self._style("detail--title")))
+        own = next((r.source_id for r in (*left.values(), *right.values()) if r.source_id), None)
+        if own is not None:
+            title.append_text(Text.assemble("  (", line(own), ")"))
+        lines: list[Text] = [Text.assemble(title, "   ", (status, "bold"))]
         summary = f"left {case.left_passed}/{len(case.left)} pass"
         if pair:
             summary += f"  ·  right {case.right_passed}/{len(case.right)} pass"
@@ -325,7 +329,7 @@ class DetailPane(ScrollView, can_focus=True):
         names = [Text("left" if pair else "", style=head)]
         if pair:
             names.append(Text("right", style=head))
-        row(_seed(seed), names, head)
+        row(_seed(seed, self._repeat), names, head)
         row("grade", [self._grade(r) for r in recs])
         lreasons = set(lrec.reasons or []) if lrec else set()
         rreasons = set(rrec.reasons or []) if rrec else set()
@@ -390,7 +394,7 @@ class DetailPane(ScrollView, can_focus=True):
 
     def _blocks(self, seed: int | None, side: str, rec: CaseRecord, width: int) -> list[Text]:
         out: list[Text] = []
-        where = f"{_seed(seed)} · {side}"
+        where = f"{_seed(seed, self._repeat)} · {side}"
         if rec.tail:
             out += self._block(f"test output tail · {where}", rec.tail, width)
         if rec.text:

@@ -52,6 +52,7 @@ class Side:
             dataset = " ".join(p for p in (fx.dataset_id, fx.dataset_version) if p) or fx.path
             dataset += f"  {short(fx.dataset_hash, 12) or '<no hash>'}"
         seeds = None
+        repeats = f"{self.run.repeat_label}s" if self.run is not None else "seeds"
         if h is not None and h.seeds:
             seeds = ",".join(map(str, h.seeds)) + f" (n={len(h.seeds)})"
         elif self.run is not None and self.run.seeds:
@@ -62,7 +63,7 @@ class Side:
             ("reported model", self.reported),
             ("dataset", dataset),
             ("grader", h.grader_version if h else None),
-            ("seeds", seeds),
+            (repeats, seeds),
             ("env digest", short(h.env_digest) if h else None),
             ("scorer commit", short(h.scorer_commit, 12) if h else None),
         ]
@@ -72,6 +73,8 @@ class Side:
         if run is None:
             return "reading…", "pins--muted"
         text = f"{len(run.rows):,} records, "
+        if run.what != "evalpin run":  # another tool's log: say which (rows mark what it lacks)
+            text = f"{run.what}, {text}"
         if run.complete is False:
             return text + "INCOMPLETE", "pins--bad"
         if run.torn:
@@ -162,7 +165,7 @@ class PinsHeader(Static):
         states = [Text("state", style=key_style)]
         for side in self.sides:
             state, style = side.state()
-            cell = Text(state, style=self._style(style))
+            cell = line(state, self._style(style), width=200)  # names a log's scorer
             if side.verdict is not None:
                 label = side.verdict.label
                 cell.append("   verdict ")

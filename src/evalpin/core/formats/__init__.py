@@ -1,0 +1,176 @@
+"""One table of readers, chosen by sniffing the file.
+
+Each format is a module here with a `sniff(probe)` and a `read(probe, options)` that turns
+a file into the same `RunFile` (header, lean rows, full records) evalpin's own reader
+gives, so nothing downstream asks which format a file was. Adding a format is one module
+and one row of `FORMATS`. Readers use the standard library and msgspec only: never the
+other tool.
+
+Sniffing looks at, in order of cost: whether the path is a folder, the first bytes (zip
+magic), the first non-blank line decoded as JSON (JSONL keys), and only for a file whose
+first line is not a JSON object, the top-level keys of the whole JSON document.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from evalpin.core.errors import InputError
+from evalpin.core.runfile import RunFile, open_file, problem
+
+ZIP_MAGIC = b"PK\x03\x04"
+_ANY = msgspec.json.Decoder()
+_KEYS = msgspec.json.Decoder(dict[str, msgspec.Raw])
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """Choices a foreign log leaves open: which scorer (inspect) or metric (lm-eval)
+    decides pass/fail. None: the first one the log lists."""
+
+    scorer: str | None = None
+    metric: str | None = None
+
+
+class Probe:
+    """What sniffing may look at, each part read only when a sniffer asks for it."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.is_dir = self.path.is_dir()
+
+    @cached_property
+    def head(self) -> bytes:
+        if self.is_dir:
+            return b""
+        with open_file(self.path) as fh:
+            return fh.read(4)
+
+    @cached_property
+    def first_line(self) -> bytes:
+        """The first non-blank line; InputError on an empty or all-blank file."""
+        with open_file(self.path) as fh:
+            line = fh.readline()
+            while line and line.isspace():
+                line = fh.readline()
+            if not line:
+                raise InputError(
+                    self.path, "empty file" if fh.tell() == 0 else "file holds only whitespace"
+                )
+        return line
+
+    @cached_property
+    def first(self) -> Any:
+        """The first line decoded as JSON, or None when it is not JSON."""
+        try:
+            return _ANY.decode(self.first_line)
+        except msgspec.DecodeError:
+            return None
+
+    @cached_property
+    def data(self) -> bytes:
+        with open_file(self.path) as fh:
+            return fh.read()
+
+    @cached_property
+    def keys(self) -> frozenset[str]:
+        """Top-level keys of a JSON document (of its first line, when that is a whole
+        object: a document written on one line, or the first record of JSONL)."""
+        if isinstance(self.first, dict):
+            return frozenset(self.first)
+        try:
+            return frozenset(_KEYS.decode(self.data))
+        except msgspec.MsgspecError:
+            return frozenset()
+
+
+@dataclass(frozen=True)
+class Format:
+    """One row of the table: a name, how to recognise a file, how to read it."""
+
+    name: str
+    sniff: Callable[[Probe], bool]
+    read: Callable[[Probe, ReadOptions], RunFile]
+    # Files this format reads through another file of the same folder (lm-eval samples
+    # beside their results): a folder listing shows only the representative.
+    represented_by: Callable[[Path], Path | None] = lambda path: None
+
+
+def _table() -> tuple[Format, ...]:
+    from evalpin.core.formats import case_records, evalpin_run, inspect_log, lm_eval, report
+
+    return (
+        Format(inspect_log.EVAL, inspect_log.sniff_eval, inspect_log.read_eval),
+        Format(lm_eval.NAME, lm_eval.sniff, lm_eval.read, lm_eval.represented_by),
+        Format(evalpin_run.NAME, evalpin_run.sniff, evalpin_run.read),
+        Format(case_records.NAME, case_records.sniff, case_records.read),
+        Format(inspect_log.JSON, inspect_log.sniff_json, inspect_log.read_json),
+        Format(report.NAME, report.sniff, report.read),
+    )
+
+
+FORMATS: tuple[Format, ...] = ()
+# Suffixes a folder listing considers (history, the review's newest-run pick).
+LOG_SUFFIXES = (".jsonl", ".json", ".eval")
+
+
+def formats() -> tuple[Format, ...]:
+    """The table (built on first use: the modules import `runfile`, which imports us)."""
+    global FORMATS
+    if not FORMATS:
+        FORMATS = _table()
+    return FORMATS
+
+
+def sniff(path: str | Path) -> tuple[Format, Probe]:
+    """The format of a file, or InputError saying why it is none of them."""
+    probe = Probe(path)
+    if probe.is_dir and not any(f.sniff(probe) for f in formats()):
+        raise InputError(path, "is a directory, not a file")
+    for fmt in formats():
+        if fmt.sniff(probe):
+            return fmt, probe
+    raise InputError(path, _unknown(probe), 1)
+
+
+def _unknown(probe: Probe) -> str:
+    first = probe.first
+    if first is None:
+        try:
+            _ANY.decode(probe.data)
+        except msgspec.DecodeError:
+            line = probe.first_line
+            try:
+                _ANY.decode(line)
+            except msgspec.DecodeError as exc:
+                return problem(exc, line)
+        return "not a run file: a JSON document that is neither a report nor an inspect-ai log"
+    if not isinstance(first, dict):
+        return "not a run file: line is not a JSON object"
+    return "not a run file: expected a run header, a case record or a report with rows"
+
+
+def read_log(path: str | Path, options: ReadOptions | None = None) -> RunFile:
+    """Read a run or another tool's log into rows and pins, or raise InputError."""
+    fmt, probe = sniff(path)
+    return fmt.read(probe, options or ReadOptions())
+
+
+def log_files(folder: Path, entries: list[Path]) -> list[Path]:
+    """Of a folder's entries, the logs to read: known suffixes, not hidden, each run
+    once (a file another file represents is left out)."""
+    names = {p.name for p in entries}
+    out = []
+    for p in entries:
+        if p.suffix not in LOG_SUFFIXES or p.name.startswith(".") or not p.is_file():
+            continue
+        if any((rep := f.represented_by(p)) is not None and rep.name in names for f in formats()):
+            continue
+        out.append(p)
+    return out

@@ -1,0 +1,20 @@
+"""Header-less case-record JSONL made by other tools (the seed's `pin_eval.py` shape):
+`case_id, pass, reasons, tool_names, text_digest, fixture_hash, grader_version,
+model_slot` a line, with no header and no trailer, so completeness is unknown."""
+
+from __future__ import annotations
+
+from evalpin.core.formats import Probe, ReadOptions
+from evalpin.core.runfile import SHAPE_CASES, RunFile, Scan, open_file
+
+NAME = SHAPE_CASES
+
+
+def sniff(probe: Probe) -> bool:
+    first = probe.first
+    return isinstance(first, dict) and "case_id" in first and first.get("record") != "run"
+
+
+def read(probe: Probe, options: ReadOptions) -> RunFile:
+    with open_file(probe.path) as fh:
+        return Scan(probe.path, SHAPE_CASES).read(fh)

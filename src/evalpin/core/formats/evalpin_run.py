@@ -1,0 +1,19 @@
+"""evalpin's own run files: a `run` header line, case lines, a `summary` trailer."""
+
+from __future__ import annotations
+
+from evalpin.core.formats import Probe, ReadOptions
+from evalpin.core.runfile import SHAPE_EVALPIN, RunFile, Scan, open_file
+
+NAME = SHAPE_EVALPIN
+
+
+def sniff(probe: Probe) -> bool:
+    first = probe.first
+    return isinstance(first, dict) and first.get("record") == "run"
+
+
+def read(probe: Probe, options: ReadOptions) -> RunFile:
+    """The streaming block-decoding scan (the fast path `diff` is measured on)."""
+    with open_file(probe.path) as fh:
+        return Scan(probe.path, SHAPE_EVALPIN).read(fh)

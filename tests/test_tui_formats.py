@@ -1,0 +1,50 @@
+"""The review TUI on other tools' logs: pins say the format, epochs and what is missing;
+the banner stops an incomparable pair; the detail shows the completion text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evalpin.core.runfile import read_run
+from evalpin.tui.screens.banner import BannerScreen
+from evalpin.tui.widgets.detail import DetailPane
+from tests.tuikit import SIZE, new_app, screen_text, settle
+
+DATA = Path(__file__).parent / "data"
+
+
+async def test_inspect_pair_shows_format_epochs_and_completion() -> None:
+    app = new_app(
+        read_run(DATA / "inspect" / "night1.eval"), read_run(DATA / "inspect" / "night2.eval")
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app, "verdicts")
+        text = screen_text(app)
+        assert "inspect-ai log (.eval, scorer includes), 12 records, complete" in text
+        assert "epochs          1,2 (n=2)" in text
+        assert "REGRESSED  L   2/2 R   0/2  banana" in text
+        assert "epoch 1         left" in text
+        shown = "\n".join(t.plain for t in app.review.query_one(DetailPane).lines)
+        assert "completion text · epoch 1 · right" in shown and "plantain" in shown
+
+
+async def test_inspect_other_model_raises_the_banner() -> None:
+    app = new_app(
+        read_run(DATA / "inspect" / "night1.eval"),
+        read_run(DATA / "inspect" / "other_model.eval"),
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app, "banner")
+        assert isinstance(app.screen, BannerScreen)
+        text = screen_text(app)
+        assert "REFUSE_DIFF" in text and "mockllm/other" in text
+
+
+async def test_lm_eval_pair_marks_missing_pins_and_the_docs_own_id() -> None:
+    app = new_app(read_run(DATA / "lm_eval" / "seed1"), read_run(DATA / "lm_eval" / "seed2"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app, "verdicts")
+        text = screen_text(app)
+        assert "lm-eval samples (exact_match), 6 records, complete" in text
+        assert "scorer commit   <missing>" in text
+        assert "0  (apple)" in text and "repeat 0" in text

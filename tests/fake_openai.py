@@ -1,13 +1,16 @@
 """A scriptable OpenAI-compatible chat-completions server for tests, on 127.0.0.1 only.
 
-Each test queues the replies it wants (`push`) and reads back what arrived (`received`):
-the real SDK talks to it over real HTTP, so nothing in the client is mocked.
+Each test queues the replies it wants (`push`), or sets a `policy` that picks the reply
+for each request (latency, a share of 429s, a rate limit on requests in flight), and
+reads back what arrived (`received`, `max_in_flight`): the real SDK talks to it over real
+HTTP, so nothing in the client is mocked.
 """
 
 from __future__ import annotations
 
 import json
 import socket
+import struct
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -26,6 +29,7 @@ class Reply:
     body: Body = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    reset: bool = False  # drop the connection (TCP reset) instead of answering
 
 
 @dataclass
@@ -41,8 +45,11 @@ def chat(
     tool_calls: tuple[tuple[str, str], ...] = (),
     model: str = "fake-model-1",
     fingerprint: str | None = "fp_test",
+    usage: tuple[int, int] | None = None,
+    delay_s: float = 0.0,
 ) -> Reply:
-    """A 200 chat completion; `tool_calls` are (name, raw arguments string) pairs."""
+    """A 200 chat completion; `tool_calls` are (name, raw arguments string) pairs and
+    `usage` is (prompt tokens, completion tokens)."""
     message: dict[str, Any] = {"role": "assistant", "content": text}
     if tool_calls:
         message["tool_calls"] = [
@@ -57,7 +64,14 @@ def chat(
         "system_fingerprint": fingerprint,
         "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
     }
-    return Reply(body=body)
+    if usage is not None:
+        prompt, completion = usage
+        body["usage"] = {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
+    return Reply(body=body, delay_s=delay_s)
 
 
 def conversation_problem(messages: list[dict[str, Any]]) -> str | None:
@@ -119,13 +133,20 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+# Picks the reply to the n-th request (from 0), given the requests in flight with it.
+Policy = Callable[[int, int, Received], Reply]
+
+
 class FakeOpenAI:
-    """The server; replies are served in order, then `default`, then a loud 599."""
+    """The server; replies are served in order, then `policy`, then `default`, then a
+    loud 599."""
 
     def __init__(self) -> None:
         self.replies: deque[Reply] = deque()
         self.default: Reply | None = None
+        self.policy: Policy | None = None
         self.received: list[Received] = []
+        self.served: dict[int, int] = {}  # status -> answers sent (resets counted as 0)
         self.max_in_flight = 0
         self._in_flight = 0
         self._lock = threading.Lock()
@@ -139,6 +160,12 @@ class FakeOpenAI:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    @property
+    def in_flight(self) -> int:
+        """Requests received and not yet answered (or given up by their client)."""
+        with self._lock:
+            return self._in_flight
 
     def push(self, *replies: Reply) -> None:
         self.replies.extend(replies)
@@ -158,7 +185,14 @@ class FakeOpenAI:
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
             if self.replies:
                 return self.replies.popleft()
+            if self.policy is not None:
+                return self.policy(len(self.received) - 1, self._in_flight, request)
         return self.default or error(599, "no reply scripted for this request")
+
+    def _count(self, reply: Reply) -> None:
+        with self._lock:
+            status = 0 if reply.reset else reply.status
+            self.served[status] = self.served.get(status, 0) + 1
 
     def _done(self) -> None:
         with self._lock:
@@ -176,7 +210,11 @@ class FakeOpenAI:
                 try:
                     if reply.delay_s:
                         fake._stopping.wait(reply.delay_s)
-                    self._send(reply, request)
+                    fake._count(reply)
+                    if reply.reset:
+                        self._reset()
+                    else:
+                        self._send(reply, request)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up first (a timeout test)
                 finally:
@@ -192,6 +230,14 @@ class FakeOpenAI:
                     self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _reset(self) -> None:
+                """Close with SO_LINGER 0: the client sees a connection reset."""
+                self.connection.setsockopt(
+                    socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                )
+                self.close_connection = True
+                self.connection.close()
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass  # keep test output quiet

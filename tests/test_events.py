@@ -18,16 +18,23 @@ WIRE = [
      "elapsed": 0.25},
     {"event": "case", "case_id": "b", "seed": None, "pass": True, "reasons": None,
      "done": 4, "total": 6, "passed": 3, "failed": 1, "elapsed": 0.5},
+    {"event": "case", "case_id": "c", "seed": 29, "pass": True, "reasons": None,
+     "done": 5, "total": 6, "passed": 4, "failed": 1, "elapsed": 0.75, "in_flight": 12,
+     "limit": 8},
+    {"event": "pace", "in_flight": 3, "limit": 4, "rate_limited": 7, "waited": 1.4},
     {"event": "warning", "message": "trimmed a torn last line (12 bytes)"},
     {"event": "done", "out": "runs/x.jsonl", "records": 6, "passed": 4, "failed": 2,
      "seconds": 1.5},
+    {"event": "done", "out": "runs/x.jsonl", "records": 6, "passed": 4, "failed": 2,
+     "seconds": 1.5, "usage": {"prompt_tokens": 60, "completion_tokens": 12,
+     "total_tokens": 72}, "rate_limited": 3, "waited": 0.6, "lowest_limit": 4},
     {"event": "interrupted", "out": "runs/x.jsonl", "done": 3, "total": 6,
      "resume": "evalpin run --resume --out runs/x.jsonl"},
     {"event": "failed", "out": "runs/x.jsonl", "message": "No space left on device"},
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("wire", WIRE, ids=lambda w: w["event"])
+@pytest.mark.parametrize("wire", WIRE, ids=lambda w: f"{w['event']}-{len(w)}")
 def test_wire_shape_round_trips(wire: dict) -> None:
     line = json.dumps(wire, ensure_ascii=True)
     event = events.decode(line)

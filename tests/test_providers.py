@@ -90,7 +90,7 @@ def test_a_new_row_is_a_working_provider(capsys, echo: Path) -> None:
 
 def test_the_row_says_its_secrets_and_threading(echo: Path) -> None:
     plan = plan_run(RunRequest(fixtures=Path("golden.jsonl"), slot="e", jobs=4), {})
-    assert plan.effective_jobs == 1  # threads_help is False
+    assert plan.workers == 1  # threads_help is False
     assert Executor(plan, plan.slot_config.open(), "g").secret_names == ["ECHO_TOKEN"]
     inline = resolve_slot("x=echo:OTHER_TOKEN")
     assert isinstance(inline, EchoConfig) and inline.secret_env_names() == ("OTHER_TOKEN",)

@@ -87,7 +87,7 @@ async def wait_for(pilot, condition, timeout: float = 60) -> None:
 
 def test_finds_fixture_sets_not_recordings(project: Path) -> None:
     assert find_fixture_sets(project / "fixtures") == [project / "fixtures" / "golden.jsonl"]
-    argv = LaunchRequest("f.jsonl", "night", seeds="1,2,3", jobs="2").argv()
+    argv = LaunchRequest("f.jsonl", "night", seeds="1,2,3", jobs="2", concurrency="32").argv()
     assert argv[1:] == [
         "-m",
         "evalpin",
@@ -102,6 +102,8 @@ def test_finds_fixture_sets_not_recordings(project: Path) -> None:
         "1,2,3",
         "--jobs",
         "2",
+        "--concurrency",
+        "32",
     ]
 
 
@@ -177,6 +179,7 @@ async def test_launch_cancel_leaves_a_resumable_file(project: Path) -> None:
         panel = app.screen
         panel.query_one("#slot-pick", Select).value = "slow"
         panel.query_one("#jobs", Input).value = "1"
+        panel.query_one("#concurrency", Input).value = "1"
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: any(e.kind == "case" for e in panel.events))
         assert panel.process is not None

@@ -19,6 +19,8 @@ class RunDisplay:
         self.mode = mode
         self.bar = None
         self.task = None
+        self.status = ""
+        self.pace = ""
 
     def emit(self, event: events.Event) -> None:
         if self.mode == "json":
@@ -49,8 +51,11 @@ class RunDisplay:
                 "run", total=event.total, completed=event.total - event.todo, status=""
             )
         elif isinstance(event, events.CaseEvent) and self.bar is not None:
-            status = f"[green]{event.passed} pass[/] [red]{event.failed} fail[/]"
-            self.bar.update(self.task, completed=event.done, status=status)
+            self.status = f"[green]{event.passed} pass[/] [red]{event.failed} fail[/]"
+            self.bar.update(self.task, completed=event.done, status=self.status + self.pace)
+        elif isinstance(event, events.PaceEvent) and self.bar is not None:
+            self.pace = f" [dim]{event.shown}[/]"
+            self.bar.update(self.task, status=self.status + self.pace)
         elif isinstance(event, events.FinalEvent):
             self.close()
             self._final(event)
@@ -69,6 +74,7 @@ class RunDisplay:
                     ("wrote ", "green"),
                     out,
                     f": {event.passed}/{event.records} passed in {event.seconds:.1f} s",
+                    *done_extras(event),
                 )
             )
             self.err.print(text(("next: ", "dim"), f"evalpin verdict {out}"))
@@ -87,3 +93,17 @@ class RunDisplay:
         if self.bar is not None:
             self.bar.stop()
             self.bar = None
+
+
+def done_extras(event: events.DoneEvent) -> list[str]:
+    """The end line's tokens and rate-limit waits, where there were any."""
+    extras = []
+    if event.usage is not None:
+        extras.append(f"; {event.usage.describe()}")
+    if event.rate_limited:
+        waited = event.waited or 0.0
+        extras.append(
+            f"; {event.rate_limited} rate-limited answers, {waited:.1f} s waiting,"
+            f" concurrency lowered to {event.lowest_limit}"
+        )
+    return extras

@@ -64,6 +64,9 @@ def print_verdict(run, v) -> None:
         )
     if v.power is not None:
         out.print(text(("power     ", "dim"), v.power.mde_text()))
+    usage = run.summary.usage if run.summary is not None else None
+    if usage is not None:
+        out.print(text(("usage     ", "dim"), usage.describe()))
     if v.flaky_cases:
         listed = ", ".join(inert_line(c) for c in v.flaky_cases[:12])
         more = f" and {len(v.flaky_cases) - 12} more" if len(v.flaky_cases) > 12 else ""

@@ -19,6 +19,8 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+import msgspec
+
 from evalpin.core.records import Completion, ToolCall
 
 # Model requests in one tool conversation unless the run says otherwise (`--max-turns`).
@@ -68,10 +70,4 @@ def settle(completion: Completion) -> Completion:
         raise ValueError("'text' differs from the last turn's text")
     if completion.tools and list(completion.tools) != tools:
         raise ValueError("'tools' differs from the calls made in 'turns'")
-    return Completion(
-        text=text,
-        tools=tools,
-        files=completion.files,
-        model=completion.model,
-        turns=list(completion.turns),
-    )
+    return msgspec.structs.replace(completion, text=text, tools=tools, turns=list(completion.turns))

@@ -39,11 +39,35 @@ class Turn(msgspec.Struct, frozen=True, omit_defaults=True):
     calls: list[TurnCall] = []
 
 
+class Usage(msgspec.Struct, frozen=True):
+    """Tokens an endpoint reported spending (its `usage`), summed over a case's requests."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.total_tokens + other.total_tokens,
+        )
+
+    def describe(self) -> str:
+        """`12,345 tokens (12,000 prompt, 345 completion)`, as every display shows it."""
+        return (
+            f"{self.total_tokens:,} tokens ({self.prompt_tokens:,} prompt,"
+            f" {self.completion_tokens:,} completion)"
+        )
+
+
 class Completion(msgspec.Struct, frozen=True, omit_defaults=True):
     """What a slot returned for one request (also the replay and command line shape).
 
     `turns` is the whole tool conversation when there was one; `text` is then its last
     reply's text and `tools` every call it made, in order (core/conversation.py).
+    `usage` is what the endpoint reported for it (None: not reported, or not spent by
+    this run, as for a replay); it is not part of the completion digest.
     """
 
     text: str = ""
@@ -51,6 +75,7 @@ class Completion(msgspec.Struct, frozen=True, omit_defaults=True):
     files: dict[str, str] = {}
     model: str | None = None
     turns: list[Turn] = []
+    usage: Usage | None = None
 
 
 class FixturesInfo(msgspec.Struct, omit_defaults=True):
@@ -85,6 +110,12 @@ class RunHeader(msgspec.Struct, tag="run", tag_field="record", omit_defaults=Tru
     # Coding items whose candidate ran inside the pytest process (`isolation: in-process`):
     # graded with tamper checks, never publishable.
     graded_in_process: list[str] = []
+    # How the run was executed (jobs, concurrency): never part of the env digest or the
+    # triple, so changing them never breaks comparability.
+    execution: dict[str, Any] = {}
+    # When the completions were replayed from an earlier run file: that run's run_id,
+    # its slot label and the path as given.
+    replay_of: dict[str, Any] | None = None
 
 
 class CaseRow(msgspec.Struct, gc=False):
@@ -134,6 +165,7 @@ class CaseRecord(msgspec.Struct, tag="case", tag_field="record", omit_defaults=T
     # The case's own name in another tool's log, where it differs from `case_id`
     # (an lm-eval doc's `id` beside its `doc_id`).
     source_id: str | None = None
+    usage: Usage | None = None
 
 
 class Summary(msgspec.Struct, tag="summary", tag_field="record", omit_defaults=True):
@@ -145,6 +177,7 @@ class Summary(msgspec.Struct, tag="summary", tag_field="record", omit_defaults=T
     seconds: float | None = None
     pass_rate_by_seed: dict[str, float] = {}
     resumed: int = 0
+    usage: Usage | None = None  # summed over the case records that carry one
 
 
 class ReportRow(msgspec.Struct):

@@ -3,9 +3,11 @@
 The runner and the session produce these; `evalpin run --progress json` writes each as one
 JSON line (`encode`), and the TUI's launch panel, which runs that command as a child,
 reads them back (`decode`). The wire shape is the README's: an object whose `event` key
-names the kind (`start`, `case`, `warning`, `done`, `interrupted`, `failed`), fields in
-the order below. Adding an event is one struct here, one line in `Event`, and its
-handling in the two displays (cli/render_run.py, tui/screens/launch.py).
+names the kind (`start`, `case`, `pace`, `warning`, `done`, `interrupted`, `failed`),
+fields in the order below. Adding an event is one struct here, one line in `Event`, and
+its handling in the two displays (cli/render_run.py, tui/screens/launch.py). Fields added
+later have defaults and are left out while they hold them, so the lines an older reader
+knows keep their shape.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ import json
 
 import msgspec
 
+from evalpin.core.records import Usage
 
-class _Event(msgspec.Struct, frozen=True, tag_field="event"):
+
+class _Event(msgspec.Struct, frozen=True, tag_field="event", omit_defaults=True):
     @property
     def kind(self) -> str:
         """The `event` tag: start, case, warning, done, interrupted or failed."""
@@ -44,6 +48,27 @@ class CaseEvent(_Event, tag="case"):
     passed: int
     failed: int
     elapsed: float
+    # Completions in flight and the concurrency limit now (it falls on rate limits).
+    in_flight: int = 0
+    limit: int = 0
+
+
+class PaceEvent(_Event, tag="pace"):
+    """Requests in flight and time spent waiting on rate limits, sent while cases are
+    in the air even when no record is written (a slow case holds back plan order)."""
+
+    in_flight: int
+    limit: int
+    rate_limited: int  # rate-limit answers so far
+    waited: float  # request-seconds spent waiting them out
+
+    @property
+    def shown(self) -> str:
+        """One plain line for a display: in flight of the limit, and the waits so far."""
+        text = f"{self.in_flight}/{self.limit} in flight"
+        if self.rate_limited:
+            text += f", {self.rate_limited} rate-limited ({self.waited:.1f} s waiting)"
+        return text
 
 
 class WarningEvent(_Event, tag="warning"):
@@ -58,6 +83,10 @@ class DoneEvent(_Event, tag="done"):
     passed: int
     failed: int
     seconds: float
+    usage: Usage | None = None  # tokens, from the summary trailer
+    rate_limited: int = 0
+    waited: float | None = None  # None: never waited (a float default is not omitted)
+    lowest_limit: int = 0  # how far rate limits lowered the concurrency (0: they did not)
 
 
 class InterruptedEvent(_Event, tag="interrupted"):
@@ -74,7 +103,9 @@ class FailedEvent(_Event, tag="failed"):
     message: str
 
 
-Event = StartEvent | CaseEvent | WarningEvent | DoneEvent | InterruptedEvent | FailedEvent
+Event = (
+    StartEvent | CaseEvent | PaceEvent | WarningEvent | DoneEvent | InterruptedEvent | FailedEvent
+)
 # The last event of every run that got past its inputs.
 FinalEvent = DoneEvent | InterruptedEvent | FailedEvent
 

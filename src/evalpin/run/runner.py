@@ -4,6 +4,11 @@ The header pins the instrument before the first case runs; each case line is app
 the moment it is graded (one `os.write`, so a kill leaves whole lines); the summary
 trailer is written only when every pair is done. `--resume` finishes the missing pairs
 of an unfinished file, and refuses when anything that decides a grade has changed.
+
+Two limits, apart: `--concurrency` completions in flight (the slot's `Pace`, adapting to
+rate limits) and `--jobs` grading processes (a semaphore around the sandbox), so a live
+endpoint sets the pace of a golden set and a coding set never starts more sandboxed
+pytest processes than cores.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from evalpin.core.errors import InputError
 from evalpin.core.fixtures import (
@@ -47,10 +54,12 @@ from evalpin.core.records import (
     Message,
     RunHeader,
     Summary,
+    Usage,
 )
 from evalpin.core.runfile import RunWriter, read_run, trim_torn_tail
 from evalpin.run import events
 from evalpin.run.controls import Controls
+from evalpin.run.pace import DEFAULT_CONCURRENCY, TICK_S, Pace, PaceTicker
 from evalpin.run.scrub import scrub_record, secret_values
 from evalpin.run.slots import Slot, SlotConfig, SlotError
 
@@ -78,14 +87,22 @@ class Plan:
     jobs: int
     workdir: Path | None = None
     isolation: Any = None  # sandbox.Isolation for coding sets
+    concurrency: int = DEFAULT_CONCURRENCY
 
     @property
-    def effective_jobs(self) -> int:
-        """Threads help only when a case waits (a sandbox, a network or a program):
-        golden cases on a provider that answers from memory run faster in one thread."""
-        if self.fixtures.kind != KIND_CODING and not self.slot_config.threads_help:
-            return 1
-        return self.jobs
+    def workers(self) -> int:
+        """Threads, each carrying one case: enough for `concurrency` completions in
+        flight, and for `jobs` graders on a coding set. Threads help only when a case
+        waits (a sandbox, a network or a program): golden cases on a provider that
+        answers from memory run faster in one thread."""
+        coding = self.fixtures.kind == KIND_CODING
+        if not self.slot_config.threads_help:
+            return self.jobs if coding else 1
+        return max(self.jobs, self.concurrency) if coding else self.concurrency
+
+    def execution(self) -> dict[str, Any]:
+        """How the run is executed; recorded, never compared (not in the env digest)."""
+        return {"jobs": self.jobs, "concurrency": self.concurrency}
 
     @property
     def pairs(self) -> list[Pair]:
@@ -123,6 +140,7 @@ class Plan:
             graded_in_process=[
                 c.id for c in fs.cases if getattr(c, "isolation", None) == ISOLATION_IN_PROCESS
             ],
+            execution=self.execution(),
         )
 
     def _slot_settings(self) -> dict[str, Any]:
@@ -172,6 +190,16 @@ class Executor:
         self.cases = {case.id: case for case in plan.fixtures.cases}
         # Never handed to model code: the sandbox drops these names and cuts their values.
         self.secret_names = list(plan.slot_config.secret_env_names())
+        # At most --jobs sandboxed graders at once, however many completions are in flight.
+        self.grading = threading.BoundedSemaphore(plan.jobs)
+
+    def complete(self, request: CompletionRequest) -> Completion:
+        """The slot's completion, holding a pace permit unless the slot holds its own or
+        answers from memory (nothing in flight to bound)."""
+        if self.slot.paces_requests or not self.plan.slot_config.threads_help:
+            return self.slot.complete(request)
+        with self.slot.pace.request():
+            return self.slot.complete(request)
 
     def request(
         self,
@@ -226,6 +254,7 @@ class Executor:
             record.tools = list(completion.tools) or None
             record.turns = list(completion.turns) or None
             record.files = dict(completion.files) or None
+            record.usage = completion.usage
         else:
             record.tool_names = []
         return record
@@ -234,7 +263,7 @@ class Executor:
         messages = [Message("user", case.user)]
         request = self.request(case.id, seed, messages, case.tools, case.tool_results)
         try:
-            completion = self.slot.complete(request)
+            completion = self.complete(request)
         except SlotError as exc:
             return self._fill(self._base(case, seed, [exc.reason]), None)
         return self._fill(self._base(case, seed, grade_golden(case, completion)), completion)
@@ -249,22 +278,26 @@ class Executor:
         outcome = None
         error = None
         loops = 0
+        usage: Usage | None = None  # over every round: each one was paid for
         for attempt in range(self.plan.controls.loops + 1):
             try:
-                answer = self.slot.complete(self.request(item.id, seed, messages, []))
+                answer = self.complete(self.request(item.id, seed, messages, []))
             except SlotError as exc:
                 if completion is None:
                     return self._fill(self._base(item, seed, [exc.reason]), None)
                 error = f"repair round {attempt}: {exc.reason}"  # keep the last graded try
                 break
             completion, loops = answer, attempt
-            outcome = run_item(
-                item,
-                files_from_completion(answer, item.expected_files),
-                workdir_parent=self.plan.workdir,
-                secret_names=self.secret_names,
-                isolation=self.plan.isolation,
-            )
+            if answer.usage is not None:
+                usage = answer.usage if usage is None else usage + answer.usage
+            with self.grading:
+                outcome = run_item(
+                    item,
+                    files_from_completion(answer, item.expected_files),
+                    workdir_parent=self.plan.workdir,
+                    secret_names=self.secret_names,
+                    isolation=self.plan.isolation,
+                )
             if outcome.passed:
                 break
             messages = [
@@ -277,6 +310,7 @@ class Executor:
         record.tail = outcome.tail
         record.loops = loops
         record.error = error
+        record.usage = usage
         return record
 
 
@@ -318,7 +352,9 @@ def run(
 ) -> Summary:
     """Execute `plan` into `plan.out`. Raises Interrupted (file whole, resumable)."""
     stop = stop or threading.Event()
+    slot.pace = pace = Pace(plan.concurrency)
     header = plan.header()
+    header.replay_of = slot.replay_of
     todo = plan.pairs
     resumed = 0
     if resume:
@@ -366,12 +402,14 @@ def run(
         header.slot.get("settings_digest"),
     )
     secrets = secret_values(execute.secret_names)
+    ticker = PaceTicker(pace, emit)
     with writer:
-        for record in _results(execute, todo, plan.effective_jobs, stop):
+        for record in _results(execute, todo, plan.workers, stop, ticker.tick):
             record = scrub_record(record, secrets)  # the one place case records are written
             writer.write(record)
             tally.done += 1
             tally.passed += record.passed
+            now = pace.state()
             emit(
                 events.CaseEvent(
                     case_id=record.case_id,
@@ -383,12 +421,15 @@ def run(
                     passed=tally.passed,
                     failed=tally.failed,
                     elapsed=round(tally.elapsed, 3),
+                    in_flight=now.in_flight,
+                    limit=now.limit,
                 )
             )
         if stop.is_set():
             raise Interrupted(plan.out, tally.done, tally.total)
         summary = _summary(plan.out, tally, resumed)
         writer.write(summary)
+    final = pace.state()
     emit(
         events.DoneEvent(
             out=str(plan.out),
@@ -396,9 +437,40 @@ def run(
             passed=summary.passed,
             failed=summary.records - summary.passed,
             seconds=round(tally.elapsed, 3),
+            usage=summary.usage,
+            rate_limited=final.rate_limited,
+            waited=final.waited_s or None,
+            lowest_limit=final.lowest if final.rate_limited else 0,
         )
     )
     return summary
+
+
+class _UsageLine(msgspec.Struct):
+    """Only what the usage total reads of a run-file line."""
+
+    record: str | None = None
+    usage: Usage | None = None
+
+
+_USAGE = msgspec.json.Decoder(_UsageLine)
+
+
+def usage_total(out: Path) -> Usage | None:
+    """Tokens summed over the file's case records (also those of an earlier, resumed
+    process); None when no record carries usage."""
+    total: Usage | None = None
+    with open(out, "rb") as fh:
+        for line in fh:
+            if b'"usage"' not in line:
+                continue
+            try:
+                parsed = _USAGE.decode(line)
+            except msgspec.MsgspecError:
+                continue
+            if parsed.record == "case" and parsed.usage is not None:
+                total = parsed.usage if total is None else total + parsed.usage
+    return total
 
 
 def _summary(out: Path, tally: Tally, resumed: int) -> Summary:
@@ -413,11 +485,16 @@ def _summary(out: Path, tally: Tally, resumed: int) -> Summary:
         seconds=round(tally.elapsed, 3),
         pass_rate_by_seed={str(s): round(r, 6) for s, r in rates.items()},
         resumed=resumed,
+        usage=usage_total(out),
     )
 
 
 def _results(
-    execute: Executor, todo: list[Pair], jobs: int, stop: threading.Event
+    execute: Executor,
+    todo: list[Pair],
+    jobs: int,
+    stop: threading.Event,
+    tick: Callable[[], None] = lambda: None,
 ) -> Iterator[CaseRecord]:
     """Records in plan order, so two runs of the same inputs write the same file.
 
@@ -447,10 +524,11 @@ def _results(
             if not running:
                 break
             try:
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                done, _ = wait(running, timeout=TICK_S, return_when=FIRST_COMPLETED)
             except KeyboardInterrupt:
                 stop.set()
                 continue
+            tick()
             for future in done:
                 finished[running.pop(future)] = future.result()
             while next_out in finished:

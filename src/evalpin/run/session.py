@@ -25,6 +25,7 @@ from evalpin.run.controls import (
     resolve_fixtures,
     resolve_workdir,
 )
+from evalpin.run.pace import DEFAULT_CONCURRENCY
 from evalpin.run.runner import Interrupted, Plan, default_jobs, default_out, run
 from evalpin.run.slots import DEFAULT_SLOTS_FILE, inline_spec, open_slot, resolve_slot
 
@@ -46,6 +47,7 @@ class RunRequest:
     jobs: int | None = None
     out: Path | None = None
     resume: bool = False
+    concurrency: int | None = None
 
 
 def _shown_path(path: Path) -> str:
@@ -87,6 +89,7 @@ def _resume_defaults(request: RunRequest) -> tuple[RunRequest, RunHeader]:
             jobs=request.jobs,
             out=request.out,
             resume=True,
+            concurrency=request.concurrency,
         ),
         header,
     )
@@ -137,6 +140,7 @@ def plan_run(request: RunRequest, env: Mapping[str, str]) -> Plan:
         controls=controls,
         out=out,
         jobs=request.jobs or default_jobs(),
+        concurrency=request.concurrency or DEFAULT_CONCURRENCY,
         workdir=resolve_workdir(env),
         isolation=isolation,
     )

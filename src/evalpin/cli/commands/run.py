@@ -8,6 +8,9 @@ from pathlib import Path
 
 import click
 
+# One thread per completion in flight: a typo such as 100000 must not start that many.
+MAX_CONCURRENCY = 1024
+
 
 @click.command("run")
 @click.option(
@@ -47,7 +50,13 @@ import click
 @click.option(
     "--jobs",
     type=click.IntRange(min=1),
-    help="Cases run at once (golden sets on replay slots run in one thread).  [default: cores]",
+    help="Sandboxed grading processes at once (coding sets).  [default: cores]",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1, max=MAX_CONCURRENCY),
+    help="Completions in flight (one thread each); lowered on rate limits, raised as"
+    " requests succeed.  [default: 16]",
 )
 @click.option(
     "--out",
@@ -74,6 +83,7 @@ def run_cmd(
     loops: int | None,
     max_turns: int | None,
     jobs: int | None,
+    concurrency: int | None,
     out: Path | None,
     resume: bool,
     progress: str,
@@ -96,6 +106,7 @@ def run_cmd(
         loops=loops,
         max_turns=max_turns,
         jobs=jobs,
+        concurrency=concurrency,
         out=out,
         resume=resume,
     )

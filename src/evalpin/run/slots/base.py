@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from evalpin.core import reasons
 from evalpin.core.records import Completion, CompletionRequest
+from evalpin.run.pace import Pace
 
 if TYPE_CHECKING:
     from evalpin.run.slots.config import SlotConfig
@@ -40,11 +41,19 @@ class SlotError(Exception):
 class Slot(ABC):
     """An opened completion backend; `complete` may be called from several threads."""
 
+    # True when the slot holds a `pace` permit per request on the wire itself (and tells
+    # it about rate limits); otherwise the runner holds one around each `complete`.
+    paces_requests: ClassVar[bool] = False
+
     def __init__(self, config: SlotConfig) -> None:
         self.config = config
         # Problems that leave the slot usable (e.g. skipped replay lines), for the runner
         # to print and record.
         self.warnings: list[str] = []
+        # Requests in flight; the runner replaces it with one sized by --concurrency.
+        self.pace = Pace()
+        # The run whose records this slot replays ({run_id, model_slot, path}), if any.
+        self.replay_of: dict[str, Any] | None = None
 
     @abstractmethod
     def complete(self, request: CompletionRequest) -> Completion:

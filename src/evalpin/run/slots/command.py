@@ -266,6 +266,9 @@ def _exchange(
         proc.wait()
         detail = f"no answer within {timeout:g}s; process group killed"
         raise SlotError(PROVIDER_ERROR("timeout"), detail) from None
+    except BaseException:  # the run was interrupted: its answer would never be recorded
+        _kill_group(proc)
+        raise
     finally:
         for thread in threads:
             # A helper that left the process group may hold a pipe open: do not wait

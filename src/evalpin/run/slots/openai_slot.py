@@ -13,6 +13,11 @@ from explicit values only: the SDK would otherwise pick up `OPENAI_BASE_URL`,
 `OPENAI_ORG_ID`, `OPENAI_PROJECT_ID` and `OPENAI_CUSTOM_HEADERS` from the environment
 and send them to whatever endpoint the slot names. Organization, project and extra
 headers are sent only when the slot names the variables that hold them.
+
+Each request on the wire holds a permit of the run's `Pace` (run/pace.py), which it tells
+about rate limits, so the run's concurrency follows the endpoint. A 429 does not use up an
+attempt: it is retried as long as this request's waits on rate limits fit in the retry
+budget, `(max_attempts - 1) * retry_max_s`, the longest the slot would wait anyway.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from evalpin.core.conversation import (
 )
 from evalpin.core.errors import InputError
 from evalpin.core.reasons import PROVIDER_ERROR
-from evalpin.core.records import Completion, CompletionRequest, Turn, TurnCall
+from evalpin.core.records import Completion, CompletionRequest, Turn, TurnCall, Usage
 from evalpin.run.slots.base import Slot, SlotError
 from evalpin.run.slots.config import Entry, SlotConfig
 
@@ -171,6 +176,7 @@ class _ChatCompletion(msgspec.Struct):
     choices: list[_Choice]
     model: str | None = None
     system_fingerprint: str | None = None
+    usage: Any = None  # read leniently (_usage): an odd count must not lose the answer
 
 
 class _Failure(NamedTuple):
@@ -179,11 +185,17 @@ class _Failure(NamedTuple):
     retry_after: float | None
     detail: str
 
+    @property
+    def rate_limit(self) -> bool:
+        """The endpoint asked us to slow down: a 429, or any answer with Retry-After."""
+        return self.kind == "rate_limited" or self.retry_after is not None
+
 
 class OpenAISlot(Slot):
     """One SDK client shared by all threads (the SDK's sync client is thread-safe)."""
 
     config: OpenAIConfig
+    paces_requests = True
 
     def __init__(self, config: OpenAIConfig) -> None:
         import openai
@@ -211,9 +223,13 @@ class OpenAISlot(Slot):
         max_turns = request.max_turns or DEFAULT_MAX_TURNS
         turns: list[Turn] = []
         model: str | None = None
+        usage: Usage | None = None
         for n in range(1, max_turns + 1):
             reply = self._ask(params)
             model = _reported(reply) or model
+            spent = _usage(reply)
+            if spent is not None:
+                usage = spent if usage is None else usage + spent
             message = reply.choices[0].message
             text = message.content or ""
             calls = message.tool_calls or []
@@ -231,32 +247,51 @@ class OpenAISlot(Slot):
                 for i, (c, a) in enumerate(zip(calls, answered, strict=True))
             ]
         if len(turns) == 1 and not turns[0].calls:
-            return Completion(text=turns[0].text, model=model)
-        return settle(Completion(model=model, turns=turns))
+            return Completion(text=turns[0].text, model=model, usage=usage)
+        return settle(Completion(model=model, turns=turns, usage=usage))
 
     def _ask(self, params: dict[str, Any]) -> _ChatCompletion:
-        """One chat completion, retried as the slot says; SlotError when none comes."""
+        """One chat completion: each try holds a pace permit while on the wire; retried
+        as the slot says; SlotError when none comes."""
         import openai
 
         attempts, attempt = self.config.max_attempts, 1
+        budget = (attempts - 1) * self.config.retry_max_s
+        limited = 0  # 429s answered to this request
         while True:
-            try:
-                raw = self._client.chat.completions.with_raw_response.create(**params)
-            except RecursionError:  # the SDK parsing an error body nested past any sense
-                detail = "the response is nested too deeply to read"
-                raise SlotError(PROVIDER_ERROR("bad_response"), detail) from None
-            except openai.APIError as exc:
-                failure = self._classify(exc)
-                if not failure.retry or attempt == attempts:
-                    detail = f"{failure.detail} (attempt {attempt} of {attempts})"
+            with self.pace.request() as permit:
+                try:
+                    raw = self._client.chat.completions.with_raw_response.create(**params)
+                except RecursionError:  # the SDK parsing an error body nested past any sense
+                    detail = "the response is nested too deeply to read"
+                    raise SlotError(PROVIDER_ERROR("bad_response"), detail) from None
+                except openai.APIError as exc:
+                    failure = self._classify(exc)
+                    if failure.rate_limit:
+                        permit.rate_limited()
+                else:
+                    permit.succeeded()
+                    return _decode(raw.content)
+            if failure.kind == "rate_limited":
+                limited += 1
+                delay = self._delay(limited, failure.retry_after)
+                if delay > budget + 1e-9:
+                    detail = (
+                        f"{failure.detail} ({limited} rate-limited answers; retry budget spent)"
+                    )
                     raise SlotError(PROVIDER_ERROR(failure.kind), detail) from None
-                # close() wakes this wait, so a stopping run does not sit out a backoff.
-                if self._closed.wait(self._delay(attempt, failure.retry_after)):
-                    detail = f"{failure.detail}; slot closed while waiting to retry"
-                    raise SlotError(PROVIDER_ERROR(failure.kind), detail) from None
+                budget -= delay
+            elif not failure.retry or attempt == attempts:
+                detail = f"{failure.detail} (attempt {attempt} of {attempts})"
+                raise SlotError(PROVIDER_ERROR(failure.kind), detail) from None
+            else:
+                delay = self._delay(attempt, failure.retry_after)
                 attempt += 1
-                continue
-            return _decode(raw.content)
+            # close() wakes these waits, so a stopping run does not sit out a backoff.
+            waited = self.pace.wait if failure.rate_limit else _plain_wait
+            if waited(delay, self._closed):
+                detail = f"{failure.detail}; slot closed while waiting to retry"
+                raise SlotError(PROVIDER_ERROR(failure.kind), detail) from None
 
     def close(self) -> None:
         self._closed.set()
@@ -299,6 +334,10 @@ class OpenAISlot(Slot):
         if not isinstance(message, str) or not message:
             return ""
         return ": " + message.replace(self._key, "***")[:_SERVER_MESSAGE_CHARS]
+
+
+def _plain_wait(seconds: float, stop: threading.Event) -> bool:
+    return stop.wait(seconds)
 
 
 def _env(config: OpenAIConfig, name: str, field: str) -> str:
@@ -389,6 +428,20 @@ def _reported(data: _ChatCompletion) -> str | None:
     if model and data.system_fingerprint:
         model = f"{model}@{data.system_fingerprint}"
     return model
+
+
+def _usage(data: _ChatCompletion) -> Usage | None:
+    """The `usage` counts that are whole numbers >= 0; None when there are none."""
+    if not isinstance(data.usage, dict):
+        return None
+    counts = {
+        key: value
+        for key in ("prompt_tokens", "completion_tokens", "total_tokens")
+        if isinstance(value := data.usage.get(key), int)
+        and not isinstance(value, bool)
+        and value >= 0
+    }
+    return Usage(**counts) if counts else None
 
 
 _NOT_JSON = object()

@@ -9,6 +9,11 @@ A line may hold a whole tool conversation as `turns` (what a live run's case rec
 keeps), so a recorded loop replays to the same grade; its `text` and `tools` are then
 derived from the turns (core/conversation.py), and a line whose own `text` or `tools`
 contradict its turns is skipped.
+
+An evalpin run file is a recording too: its case records answer with their text, tools,
+files and `reported_model`, a record that got no completion answers with the failure it
+recorded, and its header names the run being replayed (`replay_of`), which the new run's
+header carries. A record holds the last completion of a case; it answers the first round.
 """
 
 from __future__ import annotations
@@ -16,14 +21,22 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Self
+from typing import Annotated, Any, ClassVar, NamedTuple, Self, TypeVar
 
 import msgspec
 
+from evalpin.core import reasons
 from evalpin.core.conversation import settle
 from evalpin.core.errors import InputError
 from evalpin.core.files import not_utf8
-from evalpin.core.records import Completion, CompletionRequest, ToolCall, Turn
+from evalpin.core.records import (
+    CaseRecord,
+    Completion,
+    CompletionRequest,
+    RunHeader,
+    ToolCall,
+    Turn,
+)
 from evalpin.run.slots.base import NO_COMPLETION, Slot, SlotError
 from evalpin.run.slots.config import Entry, SlotConfig, read_input
 
@@ -69,6 +82,8 @@ class ReplayConfig(SlotConfig):
         return ReplaySlot(self)
 
 
+_T = TypeVar("_T")
+
 # (case_id, seed or None for "every seed", repair loop)
 _Key = tuple[str, int | None, int]
 
@@ -86,6 +101,19 @@ class _Line(msgspec.Struct):
     turns: list[Turn] = []
 
 
+class _Kind(msgspec.Struct):
+    """Which line of a run file this is (None: a plain recorded completion)."""
+
+    record: str | None = None
+
+
+class _Recorded(NamedTuple):
+    """A case record that got no completion: it replays as the same failure."""
+
+    reason: str
+    detail: str
+
+
 class ReplaySlot(Slot):
     """Answers (case, seed, loop) from the file: an exact seed beats a seedless line."""
 
@@ -96,30 +124,65 @@ class ReplaySlot(Slot):
         data = read_input(config.path, "replay file")
         if not data.strip():
             raise InputError(config.path, "empty replay file")
-        self._answers: dict[_Key, Completion] = {}
+        self._answers: dict[_Key, Completion | _Recorded] = {}
         first_seen: dict[_Key, int] = {}
         for lineno, raw in enumerate(data.split(b"\n"), start=1):
             if not raw.strip():
                 continue
             try:
-                line = _decode(raw)
+                key, answer = self._line(raw)
             except ValueError as exc:
                 self._skip(lineno, str(exc))
                 continue
-            key = (line.case_id, line.seed, line.loop)
+            if key is None:
+                continue
             if key in first_seen:
                 self._skip(lineno, f"duplicate of line {first_seen[key]}, which is kept")
                 continue
             first_seen[key] = lineno
-            self._answers[key] = settle(
-                Completion(
-                    text=line.text or "",
-                    tools=line.tools,
-                    files=line.files,
-                    model=line.model,
-                    turns=line.turns,
-                )
+            self._answers[key] = answer
+
+    def _line(self, raw: bytes) -> tuple[_Key | None, Completion | _Recorded]:
+        """One line's key and answer; no key for a run file's header or trailer."""
+        kind = _kind(raw)
+        if kind is None:
+            line = _decode(raw)
+            key = (line.case_id, line.seed, line.loop)
+            answer = Completion(
+                text=line.text or "",
+                tools=line.tools,
+                files=line.files,
+                model=line.model,
+                turns=line.turns,
             )
+            return key, settle(answer)
+        if kind == "run":
+            header = _decode_as(raw, RunHeader)
+            if self.replay_of is None:
+                self.replay_of = {
+                    "run_id": header.run_id,
+                    "model_slot": header.model_slot,
+                    "path": self.config.path_text,
+                }
+            elif header.run_id != self.replay_of["run_id"]:
+                raise ValueError(f"a second run header (run {header.run_id}); its records are kept")
+            return None, Completion()
+        if kind == "summary":
+            return None, Completion()
+        if kind != "case":
+            raise ValueError(f"unknown record kind {kind!r}")
+        record = _decode_as(raw, CaseRecord)
+        key = (record.case_id, record.seed, 0)
+        if record.text is None and not record.turns:
+            return key, _failure(record, self.replay_of)
+        answer = Completion(
+            text=record.text or "",
+            tools=record.tools or [],
+            files=record.files or {},
+            model=record.reported_model,
+            turns=record.turns or [],
+        )
+        return key, settle(answer)
 
     def _skip(self, lineno: int, why: str) -> None:
         self.warnings.append(f"{self.config.path_text}:{lineno}: line skipped: {why}")
@@ -133,26 +196,35 @@ class ReplaySlot(Slot):
         loop = max(0, sum(m.role == "user" for m in request.messages) - 1)
         for seed in (request.seed, None):
             answer = self._answers.get((request.case_id, seed, loop))
+            if isinstance(answer, _Recorded):
+                raise SlotError(answer.reason, answer.detail)
             if answer is not None:
                 return answer
         where = f"case {request.case_id!r} seed {request.seed}" + (f" loop {loop}" if loop else "")
         raise SlotError(NO_COMPLETION, f"no recorded line for {where}")
 
 
+def _failure(record: CaseRecord, replay_of: dict[str, Any] | None) -> _Recorded:
+    """The slot failure a completion-less record recorded (no_completion if none)."""
+    kinds = (reasons.NO_COMPLETION, reasons.PROVIDER_ERROR)
+    failed = [r for r in record.reasons or [] if reasons.lookup(r) in kinds]
+    where = f" in run {replay_of['run_id']}" if replay_of else ""
+    return _Recorded(
+        failed[0] if failed else NO_COMPLETION, f"recorded without a completion{where}"
+    )
+
+
+def _kind(raw: bytes) -> str | None:
+    """The `record` field of a line; None when it has none (or is not an object)."""
+    try:
+        return msgspec.json.decode(raw, type=_Kind).record
+    except (msgspec.MsgspecError, RecursionError):
+        return None  # _decode says what is wrong
+
+
 def _decode(raw: bytes) -> _Line:
-    """One line, or ValueError saying what is wrong with it."""
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError as bad:
-        raise ValueError(not_utf8(raw, bad)) from None
-    try:
-        line = msgspec.json.decode(raw, type=_Line)
-    except msgspec.ValidationError as exc:
-        raise ValueError(f"wrong shape: {exc}") from None
-    except msgspec.DecodeError as exc:
-        raise ValueError(f"not JSON: {exc}") from None
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
+    """One plain line, or ValueError saying what is wrong with it."""
+    line = _decode_as(raw, _Line)
     if line.text is None and not line.turns:
         raise ValueError("wrong shape: needs 'text' (or 'turns')")
     try:
@@ -160,3 +232,19 @@ def _decode(raw: bytes) -> _Line:
     except ValueError as exc:
         raise ValueError(f"contradicts itself: {exc}") from None
     return line
+
+
+def _decode_as(raw: bytes, shape: type[_T]) -> _T:
+    """One line as `shape`, or ValueError saying what is wrong with it."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        raise ValueError(not_utf8(raw, bad)) from None
+    try:
+        return msgspec.json.decode(raw, type=shape)
+    except msgspec.ValidationError as exc:
+        raise ValueError(f"wrong shape: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise ValueError(f"not JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError("nested too deeply") from None

@@ -83,6 +83,7 @@ class LaunchRequest:
     temperature: str = ""
     jobs: str = ""
     slots_file: str | None = None
+    concurrency: str = ""
 
     def argv(self) -> list[str]:
         argv = [sys.executable, "-m", "evalpin", "run", "--progress", "json"]
@@ -91,6 +92,7 @@ class LaunchRequest:
             ("--seeds", self.seeds),
             ("--temperature", self.temperature),
             ("--jobs", self.jobs),
+            ("--concurrency", self.concurrency),
             ("--slots", self.slots_file),
         ):
             if value:
@@ -121,6 +123,7 @@ class LaunchScreen(ModalScreen[str | None]):
         self.started_at: float | None = None
         self.elapsed = 0.0
         self.tally = {"done": 0, "total": 0, "passed": 0, "failed": 0}
+        self.pace_shown = ""  # requests in flight and rate-limit waits (pace events)
         self.events: list[events.Event] = []
         self.final: Text | None = None  # how the last run ended, kept under the progress
 
@@ -182,6 +185,8 @@ class LaunchScreen(ModalScreen[str | None]):
                 yield Input(temperature, id="temperature")
                 yield Label("jobs", classes="launch-label-short")
                 yield Input("", placeholder="cores", id="jobs")
+                yield Label("in flight", classes="launch-label-short")
+                yield Input("", placeholder="16", id="concurrency")
             if problem:
                 yield Static(line("slots.yaml: " + problem), markup=False, classes="launch-problem")
             with Horizontal(id="launch-buttons"):
@@ -223,6 +228,7 @@ class LaunchScreen(ModalScreen[str | None]):
             seeds=self.query_one("#seeds", Input).value.strip(),
             temperature=self.query_one("#temperature", Input).value.strip(),
             jobs=self.query_one("#jobs", Input).value.strip(),
+            concurrency=self.query_one("#concurrency", Input).value.strip(),
         )
 
     # -- actions ---------------------------------------------------------------------
@@ -265,6 +271,7 @@ class LaunchScreen(ModalScreen[str | None]):
         self.events = []
         self.final = None
         self.tally = {"done": 0, "total": 0, "passed": 0, "failed": 0}
+        self.pace_shown = ""  # requests in flight and rate-limit waits (pace events)
         self.started_at = time.monotonic()
         self.elapsed = 0.0
         self._set_running(True)
@@ -324,6 +331,9 @@ class LaunchScreen(ModalScreen[str | None]):
             self.elapsed = max(self.elapsed, event.elapsed)
             bar.update(total=self.tally["total"], progress=self.tally["done"])
             self._show_progress()
+        elif isinstance(event, events.PaceEvent):
+            self.pace_shown = event.shown
+            self._show_progress()
         elif isinstance(event, events.WarningEvent):
             self._log(Text.assemble(("warning: ", "bold"), line(event.message)))
         elif isinstance(event, events.DoneEvent):
@@ -378,6 +388,8 @@ class LaunchScreen(ModalScreen[str | None]):
             (f"{t['failed']} fail", "red"),
             f"  ·  {self.elapsed:.1f} s",
         )
+        if self.pace_shown:
+            text.append(f"  ·  {self.pace_shown}")
         if self.out_label:
             text.append("  ·  ")
             text.append_text(line(self.out_label, width=80))

@@ -203,6 +203,9 @@ class VerdictScreen(Screen[None]):
             )
         if v.power is not None:
             parts.append(Text.assemble(("sensitivity    ", muted), v.power.mde_text()))
+        usage = run.summary.usage if run.summary is not None else None
+        if usage is not None:
+            parts.append(Text.assemble(("usage          ", muted), usage.describe()))
         for note in v.notes:
             parts.append(Text.assemble(("note  ", muted), line(note)))
         return Group(*parts)

@@ -48,6 +48,8 @@ class Side:
             tier = tier_of(h.slot)
             provider = h.slot.get("provider") if isinstance(h.slot, dict) else None
             slot = (h.model_slot or "<missing>") + (f" ({provider})" if provider else "")
+            if h.replay_of:  # completions from an earlier run, graded again
+                slot += f" · replay of run {h.replay_of.get('run_id') or '<unknown>'}"
             fx = h.fixtures
             dataset = " ".join(p for p in (fx.dataset_id, fx.dataset_version) if p) or fx.path
             dataset += f"  {short(fx.dataset_hash, 12) or '<no hash>'}"

@@ -180,8 +180,11 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--presses", type=int, default=200)
     parser.add_argument("--data", type=Path, default=Path(__file__).parent / "data")
+    parser.add_argument("--size", default="160x45", help="terminal WxH (e.g. 80x24)")
     parser.add_argument("--one", nargs=2, metavar=("LEFT", "RIGHT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    global SIZE
+    SIZE = tuple(int(n) for n in args.size.split("x"))  # type: ignore[assignment]
     if args.one:
         result = asyncio.run(scenario(Path(args.one[0]), Path(args.one[1]), args.presses))
         print(json.dumps(result))
@@ -199,7 +202,8 @@ def main() -> None:
     print(f"input: 2 runs x {args.records:,} records, {size:.1f} MB each; terminal {SIZE}")
     ok = True
     for name, pair in (("same instrument", (left, right)), ("refused pair", (left, reslotted))):
-        cmd = [sys.executable, __file__, "--presses", str(args.presses), "--one", *map(str, pair)]
+        cmd = [sys.executable, __file__, "--presses", str(args.presses), "--size", args.size]
+        cmd += ["--one", *map(str, pair)]
         done = subprocess.run(cmd, capture_output=True, text=True, check=False, env=installed_env())
         if done.returncode != 0:
             sys.exit(f"scenario {name!r} failed:\n{done.stdout}{done.stderr}")

@@ -9,7 +9,10 @@ the cursor blink off. Run: python scripts/screenshots.py [--out screenshots]
 - verdict.svg: the verdict screen with its publish checklist;
 - launch.svg: the launch panel in the middle of a run;
 - history.svg: the history screen (`h`) over ten nights with a slot change and a grader
-  change, two runs of different series marked.
+  change, two runs of different series marked;
+- review-80x24.svg: the review in an 80 x 24 terminal (list above detail, pins folded).
+
+`--only NAME` writes just that file (e.g. `--only review-80x24.svg`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from evalpin.core.runfile import RunWriter
 from evalpin.tui.app import make_app
 
 SIZE = (150, 44)
+SMALL = (80, 24)
 SEEDS = (11, 29, 47)
 CASES = [
     ("orders/lookup-1001", "lookup_order", [True] * 3, [True] * 3),
@@ -266,6 +270,10 @@ async def shoot(out: Path) -> list[Path]:
                 saved.append(path)
 
             app = make_app(left, right, cursor_blink=False, cwd=folder)
+            async with app.run_test(size=SMALL) as pilot:
+                await settle(app, pilot, "verdicts")
+                save(app, "review-80x24.svg")
+            app = make_app(left, right, cursor_blink=False, cwd=folder)
             async with app.run_test(size=SIZE) as pilot:
                 await settle(app, pilot, "verdicts")
                 save(app, "review.svg")
@@ -322,10 +330,18 @@ async def shoot(out: Path) -> list[Path]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=Path, default=Path(__file__).parent.parent / "screenshots")
+    parser.add_argument("--only", help="write only this file (the others go to a temp folder)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    for path in asyncio.run(shoot(args.out.resolve())):
-        print(f"wrote {path}")
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch) if args.only else args.out.resolve()
+        for path in asyncio.run(shoot(out)):
+            if args.only is None:
+                print(f"wrote {path}")
+            elif path.name == args.only:
+                target = args.out.resolve() / path.name
+                target.write_text(path.read_text())
+                print(f"wrote {target}")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.fake_openai import FakeOpenAI
 
 GOLDEN_CASES = [
     {
@@ -30,3 +33,12 @@ def golden_file(tmp_path: Path) -> Path:
     path = tmp_path / "golden.jsonl"
     path.write_text("".join(json.dumps(c) + "\n" for c in GOLDEN_CASES))
     return path
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAI]:
+    """A fake OpenAI-compatible endpoint on 127.0.0.1, stopped after the test."""
+    fake = FakeOpenAI()
+    fake.start()
+    yield fake
+    fake.stop()

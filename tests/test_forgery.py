@@ -19,6 +19,7 @@ import pytest
 
 from evalpin.core.fixtures import CodingItem, load_fixtures
 from evalpin.run.sandbox import Isolation, Outcome, probe_isolation, run_item
+from tests.procs import surviving
 
 TEST = textwrap.dedent(
     """\
@@ -304,18 +305,6 @@ def grade(tmp_path: Path) -> Callable[..., Outcome]:
         return outcome
 
     return go
-
-
-def surviving(mark: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and entry.name != str(os.getpid()):
-            try:
-                if mark.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                pass
-    return found
 
 
 # -- the honest baseline ---------------------------------------------------------------

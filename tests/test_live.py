@@ -11,7 +11,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -42,14 +41,6 @@ def answer(req=None, delay_s: float = 0.05, usage: tuple[int, int] | None = (30,
     answered = req is not None and any(m.get("role") == "tool" for m in req.body["messages"])
     shape = {**ANSWER, "tool_calls": () if answered else ANSWER["tool_calls"]}
     return chat(**shape, usage=usage, delay_s=delay_s)  # type: ignore[arg-type]
-
-
-@pytest.fixture
-def server() -> Iterator[FakeOpenAI]:
-    fake = FakeOpenAI()
-    fake.start()
-    yield fake
-    fake.stop()
 
 
 @pytest.fixture

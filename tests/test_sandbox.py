@@ -33,6 +33,7 @@ from evalpin.run.sandbox import (
     probe_isolation,
     run_item,
 )
+from tests.procs import surviving
 
 ENFORCED = probe_isolation()
 needs_namespaces = pytest.mark.skipif(
@@ -115,19 +116,6 @@ def run(tmp_path: Path) -> Iterator[Callable[..., Outcome]]:
         return outcome
 
     yield go
-
-
-def surviving(mark: str) -> list[int]:
-    """Host processes whose command line carries `mark`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and entry.name != str(os.getpid()):
-            try:
-                if mark.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                pass
-    return found
 
 
 @pytest.fixture

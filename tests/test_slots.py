@@ -472,14 +472,6 @@ def test_command_program_that_does_not_exist_fails_when_opened(tmp_path: Path) -
 
 
 @pytest.fixture
-def server() -> Iterator[FakeOpenAI]:
-    fake = FakeOpenAI()
-    fake.start()
-    yield fake
-    fake.stop()
-
-
-@pytest.fixture
 def openai_slot(
     server: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Callable[..., Slot]]:

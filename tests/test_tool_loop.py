@@ -23,14 +23,6 @@ ORDER = {"id": 1001, "status": "shipped", "eta": "2026-12-03"}
 
 
 @pytest.fixture
-def server() -> Iterator[FakeOpenAI]:
-    fake = FakeOpenAI()
-    fake.start()
-    yield fake
-    fake.stop()
-
-
-@pytest.fixture
 def slot(
     server: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Callable[..., Slot]]:

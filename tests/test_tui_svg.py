@@ -106,3 +106,66 @@ def test_svg_history(here: Path, snap_compare) -> None:
         )
 
     assert snap_compare(app_for(), terminal_size=SIZE, run_before=history)
+
+
+# -- small terminals (issue 17): the stacked layout, folded pins, the other screens -----
+
+SMALL_SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((100, 30), id="100x30")]
+
+
+@pytest.mark.parametrize("size", SMALL_SIZES)
+def test_svg_small_review(here: Path, snap_compare, size: tuple[int, int]) -> None:
+    assert snap_compare(app_for(), terminal_size=size, run_before=loaded)
+
+
+@pytest.mark.parametrize("size", SMALL_SIZES)
+def test_svg_small_refused_pair(here: Path, snap_compare, size: tuple[int, int]) -> None:
+    async def delta(pilot) -> None:
+        await loaded(pilot, "banner")
+        await loaded(pilot, "verdicts")
+        await pilot.press("b")  # browse as a backend delta: the pins stay open
+        await loaded(pilot, "listed")
+
+    assert snap_compare(app_for(reported_model="m-2"), terminal_size=size, run_before=delta)
+
+
+@pytest.mark.parametrize("size", SMALL_SIZES)
+def test_svg_small_banner(here: Path, snap_compare, size: tuple[int, int]) -> None:
+    async def banner(pilot) -> None:
+        await loaded(pilot, "banner")
+        await loaded(pilot, "verdicts")
+
+    assert snap_compare(app_for(reported_model="m-2"), terminal_size=size, run_before=banner)
+
+
+@pytest.mark.parametrize("size", SMALL_SIZES)
+def test_svg_small_verdict(here: Path, snap_compare, size: tuple[int, int]) -> None:
+    async def verdict(pilot) -> None:
+        await loaded(pilot)
+        await pilot.press("v")
+
+    assert snap_compare(app_for(), terminal_size=size, run_before=verdict)
+
+
+@pytest.mark.parametrize("size", SMALL_SIZES)
+def test_svg_small_launch_panel(here: Path, snap_compare, size: tuple[int, int]) -> None:
+    async def launch(pilot) -> None:
+        await loaded(pilot)
+        await pilot.press("l")
+
+    assert snap_compare(app_for(), terminal_size=size, run_before=launch)
+
+
+@pytest.mark.parametrize("size", SMALL_SIZES)
+def test_svg_small_history(here: Path, snap_compare, size: tuple[int, int]) -> None:
+    async def history(pilot) -> None:
+        await loaded(pilot)
+        await pilot.press("h")
+        await wait_for(
+            pilot,
+            lambda: (
+                isinstance(pilot.app.screen, HistoryScreen) and pilot.app.screen.history is not None
+            ),
+        )
+
+    assert snap_compare(app_for(), terminal_size=size, run_before=history)

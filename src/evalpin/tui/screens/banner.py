@@ -18,7 +18,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
@@ -118,11 +118,12 @@ class BannerScreen(ModalScreen[str]):
     def compose(self) -> ComposeResult:
         with Vertical(id="banner"):
             yield Static(Text("Comparison refused"), id="banner-title", markup=False)
-            yield Static(
-                refusal_text(self.diff, self.mismatches, self.headers),
-                id="banner-body",
-                markup=False,
-            )
+            with VerticalScroll(id="banner-scroll"):  # a short terminal scrolls the text only
+                yield Static(
+                    refusal_text(self.diff, self.mismatches, self.headers),
+                    id="banner-body",
+                    markup=False,
+                )
             with Horizontal(id="banner-choices"):
                 browse = Button("b  browse as backend delta", id="banner-browse", variant="error")
                 quit_ = Button("q  quit", id="banner-quit")

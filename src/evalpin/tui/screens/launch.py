@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from evalpin.tui.app import EvalpinApp
 
 FIXTURE_SUFFIXES = (".jsonl", ".yaml", ".yml")
+COMPACT_BELOW = 30  # rows
 
 
 def find_fixture_sets(folder: Path, depth: int = 2) -> list[Path]:
@@ -142,8 +143,8 @@ class LaunchScreen(ModalScreen[str | None]):
         labels, problem = slot_labels(folder / "slots.yaml")
         choices = [str(p.relative_to(folder)) for p in fixture_sets]
         like = self.like
-        fixture_default = choices[0] if choices else Select.BLANK
-        slot_default = labels[0] if labels else Select.BLANK
+        fixture_default = choices[0] if choices else Select.NULL
+        slot_default = labels[0] if labels else Select.NULL
         seeds, temperature = "11,29,47", "0"
         if like is not None:
             if like.fixtures.path in choices:
@@ -205,6 +206,18 @@ class LaunchScreen(ModalScreen[str | None]):
         for box in self.query(Input):
             box.cursor_blink = blink
         self._show_status(Text("ready: choose a fixture set and a slot, then Start (Ctrl+S)"))
+        self._fit()
+
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        """In a short terminal (under `COMPACT_BELOW` rows) the fields and buttons lose
+        their borders, one row each, so the whole form and its buttons fit at 80 x 24."""
+        compact = self.app.size.height < COMPACT_BELOW
+        self.set_class(compact, "-compact")
+        for widget in self.query("#launch Input, #launch Select, #launch Button"):
+            widget.compact = compact  # type: ignore[attr-defined]
 
     # -- the request -----------------------------------------------------------------
 
@@ -213,11 +226,11 @@ class LaunchScreen(ModalScreen[str | None]):
         fixtures = self.query_one("#fixture-path", Input).value.strip()
         if not fixtures:
             picked = self.query_one("#fixture-pick", Select).value
-            fixtures = "" if picked is Select.BLANK else str(picked)
+            fixtures = "" if picked is Select.NULL else str(picked)
         slot = self.query_one("#slot-inline", Input).value.strip()
         if not slot:
             picked = self.query_one("#slot-pick", Select).value
-            slot = "" if picked is Select.BLANK else str(picked)
+            slot = "" if picked is Select.NULL else str(picked)
         if not fixtures:
             return "choose a fixture set (or type its path)"
         if not slot:

@@ -49,6 +49,8 @@ RunSource = str | Path | RunFile
 PROGRESS_INTERVAL = 0.05
 FREEZE_FROM = 20_000
 LAUNCH_OFF_TEXT = "launch panel off: served on a non-loopback host (runs start only on 127.0.0.1)"
+NARROW_BELOW = 120  # columns: below this the list and the detail stack
+SHORT_BELOW = 30  # rows: below this (or when narrow) agreeing pins fold to one line
 DELTA_TEXT = (
     " BACKEND DELTA — the two runs were measured with different instruments (triple "
     "mismatch). Nothing here is a regression or a fix: cases only 'differ'. "
@@ -81,6 +83,8 @@ class ReviewScreen(Screen[None]):
     """Two runs side by side (or one alone): pins, case list, detail."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        # First, so that even a footer cut short by a narrow terminal shows where all are.
+        Binding("question_mark", "help", "help", key_display="?", tooltip="every key (this help)"),
         Binding("n", "step(1)", "next changed", tooltip="next changed case"),
         Binding("p", "step(-1)", "prev changed", tooltip="previous changed case"),
         Binding(
@@ -111,7 +115,12 @@ class ReviewScreen(Screen[None]):
             show=False,
             tooltip="switch between the dark and the light theme",
         ),
-        Binding("question_mark", "help", "help", key_display="?", tooltip="every key (this help)"),
+        Binding(
+            "i",
+            "toggle_pins",
+            "pins",
+            tooltip="show all the pins, or fold them to one line (the differing pins, marked ≠)",
+        ),
     ]
 
     filter: reactive[str] = reactive(ALL, init=False)
@@ -122,6 +131,10 @@ class ReviewScreen(Screen[None]):
 
     delta: reactive[bool] = reactive(False, init=False)
     """True once the reviewer chose to browse a refused pair as a backend delta."""
+
+    pins_open: reactive[bool | None] = reactive(None, init=False)
+    """The reviewer's choice with `i`: pins open (True) or folded to one line (False).
+    None until then: folded in a narrow or short terminal when the instruments agree."""
 
     def __init__(self, left: RunSource, right: RunSource | None = None) -> None:
         super().__init__()
@@ -136,6 +149,7 @@ class ReviewScreen(Screen[None]):
         self.rows: list[int] = []
         self.changed: list[int] = []
         self.generation = 0  # of the current load (see `open_runs`)
+        self._sides: list[Side] = []
 
     @property
     def app(self) -> EvalpinApp:  # type: ignore[override]
@@ -169,7 +183,44 @@ class ReviewScreen(Screen[None]):
     def status_line(self) -> StatusLine:
         return self.query_one(StatusLine)
 
+    def on_resize(self) -> None:
+        self._fit()
+
+    def on_screen_resume(self) -> None:
+        self._fit()  # the terminal may have been resized while another screen was on top
+
+    def _fit(self) -> None:
+        """The layout for the terminal's size: below `NARROW_BELOW` columns the list and
+        the detail stack (see evalpin.tcss, `-narrow`); then, or below `SHORT_BELOW` rows,
+        agreeing pins fold."""
+        width, height = self.app.size
+        narrow = width < NARROW_BELOW
+        self.set_class(narrow, "-narrow")
+        self.set_class(height < SHORT_BELOW, "-short")
+        self.query_one(Footer).compact = narrow
+        self._fold_pins()
+
+    def _instruments_agree(self) -> bool:
+        """One run, or a pair that is not refused (as far as is known yet)."""
+        if len(self._sides) < 2:
+            return True
+        if self.diff is not None:
+            return not self.diff.refused
+        return header_mismatch(self._sides[0].header, self._sides[1].header) is None
+
+    def _fold_pins(self) -> None:
+        if self.pins_open is None:
+            small = self.has_class("-narrow") or self.has_class("-short")
+            folded = small and self._instruments_agree()
+        else:
+            folded = not self.pins_open
+        self.query_one(PinsHeader).fold(folded)
+
+    def watch_pins_open(self) -> None:
+        self._fold_pins()
+
     def on_mount(self) -> None:
+        self._fit()
         self.query_one(SearchBox).cursor_blink = self.app.cursor_blink
         self.case_list.focus()
         self.watch(self.case_list, "cursor", self._cursor_moved, init=False)
@@ -197,6 +248,7 @@ class ReviewScreen(Screen[None]):
         if right is not None:
             self._sides.append(Side(source_path(right), header=self._peek(right)))
         self.query_one(PinsHeader).set_sides(self._sides)
+        self._fold_pins()
         if right is not None:
             known = header_mismatch(self._sides[0].header, self._sides[1].header)
             if known:
@@ -313,6 +365,7 @@ class ReviewScreen(Screen[None]):
         if not self._current(message):
             return
         self.diff = message.diff
+        self._fold_pins()
         if message.diff.refused:
             if self.banner is not None:
                 self.banner.complete(message.diff, message.mismatches)
@@ -506,6 +559,9 @@ class ReviewScreen(Screen[None]):
 
     def action_toggle_theme(self) -> None:
         self.app.theme = "textual-light" if self.app.current_theme.dark else "textual-dark"
+
+    def action_toggle_pins(self) -> None:
+        self.pins_open = self.query_one(PinsHeader).folded
 
     def action_help(self) -> None:
         from evalpin.tui.screens.help import HelpScreen

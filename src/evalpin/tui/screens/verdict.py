@@ -24,6 +24,7 @@ from evalpin.tui.safe import line, path_line
 from evalpin.tui.widgets.pins import badge_class
 
 FLAKY_SHOWN = 8
+STACK_BELOW = 120  # columns: below this the runs' checklists stack instead of side by side
 
 
 def flatten(value: Any, prefix: str = "") -> dict[str, str]:
@@ -88,6 +89,7 @@ class VerdictScreen(Screen[None]):
             self.runs.append((right, right_verdict))
         self.messages: list[Text] = []
         self.paired = stats.paired_stats(diff) if diff is not None else None
+        self.stacked = False  # runs one above the other (a narrow terminal)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="verdict"):
@@ -100,6 +102,9 @@ class VerdictScreen(Screen[None]):
     def on_mount(self) -> None:
         self._redraw()
 
+    def on_resize(self) -> None:
+        self._redraw()
+
     def notify_style_update(self) -> None:
         super().notify_style_update()
         if self.is_mounted:
@@ -110,11 +115,17 @@ class VerdictScreen(Screen[None]):
 
     def _redraw(self) -> None:
         names = ("left", "right") if len(self.runs) == 2 else ("run",)
-        table = Table.grid(padding=(0, 4), expand=True)
-        for _ in self.runs:
-            table.add_column(ratio=1)
+        self.stacked = self.app.size.width < STACK_BELOW
         columns = [self._column(n, run, v) for n, (run, v) in zip(names, self.runs, strict=False)]
-        table.add_row(*columns)
+        table = Table.grid(padding=(0, 4), expand=True)
+        if self.stacked:  # one run above the other, each full width
+            table.add_column(ratio=1)
+            for k, column in enumerate(columns):
+                table.add_row(Group(Text(""), column) if k else column)
+        else:
+            for _ in self.runs:
+                table.add_column(ratio=1)
+            table.add_row(*columns)
         self.query_one("#verdict-body", Static).update(table)
         self.query_one("#verdict-paired", Static).update(self._paired())
         self.query_one("#verdict-env", Static).update(self._env())
@@ -126,7 +137,7 @@ class VerdictScreen(Screen[None]):
         ok = check.ok
         mark = ("✓ ", self._style("verdict--ok")) if ok else ("✗ ", self._style("verdict--missing"))
         text = Text.assemble(mark, (f"{check.rule:<14}", self._style("verdict--key")))
-        text.append_text(line(check.shown, width=44))
+        text.append_text(line(check.shown, width=200 if self.stacked else 44))  # stacked: whole
         return text
 
     def _column(self, name: str, run: RunFile, v: Verdict) -> Group:

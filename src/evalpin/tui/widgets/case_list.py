@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from textual.binding import Binding, BindingType
 from textual.message import Message
@@ -21,6 +22,21 @@ from evalpin.core.sanitize import inert_line
 from evalpin.tui.widgets.cursor_view import CursorView
 
 STATUS_WIDTH = 11
+SHORT_WIDTH = 4
+# The status where the width is too short for the label and the whole case id.
+_SHORT = {
+    "regressed": "REG",
+    "fixed": "fix",
+    "drift": "drft",
+    "flaky": "flky",
+    "unchanged": "·",
+    "only left": "L",
+    "only right": "R",
+    "differs": "≠",
+    "same": "·",
+    "pass": "pass",
+    "fail": "FAIL",
+}
 _LABEL = {
     "regressed": "REGRESSED",
     "fixed": "fixed",
@@ -170,22 +186,33 @@ class CaseList(CursorView):
         return self.rows[line]
 
     def draw_line(self, line: int, width: int) -> Strip:
+        """Status, seeds passed, case id; where the width is short the seed columns go
+        first, then the status shrinks to its short form, and the id is cut only last."""
         assert self.table is not None
         case: Case = self.table.cases[self.rows[line]]
         base = self.base_style
         component = self.get_component_rich_style
         status_style = component(_COMPONENT.get(case.status, "case-list--quiet"), partial=True)
         seeds_style = component("case-list--seeds", partial=True)
+        case_id = " " + inert_line(case.case_id)
         label = _LABEL.get(case.status, case.status)
+        short = _SHORT.get(case.status, label[:SHORT_WIDTH])
         if case.mismatched:
-            label = "≠ " + label
-        left = seeds_text(case.left_passed, len(case.left))
-        segments = [
-            Segment(" " + label.ljust(STATUS_WIDTH), base + status_style),
-            Segment(f"L {left:>5} ", base + seeds_style),
-        ]
+            label, short = "≠ " + label, "≠" + short
+        seeds = [f"L {seeds_text(case.left_passed, len(case.left)):>5} "]
         if self.table.right is not None:
-            right = seeds_text(case.right_passed, len(case.right))
-            segments.append(Segment(f"R {right:>5} ", base + seeds_style))
-        segments.append(Segment(" " + inert_line(case.case_id), base))
-        return Strip(segments).adjust_cell_length(width, base)
+            seeds.append(f"R {seeds_text(case.right_passed, len(case.right)):>5} ")
+        status = " " + label.ljust(STATUS_WIDTH)
+        room = width - cell_len(case_id)
+        if cell_len(status) + sum(map(cell_len, seeds)) > room:
+            seeds = []
+            if cell_len(status) > room:
+                status = " " + short.ljust(SHORT_WIDTH)
+        segments = [Segment(status, base + status_style)]
+        segments += [Segment(text, base + seeds_style) for text in seeds]
+        segments.append(Segment(case_id, base))
+        strip = Strip(segments)
+        if strip.cell_length > width:
+            strip = strip.crop(0, width - 1)
+            strip = Strip([*strip, Segment("…", base)])
+        return strip.adjust_cell_length(width, base)

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 import msgspec
 from rich.cells import chop_cells
+from rich.console import Console
 from rich.style import Style
 from rich.text import Text
 from textual import on, work
@@ -290,9 +291,7 @@ class DetailPane(ScrollView, can_focus=True):
                 if rec is not None:
                     blocks += self._blocks(seed, name, rec, width)
         lines += blocks
-        for text in lines:
-            text.truncate(width, overflow="ellipsis")
-        return lines
+        return [part for text in lines for part in fold(text, width)]
 
     def _seed_rows(
         self,
@@ -310,11 +309,11 @@ class DetailPane(ScrollView, can_focus=True):
 
         def cell(text: Text) -> Text:
             text = text.copy()
-            text.truncate(side, overflow="ellipsis", pad=True)
+            text.truncate(side, pad=True)
             return text
 
         def row(name: str, cells: list[Text], style=key) -> None:
-            parts = [list(c.split("\n")) if "\n" in c.plain else [c] for c in cells]
+            parts = [fold(c, side) for c in cells]
             height = max(len(p) for p in parts)
             for k in range(height):
                 label = Text(name if k == 0 else "", style=style)
@@ -449,6 +448,24 @@ def _short(value: str) -> str:
     """One inert line of at most TURN_CHARS characters."""
     text = inert_line(value)
     return text if len(text) <= TURN_CHARS else text[: TURN_CHARS - 1] + "…"
+
+
+def fold(text: Text, width: int) -> list[Text]:
+    """`text` as lines of at most `width` cells: its own lines, each wrapped at spaces
+    (and a word longer than the width, like a digest, folded), so a reason code, a model
+    name or a case id is never cut off at the pane's edge."""
+    out: list[Text] = []
+    for part in text.split("\n", allow_blank=True) if "\n" in text.plain else [text]:
+        if part.cell_len <= width:
+            out.append(part)
+            continue
+        for piece in part.wrap(_MEASURE, max(1, width), overflow="fold", no_wrap=False):
+            piece.rstrip()
+            out.append(piece)
+    return out
+
+
+_MEASURE = Console(width=1000, color_system=None, legacy_windows=False)
 
 
 def _seconds(value: float | None) -> str | None:

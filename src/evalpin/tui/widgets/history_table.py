@@ -11,7 +11,7 @@ rendered as a plain segment, never as markup.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -57,6 +57,7 @@ COLUMNS = (
     ("file", 0),
 )
 VALUE_WIDTH = 40
+WRAP_INDENT = 4  # cells before the continuation of a wrapped heading or note
 FILE_MARK = "\0"  # where the file name starts: a long one is cut from its start
 
 Cells = list[tuple[str, str | None]]  # text and a component class (None: plain)
@@ -71,6 +72,9 @@ class Row:
     run: HistoryRun | None = None
     brk: Break | None = None
     text: str = ""
+    part: int = 0
+    """Which piece of a heading or note too long for the table's width (0: its start;
+    the rest follow on lines of their own, indented: see `HistoryTable.wrapped`)."""
 
 
 def value_text(value: object, width: int = VALUE_WIDTH) -> str:
@@ -331,7 +335,9 @@ class HistoryTable(CursorView):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.rows: list[Row] = []
+        self.logical: list[Row] = []  # as given to `show`
+        self.rows: list[Row] = []  # as drawn, one a line (long headings wrapped)
+        self._wrap_width = 0
         self.colours: dict[int, int] = {}
         self.marked: tuple[str, ...] = ()
 
@@ -339,11 +345,50 @@ class HistoryTable(CursorView):
 
     def show(self, rows: list[Row], colours: dict[int, int], cursor: int = 0) -> None:
         """Show `rows`; `colours` maps a series number to its palette slot."""
-        self.rows, self.colours = rows, colours
-        self.reset([k for k, row in enumerate(rows) if row.kind == RUN], cursor)
+        self.logical, self.colours = rows, colours
+        self._wrap_width = self.scrollable_content_region.width
+        self.rows = self.wrapped(rows, self._wrap_width)
+        stops = [k for k, row in enumerate(self.rows) if row.kind == RUN and not row.part]
+        self.reset(stops, cursor)
+
+    def wrapped(self, rows: list[Row], width: int) -> list[Row]:
+        """`rows` with continuation lines after each row too long for `width` (a narrow
+        terminal), so none of it is cut off: a heading, a note, or what a run's columns
+        leave over (its notes, its file name whole; the cursor stops on its first line)."""
+        if width <= WRAP_INDENT + 1:
+            return list(rows)
+        out: list[Row] = []
+        for row in rows:
+            out.append(row)
+            if row.kind == BLANK:
+                continue
+            cells = self._cells(row, width, False)
+            length = sum(len(text.lstrip(FILE_MARK)) for text, _ in cells)
+            if length > width:
+                more = -(-(length - width) // (width - WRAP_INDENT))
+                out += [replace(row, part=k) for k in range(1, more + 1)]
+        return out
+
+    def _scroll_into_view(self, old: int) -> None:
+        """As a one-line row, and then the run's continuation lines too, where they fit."""
+        super()._scroll_into_view(old)
+        line = self.cursor_line
+        if line is None:
+            return
+        last = line
+        while last + 1 < len(self.rows) and self.rows[last + 1].part:
+            last += 1
+        height = self.scrollable_content_region.height
+        if height and last - line < height and last >= round(self.scroll_y) + height:
+            self.scroll_to(y=last - height + 1, animate=False)
+
+    def on_resize(self) -> None:
+        width = self.scrollable_content_region.width
+        if self.logical and width != self._wrap_width:
+            self.show(self.logical, self.colours, self.cursor)
 
     def show_empty(self, message: str) -> None:
-        self.rows = []
+        self.rows = self.logical = []
         self.placeholder = message
         self.reset([], None)
 
@@ -373,7 +418,7 @@ class HistoryTable(CursorView):
             "".join(
                 t.lstrip(FILE_MARK) for t, _ in self._cells(row, width, self._marked(row))
             ).rstrip()
-            for row in self.rows
+            for row in self.logical
         )
 
     def _marked(self, row: Row) -> bool:
@@ -417,12 +462,18 @@ class HistoryTable(CursorView):
         component = self.get_component_rich_style
         cells = self._cells(row, width, self._marked(row))
         used = sum(len(text) for text, _ in cells[:-1])
+        wraps = row.part or (line + 1 < len(self.rows) and self.rows[line + 1].part)
         segments = []
         for text, cls in cells:
             if text.startswith(FILE_MARK):
                 text = text[1:]
-                room = width - used
+                room = width - used if not wraps else len(text)  # wrapped: shown whole
                 if len(text) > room:
                     text = ("…" + text[len(text) - room + 1 :]) if room > 1 else ""
             segments.append(Segment(text, base + component(cls, partial=True) if cls else base))
-        return Strip(segments).crop(0, width).adjust_cell_length(width, base)
+        strip = Strip(segments)
+        if row.part:  # a continuation: the piece of the long line that falls here
+            start = width + (row.part - 1) * (width - WRAP_INDENT)
+            piece = strip.crop(start, start + width - WRAP_INDENT)
+            strip = Strip([Segment(" " * WRAP_INDENT, base), *piece])
+        return strip.crop(0, width).adjust_cell_length(width, base)

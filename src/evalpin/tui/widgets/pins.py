@@ -138,15 +138,29 @@ class PinsHeader(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(markup=False, id=id)
         self.sides: list[Side] = []
+        self.folded = False
 
     def set_sides(self, sides: list[Side]) -> None:
         self.sides = sides
-        self.update(self._table())
+        self._paint()
+
+    def fold(self, folded: bool) -> None:
+        """One line (`folded`) or the whole table. Whoever folds decides when it may: the
+        review screen never folds a pair whose instruments differ."""
+        if folded != self.folded:
+            self.folded = folded
+            self.set_class(folded, "-folded")
+            self._paint()
+
+    def _paint(self, layout: bool = True) -> None:
+        if not self.sides:
+            return
+        self.update(self._folded() if self.folded else self._table(), layout=layout)
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
         if self.sides:
-            self.update(self._table(), layout=False)
+            self._paint(layout=False)
 
     def _style(self, name: str):
         return self.get_component_rich_style(name, partial=True)
@@ -155,7 +169,7 @@ class PinsHeader(Static):
         table = Table.grid(padding=(0, 2), expand=True)
         table.add_column(no_wrap=True, width=14)
         for _ in self.sides:
-            table.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
+            table.add_column(ratio=1, overflow="fold")
         key_style = self._style("pins--key")
         names = ("left", "right") if len(self.sides) == 2 else ("run",)
         heads = [Text("", style=key_style)]
@@ -192,3 +206,46 @@ class PinsHeader(Static):
                     cells.append(line(value))
             table.add_row(*cells)
         return table
+
+    def _folded(self) -> Text:
+        """The pins in one line: what differs first (`≠ name left → right`), anything
+        wrong with a file, then the instrument's short form and each run's verdict."""
+        key, differs = self._style("pins--key"), self._style("pins--differs")
+        out = Text.assemble(("pins ", key))
+        if not self.sides:
+            return out
+        per_side = [side.fields() for side in self.sides]
+        for k, (name, _) in enumerate(per_side[0]):
+            values = [fields[k][1] for fields in per_side]
+            if len(values) == 2 and values[0] != values[1]:
+                out.append_text(Text.assemble(("≠ ", differs), (name + " ", differs)))
+                out.append_text(line(values[0] or "<missing>", differs))
+                out.append(" → ", style=differs)
+                out.append_text(line(values[1] or "<missing>", differs))
+                out.append("  ")
+        for side in self.sides:
+            state, style = side.state()
+            if style == "pins--bad":
+                out.append_text(Text.assemble((state, self._style(style)), "  "))
+        forms = [_short_form(side.header) for side in self.sides if side.header is not None]
+        if forms:  # the parts every side shares (what differs is named above)
+            shared = [part for part in forms[0] if all(part in form for form in forms)]
+            out.append_text(line(" · ".join(shared)))
+        labels = [side.verdict.label for side in self.sides if side.verdict is not None]
+        for k, label in enumerate(labels if len(set(labels)) > 1 else labels[:1]):
+            out.append(" → " if k else "  ")
+            out.append(f" {label} ", style=self._style(badge_class(label)))
+        return out
+
+
+def _short_form(head: RunHeader) -> list[str]:
+    """The instrument in a few words: slot, fixture set and hash, grader, seed count."""
+    fx = head.fixtures
+    parts = [
+        head.model_slot or "<no slot>",
+        f"{fx.dataset_id or 'fixtures'} {(fx.dataset_hash or '<no hash>')[:8]}",
+        f"grader {(head.grader_version or '<missing>')[:8]}",
+    ]
+    if head.seeds:
+        parts.append(f"n={len(head.seeds)}")
+    return parts

@@ -72,6 +72,7 @@ class StatusLine(Static):
         self.search = ""
         self.shown = 0
         self.progress: str | None = "reading runs…"
+        self._lines = 1
 
     def _style(self, name: str):
         return self.get_component_rich_style(name, partial=True)
@@ -89,29 +90,46 @@ class StatusLine(Static):
         super().notify_style_update()
         self._redraw()
 
-    def _redraw(self) -> None:
+    def _redraw(self, relayout: bool = False) -> None:
         if not self.is_mounted:
             return
         if self.progress is not None:
             self.update(Text(self.progress, style=self._style("status--muted")), layout=False)
             return
+        width = self.content_region.width
+        text = self._counts(short=False)
+        if text.cell_len > width > 0:
+            text = self._counts(short=True)  # a narrow terminal: no zero counts, no defaults
+        # Laid out again only when the line count may change (it wraps, never cuts).
+        lines = -(-text.cell_len // width) if width > 0 else 1
+        self.update(text, layout=relayout or lines != self._lines)
+        self._lines = lines
+
+    def _counts(self, *, short: bool) -> Text:
+        muted = self._style("status--muted")
+        gap = "  " if short else "   "
         text = Text()
-        for k, (status, n) in enumerate(self.counts.items()):
+        counts = [(s, n) for s, n in self.counts.items() if n or not short]
+        for k, (status, n) in enumerate(counts):
             if k:
-                text.append(" · ", style=self._style("status--muted"))
+                text.append(" · ", style=muted)
             style = self._style(_STATUS_CLASS[status]) if n and status in _STATUS_CLASS else ""
-            text.append(f"{status} ", style=style or self._style("status--muted"))
+            text.append(f"{status} ", style=style or muted)
             text.append(str(n), style=style)
-        text.append("   filter ", style=self._style("status--muted"))
-        text.append(self.filter, style=self._style("status--key"))
+        if not short or self.filter != "all":
+            text.append(gap + "filter ", style=muted)
+            text.append(self.filter, style=self._style("status--key"))
         if self.search:
-            text.append("   search ", style=self._style("status--muted"))
+            text.append(gap + "search ", style=muted)
             text.append_text(line(self.search, self._style("status--key"), width=40))
-        text.append(f"   {self.shown:,} shown", style=self._style("status--muted"))
-        self.update(text, layout=False)
+        text.append(f"{gap}{self.shown:,} shown", style=muted)
+        return text
 
     def on_mount(self) -> None:
         self._redraw()
+
+    def on_resize(self) -> None:
+        self._redraw(relayout=True)  # its height was fitted to the text at the old width
 
 
 class SearchBox(Input):

@@ -1,4 +1,4 @@
-"""The command line: `review`, `run`, `diff`, `verdict`, `history`, `power`, `hash`.
+"""The command line: `review`, `serve`, `run`, `diff`, `verdict`, `history`, `power`, `hash`.
 
 Commands (cli/commands/) parse options, call the core and pick a renderer; renderers
 (cli/render_*.py) turn a finished result into terminal text. Commands import what they
@@ -20,6 +20,7 @@ from evalpin.cli.commands.history import history_cmd
 from evalpin.cli.commands.power import power_cmd
 from evalpin.cli.commands.review import review_cmd
 from evalpin.cli.commands.run import run_cmd
+from evalpin.cli.commands.serve import serve_cmd
 from evalpin.cli.commands.verdict import verdict_cmd
 from evalpin.cli.console import EXIT_INPUT, fail
 from evalpin.core.errors import InputError
@@ -37,7 +38,16 @@ def cli() -> None:
     """
 
 
-for _command in (hash_cmd, diff_cmd, verdict_cmd, history_cmd, power_cmd, review_cmd, run_cmd):
+for _command in (
+    hash_cmd,
+    diff_cmd,
+    verdict_cmd,
+    history_cmd,
+    power_cmd,
+    review_cmd,
+    serve_cmd,
+    run_cmd,
+):
     cli.add_command(_command)
 
 

@@ -1,34 +1,74 @@
-"""Terminal text for `evalpin diff`: the refusal, or the moves with their reasons."""
+"""Terminal text for `evalpin diff`: the refusal, or the moves with their reasons.
+
+Reads a finished `DiffReport` only; nothing here asks the core for more."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from evalpin.cli.console import console, rate_text, reasons_text, seed_text, text
-from evalpin.core.compare import PIN_LABELS, row_digest
+from evalpin.core.compare import PIN_LABELS
+from evalpin.core.report import REFUSE_LINE, BaselineChoice, DiffReport
 from evalpin.core.sanitize import inert_line
+from evalpin.core.stats import PairedStats, p_text
 
 _KIND_STYLE = {"regressed": "bold red", "fixed": "bold green", "drift": "yellow"}
 
 
-def _print_sides(out, lrun, rrun) -> None:
-    for name, run in (("left ", lrun), ("right", rrun)):
-        incomplete = run.complete is False or run.torn
+def _print_sides(out, report: DiffReport) -> None:
+    for name, side in (("left ", report.left), ("right", report.right)):
+        if side is None:
+            out.print(text((name, "bold"), "  ", ("no comparable run", "bold yellow")))
+            continue
         out.print(
             text(
                 (name, "bold"),
                 "  ",
-                inert_line(run.path),
+                inert_line(side.path),
                 "  ",
-                (inert_line(run.label()), "bold yellow" if incomplete else "dim"),
+                (inert_line(side.label), "bold yellow" if side.incomplete else "dim"),
             )
         )
 
 
-def print_refusal(refuse_line: str, diff, lrun, rrun, artifact: Path | None) -> None:
+def _print_baseline(out, choice: BaselineChoice) -> None:
+    """Why `--baseline` found nothing comparable: what changed since the last run."""
+    if choice.last_on_fixtures is None:
+        out.print(
+            text(
+                "  no earlier run on these fixtures in ",
+                inert_line(choice.folder),
+                ": nothing to compare with",
+            )
+        )
+        return
+    out.print(
+        text(
+            "  no earlier run in ",
+            inert_line(choice.folder),
+            " on the same instrument; since the last run on these fixtures: ",
+            (", ".join(choice.kinds), "bold red"),
+        )
+    )
+    for c in choice.changes:
+        out.print(
+            text(
+                f"  {inert_line(c.key)}: ",
+                (inert_line(str(c.before)), "red"),
+                " (last) vs ",
+                (inert_line(str(c.after)), "red"),
+                " (this run)",
+            )
+        )
+
+
+def print_refusal(report: DiffReport, artifact: Path | None) -> None:
     out = console()
-    out.print(text((refuse_line, "bold red")))
-    for m in diff.key_mismatches():
+    out.print(text((REFUSE_LINE, "bold red")))
+    label = report.repeat_label
+    if report.baseline is not None and report.baseline.refused:
+        _print_baseline(out, report.baseline)
+    for m in report.mismatches:
         lv, rv, n = m.pairs[0]
         name = PIN_LABELS.get(m.key, m.key)
         if len(m.pairs) == 1 and m.key != "fixture_hash":
@@ -50,11 +90,13 @@ def print_refusal(refuse_line: str, diff, lrun, rrun, artifact: Path | None) -> 
             )
         if len(m.pairs) > 3:
             out.print(text(f"    and {len(m.pairs) - 3} more pairs"))
-        out.print(text(f"    first: {inert_line(case_id)} ({seed_text(seed, lrun.repeat_label)})"))
-    _print_sides(out, lrun, rrun)
+        out.print(text(f"    first: {inert_line(case_id)} ({seed_text(seed, label)})"))
+    _print_sides(out, report)
+    if report.left is None:
+        return
     out.print(
         text(
-            f"{diff.compared} common case(s) were measured with different instruments: a change "
+            f"{report.compared} common case(s) were measured with different instruments: a change "
             "between them is a backend delta, not a prompt regression."
         )
     )
@@ -66,13 +108,10 @@ def print_refusal(refuse_line: str, diff, lrun, rrun, artifact: Path | None) -> 
         )
 
 
-def _print_paired(out, diff) -> None:
+def _print_paired(out, paired: PairedStats | None) -> None:
     """The clustered call over cases first (the headline: signal or within noise), its
     paired difference and the whole cases it would take; then, as detail, the rates with
     intervals and the exact McNemar over (case, seed) pairs, pooled and per seed."""
-    from evalpin.core.stats import p_text, paired_stats
-
-    paired = paired_stats(diff)
     if paired is None:
         return
     c = paired.clustered
@@ -109,63 +148,61 @@ def _print_paired(out, diff) -> None:
             )
 
 
-def print_diff(diff, lrun, rrun, limit: int) -> None:
+def print_diff(report: DiffReport, limit: int) -> None:
     out = console()
-    _print_sides(out, lrun, rrun)
-    counts = diff.counts()
+    label = report.repeat_label
+    if report.baseline is not None:
+        out.print(text(("baseline   ", "dim"), inert_line(report.baseline.chosen or "")))
+    _print_sides(out, report)
+    counts = report.counts
     summary = ", ".join(f"{n} {kind}" for kind, n in counts.items())
     out.print(
         text(
-            f"compared {diff.compared} case(s): ",
+            f"compared {report.compared} case(s): ",
             (summary, "bold"),
-            f"; {len(diff.only_left)} only left, {len(diff.only_right)} only right",
+            f"; {len(report.only_left)} only left, {len(report.only_right)} only right",
         )
     )
-    for note in diff.settings_notes():
+    for note in report.notes:
         out.print(text((f"note: {note}", "yellow")))
-    if diff.duplicates:
+    if report.duplicates:
         out.print(
-            text((f"note: {diff.duplicates} repeated (case, seed) records; last kept", "yellow"))
+            text((f"note: {report.duplicates} repeated (case, seed) records; last kept", "yellow"))
         )
-    _print_paired(out, diff)
-    if not diff.moved:
+    _print_paired(out, report.stats)
+    if not report.movements:
         out.print(text(("no movement: every common case kept its grade and digest", "green")))
-    order = ("regressed", "fixed", "drift")
-    ranked = sorted(diff.moved, key=lambda m: order.index(m.kind))
+    ranked = report.ranked()
     shown = ranked if limit <= 0 else ranked[:limit]
-    reasons = diff.reasons([m.pair for m in shown if m.kind != "drift"])
     for m in shown:
         out.print(
             text(
                 (f"{m.kind.upper():<10}", _KIND_STYLE[m.kind]),
                 inert_line(m.case_id),
-                f"  {seed_text(m.seed, lrun.repeat_label)}",
+                f"  {seed_text(m.seed, label)}",
             )
         )
         if m.kind == "drift":
             out.print(
                 text(
-                    "    completion digest " if m.left.completion_digest else "    text digest ",
-                    inert_line(row_digest(m.left) or ""),
+                    f"    {m.digest_kind} ",
+                    inert_line(m.left_digest or ""),
                     " -> ",
-                    inert_line(row_digest(m.right) or ""),
-                    f"  (both {'pass' if m.left.passed else 'fail'})",
+                    inert_line(m.right_digest or ""),
+                    f"  (both {'pass' if m.left_pass else 'fail'})",
                 )
             )
             continue
-        for name, row, why in zip(
-            ("left ", "right"), (m.left, m.right), reasons[m.pair], strict=True
+        for name, passed, why in (
+            ("left ", m.left_pass, m.left_reasons),
+            ("right", m.right_pass, m.right_reasons),
         ):
-            verdict = ("pass", "green") if row.passed else ("fail", "red")
+            verdict = ("pass", "green") if passed else ("fail", "red")
             out.print(text(f"    {name} ", verdict, "  ", reasons_text(why)))
-    if len(shown) < len(diff.moved):
-        out.print(
-            text(f"... and {len(diff.moved) - len(shown)} more (--limit 0 or --json for all)")
-        )
-    for name, keys in (("only left", diff.only_left), ("only right", diff.only_right)):
+    if len(shown) < len(ranked):
+        out.print(text(f"... and {len(ranked) - len(shown)} more (--limit 0 or --json for all)"))
+    for name, keys in (("only left", report.only_left), ("only right", report.only_right)):
         if keys:
-            listed = ", ".join(
-                f"{inert_line(c)} ({seed_text(s, lrun.repeat_label)})" for c, s in keys[:10]
-            )
+            listed = ", ".join(f"{inert_line(c)} ({seed_text(s, label)})" for c, s in keys[:10])
             more = f" and {len(keys) - 10} more" if len(keys) > 10 else ""
             out.print(text((f"{name}: ", "bold"), listed + more))

@@ -520,3 +520,12 @@ def load_history(folder: str | Path, options: ReadOptions | None = None) -> Hist
                 breaks.append(_break(previous, s))
             previous = s
     return History(str(folder), series, breaks, unreadable)
+
+
+def run_break(before: HistoryRun, after: HistoryRun) -> Break:
+    """The break between two single runs of one track (what `diff --baseline` names
+    when the newest earlier run on these fixtures is another instrument)."""
+    return _break(
+        Series(0, before.fixtures, dict(before.pins), [before]),
+        Series(0, after.fixtures, dict(after.pins), [after]),
+    )

@@ -39,10 +39,12 @@ class EvalpinApp(App[None]):
         cwd: Path | None = None,
         cursor_blink: bool = True,
         theme: str | None = None,
+        launch: bool = True,
     ) -> None:
         super().__init__()
         self.left, self.right = left, right
         self.cwd = (cwd if cwd is not None else Path.cwd()).resolve()
+        self.launch = launch
         self.cursor_blink = cursor_blink
         if theme:
             self.theme = theme
@@ -65,6 +67,7 @@ def make_app(
     cwd: Path | None = None,
     cursor_blink: bool = True,
     theme: str | None = None,
+    launch: bool = True,
 ) -> EvalpinApp:
     """The app for a pair (`left` earlier, `right` newer) or a single run.
 
@@ -72,6 +75,7 @@ def make_app(
     reads them first, so a bad file exits 3 before any screen). `cwd` is the project
     folder (default: the current folder, fixed when the app is made, so a later `chdir`
     does not move it); tests and scripts pass `cursor_blink=False` and a `theme` for
-    stable screens.
+    stable screens. `launch=False` turns the launch panel off (`evalpin serve` on a
+    non-loopback host: a page anyone on the network can open must not start runs).
     """
-    return EvalpinApp(left, right, cwd=cwd, cursor_blink=cursor_blink, theme=theme)
+    return EvalpinApp(left, right, cwd=cwd, cursor_blink=cursor_blink, theme=theme, launch=launch)

@@ -1,4 +1,5 @@
-"""`evalpin diff LEFT RIGHT`: join two runs on (case_id, seed), or refuse."""
+"""`evalpin diff LEFT RIGHT` (or `--baseline DIR RUN`): join two runs on (case_id, seed),
+or refuse. The core builds one report; each output is a renderer of it."""
 
 from __future__ import annotations
 
@@ -8,24 +9,34 @@ from typing import TYPE_CHECKING
 
 import click
 
-from evalpin.cli.console import emit_json, side, write_json_atomic
+from evalpin.cli.console import emit_json, write_json_atomic
 from evalpin.cli.log_options import log_options
+from evalpin.core.report import REFUSE_LINE
 
 if TYPE_CHECKING:
     from evalpin.core.formats import ReadOptions
 
-REFUSE_LINE = "REFUSE_DIFF: triple mismatch, not a prompt regression"
+__all__ = ["REFUSE_LINE", "diff_cmd"]
+
+_OUT = click.Path(dir_okay=False, path_type=Path)
 
 
 @click.command("diff")
-@click.argument("left", type=click.Path(path_type=Path))
-@click.argument("right", type=click.Path(path_type=Path))
+@click.argument("runs", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--baseline",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Compare RUN with the newest earlier run in this folder on the same instrument.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 @click.option(
     "--artifact",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=_OUT,
     help="On refusal, write the per-case backend delta (JSON) to this path.",
 )
+@click.option("--markdown", type=_OUT, help="Write a Markdown report (for a CI step summary).")
+@click.option("--junit", type=_OUT, help="Write JUnit XML: one test case per (case, seed).")
+@click.option("--html", type=_OUT, help="Write a self-contained HTML report.")
 @click.option(
     "--limit",
     default=50,
@@ -34,80 +45,81 @@ REFUSE_LINE = "REFUSE_DIFF: triple mismatch, not a prompt regression"
 )
 @log_options
 def diff_cmd(
-    left: Path,
-    right: Path,
+    runs: tuple[Path, ...],
+    baseline: Path | None,
     as_json: bool,
     artifact: Path | None,
+    markdown: Path | None,
+    junit: Path | None,
+    html: Path | None,
     limit: int,
     options: ReadOptions,
 ) -> None:
-    """Compare two runs joined on (case_id, seed).
+    """Compare two runs joined on (case_id, seed): `diff LEFT RIGHT`, or
+    `diff --baseline DIR RUN` (the left side: the newest earlier run in DIR on RUN's
+    instrument; none there is a refusal naming what changed).
 
     Exit 0: nothing moved. 1: silent regressions (a pass flip or a digest change).
     2: refused, the triples differ (an instrument change, not a prompt regression).
     """
     from evalpin.cli import render_diff
-    from evalpin.core.compare import compare
+    from evalpin.core.report import build_report, refusal_without_left
     from evalpin.core.runfile import read_run
 
-    lrun, rrun = read_run(left, options), read_run(right, options)
-    diff = compare(lrun, rrun)
-    only = {
-        "only_left": [{"case_id": c, "seed": s} for c, s in diff.only_left],
-        "only_right": [{"case_id": c, "seed": s} for c, s in diff.only_right],
-    }
-    if diff.refused:
-        delta = {
-            "kind": "backend_delta",
-            "note": "triple mismatch: these rows are a backend delta, not regressions or fixes",
-            "left": side(lrun),
-            "right": side(rrun),
-            "mismatch_summary": [
-                {"key": m.key, "cases": m.cases, "pairs": [list(p) for p in m.pairs]}
-                for m in diff.key_mismatches()
-            ],
-            "cases": diff.backend_delta(),
-        }
+    # The terminal alone shows `limit` moves; JSON and every file show them all.
+    everything = as_json or bool(markdown or junit or html) or limit <= 0
+    detail = None if everything else limit
+    want = 1 if baseline is not None else 2
+    if len(runs) != want:
+        usage = "--baseline DIR RUN" if baseline is not None else "LEFT RIGHT"
+        raise click.UsageError(f"expected {usage}: {want} run file(s), got {len(runs)}")
+    if baseline is not None:
+        from evalpin.core.baseline import choose_baseline
+
+        rrun = read_run(runs[0], options)
+        choice, lrun = choose_baseline(baseline, runs[0], rrun, options)
+        report = (
+            refusal_without_left(rrun, choice)
+            if lrun is None
+            else build_report(lrun, rrun, choice, detail)
+        )
+    else:
+        lrun, rrun = read_run(runs[0], options), read_run(runs[1], options)
+        report = build_report(lrun, rrun, detail=detail)
+
+    _write_files(report, markdown, junit, html)
+    if report.refused:
         if artifact is not None:
-            write_json_atomic(artifact, delta)
+            write_json_atomic(artifact, report.delta_artifact())
         if as_json:
             click.echo(REFUSE_LINE, err=True)
-            emit_json(
-                {
-                    "refused": True,
-                    "compared_cases": diff.compared,
-                    "silent_regressions": [],
-                    "mismatches": diff.mismatch_json(),
-                    **only,
-                    "backend_delta": delta,
-                    "stats": None,
-                    "notes": diff.settings_notes(),
-                }
-            )
+            emit_json(report.to_json())
         else:
-            render_diff.print_refusal(REFUSE_LINE, diff, lrun, rrun, artifact)
+            render_diff.print_refusal(report, artifact)
         sys.exit(2)
 
-    moved = diff.moved
     if artifact is not None:
         click.echo("note: runs are comparable; no backend-delta artifact written", err=True)
     if as_json:
-        from evalpin.core.stats import paired_stats
-
-        paired = paired_stats(diff)
-        emit_json(
-            {
-                "refused": False,
-                "compared_cases": diff.compared,
-                "silent_regressions": diff.moved_json(),
-                "mismatches": [],
-                **only,
-                "left": side(lrun),
-                "right": side(rrun),
-                "stats": paired.to_json() if paired else None,
-                "notes": diff.settings_notes(),
-            }
-        )
+        emit_json(report.to_json())
     else:
-        render_diff.print_diff(diff, lrun, rrun, limit)
-    sys.exit(1 if moved else 0)
+        render_diff.print_diff(report, limit)
+    sys.exit(1 if report.movements else 0)
+
+
+def _write_files(report, markdown: Path | None, junit: Path | None, html: Path | None) -> None:
+    """Each requested report file, rendered in full, then renamed into place."""
+    from evalpin.core.files import write_atomic
+
+    if markdown is not None:
+        from evalpin.cli.render_markdown import render_markdown
+
+        write_atomic(markdown, render_markdown(report))
+    if junit is not None:
+        from evalpin.cli.render_junit import render_junit
+
+        write_atomic(junit, render_junit(report))
+    if html is not None:
+        from evalpin.cli.render_html import render_html
+
+        write_atomic(html, render_html(report))

@@ -16,8 +16,9 @@ if TYPE_CHECKING:
 @click.command("review")
 @click.argument("left", required=False, type=click.Path(path_type=Path))
 @click.argument("right", required=False, type=click.Path(path_type=Path))
+@click.option("--launch/--no-launch", default=True, hidden=True)  # set by `evalpin serve`
 @log_options
-def review_cmd(left: Path | None, right: Path | None, options: ReadOptions) -> None:
+def review_cmd(left: Path | None, right: Path | None, launch: bool, options: ReadOptions) -> None:
     """Open the review TUI: LEFT (earlier) beside RIGHT (newer), or one run alone.
 
     With no argument: the newest run in ./runs beside the newest earlier run on the same
@@ -35,4 +36,4 @@ def review_cmd(left: Path | None, right: Path | None, options: ReadOptions) -> N
     right_run = read_run(right, options) if right is not None else None
     from evalpin.tui.app import make_app
 
-    make_app(left_run, right_run).run()
+    make_app(left_run, right_run, launch=launch).run()

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 RunSource = str | Path | RunFile
 PROGRESS_INTERVAL = 0.05
 FREEZE_FROM = 20_000
+LAUNCH_OFF_TEXT = "launch panel off: served on a non-loopback host (runs start only on 127.0.0.1)"
 NARROW_BELOW = 120  # columns: below this the list and the detail stack
 SHORT_BELOW = 30  # rows: below this (or when narrow) agreeing pins fold to one line
 DELTA_TEXT = (
@@ -159,6 +160,8 @@ class ReviewScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(Text(DELTA_TEXT), id="delta-bar", markup=False)
+        if not getattr(self.app, "launch", True):
+            yield Static(Text(LAUNCH_OFF_TEXT), id="launch-off", markup=False)
         yield PinsHeader(id="pins")
         yield StatusLine(id="status")
         with Horizontal(id="main"):
@@ -541,6 +544,9 @@ class ReviewScreen(Screen[None]):
             self.open_runs(*pair)
 
     def action_launch(self) -> None:
+        if not getattr(self.app, "launch", True):
+            self.notify(LAUNCH_OFF_TEXT, severity="warning", markup=False)
+            return
         from evalpin.tui.screens.launch import LaunchScreen
 
         like = self.left.header if self.left is not None else None

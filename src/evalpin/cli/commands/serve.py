@@ -1,0 +1,86 @@
+"""`evalpin serve [--host 127.0.0.1] [--port 8000] [RUN ...]`: the review TUI in a browser.
+
+textual-serve starts one `evalpin review` process per browser tab and hands it this
+process's whole environment. So on any host other than loopback the environment is cut
+to an allow-list before the first tab opens (no API key, token or password can reach an
+app process, hence never the page), and the launch panel is off: a page others on the
+network can open must not start runs. On loopback both stay as for `evalpin review`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import shlex
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import click
+
+INSTALL_HINT = "evalpin serve needs textual-serve: pip install 'evalpin[serve]'"
+# What a served review app needs from the environment off loopback; nothing else passes.
+SERVED_ENV = ("PATH", "HOME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR")
+
+
+def is_loopback(host: str) -> bool:
+    """127.0.0.0/8, ::1 or `localhost`; anything else (0.0.0.0, a name, an address)
+    may be reachable from other machines."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def served_environment(environ: Mapping[str, str], loopback: bool) -> dict[str, str]:
+    """The environment the served app processes inherit."""
+    if loopback:
+        return dict(environ)
+    return {k: environ[k] for k in SERVED_ENV if k in environ}
+
+
+def review_command(runs: tuple[Path, ...], launch: bool) -> str:
+    """The shell command textual-serve runs per tab: this evalpin, the same runs."""
+    argv = [sys.executable, "-m", "evalpin", "review"]
+    if not launch:
+        argv.append("--no-launch")
+    argv += [str(p) for p in runs]  # the app runs in this folder, as `review` would
+    return shlex.join(argv)
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
+@click.argument("runs", nargs=-1, type=click.Path(path_type=Path))
+def serve_cmd(host: str, port: int, runs: tuple[Path, ...]) -> None:
+    """Serve the review TUI in a browser: RUN... as `evalpin review` would open them.
+
+    The launch panel is on only when HOST is loopback; elsewhere it is off, the screen
+    says so, and the served app gets no secret from the environment.
+    """
+    from evalpin.core.runfile import read_run
+
+    if len(runs) > 2:
+        raise click.UsageError("at most two runs: LEFT [RIGHT]")
+    for path in runs:
+        read_run(path)  # a bad file exits 3 here, not in a browser tab
+    try:
+        from textual_serve.server import Server
+    except ImportError:
+        raise click.ClickException(INSTALL_HINT) from None
+
+    loopback = is_loopback(host)
+    environment = served_environment(os.environ, loopback)
+    os.environ.clear()
+    os.environ.update(environment)
+    if not loopback:
+        click.echo(
+            f"launch panel off: {host} is not a loopback address; "
+            "the served app gets no secret from the environment",
+            err=True,
+        )
+    Server(
+        review_command(runs, launch=loopback), host=host, port=port, title="evalpin review"
+    ).serve()

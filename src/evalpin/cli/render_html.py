@@ -1,0 +1,194 @@
+"""`diff --html`: one self-contained HTML file to share a comparison.
+
+Pins, then the refusal banner or the clustered call, a table of the moved cases and each
+case's detail (reasons, digests, test tails) folded in <details>. No JavaScript at all,
+the stylesheet inline, and a Content-Security-Policy that allows only that stylesheet
+(by hash): an injected tag that slipped through could neither run nor fetch anything.
+Every untrusted string goes through `escape.h` / `escape.h_block`.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+
+from evalpin.cli.escape import h, h_block
+from evalpin.core.report import REFUSE_LINE, DiffReport, Movement
+
+# A browser stays responsive well past this; the JSON output has every case.
+MAX_CASES = 5000
+
+STYLE = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem; color: #1b1f24; }
+h1 { font-size: 1.3rem; } h2 { font-size: 1.1rem; margin-top: 1.6rem; }
+table { border-collapse: collapse; margin: .5rem 0; }
+th, td { border: 1px solid #d0d7de; padding: .25rem .5rem; text-align: left;
+  vertical-align: top; font-family: ui-monospace, monospace; font-size: 13px; }
+th { background: #f6f8fa; }
+tr.differs td { background: #ffebe9; }
+.banner { border: 2px solid #cf222e; background: #ffebe9; padding: .75rem 1rem; }
+.banner strong { color: #cf222e; }
+.call { border: 1px solid #d0d7de; padding: .75rem 1rem; background: #f6f8fa; }
+.regressed { color: #cf222e; font-weight: bold; } .fixed { color: #1a7f37; }
+.drift { color: #9a6700; }
+pre { background: #f6f8fa; padding: .5rem; overflow-x: auto; white-space: pre-wrap; }
+details { margin: .25rem 0; } summary { cursor: pointer; }
+"""
+
+
+def _csp() -> str:
+    digest = base64.b64encode(hashlib.sha256(STYLE.encode()).digest()).decode()
+    return (
+        "default-src 'none'; "
+        f"style-src 'sha256-{digest}'; "
+        "img-src 'none'; script-src 'none'; base-uri 'none'; form-action 'none'"
+    )
+
+
+def _opt(value: str | None) -> str:
+    return "<em>missing</em>" if value is None else h(value)
+
+
+def _reasons(reasons: list[str] | None) -> str:
+    if reasons is None:
+        return "<em>reasons missing</em>"
+    return ", ".join(h(r) for r in reasons) or "-"
+
+
+def _seed(seed: int | None) -> str:
+    return "-" if seed is None else str(seed)
+
+
+def _pins(report: DiffReport) -> list[str]:
+    out = ["<h2>Pins</h2>", "<table><tr><th>pin</th><th>left</th><th>right</th></tr>"]
+    for key, lv, rv, differs in report.pin_rows():
+        cls = ' class="differs"' if differs else ""
+        out.append(f"<tr{cls}><td>{key}</td><td>{_opt(lv)}</td><td>{_opt(rv)}</td></tr>")
+    out.append("</table>")
+    return out
+
+
+def _banner(report: DiffReport) -> list[str]:
+    out = ['<div class="banner" id="refusal">', f"<p><strong>{h(REFUSE_LINE)}</strong></p>"]
+    items = []
+    choice = report.baseline
+    if choice is not None and choice.refused:
+        if choice.last_on_fixtures is None:
+            items.append(f"no earlier run on these fixtures in {h(choice.folder)}")
+        else:
+            items.append(
+                f"no earlier run in {h(choice.folder)} on the same instrument; since the "
+                f"last run on these fixtures ({h(choice.last_on_fixtures)}): "
+                f"<strong>{h(', '.join(choice.kinds))}</strong>"
+            )
+            items += [
+                f"{h(c.key)}: {h(str(c.before))} (last) vs {h(str(c.after))} (this run)"
+                for c in choice.changes
+            ]
+    for m in report.mismatches:
+        pairs = "; ".join(f"{h(lv)} (left) vs {h(rv)} (right), {n}" for lv, rv, n in m.pairs[:5])
+        more = f"; and {len(m.pairs) - 5} more" if len(m.pairs) > 5 else ""
+        first = f"first: {h(m.example[0])} (seed {_seed(m.example[1])})"
+        items.append(f"{h(m.key)} differs on {m.cases} case(s): {pairs}{more}; {first}")
+    out += ["<ul>", *(f"<li>{i}</li>" for i in items), "</ul>"]
+    if report.left is not None:
+        out.append(
+            f"<p>{report.compared} common case(s) were measured with different instruments: "
+            "a change between them is a backend delta, not a prompt regression.</p>"
+        )
+    out.append("</div>")
+    return out
+
+
+def _call(report: DiffReport) -> list[str]:
+    counts = ", ".join(f"{n} {kind}" for kind, n in report.counts.items())
+    out = [
+        '<div class="call" id="call">',
+        f"<p>compared {report.compared} (case, seed) pairs: <strong>{counts}</strong>; "
+        f"{len(report.only_left)} only left, {len(report.only_right)} only right</p>",
+    ]
+    if report.stats is not None:
+        c = report.stats.clustered
+        head, _, call = c.headline().rpartition(": ")
+        out.append(f"<p>{h(head)}: <strong>{h(call)}</strong></p>")
+        out += [f"<p>{h(d)}</p>" for d in (c.difference_text(), c.needed_text()) if d]
+    out.append("</div>")
+    return out
+
+
+def _detail(m: Movement) -> str:
+    parts = [
+        f"<p>left {'pass' if m.left_pass else 'fail'}: {_reasons(m.left_reasons)}<br>",
+        f"right {'pass' if m.right_pass else 'fail'}: {_reasons(m.right_reasons)}<br>",
+        f"completion digest {_opt(m.left_digest)} &rarr; {_opt(m.right_digest)}</p>",
+    ]
+    for name, tail in (("left", m.left_tail), ("right", m.right_tail)):
+        if tail:
+            parts.append(f"<p>{name} test output (tail):</p><pre>{h_block(tail)}</pre>")
+    return "".join(parts)
+
+
+def _cases(report: DiffReport) -> list[str]:
+    moves = report.ranked()
+    out = [
+        f"<h2>Moved cases ({len(moves)})</h2>",
+        "<table><tr><th>kind</th><th>case</th><th>seed</th><th>left</th><th>right</th>"
+        "<th>detail</th></tr>",
+    ]
+    for m in moves[:MAX_CASES]:
+        out.append(
+            f'<tr><td class="{m.kind}">{m.kind}</td><td>{h(m.case_id)}</td>'
+            f"<td>{_seed(m.seed)}</td><td>{'pass' if m.left_pass else 'fail'}</td>"
+            f"<td>{'pass' if m.right_pass else 'fail'}</td>"
+            f"<td><details><summary>reasons and output</summary>{_detail(m)}</details></td></tr>"
+        )
+    out.append("</table>")
+    if len(moves) > MAX_CASES:
+        out.append(f"<p>... and {len(moves) - MAX_CASES} more (see --json)</p>")
+    return out
+
+
+def _delta(report: DiffReport) -> list[str]:
+    rows = report.backend_delta or []
+    out = [
+        f"<h2>Backend delta ({len(rows)} common cases; not regressions or fixes)</h2>",
+        "<details><summary>every common case, left beside right</summary>",
+        "<table><tr><th>case</th><th>seed</th><th>left</th><th>right</th>"
+        "<th>left model</th><th>right model</th></tr>",
+    ]
+    for row in rows[:MAX_CASES]:
+        out.append(
+            f"<tr><td>{h(row['case_id'])}</td><td>{_seed(row['seed'])}</td>"
+            f"<td>{'pass' if row['left_pass'] else 'fail'}: {_reasons(row['left_reasons'])}</td>"
+            f"<td>{'pass' if row['right_pass'] else 'fail'}: "
+            f"{_reasons(row['right_reasons'])}</td>"
+            f"<td>{_opt(row['left_model'])}</td><td>{_opt(row['right_model'])}</td></tr>"
+        )
+    out += ["</table>", "</details>"]
+    return out
+
+
+def render_html(report: DiffReport) -> str:
+    """The whole HTML document."""
+    body = ["<h1>evalpin diff</h1>", "<ul>"]
+    for name, side in (("left", report.left), ("right", report.right)):
+        if side is None:
+            body.append(f"<li><strong>{name}</strong>: no comparable run</li>")
+        else:
+            body.append(f"<li><strong>{name}</strong>: {h(side.path)} ({h(side.label)})</li>")
+    body.append("</ul>")
+    body += [f"<p>note: {h(note)}</p>" for note in report.notes]
+    if report.refused:
+        body += _banner(report) + _pins(report) + _delta(report)
+    else:
+        body += _call(report) + _pins(report) + _cases(report)
+    head = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{_csp()}">',
+        '<meta name="referrer" content="no-referrer">',
+        "<title>evalpin diff</title>",
+        f"<style>{STYLE}</style>",
+        "</head><body>",
+    ]
+    return "\n".join([*head, *body, "</body></html>", ""])

@@ -1,0 +1,119 @@
+"""`diff --junit`: one test case per shared (case, seed), failed where it regressed.
+
+Any CI then lists regressions as failed tests and keeps the history of flaky ones. Fixes
+and drift pass, with what moved in `system-out`; cases on one side only are skipped. A
+refusal is one failed test, `REFUSE_DIFF`, whose message lists the mismatched pins: a
+CI page must never show a backend delta as regressions or fixes.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from evalpin.cli.escape import xml_block, xml_line
+from evalpin.core.report import REFUSE_LINE, DiffReport, Movement
+
+CLASSNAME = "evalpin"
+
+
+def _name(case_id: str, seed: int | None, label: str = "seed") -> str:
+    """`case-id [seed 11]` (inspect logs: `[epoch 2]`), stable night to night for CI."""
+    return xml_line(case_id) + ("" if seed is None else f" [{label} {seed}]")
+
+
+def _reasons(reasons: list[str] | None) -> str:
+    if reasons is None:
+        return "<reasons missing>"
+    return ", ".join(xml_line(r) for r in reasons) or "-"
+
+
+def _detail(m: Movement) -> str:
+    lines = [
+        f"left  {'pass' if m.left_pass else 'fail'}  {_reasons(m.left_reasons)}",
+        f"right {'pass' if m.right_pass else 'fail'}  {_reasons(m.right_reasons)}",
+        f"completion digest {xml_line(m.left_digest or '-')} -> {xml_line(m.right_digest or '-')}",
+    ]
+    if m.right_tail:
+        lines += ["", "right test output (tail):", xml_block(m.right_tail)]
+    return "\n".join(lines)
+
+
+def _refusal_text(report: DiffReport) -> str:
+    lines = []
+    choice = report.baseline
+    if choice is not None and choice.refused:
+        if choice.last_on_fixtures is None:
+            lines.append(f"no earlier run on these fixtures in {xml_line(choice.folder)}")
+        else:
+            lines.append(
+                "no earlier run on the same instrument; since the last run on these "
+                f"fixtures ({xml_line(choice.last_on_fixtures)}): {', '.join(choice.kinds)}"
+            )
+            lines += [
+                f"{xml_line(c.key)}: {xml_line(str(c.before))} (last) vs "
+                f"{xml_line(str(c.after))} (this run)"
+                for c in choice.changes
+            ]
+    for m in report.mismatches:
+        for lv, rv, n in m.pairs:
+            lines.append(f"{m.key}: {xml_line(lv)} (left) vs {xml_line(rv)} (right) on {n}")
+        case_id, seed = m.example
+        lines.append(f"  first: {_name(case_id, seed, report.repeat_label)}")
+    return "\n".join(lines)
+
+
+def render_junit(report: DiffReport) -> str:
+    """The whole JUnit XML document."""
+    suite = ET.Element("testsuite", name="evalpin diff")
+    props = ET.SubElement(suite, "properties")
+    for key, lv, rv, _ in report.pin_rows():
+        ET.SubElement(props, "property", name=f"left.{key}", value=xml_line(lv or "<missing>"))
+        ET.SubElement(props, "property", name=f"right.{key}", value=xml_line(rv or "<missing>"))
+    tests = failures = skipped = 0
+    if report.refused:
+        case = ET.SubElement(suite, "testcase", classname=CLASSNAME, name="REFUSE_DIFF")
+        failure = ET.SubElement(case, "failure", message=REFUSE_LINE, type="refused")
+        failure.text = _refusal_text(report)
+        tests = failures = 1
+    else:
+        for o in report.outcomes():
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                classname=CLASSNAME,
+                name=_name(o.case_id, o.seed, report.repeat_label),
+            )
+            tests += 1
+            m = o.movement
+            if m is None:
+                continue
+            if m.kind == "regressed":
+                failures += 1
+                failure = ET.SubElement(
+                    case,
+                    "failure",
+                    message=f"regressed: {_reasons(m.right_reasons)}",
+                    type="regressed",
+                )
+                failure.text = _detail(m)
+            else:
+                ET.SubElement(case, "system-out").text = f"{m.kind}\n{_detail(m)}"
+        for side, keys in (("left", report.only_left), ("right", report.only_right)):
+            for case_id, seed in keys:
+                case = ET.SubElement(
+                    suite,
+                    "testcase",
+                    classname=CLASSNAME,
+                    name=_name(case_id, seed, report.repeat_label),
+                )
+                ET.SubElement(case, "skipped", message=f"only in the {side} run")
+                tests += 1
+                skipped += 1
+    suite.set("tests", str(tests))
+    suite.set("failures", str(failures))
+    suite.set("errors", "0")
+    suite.set("skipped", str(skipped))
+    root = ET.Element("testsuites", name="evalpin", tests=str(tests), failures=str(failures))
+    root.append(suite)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, "unicode") + "\n"

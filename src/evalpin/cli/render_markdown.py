@@ -1,0 +1,162 @@
+"""`diff --markdown`: a compact report for `$GITHUB_STEP_SUMMARY` or a pull-request comment.
+
+The pins table with differences marked, the clustered call, the regressed cases with
+their reason codes, drift and fixes folded in <details>, or the refusal and its reasons.
+Every untrusted string goes through `escape.md`; the only HTML is this module's own.
+"""
+
+from __future__ import annotations
+
+from evalpin.cli.escape import md
+from evalpin.core.report import REFUSE_LINE, DiffReport, Movement
+
+# A step summary holds at most 1 MiB: past these the report says how many it left out.
+MAX_ROWS = 200
+
+
+def _seed(seed: int | None) -> str:
+    return "-" if seed is None else str(seed)
+
+
+def _reasons(reasons: list[str] | None) -> str:
+    if reasons is None:
+        return "*reasons missing*"
+    return ", ".join(md(r) for r in reasons) or "-"
+
+
+def _value(value: str | None) -> str:
+    return "*missing*" if value is None else md(value)
+
+
+def _pins(report: DiffReport) -> list[str]:
+    lines = ["| pin | left | right |", "|---|---|---|"]
+    for key, lv, rv, differs in report.pin_rows():
+        mark = " **differs**" if differs else ""
+        lines.append(f"| {key}{mark} | {_value(lv)} | {_value(rv)} |")
+    return lines
+
+
+def _sides(report: DiffReport) -> list[str]:
+    lines = []
+    for name, side in (("left", report.left), ("right", report.right)):
+        if side is None:
+            lines.append(f"- **{name}**: no comparable run")
+        else:
+            flag = " **(incomplete)**" if side.incomplete else ""
+            lines.append(f"- **{name}**: {md(side.path)}: {md(side.label)}{flag}")
+    return lines
+
+
+def _refusal(report: DiffReport) -> list[str]:
+    lines = [f"> **{md(REFUSE_LINE)}**", ""]
+    choice = report.baseline
+    if choice is not None and choice.refused:
+        if choice.last_on_fixtures is None:
+            lines.append(f"- no earlier run on these fixtures in {md(choice.folder)}")
+        else:
+            kinds = ", ".join(md(k) for k in choice.kinds)
+            lines.append(
+                f"- no earlier run in {md(choice.folder)} on the same instrument; since "
+                f"the last run on these fixtures ({md(choice.last_on_fixtures)}): **{kinds}**"
+            )
+            for c in choice.changes:
+                lines.append(
+                    f"  - {md(c.key)}: {_value(_str(c.before))} (last) vs "
+                    f"{_value(_str(c.after))} (this run)"
+                )
+    for m in report.mismatches:
+        lines.append(f"- {md(m.key)} differs on {m.cases} case(s):")
+        for lv, rv, n in m.pairs[:3]:
+            lines.append(f"  - {md(lv)} (left) vs {md(rv)} (right), {n} case(s)")
+        if len(m.pairs) > 3:
+            lines.append(f"  - and {len(m.pairs) - 3} more pairs")
+        case_id, seed = m.example
+        lines.append(f"  - first: {md(case_id)} (seed {_seed(seed)})")
+    if report.left is not None:
+        lines += [
+            "",
+            f"{report.compared} common case(s) were measured with different instruments: "
+            "a change between them is a backend delta, not a prompt regression.",
+        ]
+    return lines
+
+
+def _str(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _call(report: DiffReport) -> list[str]:
+    counts = ", ".join(f"{n} {kind}" for kind, n in report.counts.items())
+    lines = [
+        f"Compared {report.compared} (case, seed) pairs: **{counts}**; "
+        f"{len(report.only_left)} only left, {len(report.only_right)} only right.",
+        "",
+    ]
+    if report.stats is not None:
+        c = report.stats.clustered
+        head, _, call = c.headline().rpartition(": ")
+        lines.append(f"**Clustered call: {call}** ({head})")
+        lines += [f"- {d}" for d in (c.difference_text(), c.needed_text()) if d]
+        lines.append("")
+    return lines
+
+
+def _table(moves: list[Movement], with_reasons: bool) -> list[str]:
+    if with_reasons:
+        lines = ["| case | seed | left | right |", "|---|---|---|---|"]
+    else:
+        lines = ["| case | seed | completion digest |", "|---|---|---|"]
+    for m in moves[:MAX_ROWS]:
+        case = md(m.case_id)
+        if with_reasons:
+            left = ("pass " if m.left_pass else "fail ") + _reasons(m.left_reasons)
+            right = ("pass " if m.right_pass else "fail ") + _reasons(m.right_reasons)
+            lines.append(f"| {case} | {_seed(m.seed)} | {left} | {right} |")
+        else:
+            digests = f"{_value(m.left_digest)} → {_value(m.right_digest)}"
+            lines.append(f"| {case} | {_seed(m.seed)} | {digests} |")
+    if len(moves) > MAX_ROWS:
+        lines += ["", f"... and {len(moves) - MAX_ROWS} more (see `--json` or `--html`)"]
+    return lines
+
+
+def render_markdown(report: DiffReport) -> str:
+    """The whole Markdown document."""
+    if report.refused:
+        title = "refused: instrument changed"
+    elif report.counts.get("regressed"):
+        title = f"{report.counts['regressed']} regressed"
+    elif report.movements:
+        title = "moved, no regression"
+    else:
+        title = "no movement"
+    lines = [f"## evalpin diff: {title}", ""]
+    lines += [*_sides(report), ""]
+    if report.notes:
+        lines += [*(f"- note: {md(note)}" for note in report.notes), ""]
+    if report.refused:
+        lines += [*_refusal(report), ""]
+    lines += [*_pins(report), ""]
+    if report.refused:
+        return "\n".join(lines)
+    lines += _call(report)
+    ranked = report.ranked()
+    regressed = [m for m in ranked if m.kind == "regressed"]
+    fixed = [m for m in ranked if m.kind == "fixed"]
+    drift = [m for m in ranked if m.kind == "drift"]
+    if regressed:
+        lines += [f"### Regressed ({len(regressed)})", "", *_table(regressed, True), ""]
+    if fixed or drift:
+        lines += [
+            "<details>",
+            f"<summary>Fixed ({len(fixed)}) and drift ({len(drift)})</summary>",
+            "",
+        ]
+        if fixed:
+            lines += [f"#### Fixed ({len(fixed)})", "", *_table(fixed, True), ""]
+        if drift:
+            lines += [f"#### Drift ({len(drift)})", "", *_table(drift, False), ""]
+        lines += ["</details>", ""]
+    if not report.movements:
+        lines += ["No movement: every common case kept its grade and digest.", ""]
+    return "\n".join(lines)

@@ -1,0 +1,90 @@
+"""examples/nightly.yml: its own commands, run here as the job would run them, two nights.
+
+Not CI: the steps with an id (run, diff, gate) are taken from the YAML, their `${{ }}`
+expressions filled in as Actions would, and run with bash in a copy of the demo project
+(fixtures and slots.yaml), with `evalpin` from this environment on PATH. Night 1 has no
+earlier run: a refusal saying so. Night 2 replays the same slot: compared with night 1,
+no movement, the job passes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import yaml
+
+from evalpin.core.report import REFUSE_LINE
+
+ROOT = Path(__file__).parent.parent
+WORKFLOW = ROOT / "examples" / "nightly.yml"
+_EXPR = re.compile(r"\$\{\{\s*([\w.]+)\s*\}\}")
+
+
+def steps() -> list[dict]:
+    return [s for s in yaml.safe_load(WORKFLOW.read_text())["jobs"]["nightly"]["steps"]]
+
+
+def run_step(step: dict, project: Path, context: dict[str, str]) -> subprocess.CompletedProcess:
+    script = _EXPR.sub(lambda m: context[m.group(1)], step["run"])
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "GITHUB_OUTPUT": str(project / "gh-output"),
+        "GITHUB_STEP_SUMMARY": str(project / "gh-summary.md"),
+    }
+    return subprocess.run(
+        ["bash", "-e", "-c", script],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def night(project: Path, run_id: str) -> dict[str, subprocess.CompletedProcess]:
+    """The job's own steps, in order, as one night would run them."""
+    (project / "gh-output").write_text("")
+    context = {"github.run_id": run_id}
+    done = {}
+    for step in steps():
+        if step.get("id") not in ("run", "diff", "gate"):
+            continue  # checkout, install, artifacts: Actions' own
+        result = run_step(step, project, context)
+        done[step["id"]] = result
+        for line in (project / "gh-output").read_text().splitlines():
+            key, _, value = line.partition("=")
+            context[f"steps.{step['id']}.outputs.{key}"] = value
+        assert step["id"] == "gate" or result.returncode == 0, result.stderr
+    return done
+
+
+def test_the_example_workflow_runs_two_nights(tmp_path):
+    project = tmp_path / "project"
+    shutil.copytree(ROOT / "fixtures", project / "fixtures")
+    shutil.copy(ROOT / "slots.yaml", project / "slots.yaml")
+
+    first = night(project, "1001")
+    assert first["gate"].returncode == 2  # nothing earlier: refused, and says why
+    assert first["diff"].stdout.splitlines()[0] == REFUSE_LINE
+    assert "no earlier run on these fixtures" in (project / "report.md").read_text()
+
+    second = night(project, "1002")
+    assert second["gate"].returncode == 0, second["diff"].stdout
+    summary = (project / "gh-summary.md").read_text()
+    assert "## evalpin diff: no movement" in summary
+    assert "Clustered call" in summary
+    suite = ET.parse(project / "junit.xml").getroot().find("testsuite")
+    assert int(suite.get("tests")) == 90 and suite.get("failures") == "0"
+    assert "<!DOCTYPE html>" in (project / "report.html").read_text()
+    assert sorted(p.name for p in (project / "history").iterdir()) == [
+        "night-1001.jsonl",
+        "night-1002.jsonl",
+    ]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -21,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_run import coding_set
-from timing import installed_env
+from timing import installed_env, machine
 
 DATA = Path(__file__).parent / "data"
 
@@ -59,8 +58,7 @@ def main() -> None:
     from evalpin.run.sandbox import probe_isolation
 
     iso = probe_isolation()
-    python = platform.python_version()
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {python}")
+    print(machine())
     print(f"sandbox: {iso.kind}, network {iso.network}; load average {os.getloadavg()[0]:.2f}")
     folder = DATA / f"cluster-{args.items}"
     coding_set(folder, args.items)

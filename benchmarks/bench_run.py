@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -22,7 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from timing import installed_env
+from timing import installed_env, machine
 
 DATA = Path(__file__).parent / "data"
 # A small but real repair item: the test does a little work, like the demo's items.
@@ -181,8 +179,7 @@ def main() -> None:
     from evalpin.run.sandbox import probe_isolation
 
     iso = probe_isolation()
-    cores = os.cpu_count()
-    print(f"machine: {platform.machine()}, {cores} cores, Python {platform.python_version()}")
+    print(machine())
     print(f"sandbox: {iso.kind}, network {iso.network}")
 
     replay = golden_replay(DATA / f"golden-replay-{args.cases}", args.cases)

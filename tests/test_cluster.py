@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Iterator
 from multiprocessing import resource_tracker
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -112,18 +113,24 @@ def header(path: Path) -> dict:
     return json.loads(path.read_text().splitlines()[0])
 
 
-@pytest.fixture
-def cluster() -> Iterator[distributed.LocalCluster]:
-    """Two real worker processes on 127.0.0.1; closed, and their processes gone, after."""
-    before = _children_now()
-    with distributed.LocalCluster(
-        n_workers=2,
+def local_cluster(workers: int, **extra: Any) -> distributed.LocalCluster:
+    """Real worker processes, one thread each, on 127.0.0.1 (any free port, no dashboard)."""
+    return distributed.LocalCluster(
+        n_workers=workers,
         threads_per_worker=1,
         processes=True,
         host="127.0.0.1",
         scheduler_port=0,
         dashboard_address=None,
-    ) as c:
+        **extra,
+    )
+
+
+@pytest.fixture
+def cluster() -> Iterator[distributed.LocalCluster]:
+    """Two real worker processes on 127.0.0.1; closed, and their processes gone, after."""
+    before = _children_now()
+    with local_cluster(2) as c:
         yield c
     _assert_no_new_children(before)
 
@@ -265,15 +272,7 @@ def test_worker_with_another_sandbox_is_refused_before_work(capsys, tmp_path: Pa
     project = make_project(tmp_path, 2)
     before = _children_now()
     with (
-        distributed.LocalCluster(
-            n_workers=1,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            scheduler_port=0,
-            dashboard_address=None,
-            env={"PATH": str(tmp_path / "no-tools")},  # neither unshare nor bwrap there
-        ) as c,
+        local_cluster(1, env={"PATH": str(tmp_path / "no-tools")}) as c,  # no unshare, no bwrap
         distributed.Client(c, set_as_default=False) as client,
     ):
         r = cli(capsys, *run_args(project, "x.jsonl", "--cluster", c.scheduler_address))
@@ -320,14 +319,7 @@ def test_an_item_whose_graders_keep_dying_is_recorded_worker_lost(tmp_path: Path
     before = _children_now()
     with (
         dask.config.set({"distributed.scheduler.allowed-failures": 0}),
-        distributed.LocalCluster(
-            n_workers=1,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            scheduler_port=0,
-            dashboard_address=None,
-        ) as c,
+        local_cluster(1) as c,
         distributed.Client(c, set_as_default=False) as client,
     ):
         thread, seen, result = start_in_thread(
@@ -355,14 +347,7 @@ def test_scheduler_gone_interrupts_and_resume_finishes_locally(tmp_path: Path) -
     project = make_project(tmp_path, 6, pause=1.0)
     marker = Path(next((project / "tests").iterdir()).name).stem.split("_")[1]
     before = _children_now()
-    c = distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        scheduler_port=0,
-        dashboard_address=None,
-    )
+    c = local_cluster(2)
     try:
         thread, seen, result = start_in_thread(
             request(project, "s.jsonl", cluster=c.scheduler_address)

@@ -209,27 +209,46 @@ class Scan:
         self.torn = False
         self.rows: list[CaseRow] = []
         self.index = LineIndex(str(path))
+        self.done = 0  # bytes read so far, of `total`
+        self.total = 0
 
     def read(self, fh: BinaryIO) -> RunFile:
+        """The whole file at once."""
+        for _ in self.blocks(fh):
+            pass
+        return self.result()
+
+    def blocks(self, fh: BinaryIO) -> Iterator[int]:
+        """Read chunk by chunk, yielding the number of rows known after each chunk, so
+        a caller (the review's progressive loader) can use the prefix read so far.
+        InputError is raised where the problem is met, as `read` raises it."""
+        self.total = os.fstat(fh.fileno()).st_size
         carry = b""
         pos = 0  # file offset of the first byte of `carry`
-        with gc_paused():
-            while chunk := fh.read(_CHUNK):
-                first = chunk.find(b"\n")
-                if first < 0:
-                    carry += chunk
-                    continue
+        while chunk := fh.read(_CHUNK):
+            self.done = pos + len(carry) + len(chunk)
+            first = chunk.find(b"\n")
+            if first < 0:
+                carry += chunk
+                continue
+            with gc_paused():  # per chunk: never left paused while the caller runs
                 self._line(carry + chunk[:first], pos, ended=True)
                 start = pos + len(carry) + first + 1
                 last = chunk.rfind(b"\n")
                 if last > first:
                     self._block(memoryview(chunk)[first + 1 : last + 1], start)
-                pos += len(carry) + last + 1
-                carry = chunk[last + 1 :]
-            if carry:
-                self._line(carry, pos, ended=False)
+            pos += len(carry) + last + 1
+            carry = chunk[last + 1 :]
+            yield len(self.rows)
+        if carry:
+            self._line(carry, pos, ended=False)
         if self.shape == SHAPE_EVALPIN and self.header is None:
             raise InputError(self.path, "no run header", 1)
+        self.done = self.total
+        yield len(self.rows)
+
+    def result(self) -> RunFile:
+        """The run as read (call after `blocks` is exhausted)."""
         own = self.shape == SHAPE_EVALPIN
         return RunFile(
             str(self.path),

@@ -13,7 +13,7 @@ first line is not a JSON object, the top-level keys of the whole JSON document.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -22,7 +22,8 @@ from typing import Any
 import msgspec
 
 from evalpin.core.errors import InputError
-from evalpin.core.runfile import RunFile, open_file, problem
+from evalpin.core.records import CaseRow, RunHeader
+from evalpin.core.runfile import RunFile, Scan, open_file, problem
 
 ZIP_MAGIC = b"PK\x03\x04"
 _ANY = msgspec.json.Decoder()
@@ -100,6 +101,8 @@ class Format:
     # Files this format reads through another file of the same folder (lm-eval samples
     # beside their results): a folder listing shows only the representative.
     represented_by: Callable[[Path], Path | None] = lambda path: None
+    # JSONL formats read chunk by chunk (the review's progressive loader): the scan.
+    scan: Callable[[Probe], Scan] | None = None
 
 
 def _table() -> tuple[Format, ...]:
@@ -108,8 +111,8 @@ def _table() -> tuple[Format, ...]:
     return (
         Format(inspect_log.EVAL, inspect_log.sniff_eval, inspect_log.read_eval),
         Format(lm_eval.NAME, lm_eval.sniff, lm_eval.read, lm_eval.represented_by),
-        Format(evalpin_run.NAME, evalpin_run.sniff, evalpin_run.read),
-        Format(case_records.NAME, case_records.sniff, case_records.read),
+        Format(evalpin_run.NAME, evalpin_run.sniff, evalpin_run.read, scan=evalpin_run.scan),
+        Format(case_records.NAME, case_records.sniff, case_records.read, scan=case_records.scan),
         Format(inspect_log.JSON, inspect_log.sniff_json, inspect_log.read_json),
         Format(report.NAME, report.sniff, report.read),
     )
@@ -174,3 +177,48 @@ def log_files(folder: Path, entries: list[Path]) -> list[Path]:
             continue
         out.append(p)
     return out
+
+
+class RunStream:
+    """A run read a block at a time: `rows` and `header` grow as `blocks()` advances
+    (JSONL formats, chunk by chunk), or arrive in one step (formats read whole), so the
+    review can show the prefix it knows while the rest is read. `run` is set at the end."""
+
+    def __init__(self, path: str | Path, options: ReadOptions | None = None) -> None:
+        self.path = str(path)
+        self._fmt, self._probe = sniff(path)
+        self._options = options or ReadOptions()
+        self._scan = self._fmt.scan(self._probe) if self._fmt.scan is not None else None
+        self.run: RunFile | None = None
+
+    @property
+    def rows(self) -> list[CaseRow]:
+        if self.run is not None:
+            return self.run.rows
+        return self._scan.rows if self._scan is not None else []
+
+    @property
+    def header(self) -> RunHeader | None:
+        if self.run is not None:
+            return self.run.header
+        return self._scan.header if self._scan is not None else None
+
+    @property
+    def fraction(self) -> float:
+        """How much of the file is read, 0 to 1."""
+        if self.run is not None:
+            return 1.0
+        if self._scan is None or not self._scan.total:
+            return 0.0
+        return self._scan.done / self._scan.total
+
+    def blocks(self) -> Iterator[int]:
+        """Advance a block at a time, yielding the number of rows known; InputError where
+        the file goes wrong (a bad line deep in a file is met only when reached)."""
+        if self._scan is None:
+            self.run = self._fmt.read(self._probe, self._options)
+            yield len(self.run.rows)
+            return
+        with open_file(self._probe.path) as fh:
+            yield from self._scan.blocks(fh)
+        self.run = self._scan.result()

@@ -18,3 +18,7 @@ def sniff(probe: Probe) -> bool:
 def read(probe: Probe, options: ReadOptions) -> RunFile:
     with open_file(probe.path) as fh:
         return Scan(probe.path, SHAPE_CASES).read(fh)
+
+
+def scan(probe: Probe) -> Scan:
+    return Scan(probe.path, SHAPE_CASES)

@@ -17,3 +17,7 @@ def read(probe: Probe, options: ReadOptions) -> RunFile:
     """The streaming block-decoding scan (the fast path `diff` is measured on)."""
     with open_file(probe.path) as fh:
         return Scan(probe.path, SHAPE_EVALPIN).read(fh)
+
+
+def scan(probe: Probe) -> Scan:
+    return Scan(probe.path, SHAPE_EVALPIN)

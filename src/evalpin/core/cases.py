@@ -10,7 +10,10 @@ and a status:
   and was fixed on another is `regressed`);
 - a refused comparison browsed as a backend delta: differs, flaky, same, only left, only
   right, and never a regression or fix label;
-- one run alone: fail, flaky, pass.
+- one run alone: fail, flaky, pass;
+- while the runs are still being read (`partial`, built by `core.case_index`): changed,
+  flaky, unchanged, pending, or as a delta differs, flaky, same, pending: never a
+  regression or fix label before the whole join is known.
 
 Also here: the filters the `f` key cycles through, search by case id and the status
 counts. (Which runs `evalpin review` opens is `core.discovery`; the byte offsets that let a
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from evalpin.core.compare import DRIFT, FIXED, REGRESSED, Diff
@@ -36,6 +39,7 @@ UNCHANGED = "unchanged"
 ONLY_LEFT, ONLY_RIGHT = "only left", "only right"
 DIFFERS, SAME = "differs", "same"
 PASS, FAIL = "pass", "fail"
+CHANGED_STATUS, PENDING = "changed", "pending"  # partial only: provisional
 
 STATUSES: dict[str, tuple[str, ...]] = {
     COMPARE: (REGRESSED, FIXED, DRIFT, FLAKY, UNCHANGED, ONLY_LEFT, ONLY_RIGHT),
@@ -55,8 +59,23 @@ FILTERS: dict[str, tuple[str, ...]] = {
     DELTA: (ALL, DIFFERS, FLAKY),
     SINGLE: (ALL, FAIL, FLAKY),
 }
+# While partial (see core.case_index): no movement claim, nothing "only" on one side yet.
+PARTIAL_STATUSES: dict[str, tuple[str, ...]] = {
+    COMPARE: (CHANGED_STATUS, FLAKY, UNCHANGED, PENDING),
+    DELTA: (DIFFERS, FLAKY, SAME, PENDING),
+    SINGLE: STATUSES[SINGLE],
+}
+PARTIAL_CHANGED: dict[str, frozenset[str]] = {
+    COMPARE: frozenset({CHANGED_STATUS}),
+    DELTA: frozenset({DIFFERS}),
+    SINGLE: CHANGED[SINGLE],
+}
+PARTIAL_FILTERS: dict[str, tuple[str, ...]] = {
+    COMPARE: (ALL, CHANGED_FILTER, FLAKY),
+    DELTA: FILTERS[DELTA],
+    SINGLE: FILTERS[SINGLE],
+}
 _RANK = {REGRESSED: 0, FIXED: 1, DRIFT: 2}
-PROGRESS_EVERY = 16_384  # rows between progress callbacks
 
 
 @dataclass(slots=True)
@@ -64,13 +83,17 @@ class Case:
     """One case id: its rows on each side (indices into `RunFile.rows`) and its status."""
 
     case_id: str
-    left: list[int] = field(default_factory=list)
-    right: list[int] = field(default_factory=list)
+    # Row indices on each side: a `range` while they are consecutive lines (the usual
+    # case, and far smaller than a list), else a list.
+    left: Sequence[int] = ()
+    right: Sequence[int] = ()
     left_passed: int = 0
     right_passed: int = 0
-    status: str = UNCHANGED
+    status: str = ""  # set once its rows are grouped
     flaky: bool = False
     mismatched: bool = False  # a pin differs on one of its common seeds (delta mode)
+    flips: bool = False  # while partial: a common seed's grade differs
+    drifts: bool = False  # while partial: a common seed's digest moved, same grade
 
 
 @dataclass
@@ -82,6 +105,11 @@ class CaseTable:
     right: RunFile | None
     cases: list[Case]
     diff: Diff | None = None
+    # While the runs are still being read: `cases` grows behind this table, and the
+    # index keeps the counts and the cases n/p stop at as it goes.
+    partial: bool = False
+    partial_counts: Counter[str] | None = field(default=None, repr=False)
+    changed_cases: list[int] | None = field(default=None, repr=False)
     _lower: list[str] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
@@ -89,16 +117,23 @@ class CaseTable:
 
     @property
     def statuses(self) -> tuple[str, ...]:
-        return STATUSES[self.mode]
+        return (PARTIAL_STATUSES if self.partial else STATUSES)[self.mode]
 
     @property
     def filters(self) -> tuple[str, ...]:
-        return FILTERS[self.mode]
+        return (PARTIAL_FILTERS if self.partial else FILTERS)[self.mode]
+
+    @property
+    def changed(self) -> frozenset[str]:
+        """The statuses `n`/`p` stop at."""
+        return (PARTIAL_CHANGED if self.partial else CHANGED)[self.mode]
 
     def counts(self) -> dict[str, int]:
         """Cases per status, every status of the mode listed (zeros included). `flaky`
         counts every case that is flaky on either side (what the flaky filter shows), also
         those whose status is a movement such as `regressed`."""
+        if self.partial_counts is not None:
+            return {status: self.partial_counts.get(status, 0) for status in self.statuses}
         found = Counter(c.status for c in self.cases)
         found[FLAKY] = sum(c.flaky for c in self.cases)
         return {status: found.get(status, 0) for status in self.statuses}
@@ -107,7 +142,7 @@ class CaseTable:
         if filter_name == ALL:
             return True
         if filter_name == CHANGED_FILTER:
-            return case.status in CHANGED[self.mode]
+            return case.status in self.changed
         if filter_name == FLAKY:
             return case.flaky
         return case.status == filter_name
@@ -119,28 +154,34 @@ class CaseTable:
         cases = self.cases
         if search:
             needle = search.lower()
-            if self._lower is None:
-                self._lower = [c.case_id.lower() for c in cases]
-            found = [i for i, cid in enumerate(self._lower) if needle in cid]
+            if self.partial:  # still growing: no cache
+                found = [i for i, c in enumerate(cases) if needle in c.case_id.lower()]
+            else:
+                if self._lower is None:
+                    self._lower = [c.case_id.lower() for c in cases]
+                found = [i for i, cid in enumerate(self._lower) if needle in cid]
         else:
             found = range(len(cases))
         if filter_name == ALL:
-            return list(found)
+            return found if self.partial and isinstance(found, range) else list(found)
         return [i for i in found if self.matches(cases[i], filter_name)]
 
     def changed_positions(self, visible: Sequence[int]) -> list[int]:
         """Positions in `visible` of the cases `n`/`p` stop at."""
-        changed = CHANGED[self.mode]
+        if self.changed_cases is not None and isinstance(visible, range) and visible.start == 0:
+            # The whole list while partial: the index's list, not a pass over every case.
+            return sorted(k for k in self.changed_cases if k < visible.stop)
+        changed = self.changed
         cases = self.cases
         return [pos for pos, i in enumerate(visible) if cases[i].status in changed]
 
     def first_position(self, visible: Sequence[int]) -> int:
         """Where the list opens: the first regression, else the first changed case."""
-        cases = self.cases
+        cases, changed = self.cases, self.changed
         for want in (REGRESSED, None):
             for pos, i in enumerate(visible):
                 status = cases[i].status
-                if status == want or (want is None and status in CHANGED[self.mode]):
+                if status == want or (want is None and status in changed):
                     return pos
         return 0
 
@@ -167,70 +208,17 @@ def step(positions: Sequence[int], current: int, forward: bool) -> int | None:
 
 
 def build_case_table(
-    left: RunFile,
-    right: RunFile | None = None,
-    diff: Diff | None = None,
-    *,
-    progress: Callable[[int, int], None] | None = None,
+    left: RunFile, right: RunFile | None = None, diff: Diff | None = None
 ) -> CaseTable:
-    """The case list of one run, or of a pair (`diff` is `compare(left, right)`).
+    """The case list of one run, or of a pair (`diff` is `compare(left, right)`), from
+    runs read whole (the review builds the same table while reading: `core.case_index`)."""
+    from evalpin.core.case_index import CaseIndex
 
-    `progress(done, total)` is called every few thousand rows; the caller coalesces.
-    """
-    if right is not None and diff is None:
-        raise ValueError("a pair needs its diff")
-    mode = SINGLE if right is None else (DELTA if diff and diff.refused else COMPARE)
-    total = len(left.rows) + (len(right.rows) if right is not None else 0)
-    cases: list[Case] = []
-    where: dict[str, int] = {}
-    done = _group(left.rows, cases, where, True, 0, total, progress)
-    if right is not None:
-        _group(right.rows, cases, where, False, done, total, progress)
-    table = CaseTable(mode, left, right, cases, diff)
-    if mode == SINGLE:
-        for c in cases:
-            n = len(c.left)
-            c.flaky = 0 < c.left_passed < n
-            c.status = FLAKY if c.flaky else (PASS if c.left_passed == n else FAIL)
-    else:
-        assert right is not None and diff is not None
-        _classify(table, where, diff)
-    if progress is not None:
-        progress(total, total)
-    return table
+    return CaseIndex(pair=right is not None).finish(left, right, diff)
 
 
-def _group(
-    rows: list,
-    cases: list[Case],
-    where: dict[str, int],
-    is_left: bool,
-    done: int,
-    total: int,
-    progress: Callable[[int, int], None] | None,
-) -> int:
-    get = where.get
-    for start in range(0, len(rows), PROGRESS_EVERY):
-        for i in range(start, min(start + PROGRESS_EVERY, len(rows))):
-            row = rows[i]
-            k = get(row.case_id)
-            if k is None:
-                k = where[row.case_id] = len(cases)
-                cases.append(Case(row.case_id))
-            c = cases[k]
-            if is_left:
-                c.left.append(i)
-                c.left_passed += row.passed
-            else:
-                c.right.append(i)
-                c.right_passed += row.passed
-        done += min(PROGRESS_EVERY, len(rows) - start)
-        if progress is not None:
-            progress(done, total)
-    return done
-
-
-def _classify(table: CaseTable, where: dict[str, int], diff: Diff) -> None:
+def classify(table: CaseTable, where: dict[str, int], diff: Diff) -> None:
+    """Final statuses of a pair's cases, from the join of the whole runs."""
     cases = table.cases
     delta = table.mode == DELTA
     for c in cases:

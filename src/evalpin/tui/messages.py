@@ -50,6 +50,29 @@ class DiffReady(Message):
 
 
 @dataclass
+class CasesGrew(Message):
+    """More of the runs read: `cases` is the partial table (the same object each time,
+    growing behind the message), `fraction` how much of the files is read, `phase` what
+    the loader is doing."""
+
+    generation: int
+    cases: CaseTable
+    fraction: float
+    phase: str
+
+
+@dataclass
+class MismatchFound(Message):
+    """A common (case, seed) read so far was measured with another instrument: the
+    comparison is refused before the files are done. `pins` is each differing pin as
+    (key, left value, right value); `key` the (case id, seed)."""
+
+    generation: int
+    pins: list[tuple[str, str, str]]
+    key: tuple[str, int | None]
+
+
+@dataclass
 class CasesReady(Message):
     """Every case listed and navigable."""
 

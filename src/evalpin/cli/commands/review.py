@@ -22,18 +22,20 @@ def review_cmd(left: Path | None, right: Path | None, launch: bool, options: Rea
     """Open the review TUI: LEFT (earlier) beside RIGHT (newer), or one run alone.
 
     With no argument: the newest run in ./runs beside the newest earlier run on the same
-    fixture set; where ./runs holds no run, the bundled demo. A file that cannot be read
-    exits 3 before any screen opens.
+    fixture set; where ./runs holds no run, the bundled demo. A file that is no run, or
+    whose first block cannot be read, exits 3 before any screen opens; the rest is read
+    behind the first screen of cases, and a bad line further on is reported there.
     """
     from evalpin.core.discovery import pair_to_review
-    from evalpin.core.runfile import read_run
+    from evalpin.core.formats import RunStream
 
     if left is None:
         left, right, note = pair_to_review(Path("runs"))
         if note:
             click.echo(note, err=True)
-    left_run = read_run(left, options)
-    right_run = read_run(right, options) if right is not None else None
+    streams = [RunStream(path, options) for path in (left, right) if path is not None]
+    for stream in streams:
+        stream.step()
     from evalpin.tui.app import make_app
 
-    make_app(left_run, right_run, launch=launch).run()
+    make_app(*streams, launch=launch).run()

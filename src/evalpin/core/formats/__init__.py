@@ -180,16 +180,27 @@ def log_files(folder: Path, entries: list[Path]) -> list[Path]:
 
 
 class RunStream:
-    """A run read a block at a time: `rows` and `header` grow as `blocks()` advances
-    (JSONL formats, chunk by chunk), or arrive in one step (formats read whole), so the
-    review can show the prefix it knows while the rest is read. `run` is set at the end."""
+    """A run read a block at a time: `rows` and `header` grow as `step()` advances (JSONL
+    formats, chunk by chunk), or arrive in one step (formats read whole), so the review
+    can show the prefix it knows while the rest is read. `run` is set at the end."""
 
-    def __init__(self, path: str | Path, options: ReadOptions | None = None) -> None:
+    def __init__(
+        self, path: str | Path, options: ReadOptions | None = None, *, run: RunFile | None = None
+    ) -> None:
         self.path = str(path)
-        self._fmt, self._probe = sniff(path)
-        self._options = options or ReadOptions()
-        self._scan = self._fmt.scan(self._probe) if self._fmt.scan is not None else None
-        self.run: RunFile | None = None
+        self.run = run
+        self._scan: Scan | None = None
+        self._steps: Iterator[int] | None = None
+        if run is None:
+            self._fmt, self._probe = sniff(path)
+            self._options = options or ReadOptions()
+            if self._fmt.scan is not None:
+                self._scan = self._fmt.scan(self._probe)
+
+    @classmethod
+    def of(cls, run: RunFile) -> RunStream:
+        """A run already read whole, as a finished stream."""
+        return cls(run.path, run=run)
 
     @property
     def rows(self) -> list[CaseRow]:
@@ -212,9 +223,19 @@ class RunStream:
             return 0.0
         return self._scan.done / self._scan.total
 
+    def partial(self) -> RunFile | None:
+        """The run as read so far (sharing the growing rows and line index), for showing
+        the known prefix; None before anything is read of a format read whole."""
+        if self.run is not None:
+            return self.run
+        return self._scan.result() if self._scan is not None else None
+
     def blocks(self) -> Iterator[int]:
         """Advance a block at a time, yielding the number of rows known; InputError where
         the file goes wrong (a bad line deep in a file is met only when reached)."""
+        if self.run is not None:
+            yield len(self.run.rows)
+            return
         if self._scan is None:
             self.run = self._fmt.read(self._probe, self._options)
             yield len(self.run.rows)
@@ -222,3 +243,9 @@ class RunStream:
         with open_file(self._probe.path) as fh:
             yield from self._scan.blocks(fh)
         self.run = self._scan.result()
+
+    def step(self) -> bool:
+        """Read one more block; False once the whole run is read (`run` is then set)."""
+        if self._steps is None:
+            self._steps = self.blocks()
+        return next(self._steps, None) is not None

@@ -6,8 +6,9 @@ anywhere else, does nothing; the buttons cannot take focus, so Enter or Space ca
 press one by accident.
 
 It can open from the run headers alone (a slot label or grader version that differs on
-the same fixture set differs on every case) and is completed with per-case counts when
-the join is known.
+the same fixture set differs on every case), or from the first mismatched pair met while
+the files are still being read, and is completed with per-case counts when the join is
+known.
 """
 
 from __future__ import annotations
@@ -40,15 +41,25 @@ def refusal_text(
     diff: Diff | None,
     mismatches: list[KeyMismatch] | None,
     headers: list[tuple[str, str, str]] | None = None,
+    first: tuple[str, int | None] | None = None,
 ) -> Text:
-    """Each mismatched key: left value vs right value, and on how many cases."""
+    """Each mismatched key: left value vs right value, and on how many cases. Before the
+    join: the pins the headers (or, with `first`, the first mismatched pair read) show."""
     text = Text()
     text.append(REFUSE_LINE + "\n\n", style="bold")
     if diff is None or mismatches is None:
-        text.append("The run headers already show a different instrument:\n")
+        if first is None:
+            text.append("The run headers already show a different instrument:\n")
+            where = "  differs on every case (counting…)\n"
+        else:
+            text.append("A case read so far was measured with a different instrument:\n")
+            text.append("  ")
+            text.append_text(line(first[0], width=60))
+            text.append(f" (seed {first[1]})\n")
+            where = "  differs (still reading: counting…)\n"
         for key, lv, rv in headers or []:
             text.append(f"\n  {_KEY_NAMES.get(key, key)}", style="bold")
-            text.append("  differs on every case (counting…)\n")
+            text.append(where)
             text.append("    left  ")
             text.append_text(line(lv, width=48))
             text.append("\n    right ")
@@ -108,11 +119,13 @@ class BannerScreen(ModalScreen[str]):
         mismatches: list[KeyMismatch] | None = None,
         *,
         headers: list[tuple[str, str, str]] | None = None,
+        first: tuple[str, int | None] | None = None,
     ) -> None:
         super().__init__()
         self.diff = diff
         self.mismatches = mismatches
         self.headers = headers
+        self.first = first
         self._ready = False
 
     def compose(self) -> ComposeResult:
@@ -120,7 +133,7 @@ class BannerScreen(ModalScreen[str]):
             yield Static(Text("Comparison refused"), id="banner-title", markup=False)
             with VerticalScroll(id="banner-scroll"):  # a short terminal scrolls the text only
                 yield Static(
-                    refusal_text(self.diff, self.mismatches, self.headers),
+                    refusal_text(self.diff, self.mismatches, self.headers, self.first),
                     id="banner-body",
                     markup=False,
                 )
@@ -143,7 +156,7 @@ class BannerScreen(ModalScreen[str]):
             self._redraw()
 
     def _redraw(self) -> None:
-        body = refusal_text(self.diff, self.mismatches, self.headers)
+        body = refusal_text(self.diff, self.mismatches, self.headers, self.first)
         self.query_one("#banner-body", Static).update(body)
 
     def action_browse(self) -> None:

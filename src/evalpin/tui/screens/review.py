@@ -1,14 +1,18 @@
 """The review screen: pins on top, the case list beside the detail, counts and filters.
 
-Loading happens in one thread worker that reads both files, joins them, builds the
-case table and applies the publish rule, posting what it learns as it learns it (see
-`tui.messages`), so the pins paint at once, the refusal banner comes as soon as the join
-is known, and the list fills when the case table is ready.
+Loading happens in one thread worker that reads both files a block at a time, keeping
+the two prefixes level, and indexes the cases as it goes (`core.case_index`); it posts
+what it learns as it learns it (see `tui.messages`). So the pins paint at once, the
+first screen of cases follows the first blocks (marked partial, with a progress bar, and
+never labelled regressed or fixed: a mismatch further on would refuse the comparison),
+the refusal banner comes with the first mismatched pair found, and the complete table,
+classified from the join of the whole runs, replaces the partial one in place.
 """
 
 from __future__ import annotations
 
 import gc
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, cast
@@ -20,19 +24,25 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Static
 
-from evalpin.core.cases import ALL, CaseTable, build_case_table, step
-from evalpin.core.compare import Diff, compare
+from evalpin.core.case_index import CaseIndex
+from evalpin.core.cases import ALL, CaseTable, step
+from evalpin.core.compare import PIN_KEYS, Diff, compare, pins_equal
 from evalpin.core.discovery import header_mismatch, peek_header
 from evalpin.core.errors import InputError
-from evalpin.core.runfile import RunFile, read_run
+from evalpin.core.formats import RunStream
+from evalpin.core.records import CaseRow
+from evalpin.core.runfile import RunFile, gc_paused
 from evalpin.core.verdict import Verdict, judge
 from evalpin.tui.messages import (
+    CasesGrew,
     CasesReady,
     DiffReady,
     LoadFailed,
     LoadProgress,
+    MismatchFound,
     RunsRead,
     VerdictsReady,
 )
@@ -45,8 +55,11 @@ from evalpin.tui.widgets.status import SearchBox, StatusLine
 if TYPE_CHECKING:
     from evalpin.tui.app import EvalpinApp
 
-RunSource = str | Path | RunFile
-PROGRESS_INTERVAL = 0.05
+RunSource = str | Path | RunFile | RunStream
+GROW_INTERVAL = 0.25  # seconds between updates of the partial list
+# While the loader holds the GIL in Python loops, the UI thread waits up to the switch
+# interval for it at every wake-up; a shorter one keeps keys prompt during indexing.
+LOADING_SWITCH_INTERVAL = 0.001
 FREEZE_FROM = 20_000
 LAUNCH_OFF_TEXT = "launch panel off: served on a non-loopback host (runs start only on 127.0.0.1)"
 NARROW_BELOW = 120  # columns: below this the list and the detail stack
@@ -69,7 +82,26 @@ def freeze_heap(records: int) -> None:
 
 
 def source_path(source: RunSource) -> str:
-    return source.path if isinstance(source, RunFile) else str(source)
+    return source.path if isinstance(source, RunFile | RunStream) else str(source)
+
+
+def as_stream(source: RunSource) -> RunStream:
+    """A path is sniffed (InputError if it is no run); a run read whole is a finished
+    stream; a stream the command line already started goes on where it stopped."""
+    if isinstance(source, RunStream):
+        return source
+    if isinstance(source, RunFile):
+        return RunStream.of(source)
+    return RunStream(source)
+
+
+def differing_pins(lrow: CaseRow, rrow: CaseRow) -> list[tuple[str, str, str]]:
+    """(key, left, right) for each pin that differs on one common (case, seed)."""
+    return [
+        (key, str(getattr(lrow, key)), str(getattr(rrow, key)))
+        for key in PIN_KEYS
+        if not pins_equal(key, getattr(lrow, key), getattr(rrow, key))
+    ]
 
 
 def reported_models(run: RunFile) -> str:
@@ -142,13 +174,17 @@ class ReviewScreen(Screen[None]):
         self.left: RunFile | None = None
         self.right: RunFile | None = None
         self.diff: Diff | None = None
-        self.cases: CaseTable | None = None
+        self.cases: CaseTable | None = None  # the complete table
+        self.preview: CaseTable | None = None  # the partial one, while reading
         self.verdicts: tuple[Verdict, Verdict | None] | None = None
         self.banner_pending = False
         self.banner: BannerScreen | None = None
         self.rows: list[int] = []
         self.changed: list[int] = []
         self.generation = 0  # of the current load (see `open_runs`)
+        self.fraction = 0.0  # of the runs read, while partial
+        self._grow_timer: Timer | None = None
+        self._grown_at = 0.0
         self._sides: list[Side] = []
 
     @property
@@ -234,7 +270,10 @@ class ReviewScreen(Screen[None]):
         self.generation += 1
         self.left_source, self.right_source = left, right
         self.left = self.right = None
-        self.diff = self.cases = self.verdicts = None
+        self.diff = self.cases = self.preview = self.verdicts = None
+        if self._grow_timer is not None:
+            self._grow_timer.stop()
+            self._grow_timer = None
         self.banner_pending = False
         self.banner: BannerScreen | None = None
         self.delta = False
@@ -249,77 +288,84 @@ class ReviewScreen(Screen[None]):
             self._sides.append(Side(source_path(right), header=self._peek(right)))
         self.query_one(PinsHeader).set_sides(self._sides)
         self._fold_pins()
+        known = None
         if right is not None:
             known = header_mismatch(self._sides[0].header, self._sides[1].header)
             if known:
                 self._show_banner(BannerScreen(headers=known))
         # Start reading once the pins are on screen: a reader holding the GIL would
         # otherwise slow the first paint (another tool's log has no header to peek).
-        self.call_after_refresh(self.load, left, right, self.generation)
+        self.call_after_refresh(self.load, left, right, self.generation, bool(known))
 
     def reached(self, milestone: str) -> bool:
-        """Whether loading got to `milestone`: `read` (both files), `diff` (the join),
-        `banner` (the refusal on screen), `listed` (the cases in the list) or `verdicts`.
+        """Whether loading got to `milestone`: `shown` (the first cases in the list, maybe
+        a partial list), `read` (both files), `diff` (the join), `banner` (the refusal on
+        screen), `listed` (every case in the list, the complete table) or `verdicts`.
         For tests and scripts that wait on a state instead of a clock."""
         if milestone == "banner":
             return self.banner is not None and self.app.screen is self.banner
+        if milestone == "shown":
+            return self.is_mounted and self.case_list.line_count() > 0
+        if milestone == "listed":
+            return self.cases is not None and self.case_list.table is self.cases
         states = {
             "read": self.left is not None,
             "diff": self.diff is not None,
-            "listed": self.cases is not None and self.case_list.table is self.cases,
             "verdicts": self.verdicts is not None,
         }
         return states[milestone]
 
     @staticmethod
     def _peek(source: RunSource):
-        return source.header if isinstance(source, RunFile) else peek_header(source)
+        if isinstance(source, RunFile | RunStream):
+            return source.header
+        return peek_header(source)
+
+    @property
+    def table(self) -> CaseTable | None:
+        """What the list shows: the complete table, else the partial one."""
+        return self.cases if self.cases is not None else self.preview
 
     @work(
         thread=True,
         exclusive=True,
         exit_on_error=False,
         group="load",
-        description="read, join, index and judge the runs",
+        description="read, index, join and judge the runs",
     )
-    def load(self, left: RunSource, right: RunSource | None, generation: int) -> None:
-        """Read, join, index and judge; every step posted as a message."""
+    def load(
+        self, left: RunSource, right: RunSource | None, generation: int, refused: bool
+    ) -> None:
+        """Read both runs a block at a time (the less-read side first, so the prefixes
+        stay level), index as they grow, then join, classify and judge; every step
+        posted as a message. `refused`: the headers already refuse the pair."""
         from textual.worker import get_current_worker
 
         worker = get_current_worker()
         post = self.post_message
-        last = [0.0]
-
-        def progress(phase: str):
-            def report(done: int, total: int) -> None:
-                now = time.perf_counter()
-                if now - last[0] >= PROGRESS_INTERVAL or done == total:
-                    last[0] = now
-                    post(LoadProgress(generation, phase, done, total))
-
-            return report
-
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(interval, LOADING_SWITCH_INTERVAL))
         try:
-            post(LoadProgress(generation, "reading left run…"))
-            lrun = left if isinstance(left, RunFile) else read_run(left)
-            rrun = None
-            if right is not None:
-                post(LoadProgress(generation, "reading right run…"))
-                rrun = right if isinstance(right, RunFile) else read_run(right)
+            with gc_paused():  # the cases it builds are long-lived: no GC passes over them
+                streams = self._read(left, right, generation, refused, worker)
         except InputError as exc:
             post(LoadFailed(generation, str(exc)))
             return
-        if worker.is_cancelled:
+        finally:
+            sys.setswitchinterval(interval)
+        if streams is None or worker.is_cancelled:
             return
+        lrun, rrun, index = streams
         post(RunsRead(generation, lrun, rrun))
         diff = None
         if rrun is not None:
-            post(LoadProgress(generation, "comparing…"))
+            post(LoadProgress(generation, "joining the runs…"))
             diff = compare(lrun, rrun)
             post(DiffReady(generation, diff, diff.key_mismatches() if diff.refused else []))
         if worker.is_cancelled:
             return
-        cases = build_case_table(lrun, rrun, diff, progress=progress("indexing cases…"))
+        post(LoadProgress(generation, "classifying cases…"))
+        cases = index.finish(lrun, rrun, diff)
         freeze_heap(len(lrun.rows) + (len(rrun.rows) if rrun else 0))
         post(CasesReady(generation, cases))
         if worker.is_cancelled:
@@ -328,8 +374,56 @@ class ReviewScreen(Screen[None]):
         rv = judge(rrun) if rrun is not None else None
         post(VerdictsReady(generation, lv, rv))
 
+    def _read(
+        self, left: RunSource, right: RunSource | None, generation: int, refused: bool, worker
+    ) -> tuple[RunFile, RunFile | None, CaseIndex] | None:
+        """The reading loop of `load`: None when cancelled."""
+        post = self.post_message
+        lstream = as_stream(left)
+        rstream = as_stream(right) if right is not None else None
+        index = CaseIndex(pair=rstream is not None)
+        if refused:
+            index.refuse()
+        reading = [lstream] + ([rstream] if rstream is not None else [])
+        unread = list(reading)  # not yet stepped once: no first screen before each has
+        table: CaseTable | None = None
+        told = False
+        while reading:
+            stream = min(reading, key=lambda s: s.fraction)
+            if not stream.step():
+                reading.remove(stream)
+            if stream in unread:
+                unread.remove(stream)
+            index.advance(lstream.rows, rstream.rows if rstream is not None else None)
+            if index.mismatch is not None and not told:
+                told = True
+                post(MismatchFound(generation, differing_pins(*index.mismatch), _key(index)))
+            if worker.is_cancelled:
+                return None
+            if unread:
+                continue
+            if table is None:
+                lpart = lstream.partial()
+                rpart = rstream.partial() if rstream is not None else None
+                if lpart is None or (rstream is not None and rpart is None):
+                    continue  # a side read whole has not been read yet
+                table = index.table(lpart, rpart)
+            table.mode = index.mode
+            fraction = sum(s.fraction for s in (lstream, rstream) if s) / (1 + bool(rstream))
+            post(CasesGrew(generation, table, fraction, "reading"))  # the screen coalesces
+        assert lstream.run is not None
+        return lstream.run, rstream.run if rstream is not None else None, index
+
     def _current(
-        self, message: LoadProgress | LoadFailed | RunsRead | DiffReady | CasesReady | VerdictsReady
+        self,
+        message: LoadProgress
+        | LoadFailed
+        | RunsRead
+        | DiffReady
+        | CasesGrew
+        | MismatchFound
+        | CasesReady
+        | VerdictsReady,
     ) -> bool:
         """A message from a loader whose pair was since replaced (or reopened) is ignored."""
         return message.generation == self.generation
@@ -338,6 +432,44 @@ class ReviewScreen(Screen[None]):
     def _progress(self, message: LoadProgress) -> None:
         if self.cases is None and self._current(message):
             self.status_line.set_progress(message.phase, message.done, message.total)
+            if self.preview is not None and not self.banner_pending:
+                self._update_status()
+
+    @on(CasesGrew)
+    def _cases_grew(self, message: CasesGrew) -> None:
+        """More of the runs read: the partial list grows, the cursor stays where it is.
+        One message comes per block; the list is updated at most every `GROW_INTERVAL`,
+        and a timer makes sure the last growth is shown even when reading pauses."""
+        if not self._current(message) or self.cases is not None:
+            return
+        self.fraction = message.fraction
+        first = self.preview is None
+        self.preview = message.cases
+        if first:
+            self.case_list.placeholder = "no case matches"
+            self._grow()
+            return
+        if self._grow_timer is None:
+            wait = self._grown_at + GROW_INTERVAL - time.perf_counter()
+            if wait <= 0:
+                self._grow()
+            else:
+                self._grow_timer = self.set_timer(wait, self._grow)
+
+    def _grow(self) -> None:
+        self._grow_timer = None
+        self._grown_at = time.perf_counter()
+        if self.cases is not None or self.preview is None or self.banner_pending:
+            return  # the complete table is in, or the banner says why nothing shows
+        self._apply(grow=self.case_list.table is self.preview)
+
+    @on(MismatchFound)
+    def _mismatch_found(self, message: MismatchFound) -> None:
+        """A mismatched pair among what is read: refuse at once, before the files end."""
+        if not self._current(message) or self.banner is not None or self.delta:
+            return
+        if self.diff is None:
+            self._show_banner(BannerScreen(headers=message.pins, first=message.key))
 
     @on(LoadFailed)
     def _failed(self, message: LoadFailed) -> None:
@@ -372,9 +504,17 @@ class ReviewScreen(Screen[None]):
             elif not self.delta:
                 self._show_banner(BannerScreen(message.diff, message.mismatches))
         elif self.banner is not None:
-            # The headers said "different instrument" but no case is common to both.
+            # The headers said "different instrument" but no case is common to both, or
+            # the mismatch read early was a record a later repeat replaced.
+            early = self.banner.first is not None
             self.banner.dismiss("compare")
-            self.notify("no case in common: nothing to refuse or compare", timeout=4)
+            self.notify(
+                "the whole join has no mismatched case (the last record of a repeated case"
+                " wins): compared"
+                if early
+                else "no case in common: nothing to refuse or compare",
+                timeout=4,
+            )
 
     def _show_banner(self, banner: BannerScreen) -> None:
         self.banner_pending = True
@@ -394,6 +534,9 @@ class ReviewScreen(Screen[None]):
         if self.cases is not None:
             self.case_list.placeholder = "no case matches"
             self._fill()
+        elif self.preview is not None:
+            self.case_list.placeholder = "no case matches"
+            self._apply()
 
     def watch_delta(self, delta: bool) -> None:
         self.set_class(delta, "-delta")
@@ -403,14 +546,26 @@ class ReviewScreen(Screen[None]):
         if not self._current(message):
             return
         self.cases = message.cases
-        if not self.banner_pending:  # behind the banner, the list keeps saying why
+        if self.banner_pending:  # behind the banner, the list keeps saying why
+            self.status_line.set_progress(f"every case indexed: {len(message.cases):,}")
+        else:
             self.case_list.placeholder = "no case matches"
             self._fill()
 
     def _fill(self) -> None:
-        """Show the case table: all cases, the cursor on the first regression."""
+        """Show the complete table. The cursor goes to the first regression, unless the
+        reviewer already moved, filtered or searched in the partial list: then it stays
+        on their case (a case keeps its number from the partial table to this one)."""
         assert self.cases is not None
-        self.rows = self.cases.visible(ALL)
+        browsed = self.case_list.table is self.preview is not None and (
+            self.case_list.cursor or self.filter != ALL or self.search
+        )
+        if self.filter not in self.cases.filters:
+            self.set_reactive(ReviewScreen.filter, ALL)
+        if browsed:
+            self._apply()
+            return
+        self.rows = self.cases.visible(self.filter, self.search)
         self.changed = self.cases.changed_positions(self.rows)
         start = self.cases.first_position(self.rows)
         self.case_list.show(self.cases, self.rows, start)
@@ -430,26 +585,44 @@ class ReviewScreen(Screen[None]):
     # -- list and detail -------------------------------------------------------------
 
     def _update_status(self) -> None:
-        if self.cases is not None:
-            self.status_line.set_counts(
-                self.cases.counts(), self.filter, self.search, len(self.rows)
-            )
+        table = self.table
+        if table is None:
+            return
+        partial = self.fraction if table.partial else None
+        self.status_line.set_counts(
+            table.counts(), self.filter, self.search, len(self.rows), partial=partial
+        )
 
-    def _apply(self) -> None:
-        if self.cases is None or self.banner_pending:
+    def _apply(self, *, grow: bool = False) -> None:
+        """Show the table under the filter and search; `grow`: the partial table grew
+        under the same filter, so the cursor and the scroll stay as they are."""
+        table = self.table
+        if table is None or self.banner_pending:
             return
         keep = self.case_list.current
-        self.rows = self.cases.visible(self.filter, self.search)
-        self.changed = self.cases.changed_positions(self.rows)
-        position = 0
-        if keep is not None:
-            try:
-                position = self.rows.index(keep)
-            except ValueError:
-                position = 0
-        self.case_list.show(self.cases, self.rows, position)
+        self.rows = table.visible(self.filter, self.search)
+        self.changed = table.changed_positions(self.rows)
+        if grow and self.case_list.table is table:
+            self.case_list.grow(self.rows)
+            if keep is not None and self.case_list.current != keep:
+                self._select(keep)
+            self._update_status()
+            return
+        self.case_list.show(table, self.rows, self._position(keep))
         self._cursor_moved()
         self._update_status()
+
+    def _position(self, case: int | None) -> int:
+        """Where `case` is in the list shown, else the top."""
+        if case is None:
+            return 0
+        try:
+            return self.rows.index(case)
+        except ValueError:
+            return 0
+
+    def _select(self, case: int) -> None:
+        self.case_list.move_to(self._position(case))
 
     def watch_filter(self) -> None:
         self._apply()
@@ -461,10 +634,11 @@ class ReviewScreen(Screen[None]):
         """The detail follows the list's cursor, in the same frame as the list (a watcher
         runs where the cursor changes; a message would be handled a frame later)."""
         current = self.case_list.current
-        if current is None or self.cases is None or self.banner_pending:
-            self.detail.clear("no case matches" if self.cases is not None else "")
+        table = self.case_list.table
+        if current is None or table is None or self.banner_pending:
+            self.detail.clear("no case matches" if self.table is not None else "")
         else:
-            self.detail.show(self.cases, current)
+            self.detail.show(table, current)
 
     @on(CaseList.Selected)
     def _selected(self, message: CaseList.Selected) -> None:
@@ -488,13 +662,13 @@ class ReviewScreen(Screen[None]):
         self.case_list.focus()
 
     def action_cycle_filter(self) -> None:
-        if self.cases is None or self.banner_pending:
+        if self.table is None or self.banner_pending:
             return
-        filters = self.cases.filters
+        filters = self.table.filters
         self.filter = filters[(filters.index(self.filter) + 1) % len(filters)]
 
     def action_search(self) -> None:
-        if self.cases is None or self.banner_pending:
+        if self.table is None or self.banner_pending:
             return
         box = self.query_one(SearchBox)
         box.add_class("-open")
@@ -567,3 +741,9 @@ class ReviewScreen(Screen[None]):
         from evalpin.tui.screens.help import HelpScreen
 
         self.app.push_screen(HelpScreen())
+
+
+def _key(index: CaseIndex) -> tuple[str, int | None]:
+    assert index.mismatch is not None
+    row = index.mismatch[0]
+    return row.case_id, row.seed

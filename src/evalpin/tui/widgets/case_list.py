@@ -34,6 +34,8 @@ _SHORT = {
     "only right": "R",
     "differs": "≠",
     "same": "·",
+    "changed": "chg",
+    "pending": "…",
     "pass": "pass",
     "fail": "FAIL",
 }
@@ -49,6 +51,8 @@ _LABEL = {
     "same": "same",
     "pass": "pass",
     "fail": "FAIL",
+    "changed": "changed",
+    "pending": "pending",
 }
 _COMPONENT = {
     "regressed": "case-list--regressed",
@@ -62,6 +66,8 @@ _COMPONENT = {
     "only left": "case-list--only",
     "only right": "case-list--only",
     "differs": "case-list--differs",
+    "changed": "case-list--drift",
+    "pending": "case-list--only",
 }
 
 
@@ -158,6 +164,11 @@ class CaseList(CursorView):
         self.rows = visible
         self.reset(range(len(visible)), cursor)
 
+    def grow(self, visible: Sequence[int]) -> None:
+        """The same table, grown (a partial table while the runs are read)."""
+        self.rows = visible
+        self.grow_stops(range(len(visible)))
+
     def show_empty(self) -> None:
         """No cases (yet): the placeholder line."""
         self.table = None
@@ -182,8 +193,22 @@ class CaseList(CursorView):
     def line_count(self) -> int:
         return len(self.rows) if self.table is not None else 0
 
-    def line_key(self, line: int) -> int:
-        return self.rows[line]
+    def line_key(self, line: int) -> tuple:
+        """The case and what its line shows of it, which changes while a partial table
+        grows (a second side's seeds arrive, the status moves)."""
+        number = self.rows[line]
+        if self.table is None:
+            return (number,)
+        c = self.table.cases[number]
+        return (
+            number,
+            c.status,
+            c.mismatched,
+            c.left_passed,
+            len(c.left),
+            c.right_passed,
+            len(c.right),
+        )
 
     def draw_line(self, line: int, width: int) -> Strip:
         """Status, seeds passed, case id; where the width is short the seed columns go

@@ -86,6 +86,14 @@ class CursorView(ScrollView, can_focus=True):
             self.cursor = max(0, min(cursor, len(stops) - 1))
         self.refresh()
 
+    def grow_stops(self, stops: Sequence[int]) -> None:
+        """More lines at the end (a list still being read): the cursor and the scroll
+        stay where they are."""
+        self.stops = stops
+        self._cache.clear()
+        self.virtual_size = Size(self.scrollable_content_region.width, self.line_count())
+        self.refresh()
+
     def redraw(self) -> None:
         """The same lines drawn differently (e.g. a mark): forget the cache."""
         self._cache.clear()

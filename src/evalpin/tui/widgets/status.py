@@ -21,13 +21,17 @@ _STATUS_CLASS = {
     "drift": "status--warn",
     "flaky": "status--warn",
     "differs": "status--delta",
+    "changed": "status--warn",
     "only left": "status--only",
     "only right": "status--only",
+    "pending": "status--only",
 }
+BAR_WIDTH = 16
 
 
 class StatusLine(Static):
-    """`regressed 12 · fixed 3 · …   filter: changed   search: abc` or loading progress."""
+    """`regressed 12 · fixed 3 · …   filter: changed   search: abc` or loading progress;
+    while the list is partial, led by `PARTIAL`, a progress bar and what is being done."""
 
     DEFAULT_CSS = """
     StatusLine > .status--bad {
@@ -72,18 +76,31 @@ class StatusLine(Static):
         self.search = ""
         self.shown = 0
         self.progress: str | None = "reading runs…"
+        self.phase = "reading runs…"
+        self.partial: float | None = None  # fraction read, while the list is partial
         self._lines = 1
 
     def _style(self, name: str):
         return self.get_component_rich_style(name, partial=True)
 
     def set_progress(self, phase: str, done: int = 0, total: int = 0) -> None:
-        self.progress = phase + (f" {100 * done // total}%" if total else "")
+        self.progress = self.phase = phase + (f" {100 * done // total}%" if total else "")
         self._redraw()
 
-    def set_counts(self, counts: dict[str, int], filter_name: str, search: str, shown: int) -> None:
+    def set_counts(
+        self,
+        counts: dict[str, int],
+        filter_name: str,
+        search: str,
+        shown: int,
+        *,
+        partial: float | None = None,
+    ) -> None:
+        """The counts of the list shown; `partial`: how much of the runs is read, when
+        the list is still growing."""
         self.progress = None
         self.counts, self.filter, self.search, self.shown = counts, filter_name, search, shown
+        self.partial = partial
         self._redraw()
 
     def notify_style_update(self) -> None:
@@ -109,6 +126,15 @@ class StatusLine(Static):
         muted = self._style("status--muted")
         gap = "  " if short else "   "
         text = Text()
+        if self.partial is not None:
+            text.append("PARTIAL ", style=self._style("status--warn") + self._style("status--key"))
+            filled = round(self.partial * BAR_WIDTH)
+            text.append("━" * filled, style=self._style("status--key"))
+            text.append("━" * (BAR_WIDTH - filled), style=muted)
+            text.append(f" {100 * self.partial:.0f}% ", style=self._style("status--key"))
+            if not short:
+                text.append(self.phase, style=muted)
+            text.append(gap)
         counts = [(s, n) for s, n in self.counts.items() if n or not short]
         for k, (status, n) in enumerate(counts):
             if k:

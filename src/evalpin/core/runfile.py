@@ -38,6 +38,7 @@ from evalpin.core.records import (
     RunHeader,
     Summary,
 )
+from evalpin.core.shared_pins import PinSharing
 
 if TYPE_CHECKING:
     from evalpin.core.formats import ReadOptions
@@ -47,7 +48,6 @@ SHAPE_CASES = "case-records"
 SHAPE_REPORT = "report"
 
 _CHUNK = 1 << 22
-_ROW = msgspec.json.Decoder(CaseRow)
 _OTHER = msgspec.json.Decoder(Summary | RunHeader)
 _FULL = msgspec.json.Decoder(CaseRecord)
 _ANY = msgspec.json.Decoder()
@@ -209,6 +209,7 @@ class Scan:
         self.torn = False
         self.rows: list[CaseRow] = []
         self.index = LineIndex(str(path))
+        self._pins = PinSharing()
         self.done = 0  # bytes read so far, of `total`
         self.total = 0
 
@@ -279,7 +280,7 @@ class Scan:
     def _fast(self, block: memoryview, start: int) -> bool:
         """Decode a block of case lines in one call; False when it holds anything else."""
         try:
-            decoded = _ROW.decode_lines(block)
+            decoded = self._pins.decode(block)
         except msgspec.MsgspecError:
             return False
         self.index.add(len(self.rows), start)
@@ -288,7 +289,7 @@ class Scan:
 
     def _line(self, line: bytes, offset: int, *, ended: bool) -> None:
         try:
-            row = _ROW.decode(line)
+            row = self._pins.decode_line(line)
         except msgspec.MsgspecError as exc:
             self._other(line, offset, exc, ended=ended)
             return
@@ -322,6 +323,7 @@ class Scan:
             if rec.schema != SCHEMA:
                 self._fail(f"unknown schema {rec.schema!r}, expected {SCHEMA}", offset)
             self.header = rec
+            self._pins.learn_header(rec)
         else:
             if self.shape != SHAPE_EVALPIN or self.summary is not None:
                 self._fail("an unexpected summary trailer", offset)

@@ -12,14 +12,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from functools import cached_property
-from itertools import compress
-from operator import attrgetter, eq, lt
+from itertools import chain, compress, islice
+from operator import attrgetter, eq, lt, not_
 from typing import Any
 
 _CASE = attrgetter("case_id")
 _SEED = attrgetter("seed")
 _PASSED = attrgetter("passed")
-_CASE_SEED = attrgetter("case_id", "seed")
 
 
 class Columns:
@@ -27,6 +26,13 @@ class Columns:
 
     def __init__(self, rows: Sequence[Any]) -> None:
         self.rows = rows
+
+    @classmethod
+    def of_keys(cls, case_ids: list[str], seeds: list[int | None]) -> Columns:
+        """Key columns gathered without the rows (a child scan ships rows as it goes)."""
+        columns = cls(())
+        vars(columns).update(case_ids=case_ids, seeds=seeds)
+        return columns
 
     @cached_property
     def case_ids(self) -> list[str]:
@@ -58,12 +64,14 @@ class Columns:
         million tuples costs more than the rest of a verdict); other orders fall back
         to that set."""
         ids = self.case_ids
-        same = list(map(eq, ids[1:], ids[:-1]))  # row i+1 continues row i's case
-        if len(ids) - sum(same) == self.distinct_cases:  # each case's rows together
+        same = list(map(eq, islice(ids, 1, None), ids))  # row i+1 continues row i's case
+        heads = list(compress(ids, chain((True,), map(not_, same))))  # each stretch's case
+        if len(set(heads)) == len(heads):  # each case's rows are together
+            self.__dict__.setdefault("distinct_cases", len(heads))
             seeds = self.seeds
             try:
-                if all(map(lt, compress(seeds, same), compress(seeds[1:], same))):
+                if all(map(lt, compress(seeds, same), compress(islice(seeds, 1, None), same))):
                     return True
             except TypeError:  # a seedless record beside seeded ones
                 pass
-        return len(set(map(_CASE_SEED, self.rows))) == len(self.rows)
+        return len(set(zip(ids, self.seeds, strict=True))) == len(ids)

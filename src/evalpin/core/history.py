@@ -45,7 +45,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import compress, count, pairwise
-from operator import attrgetter, ne
+from operator import ne
 from pathlib import Path
 from typing import Any
 
@@ -302,23 +302,23 @@ def _peek_start(path: Path) -> str | None:
     return peek.started_at if peek.record == "run" else None
 
 
-def _only(values: set[str | None]) -> str | None:
+def _only(values: frozenset[str | None]) -> str | None:
     """The one value every record carries, else None (missing or mixed)."""
     return next(iter(values)) if len(values) == 1 else None
 
 
 def _pins(run: RunFile) -> dict[str, str | None]:
-    h, rows = run.header, run.rows
-    models = sorted(set(map(attrgetter("reported_model"), rows)) - {None, ""})
+    h, values = run.header, run.pin_values
+    models = sorted(values["reported_model"] - {None, ""})
     dataset = run.dataset_hash
     grader, slot = (h.grader_version, h.model_slot) if h is not None else (None, None)
     return {
         "dataset_hash": dataset or None,
-        "grader_version": grader or _only(set(map(attrgetter("grader_version"), rows))),
-        "model_slot": slot or _only(set(map(attrgetter("model_slot"), rows))),
+        "grader_version": grader or _only(values["grader_version"]),
+        "model_slot": slot or _only(values["model_slot"]),
         "reported_model": ", ".join(models) or None,
         "slot_settings": (h.slot.get("settings_digest") if h is not None else None)
-        or _only(set(map(attrgetter("slot_settings"), rows))),
+        or _only(values["slot_settings"]),
     }
 
 

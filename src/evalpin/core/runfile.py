@@ -38,7 +38,7 @@ from evalpin.core.records import (
     RunHeader,
     Summary,
 )
-from evalpin.core.shared_pins import PinSharing
+from evalpin.core.shared_pins import PINS, PinSharing
 
 if TYPE_CHECKING:
     from evalpin.core.formats import ReadOptions
@@ -77,6 +77,9 @@ class RunFile:
     complete: bool | None = None
     incomplete_why: str = "no summary trailer"
     repeat_label: str = "seed"
+    # Whether no (case_id, seed) repeats, when the reader already knows (a child scan
+    # counts it on its own core); None: `compare` counts it.
+    known_unique_keys: bool | None = field(default=None, repr=False)
 
     @property
     def seeds(self) -> list[int]:
@@ -89,6 +92,17 @@ class RunFile:
         return (self.header.fixtures.dataset_hash or None) if self.header else None
 
     @cached_property
+    def pin_values(self) -> dict[str, frozenset[str | None]]:
+        """The distinct values of each pin the rows repeat (`shared_pins.PINS`), None
+        where a row lacks it: one C-level pass a pin, or shipped by a child scan."""
+        return {key: frozenset(map(attrgetter(key), self.rows)) for key in PINS}
+
+    @cached_property
+    def lacks_fixture_hash(self) -> bool:
+        """Whether some row has no fixture hash (a child scan ships this too)."""
+        return None in map(attrgetter("fixture_hash"), self.rows)
+
+    @cached_property
     def missing_pins(self) -> list[str]:
         """Pins this file does not carry; missing pins are never filled with defaults."""
         missing: list[str] = []
@@ -96,7 +110,10 @@ class RunFile:
         if not self.dataset_hash:
             missing.append("dataset_hash")
         for key in TRIPLE:
-            if not self.rows or None in map(attrgetter(key), self.rows):
+            lacks = (
+                self.lacks_fixture_hash if key == "fixture_hash" else None in self.pin_values[key]
+            )
+            if not self.rows or lacks:
                 missing.append(key)
         if not self.seeds:
             missing.append("seeds")

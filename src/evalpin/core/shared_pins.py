@@ -19,12 +19,10 @@ text digest then points at the completion digest's string, one C-level pass a bl
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Sequence
 from contextlib import suppress
 from functools import lru_cache
-from itertools import compress, repeat
-from operator import attrgetter, eq
+from operator import attrgetter
 from typing import Literal
 
 import msgspec
@@ -35,8 +33,6 @@ PINS = ("grader_version", "model_slot", "reported_model", "slot_settings")
 MAX_VALUES = 8  # distinct values per pin beyond which a file is read plainly
 
 _PLAIN = msgspec.json.Decoder(CaseRow)
-_TEXT = attrgetter("text_digest")
-_COMPLETION = attrgetter("completion_digest")
 
 Values = tuple[tuple[str, ...], ...]  # per pin of PINS, its known values, sorted
 
@@ -112,6 +108,9 @@ def _first_line(block: memoryview) -> bytes:
 
 
 def _share_text_digests(rows: list[CaseRow]) -> None:
-    """Point each equal text digest at the completion digest's string (frees a copy)."""
-    same = list(compress(rows, map(eq, map(_TEXT, rows), map(_COMPLETION, rows))))
-    deque(map(setattr, same, repeat("text_digest"), map(_COMPLETION, same)), 0)
+    """Point each equal text digest at the completion digest's string (frees a copy).
+    A plain loop: measured faster than the C-level map/compress/setattr chain here."""
+    for row in rows:
+        digest = row.completion_digest
+        if row.text_digest == digest:
+            row.text_digest = digest

@@ -27,13 +27,6 @@ class Columns:
     def __init__(self, rows: Sequence[Any]) -> None:
         self.rows = rows
 
-    @classmethod
-    def of_keys(cls, case_ids: list[str], seeds: list[int | None]) -> Columns:
-        """Key columns gathered without the rows (a child scan ships rows as it goes)."""
-        columns = cls(())
-        vars(columns).update(case_ids=case_ids, seeds=seeds)
-        return columns
-
     @cached_property
     def case_ids(self) -> list[str]:
         return list(map(_CASE, self.rows))

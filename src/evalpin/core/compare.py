@@ -257,11 +257,10 @@ _TRIPLE = attrgetter(*TRIPLE)
 _FIELDS = attrgetter(*CaseRow.__struct_fields__)
 
 
-def _aligned(left: RunFile, right: RunFile, columns: Columns) -> list[int] | None:
+def _aligned(lrows: list[CaseRow], rrows: list[CaseRow], columns: Columns) -> list[int] | None:
     """Indices of the rows that differ at all, when both runs list the same keys in
     the same order without repeats (the usual case); None when they do not.
     `columns`: the left rows'."""
-    lrows, rrows = left.rows, right.rows
     n = len(lrows)
     if n != len(rrows):
         return None
@@ -273,11 +272,7 @@ def _aligned(left: RunFile, right: RunFile, columns: Columns) -> list[int] | Non
     for i in differ:
         if lrows[i].case_id != rrows[i].case_id or lrows[i].seed != rrows[i].seed:
             return None
-    # Aligned keys: one side repeats a key exactly when the other does.
-    unique = right.known_unique_keys
-    if unique is None:
-        unique = left.known_unique_keys
-    return differ if (columns.unique_keys if unique is None else unique) else None
+    return differ if columns.unique_keys else None
 
 
 def compare(left: RunFile, right: RunFile) -> Diff:
@@ -290,7 +285,7 @@ def compare(left: RunFile, right: RunFile) -> Diff:
     lrows, rrows = left.rows, right.rows
     with gc_paused():
         columns = Columns(lrows)
-        differ = _aligned(left, right, columns)
+        differ = _aligned(lrows, rrows, columns)
         if differ is not None:
             diff = Diff(left, right, range(len(lrows)), range(len(rrows)), left_columns=columns)
             suspects = set(differ)

@@ -77,9 +77,6 @@ class RunFile:
     complete: bool | None = None
     incomplete_why: str = "no summary trailer"
     repeat_label: str = "seed"
-    # Whether no (case_id, seed) repeats, when the reader already knows (a child scan
-    # counts it on its own core); None: `compare` counts it.
-    known_unique_keys: bool | None = field(default=None, repr=False)
 
     @property
     def seeds(self) -> list[int]:
@@ -94,12 +91,12 @@ class RunFile:
     @cached_property
     def pin_values(self) -> dict[str, frozenset[str | None]]:
         """The distinct values of each pin the rows repeat (`shared_pins.PINS`), None
-        where a row lacks it: one C-level pass a pin, or shipped by a child scan."""
+        where a row lacks it: one C-level pass a pin."""
         return {key: frozenset(map(attrgetter(key), self.rows)) for key in PINS}
 
     @cached_property
     def lacks_fixture_hash(self) -> bool:
-        """Whether some row has no fixture hash (a child scan ships this too)."""
+        """Whether some row has no fixture hash."""
         return None in map(attrgetter("fixture_hash"), self.rows)
 
     @cached_property

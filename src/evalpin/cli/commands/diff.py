@@ -97,7 +97,7 @@ def diff_cmd(
 
 
 def _build(runs: tuple[Path, ...], baseline: Path | None, options: ReadOptions, detail: int | None):
-    """Read both sides (a big right run in a child process) and build the report."""
+    """Read both sides and build the report."""
     from evalpin.core.report import build_report, refusal_without_left
     from evalpin.core.runfile import read_run
 
@@ -109,9 +109,7 @@ def _build(runs: tuple[Path, ...], baseline: Path | None, options: ReadOptions, 
         if lrun is None:
             return refusal_without_left(rrun, choice)
         return build_report(lrun, rrun, choice, detail)
-    from evalpin.core.child_scan import read_pair
-
-    lrun, rrun = read_pair(runs[0], runs[1], options)
+    lrun, rrun = read_run(runs[0], options), read_run(runs[1], options)
     return build_report(lrun, rrun, detail=detail)
 
 

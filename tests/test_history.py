@@ -316,3 +316,50 @@ def test_hostile_text_is_printed_inert(capsys, tmp_path: Path) -> None:
     for bad in ("\x1b", "\x07", "\x9b", "\r", "\u202e"):
         assert bad not in r.out
     assert "[bold red]x[/]\\x1b]52;c;aGk=\\x07" in r.out
+
+
+def test_history_streams_one_run_at_a_time(tmp_path: Path, monkeypatch) -> None:
+    """When a file is read, every run read before it is already freed, rows and all:
+    the repeat check's reference keeps packed bytes, not a run's rows or key tuples."""
+    import weakref
+
+    import evalpin.core.history as history
+
+    class Rows(list):  # a list that can be weakly referenced
+        pass
+
+    folder = tmp_path / "runs"
+    for day in range(1, 7):
+        night(folder, f"n{day}", day, moved=("b", 29) if day == 4 else None)
+    alive: list[weakref.ref] = []
+    held: list[int] = []
+    real_read = history.read_run
+
+    def counting_read(path, options=None):
+        held.append(sum(ref() is not None for ref in alive))  # earlier runs still held
+        run = real_read(path, options)
+        run.rows = Rows(run.rows)
+        alive.extend((weakref.ref(run), weakref.ref(run.rows)))
+        return run
+
+    monkeypatch.setattr(history, "read_run", counting_read)
+    h = load_history(folder)
+    assert h.runs == 6 and held == [0] * 6
+    # The repeat check still sees the moved completion against the first night's.
+    [conflict] = h.series[0].repeat_conflicts
+    assert (conflict.case_id, conflict.seed, Path(conflict.run).stem) == ("b", 29, "n4")
+    assert Path(conflict.first_run).stem == "n1"
+
+
+def test_repeat_check_when_the_first_run_repeats_a_key(tmp_path: Path) -> None:
+    """The digest first seen for a key repeated within the reference is its first
+    occurrence's, whatever order later runs list their cases in."""
+    folder = tmp_path / "runs"
+    first = night(folder, "n1", 1)
+    head, *cases, trailer = first.read_text().splitlines(keepends=True)
+    again = json.loads(cases[0])  # ("a", 11) once more, with another completion
+    again["completion_digest"] = again["text_digest"] = "second"
+    first.write_text("".join([head, *cases, json.dumps(again) + "\n", trailer]))
+    night(folder, "n2", 2, moved=("a", 11))
+    [conflict] = load_history(folder).series[0].repeat_conflicts
+    assert (conflict.case_id, conflict.seed, conflict.first_digest) == ("a", 11, "cd-a-11-True")

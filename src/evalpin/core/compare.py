@@ -21,10 +21,11 @@ from array import array
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import compress, count, filterfalse
-from operator import attrgetter, ne
+from itertools import compress, count, filterfalse, repeat
+from operator import attrgetter, is_, ne
 from typing import Any
 
+from evalpin.core.columns import Columns
 from evalpin.core.records import CaseRow
 from evalpin.core.runfile import TRIPLE, RunFile, gc_paused
 
@@ -91,6 +92,9 @@ class Diff:
     only_left: list[Key] = field(default_factory=list)
     only_right: list[Key] = field(default_factory=list)
     duplicates: int = 0
+    # The left rows' columns when the runs align (every left row is shared): built for
+    # the key check and reused by the paired statistics.
+    left_columns: Columns | None = field(default=None, repr=False)
 
     @property
     def compared(self) -> int:
@@ -247,39 +251,48 @@ def row_digest(row: CaseRow) -> str | None:
 
 
 _KEY = attrgetter("case_id", "seed")
+_PINS = attrgetter(*PIN_KEYS)
+_TRIPLE = attrgetter(*TRIPLE)
+# Every field of a lean row, for rows of two different types (see shared_pins).
+_FIELDS = attrgetter(*CaseRow.__struct_fields__)
 
 
-def _aligned(lrows: list[CaseRow], rrows: list[CaseRow]) -> list[int] | None:
+def _aligned(lrows: list[CaseRow], rrows: list[CaseRow], columns: Columns) -> list[int] | None:
     """Indices of the rows that differ at all, when both runs list the same keys in
-    the same order without repeats (the usual case); None when they do not."""
+    the same order without repeats (the usual case); None when they do not.
+    `columns`: the left rows'."""
     n = len(lrows)
     if n != len(rrows):
         return None
-    differ = list(compress(range(n), map(ne, lrows, rrows)))  # whole-struct compare, in C
+    types = set(map(type, lrows))
+    if len(types) == 1 and types == set(map(type, rrows)):
+        differ = list(compress(range(n), map(ne, lrows, rrows)))  # whole-struct, in C
+    else:  # structs of two types never compare equal: compare their fields
+        differ = list(compress(range(n), map(ne, map(_FIELDS, lrows), map(_FIELDS, rrows))))
     for i in differ:
         if lrows[i].case_id != rrows[i].case_id or lrows[i].seed != rrows[i].seed:
             return None
-    if len(set(map(_KEY, lrows))) != n:
-        return None
-    return differ
+    return differ if columns.unique_keys else None
 
 
 def compare(left: RunFile, right: RunFile) -> Diff:
     """Join on (case_id, seed), check every common case's pins, classify movement.
 
-    Files hold 100,000 records. When both list the same keys in the same order, one
-    C-level pass finds the rows that differ and only those are looked at in Python;
-    otherwise the runs are joined through a dict of keys.
+    Files hold up to a million records. When both list the same keys in the same
+    order, one C-level pass finds the rows that differ and only those are looked at in
+    Python; otherwise the runs are joined through a dict of keys.
     """
     lrows, rrows = left.rows, right.rows
     with gc_paused():
-        differ = _aligned(lrows, rrows)
+        columns = Columns(lrows)
+        differ = _aligned(lrows, rrows, columns)
         if differ is not None:
-            diff = Diff(left, right, range(len(lrows)), range(len(rrows)))
+            diff = Diff(left, right, range(len(lrows)), range(len(rrows)), left_columns=columns)
             suspects = set(differ)
             for key in TRIPLE:  # a missing pin is never equal: look at those rows too
                 if key in left.missing_pins:
-                    suspects.update(i for i, r in enumerate(lrows) if getattr(r, key) is None)
+                    nones = map(is_, map(attrgetter(key), lrows), repeat(None))
+                    suspects.update(compress(count(), nones))
             candidates = [(i, i) for i in sorted(suspects)]
         else:
             diff, candidates = _join(left, right)
@@ -287,9 +300,14 @@ def compare(left: RunFile, right: RunFile) -> Diff:
         for li, ri in candidates:
             lrow, rrow = lrows[li], rrows[ri]
             pair = Pair((lrow.case_id, lrow.seed), li, ri)
-            if not all(pins_equal(k, getattr(lrow, k), getattr(rrow, k)) for k in PIN_KEYS):
+            lpins = _PINS(lrow)
+            agree = lpins == _PINS(rrow) and None not in lpins[:3]  # the usual case, at once
+            if not agree and not all(
+                pins_equal(k, getattr(lrow, k), getattr(rrow, k)) for k in PIN_KEYS
+            ):
                 mismatched.append(pair)
-            elif (kind := movement(lrow, rrow)) is not None:
+                continue
+            if (kind := movement(lrow, rrow)) is not None:
                 moved.append(Moved(pair, kind, lrow, rrow))
     diff.mismatched = mismatched
     diff.moved = [] if mismatched else moved
@@ -316,7 +334,7 @@ def _join(left: RunFile, right: RunFile) -> tuple[Diff, list[tuple[int, int]]]:
             continue
         add_left(li)
         add_right(ri)
-        lrow = lrows[li]
-        if lrow != rrows[ri] or None in (lrow.fixture_hash, lrow.grader_version, lrow.model_slot):
+        lrow, rrow = lrows[li], rrows[ri]
+        if _FIELDS(lrow) != _FIELDS(rrow) or None in _TRIPLE(lrow):
             candidates.append((li, ri))
     return diff, candidates

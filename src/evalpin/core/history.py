@@ -33,15 +33,15 @@ The folder's `.jsonl` and `.json` files are read (hidden ones, such as temp file
 not), oldest first by the start time peeked from each header line, so a repeat check's
 reference is the earliest run. A run without a recorded start time is dated by its
 file's modification time, and says so. Each file is read once (the lean rows), judged,
-fed to the repeat check and dropped: memory holds one run's rows plus one digest per
-(case, seed) per series.
+fed to the repeat check and dropped: memory holds one run's rows (two while the next is
+read) plus, per repeat group, its first run's keys and digests packed into bytes.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import compress, count, pairwise
@@ -51,10 +51,11 @@ from typing import Any
 
 import msgspec
 
+from evalpin.core.columns import Columns
 from evalpin.core.discovery import started_at as parse_started_at
 from evalpin.core.errors import InputError
 from evalpin.core.formats import ReadOptions, log_files
-from evalpin.core.runfile import RunFile, read_run
+from evalpin.core.runfile import TRIPLE, RunFile, read_run
 from evalpin.core.tiers import TIER_CHANGE, TIER_KEY, tier_of
 from evalpin.core.verdict import DIGEST, REPEAT_KEY, Verdict, judge
 
@@ -302,23 +303,23 @@ def _peek_start(path: Path) -> str | None:
     return peek.started_at if peek.record == "run" else None
 
 
-def _only(values: set[str | None]) -> str | None:
+def _only(values: frozenset[str | None]) -> str | None:
     """The one value every record carries, else None (missing or mixed)."""
     return next(iter(values)) if len(values) == 1 else None
 
 
 def _pins(run: RunFile) -> dict[str, str | None]:
-    h, rows = run.header, run.rows
-    models = sorted(set(map(attrgetter("reported_model"), rows)) - {None, ""})
+    h, values = run.header, run.pin_values
+    models = sorted(values["reported_model"] - {None, ""})
     dataset = run.dataset_hash
     grader, slot = (h.grader_version, h.model_slot) if h is not None else (None, None)
     return {
         "dataset_hash": dataset or None,
-        "grader_version": grader or _only(set(map(attrgetter("grader_version"), rows))),
-        "model_slot": slot or _only(set(map(attrgetter("model_slot"), rows))),
+        "grader_version": grader or _only(values["grader_version"]),
+        "model_slot": slot or _only(values["model_slot"]),
         "reported_model": ", ".join(models) or None,
         "slot_settings": (h.slot.get("settings_digest") if h is not None else None)
-        or _only(set(map(attrgetter("slot_settings"), rows))),
+        or _only(values["slot_settings"]),
     }
 
 
@@ -352,13 +353,46 @@ def read_history_run(path: Path, run: RunFile) -> HistoryRun:
     )
 
 
+_BLOCK = 16_384  # rows a packed block of the reference holds
+_PACK = msgspec.msgpack.Encoder()
+_UNPACK = msgspec.msgpack.Decoder()
+_KEY_FIELDS = ("case_id", "seed", *TRIPLE)  # REPEAT_KEY's, as columns
+
+
+def _packed(columns: list[list[Any]]) -> list[bytes]:
+    """Columns packed a block of rows at a time (msgpack of each column's slice)."""
+    rows = len(columns[0])
+    return [_PACK.encode([c[i : i + _BLOCK] for c in columns]) for i in range(0, rows, _BLOCK)]
+
+
 @dataclass
 class _Reference:
-    """The first run of a repeat group, in row order, and the digest first seen per key."""
+    """The first run of a repeat group, packed a block of rows at a time: its key
+    columns and its digests as msgpack bytes, ~70 bytes a row where key tuples and
+    their strings held ~400, so a reference never outweighs a run's rows.
 
-    keys: list[tuple[Any, ...]]
-    digests: list[str | None]
-    first: dict[tuple[Any, ...], tuple[str, str]] = field(default_factory=dict)  # digest, run
+    `first`: the digest first seen per key where the reference has none; every key's,
+    once a run came in another order (or the reference repeats a key) and the
+    reference had to be unpacked into it.
+    """
+
+    path: str
+    keys: list[bytes]
+    digests: list[bytes]
+    unique: bool
+    first: dict[tuple[Any, ...], tuple[str, str]] = field(default_factory=dict)
+    unpacked: bool = False
+
+    def unpack(self) -> None:
+        """Every key's first digest into `first`, in row order (the first repeat wins)."""
+        if self.unpacked:
+            return
+        for packed_keys, packed_digests in zip(self.keys, self.digests, strict=True):
+            keys = zip(*_UNPACK.decode(packed_keys), strict=True)
+            for key, digest in zip(keys, _UNPACK.decode(packed_digests)[0], strict=True):
+                if digest is not None:
+                    self.first.setdefault(key, (digest, self.path))
+        self.unpacked = True
 
 
 class _RepeatCheck:
@@ -366,8 +400,9 @@ class _RepeatCheck:
     digest first seen per repeat key, and the keys whose later digests differ.
 
     Nightly runs list the same keys in the same order, so a run is compared with the
-    group's first run in one C-level pass (`map(ne, ...)`) and only the rows that differ
-    are looked at in Python; a run in another order falls back to every row.
+    group's first run block by block: equal packed bytes skip a block, and only the rows
+    whose digests differ are looked at in Python. A run in another order falls back to
+    a dict of every key.
     """
 
     def __init__(self) -> None:
@@ -379,28 +414,53 @@ class _RepeatCheck:
         slot = {k: v for k, v in point.slot.items() if k != TIER_KEY}
         request = json.dumps([controls, slot], sort_keys=True, default=str)
         path, rows = point.path, run.rows
-        keys = list(map(REPEAT_KEY, rows))
+        keys = _packed([list(map(attrgetter(k), rows)) for k in _KEY_FIELDS])
         digests = list(map(DIGEST, rows))
+        packed = _packed([digests])
+        found = self.conflicts.setdefault(point.key, {})
         ref = self._refs.get(group := (point.key, request))
         if ref is None:
-            ref = self._refs[group] = _Reference(keys, digests)
-            changed: Iterable[int] = range(len(keys))
-        elif keys == ref.keys:
-            changed = compress(count(), map(ne, digests, ref.digests))
+            unique = Columns(rows).unique_keys
+            self._refs[group] = ref = _Reference(path, keys, packed, unique)
+            if not unique:
+                ref.unpack()  # its own repeats decide which digest came first
+            return  # a run's repeats of its own keys are the verdict's to flag
+        if ref.unique and keys == ref.keys:
+            for b, (mine, theirs) in enumerate(zip(packed, ref.digests, strict=True)):
+                if mine == theirs:
+                    continue
+                start = b * _BLOCK
+                before = _UNPACK.decode(theirs)[0]
+                for j in compress(count(), map(ne, digests[start : start + _BLOCK], before)):
+                    i = start + j
+                    self._check(found, ref, REPEAT_KEY(rows[i]), digests[i], path, before[j])
+            return
+        ref.unpack()
+        for key, digest in zip(map(REPEAT_KEY, rows), digests, strict=True):
+            self._check(found, ref, key, digest, path, None)
+
+    @staticmethod
+    def _check(
+        found: dict[tuple[Any, ...], RepeatConflict],
+        ref: _Reference,
+        key: tuple[Any, ...],
+        digest: str | None,
+        path: str,
+        before: str | None,
+    ) -> None:
+        """One row against the digest first seen for its key (`before`: the
+        reference's, at the same place in a run of the same order)."""
+        if digest is None:
+            return  # no completion: no evidence either way
+        seen = (
+            (before, ref.path) if before is not None else ref.first.setdefault(key, (digest, path))
+        )
+        if seen[0] == digest or seen[1] == path:
+            return  # reproduced, or a repeat within this run (the verdict's to flag)
+        if key in found:
+            found[key].runs_differing += 1
         else:
-            changed = range(len(keys))
-        found = self.conflicts.setdefault(point.key, {})
-        for i in changed:
-            key, digest = keys[i], digests[i]
-            if digest is None:
-                continue  # no completion: no evidence either way
-            seen = ref.first.setdefault(key, (digest, path))
-            if seen[0] == digest or seen[1] == path:
-                continue  # reproduced, or a repeat within this run (the verdict's to flag)
-            if key in found:
-                found[key].runs_differing += 1
-            else:
-                found[key] = RepeatConflict(key[0], key[1], seen[1], seen[0], path, digest)
+            found[key] = RepeatConflict(key[0], key[1], seen[1], seen[0], path, digest)
 
 
 def _flatten(env: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -479,6 +539,7 @@ def _read_all(
         point = read_history_run(path, run)
         if not point.missing:
             check.add(point, run)
+        del run  # before the next file is read: at most one run's rows at a time
         yield point
 
 

@@ -37,18 +37,14 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import compress
-from operator import attrgetter
 from typing import Any
 
+from evalpin.core.columns import Columns
 from evalpin.core.stats import Z80, Z95, Graded
 
 DEFAULT_DROP = 0.02
 FACTOR = (Z95 + Z80) ** 2  # alpha 0.05 two-sided, power 80%
 SEED_PLANS = (1, 3, 5, 10)  # seed counts shown beside the one asked for
-
-_CASE = attrgetter("case_id")
-_PASSED = attrgetter("passed")
-_SEED = attrgetter("seed")
 
 
 @dataclass(frozen=True)
@@ -135,17 +131,23 @@ def cases_for(omega2: float, sigma2: float, seeds: int, drop: float) -> int | No
     return max(2, math.ceil(FACTOR * variance / (drop * drop) - 1e-9))
 
 
-def power(rows: Sequence[Graded], drop: float = DEFAULT_DROP, seeds: int | None = None) -> Power:
+def power(
+    rows: Sequence[Graded],
+    drop: float = DEFAULT_DROP,
+    seeds: int | None = None,
+    columns: Columns | None = None,
+) -> Power:
     """Variance components of one run and the cases needed to detect `drop` with K =
-    `seeds` (default: the run's seed count), plus the SEED_PLANS for comparison."""
+    `seeds` (default: the run's seed count), plus the SEED_PLANS for comparison.
+    `columns`: the rows' own, when the caller has them (the verdict)."""
     if not 0 < drop <= 1:
         raise ValueError(f"the drop is a pass-rate difference in (0, 1], not {drop}")
     if seeds is not None and seeds < 1:
         raise ValueError("seeds must be at least 1")
-    case_ids = list(map(_CASE, rows))
-    totals = Counter(case_ids)
-    passes = Counter(compress(case_ids, map(_PASSED, rows)))
-    run_seeds = max(1, len(set(map(_SEED, rows))))
+    cols = columns or Columns(rows)
+    totals = cols.rows_per_case
+    passes = Counter(compress(cols.case_ids, cols.passed))
+    run_seeds = max(1, len(set(cols.seeds)))
     plan = seeds or run_seeds
     n = len(totals)
     # Cases share few (records, passes) shapes (3 seeds: four), so the sums run over

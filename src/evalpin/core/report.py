@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
 from typing import Any
 
 from evalpin.core.compare import KINDS, Diff, Key, KeyMismatch, compare, row_digest
@@ -235,10 +234,10 @@ class DiffReport:
 
 def side_of(run: RunFile) -> Side:
     """A run's name, label and pins (the header's, else the one value its rows share)."""
-    h, rows = run.header, run.rows
+    h = run.header
 
     def shared(key: str) -> str | None:
-        values = set(map(attrgetter(key), rows)) - {None, ""}
+        values = run.pin_values[key] - {None, ""}
         return ", ".join(sorted(values)) or None
 
     pins: dict[str, str | None] = {

@@ -38,6 +38,7 @@ from evalpin.core.records import (
     RunHeader,
     Summary,
 )
+from evalpin.core.shared_pins import PINS, PinSharing
 
 if TYPE_CHECKING:
     from evalpin.core.formats import ReadOptions
@@ -47,7 +48,6 @@ SHAPE_CASES = "case-records"
 SHAPE_REPORT = "report"
 
 _CHUNK = 1 << 22
-_ROW = msgspec.json.Decoder(CaseRow)
 _OTHER = msgspec.json.Decoder(Summary | RunHeader)
 _FULL = msgspec.json.Decoder(CaseRecord)
 _ANY = msgspec.json.Decoder()
@@ -89,6 +89,17 @@ class RunFile:
         return (self.header.fixtures.dataset_hash or None) if self.header else None
 
     @cached_property
+    def pin_values(self) -> dict[str, frozenset[str | None]]:
+        """The distinct values of each pin the rows repeat (`shared_pins.PINS`), None
+        where a row lacks it: one C-level pass a pin."""
+        return {key: frozenset(map(attrgetter(key), self.rows)) for key in PINS}
+
+    @cached_property
+    def lacks_fixture_hash(self) -> bool:
+        """Whether some row has no fixture hash."""
+        return None in map(attrgetter("fixture_hash"), self.rows)
+
+    @cached_property
     def missing_pins(self) -> list[str]:
         """Pins this file does not carry; missing pins are never filled with defaults."""
         missing: list[str] = []
@@ -96,7 +107,10 @@ class RunFile:
         if not self.dataset_hash:
             missing.append("dataset_hash")
         for key in TRIPLE:
-            if not self.rows or None in map(attrgetter(key), self.rows):
+            lacks = (
+                self.lacks_fixture_hash if key == "fixture_hash" else None in self.pin_values[key]
+            )
+            if not self.rows or lacks:
                 missing.append(key)
         if not self.seeds:
             missing.append("seeds")
@@ -209,6 +223,7 @@ class Scan:
         self.torn = False
         self.rows: list[CaseRow] = []
         self.index = LineIndex(str(path))
+        self._pins = PinSharing()
         self.done = 0  # bytes read so far, of `total`
         self.total = 0
 
@@ -279,7 +294,7 @@ class Scan:
     def _fast(self, block: memoryview, start: int) -> bool:
         """Decode a block of case lines in one call; False when it holds anything else."""
         try:
-            decoded = _ROW.decode_lines(block)
+            decoded = self._pins.decode(block)
         except msgspec.MsgspecError:
             return False
         self.index.add(len(self.rows), start)
@@ -288,7 +303,7 @@ class Scan:
 
     def _line(self, line: bytes, offset: int, *, ended: bool) -> None:
         try:
-            row = _ROW.decode(line)
+            row = self._pins.decode_line(line)
         except msgspec.MsgspecError as exc:
             self._other(line, offset, exc, ended=ended)
             return
@@ -322,6 +337,7 @@ class Scan:
             if rec.schema != SCHEMA:
                 self._fail(f"unknown schema {rec.schema!r}, expected {SCHEMA}", offset)
             self.header = rec
+            self._pins.learn_header(rec)
         else:
             if self.shape != SHAPE_EVALPIN or self.summary is not None:
                 self._fail("an unexpected summary trailer", offset)

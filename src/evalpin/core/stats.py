@@ -52,10 +52,11 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import compress
-from operator import attrgetter, itemgetter, not_
+from itertools import compress, repeat
+from operator import attrgetter, gt, itemgetter, not_
 from typing import Any, Protocol
 
+from evalpin.core.columns import Columns
 from evalpin.core.compare import FIXED, REGRESSED, Diff
 
 ALPHA = 0.05
@@ -74,10 +75,7 @@ class Graded(Protocol):
     passed: bool
 
 
-_SEED_PASS = attrgetter("seed", "passed")
 _CASE_SEED = attrgetter("case_id", "seed")
-_CASE = attrgetter("case_id")
-_PASSED = attrgetter("passed")
 
 
 def _seed_order(seed: Seed) -> tuple[bool, int]:
@@ -87,12 +85,16 @@ def _seed_order(seed: Seed) -> tuple[bool, int]:
 # -- pass rates ---------------------------------------------------------------------
 
 
-def pass_counts_by_seed(rows: Iterable[Graded]) -> dict[Seed, tuple[int, int]]:
+def pass_counts_by_seed(
+    rows: Iterable[Graded], columns: Columns | None = None
+) -> dict[Seed, tuple[int, int]]:
     """(passed, total) for each seed, in seed order (None, a seedless record, first).
-    Counted in C through one Counter over (seed, passed), so it costs little on 100k rows."""
-    counts = Counter(map(_SEED_PASS, rows))
-    seeds = sorted({seed for seed, _ in counts}, key=_seed_order)
-    return {s: (counts[(s, True)], counts[(s, True)] + counts[(s, False)]) for s in seeds}
+    Counted in C over the seed column (`columns`: the rows' own, when the caller has
+    them), so it costs little on a million rows."""
+    cols = columns or Columns(rows if isinstance(rows, Sequence) else list(rows))
+    totals = Counter(cols.seeds)
+    passes = Counter(compress(cols.seeds, cols.passed))
+    return {s: (passes[s], totals[s]) for s in sorted(totals, key=_seed_order)}
 
 
 def pass_rate_by_seed(rows: Iterable[Graded]) -> dict[Seed, float]:
@@ -149,9 +151,9 @@ class Rate:
         }
 
 
-def rates_by_seed(rows: Iterable[Graded]) -> dict[Seed, Rate]:
+def rates_by_seed(rows: Iterable[Graded], columns: Columns | None = None) -> dict[Seed, Rate]:
     """Each seed's pass rate with its interval, in seed order."""
-    return {s: Rate.of(k, n) for s, (k, n) in pass_counts_by_seed(rows).items()}
+    return {s: Rate.of(k, n) for s, (k, n) in pass_counts_by_seed(rows, columns).items()}
 
 
 def pooled(rates: Iterable[Rate]) -> Rate | None:
@@ -524,7 +526,7 @@ def paired_stats(diff: Diff, alpha: float = ALPHA) -> PairedStats | None:
     if diff.refused or not diff.compared:
         return None
     shared = shared_left(diff)
-    counts = pass_counts_by_seed(shared)
+    counts = pass_counts_by_seed(shared, _columns(diff, shared))
     flips = Counter((m.seed, m.kind) for m in diff.moved if m.kind in (REGRESSED, FIXED))
     by_seed = {
         s: Paired.of(n, k, flips[(s, REGRESSED)], flips[(s, FIXED)], alpha)
@@ -549,6 +551,11 @@ def shared_left(diff: Diff) -> Sequence[Graded]:
     return list(map(rows.__getitem__, common))
 
 
+def _columns(diff: Diff, shared: Sequence[Graded]) -> Columns | None:
+    """The compare's columns of the left rows, when `shared` is those rows."""
+    return diff.left_columns if shared is diff.left.rows else None
+
+
 def clustered_of(
     diff: Diff,
     shared: Sequence[Graded] | None = None,
@@ -566,9 +573,10 @@ def clustered_of(
     usually already clears the threshold."""
     if shared is None:
         shared = shared_left(diff)
+    columns = _columns(diff, shared) or Columns(shared)
     if counts is None:
-        counts = pass_counts_by_seed(shared)
-    case_ids = list(map(_CASE, shared))
+        counts = pass_counts_by_seed(shared, columns)
+    case_ids = columns.case_ids
     flips: dict[str, list[int]] = {}
     for m in diff.moved:
         if m.kind in (REGRESSED, FIXED):
@@ -576,16 +584,16 @@ def clustered_of(
             bc[m.kind == FIXED] += 1
     pairs = Counter(filter(flips.__contains__, case_ids))  # only the flipped cases
     per_case = [(pairs[c], b, f) for c, (b, f) in flips.items()]
-    cases = len(set(case_ids))
+    cases = columns.distinct_cases
     unmoved = {"unmoved_cases": cases - len(flips), "unmoved_pairs": len(shared) - pairs.total()}
     first = clustered(per_case, **unmoved, alpha=alpha)
     exact = first.exact
     can_regress = max((k for k, _ in counts.values()), default=0)
     can_fix = max((n - k for k, n in counts.values()), default=0)
     if (cases_needed(first.fixed_cases, cases, exact, alpha) or cases) > can_regress:
-        can_regress = len(set(compress(case_ids, map(_PASSED, shared))))
+        can_regress = len(set(compress(case_ids, columns.passed)))
     if (cases_needed(first.regressed_cases, cases, exact, alpha) or cases) > can_fix:
-        can_fix = len(set(compress(case_ids, map(not_, map(_PASSED, shared)))))
+        can_fix = len(set(compress(case_ids, map(not_, columns.passed))))
     return clustered(per_case, **unmoved, can_regress=can_regress, can_fix=can_fix, alpha=alpha)
 
 
@@ -621,24 +629,28 @@ class Stability:
         }
 
 
-def case_stability(rows: Sequence[Graded]) -> Stability:
+def case_stability(rows: Sequence[Graded], columns: Columns | None = None) -> Stability:
     """Classify every case across its seeds (see the module docstring). A case graded
     both ways is flaky even on one seed: a repeat that changed its grade.
 
-    Counted in C (`compress` over the grades, sets of case ids), so a verdict on 100k
-    rows stays cheap; Python loops only over distinct cases."""
-    cases = list(map(_CASE, rows))
-    passed = list(map(_PASSED, rows))
+    Counted in C over the columns (`columns`: the rows' own, when the caller has them):
+    sets of case ids by grade, rows per case (a case's distinct seeds, when no (case,
+    seed) repeats), so a verdict on a million rows stays cheap."""
+    cols = columns or Columns(rows)
+    cases, passed = cols.case_ids, cols.passed
     passes = set(compress(cases, passed))
     fails = set(compress(cases, map(not_, passed)))
-    seeds = Counter(map(itemgetter(0), set(map(_CASE_SEED, rows))))
-    single = {case_id for case_id, n in seeds.items() if n < 2}
+    if cols.unique_keys:
+        seeds = cols.rows_per_case
+    else:
+        seeds = Counter(map(itemgetter(0), set(map(_CASE_SEED, rows))))
+    single = set(compress(seeds, map(gt, repeat(2), seeds.values())))
     flaky = passes & fails
     return Stability(
         stable_pass=len(passes - fails - single),
         stable_fail=len(fails - passes - single),
         single_seed=len(single - flaky),
-        flaky_cases=tuple(c for c in dict.fromkeys(cases) if c in flaky) if flaky else (),
+        flaky_cases=tuple(filter(flaky.__contains__, cols.rows_per_case)),
     )
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from evalpin.core import stats, tiers
+from evalpin.core.columns import Columns
 from evalpin.core.errors import InputError
 from evalpin.core.files import not_utf8
 from evalpin.core.fixtures import FIXTURE_KINDS, KIND_CODING, FixtureSet
@@ -221,10 +222,11 @@ def judge(
     checks = checklist(run, pins, disclosed, notes)
     failed = [c for c in checks if not c.ok]
     label = min((LABELS.index(c.label) for c in failed), default=LABELS.index(PUBLISHABLE))
-    by_seed = stats.rates_by_seed(run.rows)
+    columns = Columns(run.rows)  # each column built once, shared by the passes below
+    by_seed = stats.rates_by_seed(run.rows, columns)
     rates = {s: r.rate for s, r in by_seed.items()}
     pooled = stats.pooled(by_seed.values())
-    stability = stats.case_stability(run.rows)
+    stability = stats.case_stability(run.rows, columns)
     return Verdict(
         label=LABELS[label],
         reasons=[c.why for c in failed if c.why],
@@ -235,12 +237,12 @@ def judge(
         spread=stats.spread(rates),
         band=band,
         flaky_cases=list(stability.flaky_cases),
-        repeat_mismatches=repeat_mismatches(run),
+        repeat_mismatches=repeat_mismatches(run, columns),
         notes=notes,
         rate_by_seed=by_seed,
         pooled_rate=pooled,
         stability=stability,
-        power=power(run.rows),
+        power=power(run.rows, columns=columns),
     )
 
 
@@ -362,15 +364,14 @@ def checklist(
 # the triple. Controls are the run's own, so within a run they always match.
 REPEAT_KEY = attrgetter("case_id", "seed", *TRIPLE)
 DIGEST = attrgetter("completion_digest")
-_CASE_SEED = attrgetter("case_id", "seed")
 
 
-def repeat_mismatches(run: RunFile) -> list[tuple[str, int | None]]:
+def repeat_mismatches(run: RunFile, columns: Columns | None = None) -> list[tuple[str, int | None]]:
     """(case, seed) pairs recorded more than once under the same triple whose completion
     digests differ (a run's controls are one for all its records). A record without a
     digest (no completion) is not evidence either way."""
     rows = run.rows
-    if len(set(map(_CASE_SEED, rows))) == len(rows):  # no repeats: nothing to check
+    if (columns or Columns(rows)).unique_keys:  # no repeats: nothing to check
         return []
     keyed = zip(map(REPEAT_KEY, rows), map(DIGEST, rows), strict=True)
     conflicts = stats.digest_conflicts(keyed)

@@ -63,8 +63,7 @@ def diff_cmd(
     2: refused, the triples differ (an instrument change, not a prompt regression).
     """
     from evalpin.cli import render_diff
-    from evalpin.core.report import build_report, refusal_without_left
-    from evalpin.core.runfile import read_run
+    from evalpin.core.runfile import gc_paused
 
     # The terminal alone shows `limit` moves; JSON and every file show them all.
     everything = as_json or bool(markdown or junit or html) or limit <= 0
@@ -73,19 +72,9 @@ def diff_cmd(
     if len(runs) != want:
         usage = "--baseline DIR RUN" if baseline is not None else "LEFT RIGHT"
         raise click.UsageError(f"expected {usage}: {want} run file(s), got {len(runs)}")
-    if baseline is not None:
-        from evalpin.core.baseline import choose_baseline
-
-        rrun = read_run(runs[0], options)
-        choice, lrun = choose_baseline(baseline, runs[0], rrun, options)
-        report = (
-            refusal_without_left(rrun, choice)
-            if lrun is None
-            else build_report(lrun, rrun, choice, detail)
-        )
-    else:
-        lrun, rrun = read_run(runs[0], options), read_run(runs[1], options)
-        report = build_report(lrun, rrun, detail=detail)
+    # Rows and the report hold no cycles: the collector would only walk big lists.
+    with gc_paused():
+        report = _build(runs, baseline, options, detail)
 
     _write_files(report, markdown, junit, html)
     if report.refused:
@@ -105,6 +94,23 @@ def diff_cmd(
     else:
         render_diff.print_diff(report, limit)
     sys.exit(1 if report.movements else 0)
+
+
+def _build(runs: tuple[Path, ...], baseline: Path | None, options: ReadOptions, detail: int | None):
+    """Read both sides and build the report."""
+    from evalpin.core.report import build_report, refusal_without_left
+    from evalpin.core.runfile import read_run
+
+    if baseline is not None:
+        from evalpin.core.baseline import choose_baseline
+
+        rrun = read_run(runs[0], options)
+        choice, lrun = choose_baseline(baseline, runs[0], rrun, options)
+        if lrun is None:
+            return refusal_without_left(rrun, choice)
+        return build_report(lrun, rrun, choice, detail)
+    lrun, rrun = read_run(runs[0], options), read_run(runs[1], options)
+    return build_report(lrun, rrun, detail=detail)
 
 
 def _write_files(report, markdown: Path | None, junit: Path | None, html: Path | None) -> None:

@@ -446,7 +446,6 @@ class ReviewScreen(Screen[None]):
         first = self.preview is None
         self.preview = message.cases
         if first:
-            self.case_list.placeholder = "no case matches"
             self._grow()
             return
         if self._grow_timer is None:
@@ -461,6 +460,7 @@ class ReviewScreen(Screen[None]):
         self._grown_at = time.perf_counter()
         if self.cases is not None or self.preview is None or self.banner_pending:
             return  # the complete table is in, or the banner says why nothing shows
+        self.case_list.placeholder = "no case matches"
         self._apply(grow=self.case_list.table is self.preview)
 
     @on(MismatchFound)

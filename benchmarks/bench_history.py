@@ -29,6 +29,7 @@ import resource
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from evalpin.core.records import SCHEMA, CaseRecord, FixturesInfo, RunHeader, Summary
@@ -138,6 +139,19 @@ def copy_folder(folder: Path, runs: int, records: int, data: Path) -> Path:
     return folder
 
 
+def history_command(folder: Path, expected: tuple[str, ...]) -> Callable[[], None]:
+    """`evalpin history FOLDER` in a fresh process, checked to say every `expected` text."""
+    command = [sys.executable, "-m", "evalpin", "history", str(folder)]
+
+    def run_history() -> None:
+        done = subprocess.run(command, capture_output=True, check=False, env=installed_env())
+        out = done.stdout.decode()
+        if done.returncode != 0 or done.stderr or not all(e in out for e in expected):
+            sys.exit(f"evalpin history misbehaved (exit {done.returncode}):\n{out[-800:]}")
+
+    return run_history
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=200)
@@ -151,15 +165,10 @@ def main() -> None:
     folder = make_folder(args.data / f"history-{args.runs}x{args.records}", args.runs, args.records)
     files = sorted(folder.glob("*.jsonl"))
     size = sum(p.stat().st_size for p in files) / 1e6
-    command = [sys.executable, "-m", "evalpin", "history", str(folder)]
-
-    def run_history() -> None:
-        done = subprocess.run(command, capture_output=True, check=False, env=installed_env())
-        out = done.stdout.decode()
-        # Three series, two named breaks, the env change inside the first series.
-        expected = ("3 series", "backend delta", "rubric change", "environment change")
-        if done.returncode != 0 or done.stderr or not all(e in out for e in expected):
-            sys.exit(f"evalpin history misbehaved (exit {done.returncode}):\n{out[-800:]}")
+    # Three series, two named breaks, the env change inside the first series.
+    run_history = history_command(
+        folder, ("3 series", "backend delta", "rubric change", "environment change")
+    )
 
     def startup() -> None:
         subprocess.run(
@@ -201,13 +210,7 @@ def scale(args: argparse.Namespace) -> None:
     )
     files = sorted(folder.glob("*.jsonl"))
     size = sum(p.stat().st_size for p in files) / 1e6
-    command = [sys.executable, "-m", "evalpin", "history", str(folder)]
-
-    def run_history() -> None:
-        done = subprocess.run(command, capture_output=True, check=False, env=installed_env())
-        out = done.stdout.decode()
-        if done.returncode != 0 or done.stderr or "1 series" not in out:
-            sys.exit(f"evalpin history misbehaved (exit {done.returncode}):\n{out[-800:]}")
+    run_history = history_command(folder, ("1 series",))
 
     best, median = best_of(args.repeat, run_history)
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # KiB on Linux

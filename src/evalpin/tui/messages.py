@@ -52,13 +52,11 @@ class DiffReady(Message):
 @dataclass
 class CasesGrew(Message):
     """More of the runs read: `cases` is the partial table (the same object each time,
-    growing behind the message), `fraction` how much of the files is read, `phase` what
-    the loader is doing."""
+    growing behind the message), `fraction` how much of the files is read."""
 
     generation: int
     cases: CaseTable
     fraction: float
-    phase: str
 
 
 @dataclass

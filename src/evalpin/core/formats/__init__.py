@@ -223,14 +223,16 @@ class RunStream:
             return 0.0
         return self._scan.done / self._scan.total
 
-    def partial(self) -> RunFile | None:
+    def partial(self) -> RunFile:
         """The run as read so far (sharing the growing rows and line index), for showing
-        the known prefix; None before anything is read of a format read whole."""
+        the known prefix. Call after a first `step()`: a format read whole has no prefix."""
         if self.run is not None:
             return self.run
-        return self._scan.result() if self._scan is not None else None
+        if self._scan is None:
+            raise RuntimeError("partial() before the first step of a run read whole")
+        return self._scan.result()
 
-    def blocks(self) -> Iterator[int]:
+    def _blocks(self) -> Iterator[int]:
         """Advance a block at a time, yielding the number of rows known; InputError where
         the file goes wrong (a bad line deep in a file is met only when reached)."""
         if self.run is not None:
@@ -247,5 +249,5 @@ class RunStream:
     def step(self) -> bool:
         """Read one more block; False once the whole run is read (`run` is then set)."""
         if self._steps is None:
-            self._steps = self.blocks()
+            self._steps = self._blocks()
         return next(self._steps, None) is not None

@@ -403,14 +403,12 @@ class ReviewScreen(Screen[None]):
             if unread:
                 continue
             if table is None:
-                lpart = lstream.partial()
-                rpart = rstream.partial() if rstream is not None else None
-                if lpart is None or (rstream is not None and rpart is None):
-                    continue  # a side read whole has not been read yet
-                table = index.table(lpart, rpart)
+                table = index.table(
+                    lstream.partial(), rstream.partial() if rstream is not None else None
+                )
             table.mode = index.mode
             fraction = sum(s.fraction for s in (lstream, rstream) if s) / (1 + bool(rstream))
-            post(CasesGrew(generation, table, fraction, "reading"))  # the screen coalesces
+            post(CasesGrew(generation, table, fraction))  # the screen coalesces
         assert lstream.run is not None
         return lstream.run, rstream.run if rstream is not None else None, index
 

@@ -76,12 +76,10 @@ def clustered_share(left: Path, right: Path, repeat: int) -> float:
     """Best time of the clustered comparison alone, on the pair already joined."""
     from evalpin.core.compare import compare
     from evalpin.core.runfile import read_run
-    from evalpin.core.stats import clustered_of, pass_counts_by_seed, shared_left
+    from evalpin.core.stats import clustered_from, tally_of
 
     diff = compare(read_run(left), read_run(right))
-    shared = shared_left(diff)
-    counts = pass_counts_by_seed(shared)  # computed for the pooled test anyway
-    best, median = best_of(max(repeat, 10), lambda: clustered_of(diff, shared, counts))
+    best, median = best_of(max(repeat, 10), lambda: clustered_from(diff.moved, tally_of(diff)))
     print_timings([("clustered statistics, in process", best, median)])
     return best
 

@@ -278,7 +278,15 @@ def build_report(
     """
     diff = compare(left, right)
     refused = diff.refused or (baseline is not None and baseline.refused)
-    return _report(diff, side_of(left), side_of(right), refused, baseline, detail)
+    stats = None if refused else paired_stats(diff)
+    return _report(diff, side_of(left), side_of(right), refused, baseline, detail, stats)
+
+
+def build_from(diff: Diff, stats: PairedStats | None, detail: int | None) -> DiffReport:
+    """The report of a join made elsewhere, with its paired statistics (`core/halves.py`
+    joins two big runs a half per process and sums the statistics' tallies)."""
+    left, right = side_of(diff.left), side_of(diff.right)
+    return _report(diff, left, right, diff.refused, None, detail, stats)
 
 
 def refusal_without_left(right: RunFile, baseline: BaselineChoice) -> DiffReport:
@@ -308,6 +316,7 @@ def _report(
     refused: bool,
     baseline: BaselineChoice | None,
     detail: int | None,
+    stats: PairedStats | None,
 ) -> DiffReport:
     moved = [] if refused else diff.moved
     ranked = sorted(moved, key=lambda m: _RANK[m.kind])
@@ -348,7 +357,7 @@ def _report(
         mismatch_rows=diff.mismatch_json(),
         only_left=diff.only_left,
         only_right=diff.only_right,
-        stats=None if refused else paired_stats(diff),
+        stats=stats,
         backend_delta=diff.backend_delta() if refused else None,
         notes=diff.settings_notes(),
         baseline=baseline,

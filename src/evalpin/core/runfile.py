@@ -215,7 +215,14 @@ class Scan:
     line (the slow path). Line numbers are counted only when an error names one.
     """
 
-    def __init__(self, path: str | Path, shape: str) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        shape: str,
+        header: RunHeader | None = None,
+        *,
+        share_digests: bool = True,
+    ) -> None:
         self.path = path
         self.shape = shape
         self.header: RunHeader | None = None
@@ -223,9 +230,12 @@ class Scan:
         self.torn = False
         self.rows: list[CaseRow] = []
         self.index = LineIndex(str(path))
-        self._pins = PinSharing()
+        self._pins = PinSharing(share_digests=share_digests)
         self.done = 0  # bytes read so far, of `total`
         self.total = 0
+        if header is not None:  # a scan of a later part of the file (core/halves.py)
+            self.header = header
+            self._pins.learn_header(header)
 
     def read(self, fh: BinaryIO) -> RunFile:
         """The whole file at once."""
@@ -233,25 +243,27 @@ class Scan:
             pass
         return self.result()
 
-    def blocks(self, fh: BinaryIO) -> Iterator[int]:
+    def blocks(self, fh: BinaryIO, start: int = 0, stop: int | None = None) -> Iterator[int]:
         """Read chunk by chunk, yielding the number of rows known after each chunk, so
         a caller (the review's progressive loader) can use the prefix read so far.
-        InputError is raised where the problem is met, as `read` raises it."""
-        self.total = os.fstat(fh.fileno()).st_size
+        InputError is raised where the problem is met, as `read` raises it.
+        `start`, `stop`: the byte range to read, each at a line start (default: all)."""
+        self.total = (os.fstat(fh.fileno()).st_size if stop is None else stop) - start
         carry = b""
-        pos = 0  # file offset of the first byte of `carry`
-        while chunk := fh.read(_CHUNK):
-            self.done = pos + len(carry) + len(chunk)
+        pos = start  # file offset of the first byte of `carry`
+        fh.seek(start)
+        while chunk := fh.read(_CHUNK if stop is None else min(_CHUNK, stop - pos - len(carry))):
+            self.done = pos - start + len(carry) + len(chunk)
             first = chunk.find(b"\n")
             if first < 0:
                 carry += chunk
                 continue
             with gc_paused():  # per chunk: never left paused while the caller runs
                 self._line(carry + chunk[:first], pos, ended=True)
-                start = pos + len(carry) + first + 1
+                begin = pos + len(carry) + first + 1
                 last = chunk.rfind(b"\n")
                 if last > first:
-                    self._block(memoryview(chunk)[first + 1 : last + 1], start)
+                    self._block(memoryview(chunk)[first + 1 : last + 1], begin)
             pos += len(carry) + last + 1
             carry = chunk[last + 1 :]
             yield len(self.rows)

@@ -55,7 +55,8 @@ def _decoder(values: Values) -> msgspec.json.Decoder:
 class PinSharing:
     """Decodes a file's case blocks with shared pin strings (see the module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, share_digests: bool = True) -> None:
+        self.share_digests = share_digests  # point equal text digests at one string
         self.values: list[set[str]] = [set() for _ in PINS]
         self.learnt = False  # from the first case line
         self.off = False  # too many distinct values: plain decoding
@@ -78,7 +79,8 @@ class PinSharing:
             rows = _PLAIN.decode_lines(block)  # raises for a block that is not all cases
             self._widen(rows)
             return rows
-        _share_text_digests(rows)
+        if self.share_digests:
+            _share_text_digests(rows)
         return rows
 
     def decode_line(self, line: bytes) -> CaseRow:

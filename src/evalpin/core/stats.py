@@ -50,14 +50,14 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import attrgetter, gt, itemgetter, not_
 from typing import Any, Protocol
 
 from evalpin.core.columns import Columns
-from evalpin.core.compare import FIXED, REGRESSED, Diff
+from evalpin.core.compare import FIXED, REGRESSED, Diff, Moved
 
 ALPHA = 0.05
 Z95 = 1.959963984540054  # the 97.5th percentile of the standard normal
@@ -282,7 +282,7 @@ class Clustered:
     regressions_needed: int | None = None
     fixes_needed: int | None = None
     # Cases with a left pass / a left fail: the ceilings of the two lines above. At least
-    # this many, and exact whenever the ceiling decides the answer (see clustered_of).
+    # this many, and exact whenever the ceiling decides the answer (see clustered_from).
     can_regress: int | None = None
     can_fix: int | None = None
     alpha: float = ALPHA
@@ -519,18 +519,73 @@ class PairedStats:
         }
 
 
+@dataclass(frozen=True)
+class SharedTally:
+    """What the paired statistics need of the shared left rows, beside the Diff's moves.
+
+    Counted over the rows in one process (`tally_of`), or summed over the halves of two
+    big runs counted in two processes (`core/halves.py`: a case's rows never straddle
+    halves, so case counts add). The two distinct-case counts cost two C passes, so the
+    clustered comparison asks for them only when they could decide its answer."""
+
+    counts: dict[Seed, tuple[int, int]]  # (passed, total) per seed, in seed order
+    rows: int
+    cases: int
+    flipped_rows: Counter[str]  # shared rows of each case with a pass flip
+    passing_cases: Callable[[], int]  # cases with a left pass
+    failing_cases: Callable[[], int]  # cases with a left fail
+
+    @classmethod
+    def summed(cls, parts: Sequence[SharedTally]) -> SharedTally:
+        """The tally of disjoint sets of cases, together."""
+        counts: dict[Seed, list[int]] = {}
+        for part in parts:
+            for seed, (k, n) in part.counts.items():
+                both = counts.setdefault(seed, [0, 0])
+                both[0] += k
+                both[1] += n
+        passing = sum(p.passing_cases() for p in parts)
+        failing = sum(p.failing_cases() for p in parts)
+        return cls(
+            counts={s: (counts[s][0], counts[s][1]) for s in sorted(counts, key=_seed_order)},
+            rows=sum(p.rows for p in parts),
+            cases=sum(p.cases for p in parts),
+            flipped_rows=sum((p.flipped_rows for p in parts), Counter()),
+            passing_cases=lambda: passing,
+            failing_cases=lambda: failing,
+        )
+
+
+def tally_of(diff: Diff) -> SharedTally:
+    """Tally the shared left rows of a Diff: C-level passes over the rows, and a Python
+    pass over the moved rows only."""
+    shared = shared_left(diff)
+    columns = (diff.left_columns if shared is diff.left.rows else None) or Columns(shared)
+    flipped = {m.case_id for m in diff.moved if m.kind in (REGRESSED, FIXED)}
+    return SharedTally(
+        counts=pass_counts_by_seed(shared, columns),
+        rows=len(shared),
+        cases=columns.distinct_cases,
+        flipped_rows=Counter(filter(flipped.__contains__, columns.case_ids)),
+        passing_cases=lambda: len(set(compress(columns.case_ids, columns.passed))),
+        failing_cases=lambda: len(set(compress(columns.case_ids, map(not_, columns.passed)))),
+    )
+
+
 def paired_stats(diff: Diff, alpha: float = ALPHA) -> PairedStats | None:
     """The paired test for a comparison that was not refused; None when it was, or when
-    the runs share no pair. Derived from the Diff's result: one C-level count over the
-    shared left rows, plus a pass over the moved cases only."""
+    the runs share no pair."""
     if diff.refused or not diff.compared:
         return None
-    shared = shared_left(diff)
-    counts = pass_counts_by_seed(shared, _columns(diff, shared))
-    flips = Counter((m.seed, m.kind) for m in diff.moved if m.kind in (REGRESSED, FIXED))
+    return paired_from(diff.moved, tally_of(diff), alpha)
+
+
+def paired_from(moved: Sequence[Moved], tally: SharedTally, alpha: float = ALPHA) -> PairedStats:
+    """The paired test from a comparison's moves and its shared rows' tally."""
+    flips = Counter((m.seed, m.kind) for m in moved if m.kind in (REGRESSED, FIXED))
     by_seed = {
         s: Paired.of(n, k, flips[(s, REGRESSED)], flips[(s, FIXED)], alpha)
-        for s, (k, n) in counts.items()
+        for s, (k, n) in tally.counts.items()
     }
     pooled_test = Paired.of(
         sum(p.shared for p in by_seed.values()),
@@ -539,7 +594,7 @@ def paired_stats(diff: Diff, alpha: float = ALPHA) -> PairedStats | None:
         sum(p.fixed for p in by_seed.values()),
         alpha,
     )
-    return PairedStats(clustered_of(diff, shared, counts, alpha), pooled_test, by_seed, alpha)
+    return PairedStats(clustered_from(moved, tally, alpha), pooled_test, by_seed, alpha)
 
 
 def shared_left(diff: Diff) -> Sequence[Graded]:
@@ -551,49 +606,30 @@ def shared_left(diff: Diff) -> Sequence[Graded]:
     return list(map(rows.__getitem__, common))
 
 
-def _columns(diff: Diff, shared: Sequence[Graded]) -> Columns | None:
-    """The compare's columns of the left rows, when `shared` is those rows."""
-    return diff.left_columns if shared is diff.left.rows else None
+def clustered_from(moved: Sequence[Moved], tally: SharedTally, alpha: float = ALPHA) -> Clustered:
+    """The clustered comparison of a Diff's moves over its shared rows' tally.
 
-
-def clustered_of(
-    diff: Diff,
-    shared: Sequence[Graded] | None = None,
-    counts: dict[Seed, tuple[int, int]] | None = None,
-    alpha: float = ALPHA,
-) -> Clustered:
-    """The clustered comparison of a Diff; `shared` and `counts` (its shared_left rows
-    and their pass_counts_by_seed) when the caller has them already.
-
-    On 100k rows the passes over all shared rows run in C (the case ids, their set, a
-    count of the flipped cases' pairs); Python loops only over the moved rows. The
-    ceilings of the cases-needed lines (cases with a left pass, with a left fail) cost
-    two more C passes, so they are counted only when they could decide the answer:
-    the busiest seed's left passes (fails) are distinct cases, a lower bound that
-    usually already clears the threshold."""
-    if shared is None:
-        shared = shared_left(diff)
-    columns = _columns(diff, shared) or Columns(shared)
-    if counts is None:
-        counts = pass_counts_by_seed(shared, columns)
-    case_ids = columns.case_ids
+    Python loops only over the moved rows. The ceilings of the cases-needed lines (cases
+    with a left pass, with a left fail) cost two C passes, so they are counted only when
+    they could decide the answer: the busiest seed's left passes (fails) are distinct
+    cases, a lower bound that usually already clears the threshold."""
     flips: dict[str, list[int]] = {}
-    for m in diff.moved:
+    for m in moved:
         if m.kind in (REGRESSED, FIXED):
             bc = flips.setdefault(m.case_id, [0, 0])
             bc[m.kind == FIXED] += 1
-    pairs = Counter(filter(flips.__contains__, case_ids))  # only the flipped cases
+    pairs = tally.flipped_rows
     per_case = [(pairs[c], b, f) for c, (b, f) in flips.items()]
-    cases = columns.distinct_cases
-    unmoved = {"unmoved_cases": cases - len(flips), "unmoved_pairs": len(shared) - pairs.total()}
+    cases = tally.cases
+    unmoved = {"unmoved_cases": cases - len(flips), "unmoved_pairs": tally.rows - pairs.total()}
     first = clustered(per_case, **unmoved, alpha=alpha)
     exact = first.exact
-    can_regress = max((k for k, _ in counts.values()), default=0)
-    can_fix = max((n - k for k, n in counts.values()), default=0)
+    can_regress = max((k for k, _ in tally.counts.values()), default=0)
+    can_fix = max((n - k for k, n in tally.counts.values()), default=0)
     if (cases_needed(first.fixed_cases, cases, exact, alpha) or cases) > can_regress:
-        can_regress = len(set(compress(case_ids, columns.passed)))
+        can_regress = tally.passing_cases()
     if (cases_needed(first.regressed_cases, cases, exact, alpha) or cases) > can_fix:
-        can_fix = len(set(compress(case_ids, map(not_, columns.passed))))
+        can_fix = tally.failing_cases()
     return clustered(per_case, **unmoved, can_regress=can_regress, can_fix=can_fix, alpha=alpha)
 
 

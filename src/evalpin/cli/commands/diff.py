@@ -74,7 +74,7 @@ def diff_cmd(
         raise click.UsageError(f"expected {usage}: {want} run file(s), got {len(runs)}")
     # Rows and the report hold no cycles: the collector would only walk big lists.
     with gc_paused():
-        report = _build(runs, baseline, options, detail)
+        report = _build(runs, baseline, options, detail, junit is not None)
 
     _write_files(report, markdown, junit, html)
     if report.refused:
@@ -96,8 +96,15 @@ def diff_cmd(
     sys.exit(1 if report.movements else 0)
 
 
-def _build(runs: tuple[Path, ...], baseline: Path | None, options: ReadOptions, detail: int | None):
-    """Read both sides and build the report."""
+def _build(
+    runs: tuple[Path, ...],
+    baseline: Path | None,
+    options: ReadOptions,
+    detail: int | None,
+    every_row: bool,
+):
+    """Read both sides and build the report. Two big evalpin runs are read a half per
+    process (core/halves.py) unless an output lists every row (`--junit`)."""
     from evalpin.core.report import build_report, refusal_without_left
     from evalpin.core.runfile import read_run
 
@@ -109,6 +116,12 @@ def _build(runs: tuple[Path, ...], baseline: Path | None, options: ReadOptions, 
         if lrun is None:
             return refusal_without_left(rrun, choice)
         return build_report(lrun, rrun, choice, detail)
+    if not every_row:
+        from evalpin.core.halves import diff_in_halves
+
+        report = diff_in_halves(runs[0], runs[1], detail)
+        if report is not None:
+            return report
     lrun, rrun = read_run(runs[0], options), read_run(runs[1], options)
     return build_report(lrun, rrun, detail=detail)
 

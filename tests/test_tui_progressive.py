@@ -9,6 +9,7 @@ pair read, and the complete table replaces the partial one under the reviewer's 
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -151,6 +152,28 @@ async def test_the_banner_comes_with_the_first_mismatch_read(tmp_path: Path, gat
         await settle(pilot, app, "listed")
         assert review.cases is not None and review.cases.mode == "delta"
         assert "REGRESSED" not in screen_text(app)
+
+
+async def test_browsing_at_a_header_banner_at_once_still_lists_every_case(
+    tmp_path: Path,
+) -> None:
+    # The headers already refuse the pair: the banner is the first screen. Pressed at
+    # once, `b` must not strand the reader (it used to wait on the banner's next
+    # repaint, which never came, and the list stayed empty).
+    left = write_run(tmp_path / "l.jsonl", grid({"c1": [True] * 3}), head=header())
+    right_cases = grid({"c1": [True] * 3}, model_slot="other")
+    right = write_run(tmp_path / "r.jsonl", right_cases, head=header(model_slot="other"))
+    app = new_app(left, right)
+    async with app.run_test(size=SIZE) as pilot:
+        review = app.review
+        for _ in range(500):  # no Pilot pause: it would repaint the banner
+            if review.reached("banner"):
+                break
+            await asyncio.sleep(0.01)
+        await pilot.press("b")
+        await settle(pilot, app, "listed")
+        assert review.cases is not None and review.cases.mode == "delta"
+        assert "c1" in screen_text(app)
 
 
 async def test_a_bad_line_deep_in_a_file_is_reported_in_the_review(

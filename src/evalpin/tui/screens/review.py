@@ -291,11 +291,15 @@ class ReviewScreen(Screen[None]):
         known = None
         if right is not None:
             known = header_mismatch(self._sides[0].header, self._sides[1].header)
-            if known:
-                self._show_banner(BannerScreen(headers=known))
-        # Start reading once the pins are on screen: a reader holding the GIL would
-        # otherwise slow the first paint (another tool's log has no header to peek).
-        self.call_after_refresh(self.load, left, right, self.generation, bool(known))
+        if known:
+            self._show_banner(BannerScreen(headers=known))
+            # Not after a refresh: that callback would wait on the banner's next repaint,
+            # which may never come before `b` dismisses it (the list then never filled).
+            self.load(left, right, self.generation, True)
+        else:
+            # Start reading once the pins are on screen: a reader holding the GIL would
+            # otherwise slow the first paint (another tool's log has no header to peek).
+            self.call_after_refresh(self.load, left, right, self.generation, False)
 
     def reached(self, milestone: str) -> bool:
         """Whether loading got to `milestone`: `shown` (the first cases in the list, maybe

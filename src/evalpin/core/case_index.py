@@ -35,12 +35,13 @@ from evalpin.core.cases import (
     CaseTable,
     classify,
 )
-from evalpin.core.compare import DRIFT, PIN_KEYS, Diff, movement, pins_equal
+from evalpin.core.compare import DRIFT, PIN_KEYS, Diff, movement, pin_failures, pins_equal
 from evalpin.core.records import CaseRow
 from evalpin.core.runfile import TRIPLE, RunFile
 
 _CASE_ID = attrgetter("case_id")
 _PASSED = attrgetter("passed")
+_SEED = attrgetter("seed")
 _KEY = attrgetter("case_id", "seed")
 _TRIPLE_GETTERS = [attrgetter(key) for key in TRIPLE]
 _CHANGED = (CHANGED_STATUS, DIFFERS)  # what n/p stop at while partial
@@ -130,12 +131,14 @@ class CaseIndex:
         if start >= end:
             return
         lblock, rblock = left[start:end], right[start:end]
-        for j in compress(count(), map(ne, lblock, rblock)):
-            lrow, rrow = lblock[j], rblock[j]
-            if lrow.case_id != rrow.case_id or lrow.seed != rrow.seed:
-                self._unalign(left, right)
-                return
-            self._check(lrow, rrow)
+        differ = list(compress(count(), map(ne, lblock, rblock)))
+        lsub = list(map(lblock.__getitem__, differ))
+        rsub = list(map(rblock.__getitem__, differ))
+        lseeds, rseeds = list(map(_SEED, lsub)), list(map(_SEED, rsub))
+        if list(map(_CASE_ID, lsub)) != list(map(_CASE_ID, rsub)) or lseeds != rseeds:
+            self._unalign(left, right)  # pairs every row again, through keys
+            return
+        self._check_aligned(lsub, rsub)
         if self.mismatch is None:
             self._missing_pin(lblock, rblock)
         self._paired = end
@@ -171,6 +174,23 @@ class CaseIndex:
                     self._check(*pair)
             self._keyed_seen[side] = len(rows)
 
+    def _check_aligned(self, lrows: list[CaseRow], rrows: list[CaseRow]) -> None:
+        """`_check` for many common pairs at once, their pins a column at a time in C (a
+        refused pair of big runs differs on every row)."""
+        bad = pin_failures(lrows, rrows)
+        if bad:
+            for case_id in set(map(_CASE_ID, map(lrows.__getitem__, bad))):
+                self.cases[self.where[case_id]].mismatched = True
+            if self.mismatch is None:
+                self.mismatch = (lrows[bad[0]], rrows[bad[0]])
+                self.refuse()
+            if len(bad) == len(lrows):
+                return
+        skip = set(bad)
+        for j, (lrow, rrow) in enumerate(zip(lrows, rrows, strict=True)):
+            if j not in skip:
+                self._moved(lrow, rrow)
+
     def _check(self, lrow: CaseRow, rrow: CaseRow) -> None:
         """One common (case, seed): its pins, then whether its grade or digest moved."""
         c = self.cases[self.where[lrow.case_id]]
@@ -180,9 +200,14 @@ class CaseIndex:
                 self.mismatch = (lrow, rrow)
                 self.refuse()
             return
+        self._moved(lrow, rrow)
+
+    def _moved(self, lrow: CaseRow, rrow: CaseRow) -> None:
+        """Mark a common pair's case when its grade or digest moved."""
         kind = movement(lrow, rrow)
         if kind is None:
             return
+        c = self.cases[self.where[lrow.case_id]]
         if kind == DRIFT:
             c.drifts = True
         else:

@@ -26,9 +26,13 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import attrgetter, ne
 
 from evalpin.core.compare import DRIFT, FIXED, REGRESSED, Diff
 from evalpin.core.runfile import RunFile
+
+_PASSED = attrgetter("passed")
 
 # Modes.
 COMPARE, DELTA, SINGLE = "compare", "delta", "single"
@@ -233,11 +237,13 @@ def classify(table: CaseTable, where: dict[str, int], diff: Diff) -> None:
             c.status = SAME if delta else UNCHANGED
     if delta:
         lrows, rrows = diff.left.rows, diff.right.rows
-        for li, ri in zip(diff.common_left, diff.common_right, strict=True):
-            if lrows[li].passed != rrows[ri].passed:
-                cases[where[lrows[li].case_id]].status = DIFFERS
-        for pair in diff.mismatched:
-            cases[where[pair.key[0]]].mismatched = True
+        # Grades compared a column at a time in C: every common pair, few that differ.
+        lpass = map(_PASSED, map(lrows.__getitem__, diff.common_left))
+        rpass = map(_PASSED, map(rrows.__getitem__, diff.common_right))
+        for li in compress(diff.common_left, map(ne, lpass, rpass)):
+            cases[where[lrows[li].case_id]].status = DIFFERS
+        for case_id in set(diff.mismatched.case_ids()):
+            cases[where[case_id]].mismatched = True
         return
     for moved in diff.moved:
         c = cases[where[moved.case_id]]

@@ -22,8 +22,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import compress, count, filterfalse, repeat
-from operator import attrgetter, is_, ne
-from typing import Any
+from operator import and_, attrgetter, is_, is_not, ne, or_
+from typing import Any, NamedTuple
 
 from evalpin.core.columns import Columns
 from evalpin.core.records import CaseRow
@@ -40,13 +40,37 @@ MISSING = "<missing>"
 Key = tuple[str, int | None]
 
 
-@dataclass(frozen=True)
-class Pair:
-    """One (case_id, seed) present on both sides, with each side's row index."""
+class Pair(NamedTuple):
+    """One (case_id, seed) present on both sides, with each side's row index (a tuple:
+    a refused pair of 1M-record runs makes a million of them)."""
 
     key: Key
     left: int
     right: int
+
+
+class Pairs(Sequence[Pair]):
+    """Common pairs as two parallel lists of row indices, each `Pair` made when asked:
+    a refused pair of 1M-record runs has a million mismatched pairs, and most readers
+    want their count, the first, or a column (`left`, `right`, `case_ids`)."""
+
+    def __init__(self, lrows: Sequence[CaseRow], left: list[int], right: list[int]) -> None:
+        self.rows = lrows
+        self.left = left
+        self.right = right
+
+    def __len__(self) -> int:
+        return len(self.left)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        li = self.left[i]
+        row = self.rows[li]
+        return Pair((row.case_id, row.seed), li, self.right[i])
+
+    def case_ids(self) -> list[str]:
+        return list(map(_CASE, map(self.rows.__getitem__, self.left)))
 
 
 @dataclass(frozen=True)
@@ -87,7 +111,7 @@ class Diff:
     # no object per case on the hot path.
     common_left: Sequence[int] = field(default_factory=lambda: array("q"))
     common_right: Sequence[int] = field(default_factory=lambda: array("q"))
-    mismatched: list[Pair] = field(default_factory=list)
+    mismatched: Pairs = field(default_factory=lambda: Pairs([], [], []))
     moved: list[Moved] = field(default_factory=list)
     only_left: list[Key] = field(default_factory=list)
     only_right: list[Key] = field(default_factory=list)
@@ -137,20 +161,29 @@ class Diff:
         return self.left.rows[pair.left], self.right.rows[pair.right]
 
     def key_mismatches(self) -> list[KeyMismatch]:
-        """Mismatches grouped per pin key, for the refusal message."""
+        """Mismatches grouped per pin key, for the refusal message: each key's value
+        pairs counted in C over the mismatched rows, `pins_equal` asked once per
+        distinct pair."""
+        lrows = list(map(self.left.rows.__getitem__, self.mismatched.left))
+        rrows = list(map(self.right.rows.__getitem__, self.mismatched.right))
         out = []
         for key in PIN_KEYS:
-            pairs: Counter[tuple[str, str]] = Counter()
-            example: Key | None = None
-            for pair in self.mismatched:
-                lrow, rrow = self.rows(pair)
-                lv, rv = getattr(lrow, key), getattr(rrow, key)
-                if not pins_equal(key, lv, rv):
-                    pairs[(_show(lv), _show(rv))] += 1
-                    example = example or pair.key
-            if pairs and example is not None:
-                ranked = [(lv, rv, n) for (lv, rv), n in pairs.most_common()]
-                out.append(KeyMismatch(key, sum(pairs.values()), ranked, example))
+            get = attrgetter(key)
+            lv, rv = list(map(get, lrows)), list(map(get, rrows))
+            if lv == rv and (key not in TRIPLE or None not in lv):
+                continue  # no row differs in this pin (the usual case, checked in C)
+            values = list(zip(lv, rv, strict=True))
+            counted = Counter(values)
+            unequal = {v for v in counted if not pins_equal(key, *v)}
+            if not unequal:
+                continue
+            shown: Counter[tuple[str, str]] = Counter()
+            for (lv, rv), n in counted.items():
+                if (lv, rv) in unequal:
+                    shown[(_show(lv), _show(rv))] += n
+            at = next(i for i, v in enumerate(values) if v in unequal)
+            ranked = [(lv, rv, n) for (lv, rv), n in shown.most_common()]
+            out.append(KeyMismatch(key, shown.total(), ranked, self.mismatched[at].key))
         return out
 
     def mismatch_json(self) -> list[dict[str, Any]]:
@@ -251,27 +284,31 @@ def row_digest(row: CaseRow) -> str | None:
 
 
 _KEY = attrgetter("case_id", "seed")
-_PINS = attrgetter(*PIN_KEYS)
+_CASE, _SEED = attrgetter("case_id"), attrgetter("seed")
 _TRIPLE = attrgetter(*TRIPLE)
 # Every field of a lean row, for rows of two different types (see shared_pins).
 _FIELDS = attrgetter(*CaseRow.__struct_fields__)
 
 
-def _aligned(lrows: list[CaseRow], rrows: list[CaseRow], columns: Columns) -> list[int] | None:
-    """Indices of the rows that differ at all, when both runs list the same keys in
-    the same order without repeats (the usual case); None when they do not.
-    `columns`: the left rows'."""
+def _aligned(lrows: list[CaseRow], rrows: list[CaseRow], columns: Columns) -> Sequence[int] | None:
+    """Indices of the rows to look at (those that differ at all), when both runs list
+    the same keys in the same order without repeats (the usual case); None when they
+    do not. `columns`: the left rows'. Keys are compared a column at a time, in C."""
     n = len(lrows)
     if n != len(rrows):
         return None
     types = set(map(type, lrows))
     if len(types) == 1 and types == set(map(type, rrows)):
-        differ = list(compress(range(n), map(ne, lrows, rrows)))  # whole-struct, in C
-    else:  # structs of two types never compare equal: compare their fields
-        differ = list(compress(range(n), map(ne, map(_FIELDS, lrows), map(_FIELDS, rrows))))
-    for i in differ:
-        if lrows[i].case_id != rrows[i].case_id or lrows[i].seed != rrows[i].seed:
-            return None
+        differ: Sequence[int] = list(compress(range(n), map(ne, lrows, rrows)))  # in C
+        lsub, rsub = list(map(lrows.__getitem__, differ)), list(map(rrows.__getitem__, differ))
+        lids, lseeds = list(map(_CASE, lsub)), list(map(_SEED, lsub))
+    else:
+        # Rows of two types never compare equal (their files' pin values differ, see
+        # shared_pins; a refused pair, usually): look at every row, pins by column.
+        differ, rsub = range(n), rrows
+        lids, lseeds = columns.case_ids, columns.seeds
+    if lids != list(map(_CASE, rsub)) or lseeds != list(map(_SEED, rsub)):
+        return None
     return differ if columns.unique_keys else None
 
 
@@ -279,8 +316,10 @@ def compare(left: RunFile, right: RunFile) -> Diff:
     """Join on (case_id, seed), check every common case's pins, classify movement.
 
     Files hold up to a million records. When both list the same keys in the same
-    order, one C-level pass finds the rows that differ and only those are looked at in
-    Python; otherwise the runs are joined through a dict of keys.
+    order, one C-level pass finds the rows that differ and only those are looked at;
+    otherwise the runs are joined through a dict of keys. Pins are checked a column at a
+    time in C (`pin_failures`), so a refused pair of big runs, where every row differs,
+    costs a few passes, not a Python loop per row and pin.
     """
     lrows, rrows = left.rows, right.rows
     with gc_paused():
@@ -293,29 +332,44 @@ def compare(left: RunFile, right: RunFile) -> Diff:
                 if key in left.missing_pins:
                     nones = map(is_, map(attrgetter(key), lrows), repeat(None))
                     suspects.update(compress(count(), nones))
-            candidates = [(i, i) for i in sorted(suspects)]
+            lidx = ridx = differ if len(suspects) == len(differ) else sorted(suspects)
         else:
-            diff, candidates = _join(left, right)
-        mismatched, moved = [], []
-        for li, ri in candidates:
-            lrow, rrow = lrows[li], rrows[ri]
-            pair = Pair((lrow.case_id, lrow.seed), li, ri)
-            lpins = _PINS(lrow)
-            agree = lpins == _PINS(rrow) and None not in lpins[:3]  # the usual case, at once
-            if not agree and not all(
-                pins_equal(k, getattr(lrow, k), getattr(rrow, k)) for k in PIN_KEYS
-            ):
-                mismatched.append(pair)
-                continue
+            diff, lidx, ridx = _join(left, right)
+        lsub = list(map(lrows.__getitem__, lidx))
+        rsub = list(map(rrows.__getitem__, ridx))
+        bad = pin_failures(lsub, rsub)
+        if bad:  # positions into lidx and ridx
+            left_at, right_at = map(lidx.__getitem__, bad), map(ridx.__getitem__, bad)
+            diff.mismatched = Pairs(lrows, list(left_at), list(right_at))
+            return diff
+        for li, ri, lrow, rrow in zip(lidx, ridx, lsub, rsub, strict=True):
             if (kind := movement(lrow, rrow)) is not None:
-                moved.append(Moved(pair, kind, lrow, rrow))
-    diff.mismatched = mismatched
-    diff.moved = [] if mismatched else moved
+                diff.moved.append(Moved(Pair((lrow.case_id, lrow.seed), li, ri), kind, lrow, rrow))
     return diff
 
 
-def _join(left: RunFile, right: RunFile) -> tuple[Diff, list[tuple[int, int]]]:
-    """The general join through a dict of keys; the last of a repeated key wins."""
+def pin_failures(lrows: Sequence[CaseRow], rrows: Sequence[CaseRow]) -> list[int]:
+    """Positions where the rows paired position by position fail `pins_equal` on some
+    pin: one C-level pass per pin and side, whatever the share that fails."""
+    failed: list[bool] | None = None
+    for key in PIN_KEYS:
+        get = attrgetter(key)
+        lv, rv = list(map(get, lrows)), list(map(get, rrows))
+        if lv == rv and (key not in TRIPLE or None not in lv):
+            continue  # no row differs in this pin (the usual case)
+        differs = map(ne, lv, rv)
+        if key in TRIPLE:  # present and equal
+            differs = map(or_, differs, map(is_, lv, repeat(None)))
+        else:  # equal where both sides record one
+            both = map(and_, map(is_not, lv, repeat(None)), map(is_not, rv, repeat(None)))
+            differs = map(and_, differs, both)
+        failed = list(differs) if failed is None else list(map(or_, failed, differs))
+    return [] if failed is None else list(compress(count(), failed))
+
+
+def _join(left: RunFile, right: RunFile) -> tuple[Diff, list[int], list[int]]:
+    """The general join through a dict of keys; the last of a repeated key wins.
+    Returns the Diff and the row indices, left and right, of the pairs to look at."""
     lrows, rrows = left.rows, right.rows
     lindex = dict(zip(map(_KEY, lrows), count()))
     rindex = dict(zip(map(_KEY, rrows), count()))
@@ -326,7 +380,7 @@ def _join(left: RunFile, right: RunFile) -> tuple[Diff, list[tuple[int, int]]]:
         duplicates=len(lrows) - len(lindex) + len(rrows) - len(rindex),
     )
     add_left, add_right = diff.common_left.append, diff.common_right.append
-    candidates = []
+    lidx, ridx = [], []
     for key, li in lindex.items():
         ri = rindex.get(key)
         if ri is None:
@@ -336,5 +390,6 @@ def _join(left: RunFile, right: RunFile) -> tuple[Diff, list[tuple[int, int]]]:
         add_right(ri)
         lrow, rrow = lrows[li], rrows[ri]
         if _FIELDS(lrow) != _FIELDS(rrow) or None in _TRIPLE(lrow):
-            candidates.append((li, ri))
-    return diff, candidates
+            lidx.append(li)
+            ridx.append(ri)
+    return diff, lidx, ridx

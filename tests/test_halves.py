@@ -157,6 +157,8 @@ def bail_cases(tmp_path: Path) -> dict[str, tuple[Path, Path]]:
     make("a case in both halves", again, again)
     make("no common cut", base, [_with(r, case_id="x" + r.case_id) for r in base])
     make("header lists no seeds", base, base, head=_header_without_seeds())
+    reslotted = [_with(r, model_slot="other") for r in base]
+    make("headers refuse", base, reslotted, head=_header(model_slot="other"))
     return cases
 
 
@@ -166,10 +168,14 @@ def _with(record: CaseRecord, **over) -> CaseRecord:
     return msgspec.structs.replace(record, **over)
 
 
-def _header_without_seeds():
+def _header(**over):
     from tests.builders import header
 
-    return header(seeds=[])
+    return header(**over)
+
+
+def _header_without_seeds():
+    return _header(seeds=[])
 
 
 def test_what_the_halves_cannot_settle_goes_to_one_process(tmp_path: Path, capsys) -> None:

@@ -209,3 +209,31 @@ def test_junit_skips_cases_on_one_side_only(capsys, tmp_path, seed):
     skipped = {c.get("name") for c in cases if c.find("skipped") is not None}
     suffix = "" if seed is None else f" [seed {seed}]"
     assert skipped == {f"gone{suffix}", f"new{suffix}"}
+
+
+def test_the_terminal_refusal_decodes_no_case_from_disk(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    # A refused pair of big runs lists every case only where an output asks for it
+    # (--json, --artifact, --html); the terminal's per-key summary needs no record.
+    from evalpin.core.runfile import RunFile
+
+    outcomes = {f"c{i}": [True, i % 2 == 0, True] for i in range(30)}
+    left = write_run(tmp_path / "l.jsonl", grid(outcomes))
+    right = write_run(tmp_path / "r.jsonl", grid(outcomes, model_slot="other"))
+    decoded: list[int] = []
+    records = RunFile.records
+
+    def counting(self, indices):
+        got = records(self, indices)
+        decoded.append(len(got))
+        return got
+
+    monkeypatch.setattr(RunFile, "records", counting)
+    got = cli(capsys, "diff", str(left), str(right))
+    assert got.code == 2 and "model_slot" in got.out
+    assert sum(decoded) == 0
+    artifact = tmp_path / "delta.json"
+    assert cli(capsys, "diff", str(left), str(right), "--artifact", str(artifact)).code == 2
+    assert len(json.loads(artifact.read_text())["cases"]) == 90
+    assert sum(decoded) == 180  # both sides of every common case, for the artifact

@@ -14,7 +14,8 @@ straddle the halves, and whatever the halves cannot settle alone sends the calle
 to the one-process path, which gives the canonical answer: a bad line in either file
 (its error and line number come from that path), runs that do not list the same keys in
 the same order, a refusal, a summary before the cut, a case seen in both halves, runs
-whose header lists no seeds.
+whose header lists no seeds. Headers that already refuse the pair skip the split: a
+refusal lists every row.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from typing import Any
 import msgspec
 
 from evalpin.core.compare import Diff, Moved, Pair, compare
+from evalpin.core.discovery import header_mismatch
 from evalpin.core.errors import InputError
 from evalpin.core.formats import sniff
 from evalpin.core.records import CaseRow, RunHeader, Summary
@@ -99,6 +101,8 @@ def diff_in_halves(left: Path, right: Path, detail: int | None) -> DiffReport | 
     if headers[0] is None or headers[1] is None or cuts is None:
         return None
     if not headers[0].seeds or not headers[1].seeds:
+        return None
+    if header_mismatch(*headers):  # a refusal: it lists every row, from one process
         return None
     first = (left, right, (0, cuts[0]), (0, cuts[1]), (None, None))
     second = (left, right, (cuts[0], None), (cuts[1], None), headers)

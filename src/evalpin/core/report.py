@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from evalpin.core.compare import KINDS, Diff, Key, KeyMismatch, compare, row_digest
@@ -140,11 +141,9 @@ class DiffReport:
     counts: dict[str, int]
     movements: list[Movement]  # in join order, as `--json` lists them
     mismatches: list[KeyMismatch]
-    mismatch_rows: list[dict[str, Any]]
     only_left: list[Key]
     only_right: list[Key]
     stats: PairedStats | None
-    backend_delta: list[dict[str, Any]] | None
     notes: list[str] = field(default_factory=list)  # e.g. slot settings not checked
     baseline: BaselineChoice | None = None
     _shared: tuple[Sequence[CaseRow], Sequence[CaseRow], Sequence[int], Sequence[int]] = (
@@ -153,6 +152,21 @@ class DiffReport:
         (),
         (),
     )
+    # A refusal's per-case lists, built when an output asks for them (`--json`,
+    # `--artifact`, `--html`): a refused pair of 1M-record runs has a million rows, and
+    # the terminal's refusal needs only the per-key summary.
+    _diff: Diff | None = field(default=None, repr=False)
+
+    @cached_property
+    def mismatch_rows(self) -> list[dict[str, Any]]:
+        return self._diff.mismatch_json() if self._diff is not None else []
+
+    @cached_property
+    def backend_delta(self) -> list[dict[str, Any]] | None:
+        """Every common case left beside right (decoded from disk): on refusal only."""
+        if not self.refused:
+            return None
+        return self._diff.backend_delta() if self._diff is not None else []
 
     def pin_rows(self) -> list[tuple[str, str | None, str | None, bool]]:
         """(pin, left, right, differs) for the pins tables. Missing on both sides is
@@ -300,11 +314,9 @@ def refusal_without_left(right: RunFile, baseline: BaselineChoice) -> DiffReport
         counts=dict.fromkeys(KINDS, 0),
         movements=[],
         mismatches=[],
-        mismatch_rows=[],
         only_left=[],
         only_right=[],
         stats=None,
-        backend_delta=[],
         baseline=baseline,
     )
 
@@ -354,12 +366,11 @@ def _report(
         counts=dict.fromkeys(KINDS, 0) if refused else diff.counts(),
         movements=movements,
         mismatches=diff.key_mismatches(),
-        mismatch_rows=diff.mismatch_json(),
         only_left=diff.only_left,
         only_right=diff.only_right,
         stats=stats,
-        backend_delta=diff.backend_delta() if refused else None,
         notes=diff.settings_notes(),
         baseline=baseline,
         _shared=(diff.left.rows, diff.right.rows, diff.common_left, diff.common_right),
+        _diff=diff,
     )

@@ -7,8 +7,9 @@ add under 5% to the command (timed in this process on the same pair and set agai
 command's best time). Run: python benchmarks/bench_diff.py
 
 At a million records (`--records 1000000`, ~600 MB a file): the whole command under
-3 s and under 1 GB peak RSS (the command's own process, from RUSAGE_CHILDREN); the
-json baseline (minutes at that size) is left out.
+3 s and under 1 GB peak RSS (the largest of the command's processes: it reads a half of
+each run in a forked helper, core/halves.py; from RUSAGE_CHILDREN); the json baseline
+(minutes at that size) is left out.
 """
 
 from __future__ import annotations

@@ -41,6 +41,16 @@ def installed_env(base: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def warm(paths: Iterable[Path]) -> None:
+    """Read each file once, so a timing measures the program and not the disk: this
+    machine (a VM whose DAMON pages out file pages unused for a minute) may have dropped
+    a data file from the page cache since it was last read."""
+    for path in paths:
+        with open(path, "rb") as fh:
+            while fh.read(16 << 20):
+                pass
+
+
 def machine() -> str:
     return (
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"

@@ -91,10 +91,15 @@ def _random_runs(rng: random.Random, tmp_path: Path, name: str):
     ids = [f"k{i:03d}" for i in range(rng.randrange(5, 40))]
     seeds = (11, 29, 47)
     left = [case(c, rng.random() < 0.7, s) for c in ids for s in seeds if rng.random() < 0.95]
+    if name == "seed-major":  # every case's first seed, then every case's second...
+        left.sort(key=lambda c: (c.seed, c.case_id))
+    if name == "pinless" and left:  # an equal row missing a triple pin, after a refusal
+        at = len(left) - 1 - rng.randrange(min(3, len(left)))
+        left[at] = case(left[at].case_id, left[at].passed, left[at].seed, model_slot=None)
     right = []
     for rec in left:
         roll = rng.random()
-        if roll < 0.05:
+        if roll < 0.05 and name != "pinless":  # (pinless: aligned, paired row by row)
             continue  # only left
         passed = rec.passed if roll < 0.85 else not rec.passed
         over = {}
@@ -102,8 +107,14 @@ def _random_runs(rng: random.Random, tmp_path: Path, name: str):
             over["completion_digest"] = "moved"
         if name == "refused" and rng.random() < 0.03:
             over["grader_version"] = "g2"
+        if rec.model_slot is None:
+            over["model_slot"] = None
         right.append(case(rec.case_id, passed, rec.seed, **over))
-    right += [case(f"new{i}", True, 11) for i in range(rng.randrange(3))]
+    if name != "pinless":
+        right += [case(f"new{i}", True, 11) for i in range(rng.randrange(3))]
+    if name == "pinless" and right:  # the refusal comes first; the pin values stay
+        first = right[0]  # the same (rows of both files still compare equal by type)
+        right[0] = case(first.case_id, first.passed, first.seed, fixture_hash="fh-other")
     if name in ("shuffled", "refused"):
         rng.shuffle(right)
     if name == "repeats" and right:
@@ -113,7 +124,10 @@ def _random_runs(rng: random.Random, tmp_path: Path, name: str):
     return lrun, rrun
 
 
-@pytest.mark.parametrize("name", ["aligned", "shuffled", "repeats", "refused"])
+SCENARIOS = ["aligned", "shuffled", "repeats", "refused", "seed-major", "pinless"]
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
 @pytest.mark.parametrize("seed", range(6))
 def test_grown_in_any_blocks_it_ends_as_the_table_of_the_whole_runs(
     tmp_path: Path, name: str, seed: int
@@ -137,8 +151,13 @@ def test_grown_in_any_blocks_it_ends_as_the_table_of_the_whole_runs(
     diff = compare(lrun, rrun)
     if name != "repeats":  # (a repeat's last record may replace a mismatched one)
         assert index.refused == diff.refused  # the banner came iff the join refuses
+    # The index's join, told what its pairing found, is the join.
+    assert _diff_facts(index.join(lrun, rrun)) == _diff_facts(diff)
     final = index.finish(lrun, rrun, diff)
     whole = build_case_table(lrun, rrun, diff)
+    if name != "repeats":  # every case the join finds mismatched is marked, and no other
+        marked = {c.case_id for c in final.cases if c.mismatched}
+        assert marked == set(diff.mismatched.case_ids())
     assert final.mode == whole.mode == (DELTA if diff.refused else COMPARE)
 
     # The same cases, statuses and rows; listed in the order they were met while reading.
@@ -160,3 +179,51 @@ def test_one_run_alone_grows_with_its_final_statuses(tmp_path: Path) -> None:
     index.advance(run.rows[:4])
     assert [c.status for c in index.table(run, None).cases] == ["flaky", "fail"]
     assert [c.status for c in index.finish(run, None, None).cases] == ["flaky", "fail"]
+
+
+def _diff_facts(diff):
+    return (
+        list(diff.common_left),
+        list(diff.common_right),
+        list(diff.mismatched),
+        [(m.pair, m.kind) for m in diff.moved],
+        diff.only_left,
+        diff.only_right,
+        diff.duplicates,
+    )
+
+
+def test_one_partial_table_steps_through_what_it_knows_as_it_grows(tmp_path: Path) -> None:
+    # The review keeps one partial table while the runs are read: what n/p stop at is
+    # merged in as it grows, and starts again when a mismatch turns it into a delta.
+    outcomes = {f"c{i}": [True] * 3 for i in range(12)}
+    right = dict(outcomes, c2=[True, False, True], c7=[False] * 3)
+    rrecords = grid(right)
+    rrecords[9 * 3] = case("c9", True, 11, model_slot="other")  # refuses at c9
+    lrun = read_run(write_run(tmp_path / "l.jsonl", grid(outcomes)))
+    rrun = read_run(write_run(tmp_path / "r.jsonl", rrecords))
+    index = CaseIndex(pair=True)
+    index.advance(lrun.rows[:9], rrun.rows[:9])
+    table = index.table(lrun, rrun)
+    assert table.changed_positions(table.visible()) == [2]
+    index.advance(lrun.rows[:24], rrun.rows[:24])
+    assert table.changed_positions(table.visible()) == [2, 7]
+    index.advance(lrun.rows, rrun.rows)
+    table.mode = index.mode  # as the loader does
+    assert table.mode == DELTA
+    assert table.changed_positions(table.visible()) == [2, 7]  # grades differ there
+    assert [c.case_id for c in table.cases if c.mismatched] == ["c9"]
+
+
+def test_one_run_alone_steps_through_its_failures_while_partial(tmp_path: Path) -> None:
+    run = read_run(
+        write_run(
+            tmp_path / "one.jsonl",
+            grid({"a": [True] * 3, "b": [False] * 3, "c": [True, False, True], "d": [True] * 3}),
+        )
+    )
+    index = CaseIndex(pair=False)
+    index.advance(run.rows[:8])  # c's first two seeds: one passed, one failed
+    table = index.table(run, None)
+    assert [c.status for c in table.cases] == ["pass", "fail", "flaky"]
+    assert table.changed_positions(table.visible()) == [1, 2]

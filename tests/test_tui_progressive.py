@@ -18,6 +18,7 @@ import pytest
 
 from evalpin.core import runfile
 from evalpin.core.formats import RunStream
+from evalpin.tui.screens import review as review_screen
 from tests.builders import case, grid, header, write_run
 from tests.tuikit import SIZE, new_app, screen_text, settle, wait_for
 
@@ -188,3 +189,30 @@ async def test_a_bad_line_deep_in_a_file_is_reported_in_the_review(
         gate.opened.set()
         await wait_for(pilot, lambda: "cannot open" in screen_text(app), "the error")
         assert "right.jsonl:101" in screen_text(app)
+
+
+async def test_browsing_holds_the_list_still_and_it_grows_at_a_pause(
+    tmp_path: Path, gate: Gate, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = new_app(*runs(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        review = app.review
+        gate.allow(6)
+        await wait_for(pilot, lambda: review.case_list.line_count() >= 2, "partial")
+        monkeypatch.setattr(review_screen, "BROWSING_PAUSE", 60.0)  # a reviewer at work
+        await pilot.press("down")
+        chosen = review.case_list.current
+        # The loader waits for the answer to the key: the detail of the new case.
+        await wait_for(pilot, lambda: review.detail.shown is not None, "detail")
+        await wait_for(pilot, lambda: review.detail.shown.case == chosen, "its detail")
+        await wait_for(pilot, review._answered.is_set, "the key answered: loading goes on")
+        shown = review.case_list.line_count()
+        gate.allow(20)  # more is read meanwhile, but the list stays as the reviewer sees it
+        await wait_for(pilot, lambda: gate.steps >= 26, "more read")
+        await pilot.pause(0.3)
+        assert review.case_list.line_count() == shown and review.case_list.current == chosen
+        monkeypatch.setattr(review_screen, "BROWSING_PAUSE", 0.0)  # the reviewer pauses
+        await wait_for(pilot, lambda: review.case_list.line_count() > shown, "grown")
+        assert review.case_list.current == chosen
+        gate.opened.set()
+        await settle(pilot, app, "listed")

@@ -11,13 +11,30 @@ anywhere in the files refuses the whole comparison, so a case whose grade or dig
 moved is `changed` (not `regressed` or `fixed`) and a case seen on one side only is
 `pending`. `finish` turns the same cases into the complete table, classified from the
 authoritative join (`core.compare`), keeping every case's number so a cursor stays put.
+
+Most of the work is done a column at a time in C, because two runs evalpin wrote list
+the same cases in the same order:
+
+- the left's cases are made a block at a time (a block's case ids all new, each case's
+  rows one run of lines);
+- while both runs list the same keys in the same order (checked on every row that
+  differs at all), the right's rows below the paired point are the left's, row for
+  row, so the right is never grouped apart: its cases get the left's row ranges, and a
+  pass count of their own only where a grade flipped (`_mirror`);
+- `join` hands `compare` what the pairing learnt (the rows that differ, keys unique),
+  so the whole join is not made twice.
+
+Anything else (runs in different orders, repeats, a case whose rows are apart) goes case
+by case and key by key, with the same result (checked by tests/test_case_index.py).
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from itertools import accumulate, compress, count, islice, pairwise
-from operator import attrgetter, ne
+from bisect import bisect_right
+from collections import Counter, deque
+from collections.abc import Sequence
+from itertools import accumulate, compress, count, islice, repeat
+from operator import add, and_, attrgetter, eq, is_, lt, mul, ne, not_, or_, sub
 
 from evalpin.core.cases import (
     CHANGED_STATUS,
@@ -26,16 +43,29 @@ from evalpin.core.cases import (
     DIFFERS,
     FAIL,
     FLAKY,
+    PARTIAL_CHANGED,
     PASS,
+    PASSED_ON,
     PENDING,
+    ROWS_ON,
     SAME,
     SINGLE,
     UNCHANGED,
     Case,
     CaseTable,
     classify,
+    flaky_on,
 )
-from evalpin.core.compare import DRIFT, PIN_KEYS, Diff, movement, pin_failures, pins_equal
+from evalpin.core.compare import (
+    DRIFT,
+    PIN_KEYS,
+    Aligned,
+    Diff,
+    compare,
+    movement,
+    pin_failures,
+    pins_equal,
+)
 from evalpin.core.records import CaseRow
 from evalpin.core.runfile import TRIPLE, RunFile
 
@@ -44,7 +74,12 @@ _PASSED = attrgetter("passed")
 _SEED = attrgetter("seed")
 _KEY = attrgetter("case_id", "seed")
 _TRIPLE_GETTERS = [attrgetter(key) for key in TRIPLE]
-_CHANGED = (CHANGED_STATUS, DIFFERS)  # what n/p stop at while partial
+_STATUS = attrgetter("status")
+_FLIPS = attrgetter("flips")
+_DRIFTS = attrgetter("drifts")
+# The names of a case's rows and pass count on each side.
+_FIELDS = (("left", "left_passed"), ("right", "right_passed"))
+_LEFT_STOP = attrgetter("left.stop")
 
 
 class CaseIndex:
@@ -57,12 +92,22 @@ class CaseIndex:
         self.refused = False  # a pair whose pins differ has been found (or the headers say so)
         self.mismatch: tuple[CaseRow, CaseRow] | None = None  # the first such pair
         self.counts: Counter[str] = Counter()
-        self._seen = [0, 0]  # rows grouped per side
+        self._seen = [0, 0]  # rows grouped per side (the right: mirrored, while mirroring)
         self._paired = 0  # aligned pairing: rows paired position by position
         self._keys: list[dict[tuple[str, int | None], int]] | None = None  # unaligned
         self._keyed_seen = [0, 0]
-        self._touched: list[int] = []
-        self._changed: list[int] = []  # case numbers that moved or differ, as found
+        self._touched: list[int] = []  # cases to give a status one by one
+        self._filled: list[tuple[int, int]] = []  # ranges of cases to give one a column
+        self._changed: list[int] = []  # the cases n/p stop at (`PARTIAL_CHANGED`), as found
+        # The left's cases are ranges of lines in case order, tiling its rows (so the
+        # right's rows can be mirrored), and no (case, seed) repeats among them.
+        self._tiled = True
+        self._unique = True
+        self._last_key: tuple[str, int | None] | None = None  # the left's last row's
+        self._mirroring = pair
+        self._mirrored = 0  # cases before this one have their right rows mirrored
+        self._differ: list[int] = []  # aligned: rows of the pair that differ at all
+        self._failing: list[int] = []  # aligned: those of them whose pins do not agree
 
     @property
     def mode(self) -> str:
@@ -77,52 +122,153 @@ class CaseIndex:
         readers' own, growing at the end only."""
         self._group(left, 0)
         if right is not None:
-            self._group(right, 1)
             if self._keys is None:
                 self._pair_aligned(left, right)
             else:
                 self._pair_keyed(left, right)
+            if self._mirroring and self._tiled and self._keys is None:
+                self._mirror(right)
+            else:
+                self._mirroring = False
+                self._group(right, 1)
         self._restatus()
 
     def refuse(self) -> None:
         """The comparison is refused (the headers or a pair say so): browse as a delta."""
         if not self.refused:
             self.refused = True
-            self._touched = list(range(len(self.cases)))
+            # Every case anew, a column at a time, and those that moved (the ones n/p
+            # stopped at) one by one: n/p now step through what differs in grade.
+            self._touched.extend(self._changed)
+            self._changed.clear()  # in place: the partial table shares the list
+            self._filled.append((0, len(self.cases)))
             self._restatus()
-            # What n/p step through is now what differs in grade, not every movement.
-            self._changed[:] = [k for k, c in enumerate(self.cases) if c.status == DIFFERS]
 
     def _group(self, rows: list[CaseRow], side: int) -> None:
-        """Add the new rows to their cases. A case's seeds usually sit on consecutive
-        lines, so the Python work is per run of equal case ids (found in C), and a case's
-        rows are kept as a `range` until a second, separate run of lines needs a list."""
+        """Add the new rows to their cases: per run of equal case ids (found in C), and
+        where the block is in step with the other side (or all new), its cases made or
+        filled a column at a time. A case's rows are a `range` while they are
+        consecutive lines (the usual case, and far smaller than a list)."""
         start, end = self._seen[side], len(rows)
         if start == end:
             return
-        cases, where, touched = self.cases, self.where, self._touched
-        get = where.get
+        self._seen[side] = end
         block = rows[start:end]
         ids = list(map(_CASE_ID, block))
-        # Where each run of equal case ids begins, and passes so far: both in C.
-        bounds = [0, *compress(count(1), map(ne, islice(ids, 1, None), ids)), len(ids)]
+        apart = list(map(ne, islice(ids, 1, None), ids))  # row i+1 starts another case
+        firsts = [0, *compress(count(1), apart)]
+        lasts = [*islice(firsts, 1, None), len(ids)]
+        heads = list(map(ids.__getitem__, firsts))
         passes = list(accumulate(map(_PASSED, block), initial=0))
-        for b, e in pairwise(bounds):
-            case_id = ids[b]
-            k = get(case_id)
+        won = list(map(sub, map(passes.__getitem__, lasts), map(passes.__getitem__, firsts)))
+        spans = list(map(range, map(add, firsts, repeat(start)), map(add, lasts, repeat(start))))
+        known = list(map(self.where.get, heads))
+        if side == 0 and self.pair and self._unique:
+            self._check_unique(block, ids, apart)
+        at = 0
+        if self._in_step(known, 0, side) == 0 and known[0] is not None:
+            k = known[0]  # the case the last block ended in, most often
+            if side == 0 and not (k == len(self.cases) - 1 and _follows(self.cases[k], spans[0])):
+                self._tiled = False
+            self._add(k, spans[0], won[0], side)
+            at = 1
+        met = self._in_step(known, at, side)
+        if met > at:
+            self._tiled &= side == 1
+            self._fill(known[at], spans[at:met], won[at:met], side)
+            at = met
+        rest = heads[at:]
+        if rest and known.count(None) == len(rest) and len(set(rest)) == len(rest):
+            self._create(rest, spans[at:], won[at:], side)
+            return
+        if side == 0 and rest:
+            self._tiled = False
+        for i in range(at, len(heads)):  # anything else: case by case
+            k = self.where.get(heads[i])
             if k is None:
-                k = where[case_id] = len(cases)
-                cases.append(Case(case_id))
-            c = cases[k]
-            touched.append(k)
-            lines = range(start + b, start + e)
-            if side:
-                c.right = lines if not c.right else [*c.right, *lines]
-                c.right_passed += passes[e] - passes[b]
-            else:
-                c.left = lines if not c.left else [*c.left, *lines]
-                c.left_passed += passes[e] - passes[b]
-        self._seen[side] = end
+                k = self.where[heads[i]] = len(self.cases)
+                self.cases.append(Case(heads[i]))
+            self._add(k, spans[i], won[i], side)
+
+    def _check_unique(self, block: list[CaseRow], ids: list[str], apart: list[bool]) -> None:
+        """Whether the left's keys stay unique: its seeds rise within each run of equal
+        case ids (as evalpin writes them; checked in C), across blocks too. Case ids are
+        not met twice apart while the left stays tiled (`_group`)."""
+        seeds = list(map(_SEED, block))
+        together = list(map(not_, apart))
+        try:
+            rising = all(map(lt, compress(seeds, together), compress(seeds[1:], together)))
+            if self._last_key is not None and self._last_key[0] == ids[0]:
+                rising = rising and self._last_key[1] < seeds[0]  # type: ignore[operator]
+        except TypeError:  # a seedless record beside seeded ones
+            rising = False
+        self._unique = rising
+        self._last_key = (ids[-1], seeds[-1])
+
+    def _in_step(self, known: list[int | None], at: int, side: int) -> int:
+        """How far from `at` the block's cases are the next cases in order, none of them
+        with rows on this side yet (checked in C): where `_fill` may stop."""
+        if at >= len(known) or known[at] is None:
+            return at
+        first = known[at]
+        in_order = map(eq, islice(known, at, None), count(first))
+        n = next(compress(count(), map(not_, in_order)), len(known) - at)
+        if any(map(ROWS_ON[side], self.cases[first : first + n])):
+            return at
+        return at + n
+
+    def _create(self, heads: list[str], spans: list[range], won: list[int], side: int) -> None:
+        """New cases, in one pass (their statuses are given with the next `_restatus`)."""
+        first = len(self.cases)
+        if side:
+            self.cases.extend(map(Case, heads, repeat(()), spans, repeat(0), won))
+        else:
+            self.cases.extend(map(Case, heads, spans, repeat(()), won))
+        self.where.update(zip(heads, count(first)))
+        self._filled.append((first, len(self.cases)))
+
+    def _fill(self, first: int, spans: list[range], won: list[int], side: int) -> None:
+        """Cases `first`, `first + 1`, ... get their first rows on this side."""
+        cases = self.cases[first : first + len(spans)]
+        rows_field, won_field = _FIELDS[side]
+        deque(map(setattr, cases, repeat(rows_field), spans), 0)
+        deque(map(setattr, cases, repeat(won_field), won), 0)
+        self._filled.append((first, first + len(spans)))
+
+    def _add(self, k: int, lines: range, won: int, side: int) -> None:
+        """More rows for case `k` on one side."""
+        c = self.cases[k]
+        if side:
+            c.right = _joined(c.right, lines)
+            c.right_passed += won
+        else:
+            c.left = _joined(c.left, lines)
+            c.left_passed += won
+        self._touched.append(k)
+
+    def _mirror(self, right: list[CaseRow]) -> None:
+        """The right's rows up to the paired point, given to the cases the left's same
+        rows are in (aligned runs: row i is the same key on both sides). A case's right
+        pass count is its left one unless a grade flipped in it; then it is counted."""
+        paired, cases = self._paired, self.cases
+        if paired <= self._seen[1]:
+            return
+        first = self._mirrored
+        last = bisect_right(cases, paired, lo=first, key=_LEFT_STOP)  # rows all paired
+        whole = cases[first:last]
+        deque(map(setattr, whole, repeat("right"), map(ROWS_ON[0], whole)), 0)
+        deque(map(setattr, whole, repeat("right_passed"), map(PASSED_ON[0], whole)), 0)
+        for c in compress(whole, map(_FLIPS, whole)):
+            c.right_passed = sum(map(_PASSED, map(right.__getitem__, c.right)))
+        self._filled.append((first, last))
+        if last < len(cases) and cases[last].left.start < paired:  # paired part way
+            c = cases[last]
+            c.right = range(c.left.start, paired)
+            c.right_passed = sum(map(_PASSED, right[c.left.start : paired]))
+            self._touched.append(last)
+        # The left's last case may have more rows to come: mirror it again next time.
+        self._mirrored = min(last, len(cases) - 1)
+        self._seen[1] = paired
 
     def _pair_aligned(self, left: list[CaseRow], right: list[CaseRow]) -> None:
         """Pair position by position while both runs list the same keys in the same
@@ -138,24 +284,33 @@ class CaseIndex:
         if list(map(_CASE_ID, lsub)) != list(map(_CASE_ID, rsub)) or lseeds != rseeds:
             self._unalign(left, right)  # pairs every row again, through keys
             return
-        self._check_aligned(lsub, rsub)
-        if self.mismatch is None:
-            self._missing_pin(lblock, rblock)
+        rows = list(map(add, differ, repeat(start)))
+        self._differ += rows
+        self._check_aligned(lsub, rsub, rows)
+        self._missing_pin(lblock, rblock, start, differ)
         self._paired = end
 
-    def _missing_pin(self, lblock: list[CaseRow], rblock: list[CaseRow]) -> None:
-        """A missing triple pin is never equal, not even to another missing one; equal
-        rows hide it from the pass above, so look for one (a C-level scan per pin)."""
+    def _missing_pin(
+        self, lblock: list[CaseRow], rblock: list[CaseRow], start: int, differ: list[int]
+    ) -> None:
+        """A missing triple pin is never equal, not even to another missing one. Rows
+        that differ were checked (`pin_failures`); equal rows miss a pin on both sides
+        alike, so the left's are looked through (a C-level scan per pin; none, usually)
+        and every such pair is checked, so the mismatched cases are all known."""
+        lacking: set[int] = set()
         for get in _TRIPLE_GETTERS:
-            if None in map(get, lblock) or None in map(get, rblock):
-                for lrow, rrow in zip(lblock, rblock, strict=True):
-                    if get(lrow) is None or get(rrow) is None:
-                        self._check(lrow, rrow)
-                        return
+            if None in map(get, lblock):
+                lacking.update(compress(count(), map(is_, map(get, lblock), repeat(None))))
+        if lacking:
+            for j in sorted(lacking.difference(differ)):
+                self._failing.append(start + j)
+                self._check(lblock[j], rblock[j])
+            self._failing.sort()
 
     def _unalign(self, left: list[CaseRow], right: list[CaseRow]) -> None:
         """The runs list keys in different orders: pair through dicts from now on."""
         self._keys = [{}, {}]
+        self._differ, self._failing = [], []
         self._pair_keyed(left, right)
 
     def _pair_keyed(self, left: list[CaseRow], right: list[CaseRow]) -> None:
@@ -174,22 +329,41 @@ class CaseIndex:
                     self._check(*pair)
             self._keyed_seen[side] = len(rows)
 
-    def _check_aligned(self, lrows: list[CaseRow], rrows: list[CaseRow]) -> None:
-        """`_check` for many common pairs at once, their pins a column at a time in C (a
-        refused pair of big runs differs on every row)."""
+    def _check_aligned(self, lrows: list[CaseRow], rrows: list[CaseRow], at: list[int]) -> None:
+        """`_check` for many common pairs at once (`at`: their row numbers), their pins and
+        grades a column at a time in C (a refused pair of big runs differs on every row)."""
         bad = pin_failures(lrows, rrows)
         if bad:
-            for case_id in set(map(_CASE_ID, map(lrows.__getitem__, bad))):
-                self.cases[self.where[case_id]].mismatched = True
+            self._failing += map(at.__getitem__, bad)
+            self._mark_mismatched(lrows, bad, at)
             if self.mismatch is None:
                 self.mismatch = (lrows[bad[0]], rrows[bad[0]])
                 self.refuse()
+            # Whether a grade differs is known even where the pins do not agree: that
+            # is what a backend delta shows (`differs`).
+            lpass = map(_PASSED, map(lrows.__getitem__, bad))
+            rpass = map(_PASSED, map(rrows.__getitem__, bad))
+            for j in compress(bad, map(ne, lpass, rpass)):
+                self._flipped(lrows[j].case_id)
             if len(bad) == len(lrows):
                 return
         skip = set(bad)
         for j, (lrow, rrow) in enumerate(zip(lrows, rrows, strict=True)):
             if j not in skip:
                 self._moved(lrow, rrow)
+
+    def _mark_mismatched(self, lrows: list[CaseRow], bad: list[int], at: list[int]) -> None:
+        """Mark the cases of the failing pairs `bad` (positions in `lrows`, which sit at
+        rows `at`). Where they are one unbroken stretch of rows of a tiled left (a refused
+        pair: every row), the cases over it are marked a column at a time."""
+        first, last = at[bad[0]], at[bad[-1]]
+        if self._tiled and last - first + 1 == len(bad):
+            lo = bisect_right(self.cases, first, key=_LEFT_STOP)
+            hi = bisect_right(self.cases, last, key=_LEFT_STOP)
+            deque(map(setattr, self.cases[lo : hi + 1], repeat("mismatched"), repeat(True)), 0)
+            return
+        for case_id in set(map(_CASE_ID, map(lrows.__getitem__, bad))):
+            self.cases[self.where[case_id]].mismatched = True
 
     def _check(self, lrow: CaseRow, rrow: CaseRow) -> None:
         """One common (case, seed): its pins, then whether its grade or digest moved."""
@@ -199,6 +373,8 @@ class CaseIndex:
             if self.mismatch is None:
                 self.mismatch = (lrow, rrow)
                 self.refuse()
+            if lrow.passed != rrow.passed:
+                self._flipped(lrow.case_id)
             return
         self._moved(lrow, rrow)
 
@@ -207,29 +383,72 @@ class CaseIndex:
         kind = movement(lrow, rrow)
         if kind is None:
             return
-        c = self.cases[self.where[lrow.case_id]]
-        if kind == DRIFT:
-            c.drifts = True
-        else:
-            c.flips = True
-        self._touched.append(self.where[lrow.case_id])
+        if kind != DRIFT:
+            self._flipped(lrow.case_id)
+            return
+        k = self.where[lrow.case_id]
+        self.cases[k].drifts = True
+        self._touched.append(k)
+
+    def _flipped(self, case_id: str) -> None:
+        k = self.where[case_id]
+        self.cases[k].flips = True
+        self._touched.append(k)
+
+    # -- statuses --------------------------------------------------------------------
 
     def _restatus(self) -> None:
-        """New statuses for the cases rows or pairs touched since the last call."""
+        """New statuses for the cases rows or pairs touched since the last call: the
+        ranges made or filled a column at a time, then the cases touched one by one
+        (those that moved among them: a column's status assumes no movement)."""
+        for first, last in _merged(self._filled):
+            self._restatus_range(first, last)
+        self._filled = []
+        steps = PARTIAL_CHANGED[self.mode]
         cases, counts, delta = self.cases, self.counts, self.refused
-        changed = self._changed
         for k in set(self._touched):
             c = cases[k]
             old = c.status  # "" for a case new in this block
             new = _partial_status(c, self.pair, delta)
             if new != old:
-                if new in _CHANGED and old not in _CHANGED:
-                    changed.append(k)
+                if new in steps and old not in steps:
+                    self._changed.append(k)
                 c.status = new
                 if old:
                     counts[old] -= 1
                 counts[new] += 1
         self._touched = []
+
+    def _restatus_range(self, first: int, last: int) -> None:
+        """`_partial_status` of cases `first` to `last` as if none moved, in C: flaky on
+        either side, pending while a side has no rows, else settled; those that did move
+        are left to `_restatus`, one by one."""
+        cases = self.cases[first:last]
+        old = list(map(_STATUS, cases))
+        flaky = flaky_on(cases, 0)
+        if self.pair:
+            flaky = list(map(or_, flaky, flaky_on(cases, 1)))
+            both = map(and_, map(bool, map(ROWS_ON[0], cases)), map(bool, map(ROWS_ON[1], cases)))
+            which = map(mul, both, map(add, flaky, repeat(1)))  # 0, 1 or 2
+            names = (PENDING, SAME if self.refused else UNCHANGED, FLAKY)
+        else:
+            all_passed = map(eq, map(PASSED_ON[0], cases), map(len, map(ROWS_ON[0], cases)))
+            which = map(add, map(mul, flaky, repeat(2)), all_passed)  # 0, 1 or 2
+            names = (FAIL, PASS, FLAKY)
+        new = list(map(names.__getitem__, which))
+        moved = list(map(or_, map(_FLIPS, cases), map(_DRIFTS, cases)))
+        if any(moved):  # these keep their status here, and get one in `_restatus`
+            new = list(map(tuple.__getitem__, zip(new, old, strict=True), moved))
+            self._touched.extend(compress(count(first), moved))
+        deque(map(setattr, cases, repeat("flaky"), flaky), 0)
+        deque(map(setattr, cases, repeat("status"), new), 0)
+        gone = Counter(old)
+        gone.pop("", None)  # cases new in this block had none
+        self.counts.subtract(gone)
+        self.counts.update(new)
+        steps = PARTIAL_CHANGED[self.mode]
+        entered = map(and_, map(steps.__contains__, new), map(not_, map(steps.__contains__, old)))
+        self._changed.extend(compress(count(first), entered))
 
     # -- tables ----------------------------------------------------------------------
 
@@ -245,6 +464,23 @@ class CaseIndex:
             changed_cases=self._changed,
         )
 
+    def join(self, left: RunFile, right: RunFile) -> Diff:
+        """`compare(left, right)` of the whole runs, told what the pairing found when
+        the runs were aligned throughout (the rows that differ; keys unique)."""
+        self.advance(left.rows, right.rows)
+        found = Aligned(self._differ, self._failing) if self._aligned(left, right) else None
+        return compare(left, right, aligned=found)
+
+    def _aligned(self, left: RunFile, right: RunFile) -> bool:
+        """Whether the whole runs were paired position by position, keys unique: the
+        pairing then saw exactly the join's pairs (its mismatched cases are the join's)."""
+        return (
+            self._keys is None
+            and self._tiled
+            and self._unique
+            and self._paired == len(left.rows) == len(right.rows)
+        )
+
     def finish(self, left: RunFile, right: RunFile | None, diff: Diff | None) -> CaseTable:
         """The complete table, classified from the join (`diff`) of the whole runs."""
         self.advance(left.rows, right.rows if right is not None else None)
@@ -253,8 +489,35 @@ class CaseIndex:
         if diff is None:
             raise ValueError("a pair needs its diff")
         table = CaseTable(DELTA if diff.refused else COMPARE, left, right, self.cases, diff)
-        classify(table, self.where, diff)
+        classify(table, self.where, diff, mismatched_known=self._aligned(left, right))
         return table
+
+
+def _follows(c: Case, lines: range) -> bool:
+    """Whether `lines` carry on case `c`'s left rows (its range grows)."""
+    return isinstance(c.left, range) and c.left.stop == lines.start
+
+
+def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Overlapping or touching ranges of case numbers as one (a case restatused once)."""
+    out: list[tuple[int, int]] = []
+    for first, last in sorted(ranges):
+        if first >= last:
+            continue
+        if out and first <= out[-1][1]:
+            out[-1] = (out[-1][0], max(last, out[-1][1]))
+        else:
+            out.append((first, last))
+    return out
+
+
+def _joined(rows: Sequence[int], lines: range) -> Sequence[int]:
+    """A case's rows on one side with more lines: a range while they follow on."""
+    if not rows:
+        return lines
+    if isinstance(rows, range) and rows.stop == lines.start:
+        return range(rows.start, lines.stop)
+    return [*rows, *lines]
 
 
 def _partial_status(c: Case, pair: bool, delta: bool) -> str:

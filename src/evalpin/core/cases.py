@@ -23,16 +23,21 @@ record be decoded alone are `runfile.LineIndex`.)
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import compress
-from operator import attrgetter, ne
+from itertools import compress, repeat
+from operator import add, and_, attrgetter, lt, mul, ne, or_
+
+import msgspec
 
 from evalpin.core.compare import DRIFT, FIXED, REGRESSED, Diff
 from evalpin.core.runfile import RunFile
 
 _PASSED = attrgetter("passed")
+# A case's rows and its pass count on each side (0 left, 1 right), as getters.
+ROWS_ON = (attrgetter("left"), attrgetter("right"))
+PASSED_ON = (attrgetter("left_passed"), attrgetter("right_passed"))
 
 # Modes.
 COMPARE, DELTA, SINGLE = "compare", "delta", "single"
@@ -82,9 +87,12 @@ PARTIAL_FILTERS: dict[str, tuple[str, ...]] = {
 _RANK = {REGRESSED: 0, FIXED: 1, DRIFT: 2}
 
 
-@dataclass(slots=True)
-class Case:
-    """One case id: its rows on each side (indices into `RunFile.rows`) and its status."""
+class Case(msgspec.Struct, gc=False):
+    """One case id: its rows on each side (indices into `RunFile.rows`) and its status.
+
+    A struct made in C and invisible to the cyclic GC: a million-record pair has a
+    third of a million cases, made in bulk while the runs are read (`core.case_index`).
+    """
 
     case_id: str
     # Row indices on each side: a `range` while they are consecutive lines (the usual
@@ -115,6 +123,11 @@ class CaseTable:
     partial_counts: Counter[str] | None = field(default=None, repr=False)
     changed_cases: list[int] | None = field(default=None, repr=False)
     _lower: list[str] | None = field(default=None, repr=False)
+    # `changed_cases` sorted, how many of them that holds (it grows between calls) and
+    # for which mode (a refusal starts the index's list again, in delta mode).
+    _changed_sorted: list[int] = field(default_factory=list, repr=False)
+    _changed_merged: int = field(default=0, repr=False)
+    _changed_mode: str = field(default="", repr=False)
 
     def __len__(self) -> int:
         return len(self.cases)
@@ -174,10 +187,25 @@ class CaseTable:
         """Positions in `visible` of the cases `n`/`p` stop at."""
         if self.changed_cases is not None and isinstance(visible, range) and visible.start == 0:
             # The whole list while partial: the index's list, not a pass over every case.
-            return sorted(k for k in self.changed_cases if k < visible.stop)
+            known = self._changed_so_far()
+            return known[: bisect_left(known, visible.stop)]
         changed = self.changed
         cases = self.cases
         return [pos for pos, i in enumerate(visible) if cases[i].status in changed]
+
+    def _changed_so_far(self) -> list[int]:
+        """The index's changed cases, sorted, merged in as the list grows (asked at every
+        growth of a partial list: not sorted whole each time)."""
+        found = self.changed_cases
+        assert found is not None
+        if self._changed_mode != self.mode or len(found) < self._changed_merged:
+            self._changed_sorted, self._changed_merged = [], 0
+            self._changed_mode = self.mode
+        if len(found) > self._changed_merged:
+            new = found[self._changed_merged :]
+            self._changed_sorted = sorted({*self._changed_sorted, *new})
+            self._changed_merged = len(found)
+        return self._changed_sorted
 
     def first_position(self, visible: Sequence[int]) -> int:
         """Where the list opens: the first regression, else the first changed case."""
@@ -221,20 +249,23 @@ def build_case_table(
     return CaseIndex(pair=right is not None).finish(left, right, diff)
 
 
-def classify(table: CaseTable, where: dict[str, int], diff: Diff) -> None:
-    """Final statuses of a pair's cases, from the join of the whole runs."""
+def classify(
+    table: CaseTable, where: dict[str, int], diff: Diff, *, mismatched_known: bool = False
+) -> None:
+    """Final statuses of a pair's cases, from the join of the whole runs: a column at a
+    time in C, then the cases that moved (or, in a delta, differ) one by one.
+    `mismatched_known`: the cases' `mismatched` marks already say which cases hold a
+    mismatched pair of this join (the review's index paired exactly its pairs)."""
     cases = table.cases
     delta = table.mode == DELTA
-    for c in cases:
-        c.flaky = 0 < c.left_passed < len(c.left) or 0 < c.right_passed < len(c.right)
-        if not c.right:
-            c.status = ONLY_LEFT
-        elif not c.left:
-            c.status = ONLY_RIGHT
-        elif c.flaky:
-            c.status = FLAKY
-        else:
-            c.status = SAME if delta else UNCHANGED
+    flaky = list(map(or_, flaky_on(cases, 0), flaky_on(cases, 1)))
+    has_left = map(bool, map(ROWS_ON[0], cases))
+    has_right = map(bool, map(ROWS_ON[1], cases))
+    # 0 only left, 1 only right, 2 settled, 3 flaky
+    which = map(mul, has_right, map(add, repeat(1), map(mul, has_left, map(add, repeat(1), flaky))))
+    names = (ONLY_LEFT, ONLY_RIGHT, SAME if delta else UNCHANGED, FLAKY)
+    deque(map(setattr, cases, repeat("flaky"), flaky), 0)
+    deque(map(setattr, cases, repeat("status"), map(names.__getitem__, which)), 0)
     if delta:
         lrows, rrows = diff.left.rows, diff.right.rows
         # Grades compared a column at a time in C: every common pair, few that differ.
@@ -242,10 +273,19 @@ def classify(table: CaseTable, where: dict[str, int], diff: Diff) -> None:
         rpass = map(_PASSED, map(rrows.__getitem__, diff.common_right))
         for li in compress(diff.common_left, map(ne, lpass, rpass)):
             cases[where[lrows[li].case_id]].status = DIFFERS
-        for case_id in set(diff.mismatched.case_ids()):
-            cases[where[case_id]].mismatched = True
+        if not mismatched_known:
+            for case_id in set(diff.mismatched.case_ids()):
+                cases[where[case_id]].mismatched = True
         return
     for moved in diff.moved:
         c = cases[where[moved.case_id]]
         if c.status not in _RANK or _RANK[moved.kind] < _RANK[c.status]:
             c.status = moved.kind
+
+
+def flaky_on(cases: Sequence[Case], side: int) -> list[bool]:
+    """Whether each case passes on some but not all of its rows on one side (0 left,
+    1 right), in C."""
+    won = list(map(PASSED_ON[side], cases))
+    rows = map(len, map(ROWS_ON[side], cases))
+    return list(map(and_, map(lt, repeat(0), won), map(lt, won, rows)))

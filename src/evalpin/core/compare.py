@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, count, filterfalse, repeat
 from operator import and_, attrgetter, is_, is_not, ne, or_
@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 from evalpin.core.columns import Columns
 from evalpin.core.records import CaseRow
 from evalpin.core.runfile import TRIPLE, RunFile, gc_paused
+from evalpin.core.shared_pins import PINS
 
 REGRESSED, FIXED, DRIFT = "regressed", "fixed", "drift"
 KINDS = (REGRESSED, FIXED, DRIFT)
@@ -163,28 +164,54 @@ class Diff:
     def key_mismatches(self) -> list[KeyMismatch]:
         """Mismatches grouped per pin key, for the refusal message: each key's value
         pairs counted in C over the mismatched rows, `pins_equal` asked once per
-        distinct pair."""
-        lrows = list(map(self.left.rows.__getitem__, self.mismatched.left))
-        rrows = list(map(self.right.rows.__getitem__, self.mismatched.right))
-        out = []
+        distinct pair. A pin that holds one value in each whole run (a relabelled or
+        re-pointed slot, usually) is counted from the runs' pin values alone."""
+        n = len(self.mismatched)
+        out: list[KeyMismatch] = []
+        if not n:
+            return out
+        rows: tuple[list[CaseRow], list[CaseRow]] | None = None
         for key in PIN_KEYS:
-            get = attrgetter(key)
-            lv, rv = list(map(get, lrows)), list(map(get, rrows))
-            if lv == rv and (key not in TRIPLE or None not in lv):
-                continue  # no row differs in this pin (the usual case, checked in C)
-            values = list(zip(lv, rv, strict=True))
-            counted = Counter(values)
+            lone = self._lone_values(key)
+            if lone is not None:
+                if pins_equal(key, *lone):
+                    continue
+                counted = Counter({lone: n})
+                at = 0
+            else:
+                if rows is None:
+                    rows = (
+                        list(map(self.left.rows.__getitem__, self.mismatched.left)),
+                        list(map(self.right.rows.__getitem__, self.mismatched.right)),
+                    )
+                get = attrgetter(key)
+                lv, rv = list(map(get, rows[0])), list(map(get, rows[1]))
+                if lv == rv and (key not in TRIPLE or None not in lv):
+                    continue  # no row differs in this pin (the usual case, checked in C)
+                counted = Counter(zip(lv, rv, strict=True))
+                at = -1
             unequal = {v for v in counted if not pins_equal(key, *v)}
             if not unequal:
                 continue
+            if at < 0:
+                at = next(i for i, v in enumerate(zip(lv, rv, strict=True)) if v in unequal)
             shown: Counter[tuple[str, str]] = Counter()
-            for (lv, rv), n in counted.items():
-                if (lv, rv) in unequal:
-                    shown[(_show(lv), _show(rv))] += n
-            at = next(i for i, v in enumerate(values) if v in unequal)
-            ranked = [(lv, rv, n) for (lv, rv), n in shown.most_common()]
+            for (lval, rval), k in counted.items():
+                if (lval, rval) in unequal:
+                    shown[(_show(lval), _show(rval))] += k
+            ranked = [(lval, rval, k) for (lval, rval), k in shown.most_common()]
             out.append(KeyMismatch(key, shown.total(), ranked, self.mismatched[at].key))
         return out
+
+    def _lone_values(self, key: str) -> tuple[str | None, str | None] | None:
+        """(left, right) when `key` holds one value (or is missing) on every row of each
+        run; None otherwise, or for a pin the runs do not count (the fixture hash)."""
+        if key not in PINS:
+            return None
+        left, right = self.left.pin_values[key], self.right.pin_values[key]
+        if len(left) != 1 or len(right) != 1:
+            return None
+        return next(iter(left)), next(iter(right))
 
     def mismatch_json(self) -> list[dict[str, Any]]:
         """Per-case mismatches in the `diff --json` shape."""
@@ -312,32 +339,46 @@ def _aligned(lrows: list[CaseRow], rrows: list[CaseRow], columns: Columns) -> Se
     return differ if columns.unique_keys else None
 
 
-def compare(left: RunFile, right: RunFile) -> Diff:
+class Aligned(NamedTuple):
+    """What a caller that paired two runs position by position already knows (the
+    review's index, `core.case_index`), given only when both list the same keys in the
+    same order with no key repeated: the rows that differ at all (every other row is
+    equal field for field), and those of them that fail `pins_equal` on some pin."""
+
+    differ: Sequence[int]
+    failing: Sequence[int]
+
+
+def compare(left: RunFile, right: RunFile, *, aligned: Aligned | None = None) -> Diff:
     """Join on (case_id, seed), check every common case's pins, classify movement.
 
     Files hold up to a million records. When both list the same keys in the same
     order, one C-level pass finds the rows that differ and only those are looked at;
     otherwise the runs are joined through a dict of keys. Pins are checked a column at a
     time in C (`pin_failures`), so a refused pair of big runs, where every row differs,
-    costs a few passes, not a Python loop per row and pin.
+    costs a few passes, not a Python loop per row and pin. `aligned`: what the caller's
+    own pairing found (see `Aligned`), so that work is not done twice.
     """
     lrows, rrows = left.rows, right.rows
     with gc_paused():
         columns = Columns(lrows)
-        differ = _aligned(lrows, rrows, columns)
-        if differ is not None:
-            diff = Diff(left, right, range(len(lrows)), range(len(rrows)), left_columns=columns)
-            suspects = set(differ)
-            for key in TRIPLE:  # a missing pin is never equal: look at those rows too
-                if key in left.missing_pins:
-                    nones = map(is_, map(attrgetter(key), lrows), repeat(None))
-                    suspects.update(compress(count(), nones))
-            lidx = ridx = differ if len(suspects) == len(differ) else sorted(suspects)
-        else:
+        differ, failing = (_aligned(lrows, rrows, columns), None) if aligned is None else aligned
+        if differ is None:
             diff, lidx, ridx = _join(left, right)
+        else:
+            diff = Diff(left, right, range(len(lrows)), range(len(rrows)), left_columns=columns)
+            # A missing triple pin is never equal: equal rows that lack one fail too.
+            lacking = set(_lacking_triple(left)).difference(differ)
+            lidx = ridx = sorted(lacking.union(differ)) if lacking else differ
+            if failing is not None:  # the caller checked the rows that differ
+                bad_rows = sorted(lacking.union(failing)) if lacking else failing
+                if bad_rows:
+                    diff.mismatched = Pairs(lrows, list(bad_rows), list(bad_rows))
+                    return diff
+                lidx = ridx = differ
         lsub = list(map(lrows.__getitem__, lidx))
         rsub = list(map(rrows.__getitem__, ridx))
-        bad = pin_failures(lsub, rsub)
+        bad = [] if failing is not None else pin_failures(lsub, rsub)
         if bad:  # positions into lidx and ridx
             left_at, right_at = map(lidx.__getitem__, bad), map(ridx.__getitem__, bad)
             diff.mismatched = Pairs(lrows, list(left_at), list(right_at))
@@ -346,6 +387,13 @@ def compare(left: RunFile, right: RunFile) -> Diff:
             if (kind := movement(lrow, rrow)) is not None:
                 diff.moved.append(Moved(Pair((lrow.case_id, lrow.seed), li, ri), kind, lrow, rrow))
     return diff
+
+
+def _lacking_triple(run: RunFile) -> Iterator[int]:
+    """Rows of `run` missing a triple pin (none, usually: known from its pin values)."""
+    for key in TRIPLE:
+        if key in run.missing_pins:
+            yield from compress(count(), map(is_, map(attrgetter(key), run.rows), repeat(None)))
 
 
 def pin_failures(lrows: Sequence[CaseRow], rrows: Sequence[CaseRow]) -> list[int]:

@@ -47,7 +47,7 @@ SHAPE_EVALPIN = "evalpin"
 SHAPE_CASES = "case-records"
 SHAPE_REPORT = "report"
 
-_CHUNK = 1 << 22
+_CHUNK = 1 << 20
 _OTHER = msgspec.json.Decoder(Summary | RunHeader)
 _FULL = msgspec.json.Decoder(CaseRecord)
 _ANY = msgspec.json.Decoder()

@@ -182,20 +182,32 @@ def log_files(folder: Path, entries: list[Path]) -> list[Path]:
 class RunStream:
     """A run read a block at a time: `rows` and `header` grow as `step()` advances (JSONL
     formats, chunk by chunk), or arrive in one step (formats read whole), so the review
-    can show the prefix it knows while the rest is read. `run` is set at the end."""
+    can show the prefix it knows while the rest is read. `run` is set at the end.
+
+    A JSONL file is read as it was when the stream was made: up to `stop`, its size then
+    (or the byte count given), so a run still being written is read as first seen, and
+    another process reading the same bytes reads the same run (`core.judge_apart`).
+    """
 
     def __init__(
-        self, path: str | Path, options: ReadOptions | None = None, *, run: RunFile | None = None
+        self,
+        path: str | Path,
+        options: ReadOptions | None = None,
+        *,
+        run: RunFile | None = None,
+        stop: int | None = None,
     ) -> None:
         self.path = str(path)
         self.run = run
+        self.options = options or ReadOptions()
+        self.stop: int | None = None
         self._scan: Scan | None = None
         self._steps: Iterator[int] | None = None
         if run is None:
             self._fmt, self._probe = sniff(path)
-            self._options = options or ReadOptions()
             if self._fmt.scan is not None:
                 self._scan = self._fmt.scan(self._probe)
+                self.stop = stop if stop is not None else self._probe.path.stat().st_size
 
     @classmethod
     def of(cls, run: RunFile) -> RunStream:
@@ -239,11 +251,11 @@ class RunStream:
             yield len(self.run.rows)
             return
         if self._scan is None:
-            self.run = self._fmt.read(self._probe, self._options)
+            self.run = self._fmt.read(self._probe, self.options)
             yield len(self.run.rows)
             return
         with open_file(self._probe.path) as fh:
-            yield from self._scan.blocks(fh)
+            yield from self._scan.blocks(fh, 0, self.stop)
         self.run = self._scan.result()
 
     def step(self) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, cast
@@ -27,12 +28,14 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static
 
+from evalpin.core import judge_apart
 from evalpin.core.case_index import CaseIndex
 from evalpin.core.cases import ALL, CaseTable, step
-from evalpin.core.compare import PIN_KEYS, Diff, compare, pins_equal
+from evalpin.core.compare import PIN_KEYS, Diff, pins_equal
 from evalpin.core.discovery import header_mismatch, peek_header
 from evalpin.core.errors import InputError
 from evalpin.core.formats import RunStream
+from evalpin.core.judge_apart import JudgeApart
 from evalpin.core.records import CaseRow
 from evalpin.core.runfile import RunFile, gc_paused
 from evalpin.core.verdict import Verdict, judge
@@ -60,6 +63,13 @@ GROW_INTERVAL = 0.25  # seconds between updates of the partial list
 # While the loader holds the GIL in Python loops, the UI thread waits up to the switch
 # interval for it at every wake-up; a shorter one keeps keys prompt during indexing.
 LOADING_SWITCH_INTERVAL = 0.001
+# While the reviewer steps through a partial list it does not grow: it grows once they
+# have paused this long.
+BROWSING_PAUSE = 0.4
+# The loader waits between blocks while the reviewer's last move is not yet on screen
+# (the list and the detail painted), at most this long a block: the reviewer comes first,
+# and reading goes on even under a held-down key.
+YIELD_AT_MOST = 0.25
 FREEZE_FROM = 20_000
 LAUNCH_OFF_TEXT = "launch panel off: served on a non-loopback host (runs start only on 127.0.0.1)"
 NARROW_BELOW = 120  # columns: below this the list and the detail stack
@@ -105,7 +115,7 @@ def differing_pins(lrow: CaseRow, rrow: CaseRow) -> list[tuple[str, str, str]]:
 
 
 def reported_models(run: RunFile) -> str:
-    models = sorted({r.reported_model for r in run.rows if r.reported_model is not None})
+    models = sorted(m for m in run.pin_values["reported_model"] if m is not None)
     if not models:
         return "<none reported>"
     return ", ".join(models[:3]) + (f" and {len(models) - 3} more" if len(models) > 3 else "")
@@ -186,6 +196,12 @@ class ReviewScreen(Screen[None]):
         self._grow_timer: Timer | None = None
         self._grown_at = 0.0
         self._sides: list[Side] = []
+        self._apart: JudgeApart | None = None  # the child judging big runs, while loading
+        # Set while the reviewer's last move is answered on screen: the loader yields to
+        # the screen until then (see YIELD_AT_MOST).
+        self._answered = threading.Event()
+        self._answered.set()
+        self._moved_at = 0.0  # when the cursor last moved (see BROWSING_PAUSE)
 
     @property
     def app(self) -> EvalpinApp:  # type: ignore[override]
@@ -254,6 +270,10 @@ class ReviewScreen(Screen[None]):
 
     def watch_pins_open(self) -> None:
         self._fold_pins()
+
+    def on_unmount(self) -> None:
+        if self._apart is not None:
+            self._apart.stop()  # a verdict nobody will see: the child must not outlive us
 
     def on_mount(self) -> None:
         self._fit()
@@ -342,29 +362,49 @@ class ReviewScreen(Screen[None]):
     ) -> None:
         """Read both runs a block at a time (the less-read side first, so the prefixes
         stay level), index as they grow, then join, classify and judge; every step
-        posted as a message. `refused`: the headers already refuse the pair."""
+        posted as a message. `refused`: the headers already refuse the pair. Big runs
+        are judged by a child process meanwhile (`core.judge_apart`)."""
         from textual.worker import get_current_worker
 
         worker = get_current_worker()
+        post = self.post_message
+        try:
+            streams = [as_stream(left)] + ([as_stream(right)] if right is not None else [])
+        except InputError as exc:
+            post(LoadFailed(generation, str(exc)))
+            return
+        apart = JudgeApart.of(streams) if judge_apart.worth_it(streams) else None
+        self._apart = apart
+        try:
+            self._load(streams, generation, refused, worker, apart)
+        finally:
+            if apart is not None:
+                apart.kill()  # done, or given up: nothing may outlive the load
+
+    def _load(self, streams, generation: int, refused: bool, worker, apart) -> None:
+        """The body of `load`, with the streams opened and the child started."""
         post = self.post_message
         interval = sys.getswitchinterval()
         sys.setswitchinterval(min(interval, LOADING_SWITCH_INTERVAL))
         try:
             with gc_paused():  # the cases it builds are long-lived: no GC passes over them
-                streams = self._read(left, right, generation, refused, worker)
+                read = self._read(streams, generation, refused, worker)
         except InputError as exc:
             post(LoadFailed(generation, str(exc)))
             return
         finally:
             sys.setswitchinterval(interval)
-        if streams is None or worker.is_cancelled:
+        if read is None or worker.is_cancelled:
             return
-        lrun, rrun, index = streams
+        lrun, rrun, index = read
+        runs = [lrun] + ([rrun] if rrun is not None else [])
+        for run in runs:
+            run.pin_values  # noqa: B018 - counted here, not on the UI thread (reported models)
         post(RunsRead(generation, lrun, rrun))
         diff = None
         if rrun is not None:
             post(LoadProgress(generation, "joining the runs…"))
-            diff = compare(lrun, rrun)
+            diff = index.join(lrun, rrun)
             post(DiffReady(generation, diff, diff.key_mismatches() if diff.refused else []))
         if worker.is_cancelled:
             return
@@ -372,38 +412,42 @@ class ReviewScreen(Screen[None]):
         cases = index.finish(lrun, rrun, diff)
         freeze_heap(len(lrun.rows) + (len(rrun.rows) if rrun else 0))
         post(CasesReady(generation, cases))
+        verdicts = apart.verdicts(lambda: worker.is_cancelled) if apart is not None else None
         if worker.is_cancelled:
             return
-        lv = judge(lrun)
-        rv = judge(rrun) if rrun is not None else None
-        post(VerdictsReady(generation, lv, rv))
+        if verdicts is None or len(verdicts) != len(runs):
+            verdicts = [judge(run) for run in runs]
+        post(VerdictsReady(generation, verdicts[0], verdicts[1] if rrun is not None else None))
 
     def _read(
-        self, left: RunSource, right: RunSource | None, generation: int, refused: bool, worker
+        self, streams: list[RunStream], generation: int, refused: bool, worker
     ) -> tuple[RunFile, RunFile | None, CaseIndex] | None:
         """The reading loop of `load`: None when cancelled."""
         post = self.post_message
-        lstream = as_stream(left)
-        rstream = as_stream(right) if right is not None else None
+        lstream = streams[0]
+        rstream = streams[1] if len(streams) > 1 else None
         index = CaseIndex(pair=rstream is not None)
         if refused:
             index.refuse()
-        reading = [lstream] + ([rstream] if rstream is not None else [])
+        reading = list(streams)
         unread = list(reading)  # not yet stepped once: no first screen before each has
         table: CaseTable | None = None
         told = False
+        posted = 0.0  # when CasesGrew was last posted
         while reading:
             stream = min(reading, key=lambda s: s.fraction)
             if not stream.step():
                 reading.remove(stream)
             if stream in unread:
                 unread.remove(stream)
+            self._answered.wait(YIELD_AT_MOST)  # between the two halves of a block's work
             index.advance(lstream.rows, rstream.rows if rstream is not None else None)
             if index.mismatch is not None and not told:
                 told = True
                 post(MismatchFound(generation, differing_pins(*index.mismatch), _key(index)))
             if worker.is_cancelled:
                 return None
+            self._answered.wait(YIELD_AT_MOST)
             if unread:
                 continue
             if table is None:
@@ -411,8 +455,11 @@ class ReviewScreen(Screen[None]):
                     lstream.partial(), rstream.partial() if rstream is not None else None
                 )
             table.mode = index.mode
-            fraction = sum(s.fraction for s in (lstream, rstream) if s) / (1 + bool(rstream))
-            post(CasesGrew(generation, table, fraction))  # the screen coalesces
+            now = time.perf_counter()
+            if now - posted >= GROW_INTERVAL / 2:  # each post wakes the UI thread: not per block
+                posted = now
+                fraction = sum(s.fraction for s in streams) / len(streams)
+                post(CasesGrew(generation, table, fraction))  # the screen coalesces
         assert lstream.run is not None
         return lstream.run, rstream.run if rstream is not None else None, index
 
@@ -440,8 +487,9 @@ class ReviewScreen(Screen[None]):
     @on(CasesGrew)
     def _cases_grew(self, message: CasesGrew) -> None:
         """More of the runs read: the partial list grows, the cursor stays where it is.
-        One message comes per block; the list is updated at most every `GROW_INTERVAL`,
-        and a timer makes sure the last growth is shown even when reading pauses."""
+        A message comes every half `GROW_INTERVAL` of reading (each wakes this thread);
+        the list is updated at most every `GROW_INTERVAL`, and a timer makes sure the
+        last growth is shown even when reading pauses."""
         if not self._current(message) or self.cases is not None:
             return
         self.fraction = message.fraction
@@ -459,9 +507,14 @@ class ReviewScreen(Screen[None]):
 
     def _grow(self) -> None:
         self._grow_timer = None
-        self._grown_at = time.perf_counter()
         if self.cases is not None or self.preview is None or self.banner_pending:
             return  # the complete table is in, or the banner says why nothing shows
+        if time.perf_counter() < self._moved_at + BROWSING_PAUSE or not self._answered.is_set():
+            # The reviewer is stepping through the list: it grows when they pause, so a
+            # growth's frame never holds back the answer to their next key.
+            self._grow_timer = self.set_timer(GROW_INTERVAL / 5, self._grow)
+            return
+        self._grown_at = time.perf_counter()
         self.case_list.placeholder = "no case matches"
         self._apply(grow=self.case_list.table is self.preview)
 
@@ -637,10 +690,18 @@ class ReviewScreen(Screen[None]):
         runs where the cursor changes; a message would be handled a frame later)."""
         current = self.case_list.current
         table = self.case_list.table
+        self._answered.clear()  # until the frame that shows it (the loader yields)
+        self._moved_at = time.perf_counter()
         if current is None or table is None or self.banner_pending:
             self.detail.clear("no case matches" if self.table is not None else "")
         else:
             self.detail.show(table, current)
+        if not self.detail.decoding:
+            self.call_after_refresh(self._answered.set)
+
+    @on(DetailPane.Ready)
+    def _detail_ready(self) -> None:
+        self.call_after_refresh(self._answered.set)
 
     @on(CaseList.Selected)
     def _selected(self, message: CaseList.Selected) -> None:

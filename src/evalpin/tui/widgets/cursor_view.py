@@ -88,9 +88,9 @@ class CursorView(ScrollView, can_focus=True):
 
     def grow_stops(self, stops: Sequence[int]) -> None:
         """More lines at the end (a list still being read): the cursor and the scroll
-        stay where they are."""
+        stay where they are, and so do the cached lines (a line's key says what it shows,
+        so one whose case moved on is drawn again)."""
         self.stops = stops
-        self._cache.clear()
         self.virtual_size = Size(self.scrollable_content_region.width, self.line_count())
         self.refresh()
 

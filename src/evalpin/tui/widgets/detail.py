@@ -129,6 +129,12 @@ class DetailPane(ScrollView, can_focus=True):
         pane: DetailPane
 
     @dataclass
+    class Ready(Message):
+        """A case asked for with `show` is laid out: it is on screen with the next frame."""
+
+        pane: DetailPane
+
+    @dataclass
     class Loaded(Message):
         """The worker decoded a case; ignored unless `token` is still the pane's."""
 
@@ -218,6 +224,7 @@ class DetailPane(ScrollView, can_focus=True):
         self._pending = None
         self.shown, self._decoded = message.shown, message.decoded
         self._lay_out()
+        self.post_message(self.Ready(self))
 
     def _lay_out(self, *, keep_scroll: bool = False) -> None:
         assert self.shown is not None and self._decoded is not None

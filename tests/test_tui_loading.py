@@ -75,3 +75,27 @@ def test_shown_compares_tables_by_identity(tmp_path: Path) -> None:
     one, two = build_case_table(read_run(left)), build_case_table(read_run(left))
     assert Shown(one, 0) == Shown(one, 0)
     assert Shown(one, 0) != Shown(two, 0)  # equal contents, another reading
+
+
+async def test_a_small_case_is_shown_at_once_and_a_big_one_through_the_worker(
+    tmp_path: Path,
+) -> None:
+    from evalpin.tui.widgets import detail as detail_module
+    from tests.builders import case, write_run
+
+    many = range(detail_module.INLINE_RECORDS + 1)  # a case repeated more than that
+    records = [case("a-small", True, 11), *(case("b-big", k % 2 == 0, k) for k in many)]
+    run = write_run(tmp_path / "one.jsonl", records)
+    app = new_app(run)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        review = app.review
+        table, detail = review.cases, review.detail
+        assert table is not None and [c.case_id for c in table.cases] == ["a-small", "b-big"]
+        detail.show(table, 0)
+        assert not detail.decoding and detail.shown.case == 0  # read and laid out here
+        assert detail.text().startswith("a-small")
+        detail.show(table, 1)
+        assert detail.decoding  # asked of the worker: not on screen yet
+        await detail_ready(pilot, app)
+        assert detail.shown.case == 1 and detail.text().startswith("b-big")

@@ -193,8 +193,8 @@ class ReviewScreen(Screen[None]):
         self.changed: list[int] = []
         self.generation = 0  # of the current load (see `open_runs`)
         self.fraction = 0.0  # of the runs read, while partial
-        self._grow_timer: Timer | None = None
-        self._grown_at = 0.0
+        self._grow_timer: Timer | None = None  # shows a partial table's growth
+        self._grown: tuple[int, float, str] | None = None  # what the last growth showed
         self._sides: list[Side] = []
         self._apart: JudgeApart | None = None  # the child judging big runs, while loading
         # Set while the reviewer's last move is answered on screen: the loader yields to
@@ -291,9 +291,8 @@ class ReviewScreen(Screen[None]):
         self.left_source, self.right_source = left, right
         self.left = self.right = None
         self.diff = self.cases = self.preview = self.verdicts = None
-        if self._grow_timer is not None:
-            self._grow_timer.stop()
-            self._grow_timer = None
+        self._stop_growing()
+        self._grown = None
         self.banner_pending = False
         self.banner: BannerScreen | None = None
         self.delta = False
@@ -486,35 +485,40 @@ class ReviewScreen(Screen[None]):
 
     @on(CasesGrew)
     def _cases_grew(self, message: CasesGrew) -> None:
-        """More of the runs read: the partial list grows, the cursor stays where it is.
-        A message comes every half `GROW_INTERVAL` of reading (each wakes this thread);
-        the list is updated at most every `GROW_INTERVAL`, and a timer makes sure the
-        last growth is shown even when reading pauses."""
+        """More of the runs read. The partial table grows in place behind `preview`; a
+        message comes at most every half `GROW_INTERVAL` (each one wakes this thread), and
+        a ticker shows the growth every `GROW_INTERVAL`, so the last of it shows even when
+        reading pauses. The cursor stays where it is."""
         if not self._current(message) or self.cases is not None:
             return
         self.fraction = message.fraction
         first = self.preview is None
         self.preview = message.cases
         if first:
+            self._stop_growing()
+            self._grow_timer = self.set_interval(GROW_INTERVAL, self._grow)
             self._grow()
-            return
-        if self._grow_timer is None:
-            wait = self._grown_at + GROW_INTERVAL - time.perf_counter()
-            if wait <= 0:
-                self._grow()
-            else:
-                self._grow_timer = self.set_timer(wait, self._grow)
+
+    def _stop_growing(self) -> None:
+        if self._grow_timer is not None:
+            self._grow_timer.stop()
+            self._grow_timer = None
 
     def _grow(self) -> None:
-        self._grow_timer = None
-        if self.cases is not None or self.preview is None or self.banner_pending:
-            return  # the complete table is in, or the banner says why nothing shows
+        """Show what the partial table holds now, if it moved on since last shown."""
+        if self.cases is not None or self.preview is None:
+            self._stop_growing()  # the complete table is in
+            return
+        if self.banner_pending:
+            return  # the banner says why nothing shows
         if time.perf_counter() < self._moved_at + BROWSING_PAUSE or not self._answered.is_set():
             # The reviewer is stepping through the list: it grows when they pause, so a
             # growth's frame never holds back the answer to their next key.
-            self._grow_timer = self.set_timer(GROW_INTERVAL / 5, self._grow)
             return
-        self._grown_at = time.perf_counter()
+        grown = (len(self.preview.cases), self.fraction, self.preview.mode)
+        if grown == self._grown:
+            return
+        self._grown = grown
         self.case_list.placeholder = "no case matches"
         self._apply(grow=self.case_list.table is self.preview)
 
@@ -530,6 +534,7 @@ class ReviewScreen(Screen[None]):
     def _failed(self, message: LoadFailed) -> None:
         if not self._current(message):
             return
+        self._stop_growing()
         self.status_line.set_progress("cannot open: " + message.error)
         self.case_list.placeholder = "nothing to show: a run file could not be read"
         self.case_list.show_empty()

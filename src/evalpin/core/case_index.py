@@ -77,6 +77,7 @@ _TRIPLE_GETTERS = [attrgetter(key) for key in TRIPLE]
 _STATUS = attrgetter("status")
 _FLIPS = attrgetter("flips")
 _DRIFTS = attrgetter("drifts")
+_FLAKY = attrgetter("flaky")
 # The names of a case's rows and pass count on each side.
 _FIELDS = (("left", "left_passed"), ("right", "right_passed"))
 _LEFT_STOP = attrgetter("left.stop")
@@ -98,6 +99,7 @@ class CaseIndex:
         self._keyed_seen = [0, 0]
         self._touched: list[int] = []  # cases to give a status one by one
         self._filled: list[tuple[int, int]] = []  # ranges of cases to give one a column
+        self._mirrored_ranges: list[tuple[int, int]] = []  # ... whose right rows are the left's
         self._changed: list[int] = []  # the cases n/p stop at (`PARTIAL_CHANGED`), as found
         # The left's cases are ranges of lines in case order, tiling its rows (so the
         # right's rows can be mirrored), and no (case, seed) repeats among them.
@@ -218,14 +220,20 @@ class CaseIndex:
         return at + n
 
     def _create(self, heads: list[str], spans: list[range], won: list[int], side: int) -> None:
-        """New cases, in one pass (their statuses are given with the next `_restatus`)."""
+        """New cases, in one pass. Of a pair they are `pending` (one side has no rows
+        yet), flaky as their one side says; one run's are given a status with the next
+        `_restatus`."""
         first = len(self.cases)
-        if side:
-            self.cases.extend(map(Case, heads, repeat(()), spans, repeat(0), won))
-        else:
+        if not self.pair:
             self.cases.extend(map(Case, heads, spans, repeat(()), won))
+            self._filled.append((first, len(self.cases)))
+        else:
+            flaky = map(and_, map(lt, repeat(0), won), map(lt, won, map(len, spans)))
+            rows = (spans, repeat(())) if side == 0 else (repeat(()), spans)
+            wins = (won, repeat(0)) if side == 0 else (repeat(0), won)
+            self.cases.extend(map(Case, heads, *rows, *wins, repeat(PENDING), flaky))
+            self.counts[PENDING] += len(heads)
         self.where.update(zip(heads, count(first)))
-        self._filled.append((first, len(self.cases)))
 
     def _fill(self, first: int, spans: list[range], won: list[int], side: int) -> None:
         """Cases `first`, `first + 1`, ... get their first rows on this side."""
@@ -260,7 +268,7 @@ class CaseIndex:
         deque(map(setattr, whole, repeat("right_passed"), map(PASSED_ON[0], whole)), 0)
         for c in compress(whole, map(_FLIPS, whole)):
             c.right_passed = sum(map(_PASSED, map(right.__getitem__, c.right)))
-        self._filled.append((first, last))
+        self._mirrored_ranges.append((first, last))
         if last < len(cases) and cases[last].left.start < paired:  # paired part way
             c = cases[last]
             c.right = range(c.left.start, paired)
@@ -277,9 +285,12 @@ class CaseIndex:
         if start >= end:
             return
         lblock, rblock = left[start:end], right[start:end]
-        differ = list(compress(count(), map(ne, lblock, rblock)))
-        lsub = list(map(lblock.__getitem__, differ))
-        rsub = list(map(rblock.__getitem__, differ))
+        if _of_other_types(lblock, rblock):  # rows of two types never compare equal
+            differ, lsub, rsub = list(range(len(lblock))), lblock, rblock
+        else:
+            differ = list(compress(count(), map(ne, lblock, rblock)))
+            lsub = list(map(lblock.__getitem__, differ))
+            rsub = list(map(rblock.__getitem__, differ))
         lseeds, rseeds = list(map(_SEED, lsub)), list(map(_SEED, rsub))
         if list(map(_CASE_ID, lsub)) != list(map(_CASE_ID, rsub)) or lseeds != rseeds:
             self._unalign(left, right)  # pairs every row again, through keys
@@ -341,8 +352,9 @@ class CaseIndex:
                 self.refuse()
             # Whether a grade differs is known even where the pins do not agree: that
             # is what a backend delta shows (`differs`).
-            lpass = map(_PASSED, map(lrows.__getitem__, bad))
-            rpass = map(_PASSED, map(rrows.__getitem__, bad))
+            every = len(bad) == len(lrows)
+            lpass = map(_PASSED, lrows if every else map(lrows.__getitem__, bad))
+            rpass = map(_PASSED, rrows if every else map(rrows.__getitem__, bad))
             for j in compress(bad, map(ne, lpass, rpass)):
                 self._flipped(lrows[j].case_id)
             if len(bad) == len(lrows):
@@ -401,9 +413,11 @@ class CaseIndex:
         """New statuses for the cases rows or pairs touched since the last call: the
         ranges made or filled a column at a time, then the cases touched one by one
         (those that moved among them: a column's status assumes no movement)."""
+        for first, last in _merged(self._mirrored_ranges):
+            self._restatus_mirrored(first, last)
         for first, last in _merged(self._filled):
             self._restatus_range(first, last)
-        self._filled = []
+        self._filled, self._mirrored_ranges = [], []
         steps = PARTIAL_CHANGED[self.mode]
         cases, counts, delta = self.cases, self.counts, self.refused
         for k in set(self._touched):
@@ -450,6 +464,24 @@ class CaseIndex:
         entered = map(and_, map(steps.__contains__, new), map(not_, map(steps.__contains__, old)))
         self._changed.extend(compress(count(first), entered))
 
+    def _restatus_mirrored(self, first: int, last: int) -> None:
+        """`_restatus_range` of mirrored cases: their right rows and passes are their
+        left ones unless a grade flipped (those moved: one by one in `_restatus`), so
+        each is flaky as its left says, and settled."""
+        cases = self.cases[first:last]
+        old = list(map(_STATUS, cases))
+        names = (SAME if self.refused else UNCHANGED, FLAKY)
+        new = list(map(names.__getitem__, map(_FLAKY, cases)))
+        moved = list(map(or_, map(_FLIPS, cases), map(_DRIFTS, cases)))
+        if any(moved):  # these keep their status here, and get one in `_restatus`
+            new = list(map(tuple.__getitem__, zip(new, old, strict=True), moved))
+            self._touched.extend(compress(count(first), moved))
+        deque(map(setattr, cases, repeat("status"), new), 0)
+        gone = Counter(old)
+        gone.pop("", None)
+        self.counts.subtract(gone)
+        self.counts.update(new)
+
     # -- tables ----------------------------------------------------------------------
 
     def table(self, left: RunFile, right: RunFile | None) -> CaseTable:
@@ -491,6 +523,17 @@ class CaseIndex:
         table = CaseTable(DELTA if diff.refused else COMPARE, left, right, self.cases, diff)
         classify(table, self.where, diff, mismatched_known=self._aligned(left, right))
         return table
+
+
+def _of_other_types(lblock: list[CaseRow], rblock: list[CaseRow]) -> bool:
+    """Whether each block's rows are of one type and the two types differ (a refused
+    pair's files, whose pin values differ: see core.shared_pins)."""
+    ltype, rtype = type(lblock[0]), type(rblock[0])
+    if ltype is rtype:
+        return False
+    return all(map(is_, map(type, lblock), repeat(ltype))) and all(
+        map(is_, map(type, rblock), repeat(rtype))
+    )
 
 
 def _follows(c: Case, lines: range) -> bool:

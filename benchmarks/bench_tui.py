@@ -133,6 +133,8 @@ async def scenario(left: Path, right: Path, presses: int, browse: bool = False) 
                 out["partial_presses"] = len(during)
                 out["partial_p50"] = statistics.median(during)
                 out["partial_p95"] = p95(during)
+                out["partial_max"] = max(during)
+                out["partial_last"] = during[-5:]  # the presses nearest the complete list
         await wait_until(lambda: review.reached("listed") or review.reached("banner"))
         if review.reached("banner"):
             await wait_until(lambda: painted_after(started, "BannerScreen") is not None)
@@ -251,7 +253,8 @@ def report(name: str, r: dict) -> None:
     if "partial_p95" in r:
         print(
             f"  {'selection key, list still partial':<34} p50 {r['partial_p50'] * 1000:.1f} ms, "
-            f"p95 {r['partial_p95'] * 1000:.1f} ms ({r['partial_presses']} presses)"
+            f"p95 {r['partial_p95'] * 1000:.1f} ms, max {r['partial_max'] * 1000:.1f} ms "
+            f"({r['partial_presses']} presses)"
         )
     by_key = ", ".join(f"{k} {v * 1000:.1f}" for k, v in r["key_p95_by_key"].items())
     print(

@@ -184,3 +184,21 @@ def test_default_pair_orders_naive_and_offset_times_alike(tmp_path: Path) -> Non
     )
     late = write_run(runs / "a-late.jsonl", cases, head=header(started_at="2026-11-29T02:00:00"))
     assert default_pair(runs) == (early, late)
+
+
+@pytest.mark.parametrize("refused", [False, True])
+def test_a_prepared_table_answers_as_it_would_have_worked_out(
+    tmp_path: Path, refused: bool
+) -> None:
+    paths = pair(tmp_path, {"model_slot": "other"} if refused else None)
+    left, right = (read_run(p) for p in paths)
+    worked_out = build_case_table(left, right, compare(left, right))
+    prepared = build_case_table(left, right, compare(left, right))
+    prepared.prepare()
+    rows = prepared.visible()
+    assert rows == worked_out.visible()
+    assert prepared.counts() == worked_out.counts()
+    assert prepared.changed_positions(rows) == worked_out.changed_positions(rows)
+    assert prepared.first_position(rows) == worked_out.first_position(rows)
+    assert prepared.visible("flaky") == worked_out.visible("flaky")
+    assert prepared.mode == (DELTA if refused else COMPARE)

@@ -200,3 +200,19 @@ def test_offsets_ignore_lines_appended_after_reading(tmp_path: Path) -> None:
         fh.write(b'{"record":"case","case_id":"c","pass":true}\n')
     assert run.record(1).case_id == "b"
     assert run.record(0).case_id == "a"
+
+
+def test_pin_values_gathered_while_reading_are_those_of_the_rows(tmp_path: Path) -> None:
+    from operator import attrgetter
+
+    from evalpin.core.shared_pins import PINS
+
+    records = [case(f"c{i}", i % 2 == 0, 11) for i in range(30)]
+    records[7] = case("c7", True, 11, reported_model=None, fixture_hash=None)
+    records[12] = case("c12", False, 11, model_slot="other", slot_settings="s-2")
+    run = read_run(write_run(tmp_path / "mixed.jsonl", records))
+    assert "pin_values" in run.__dict__  # gathered by the reader, not counted now
+    counted = {key: frozenset(map(attrgetter(key), run.rows)) for key in PINS}
+    assert run.pin_values == counted
+    assert run.lacks_fixture_hash and "fixture_hash" in run.missing_pins
+    assert run.pin_values["model_slot"] == {"night", "other"}

@@ -32,6 +32,7 @@ from evalpin.core.verdict import Verdict, judge
 APART_BYTES = 64 << 20  # the files of a review, together
 _POLL = 0.05  # seconds between looks at whether the caller gave up
 CHILD = [sys.executable, "-m", "evalpin.core.judge_apart"]  # the request is its argument
+NICENESS = 10  # the child's: on two cores, the reviewer's keys must not wait on it
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,8 @@ def judge_request(request: Request) -> list[Verdict]:
 
 def main(argv: Sequence[str]) -> int:
     gc.disable()  # a short-lived process of long-lived rows: no cyclic collection needed
+    with suppress(OSError):  # the review's own threads come first for a core
+        os.nice(NICENESS)
     verdicts = judge_request(Request.from_json(argv[1]))
     sys.stdout.buffer.write(pickle.dumps(verdicts, protocol=pickle.HIGHEST_PROTOCOL))
     sys.stdout.buffer.flush()

@@ -53,6 +53,8 @@ _FULL = msgspec.json.Decoder(CaseRecord)
 _ANY = msgspec.json.Decoder()
 
 TRIPLE = ("fixture_hash", "grader_version", "model_slot")
+_FIXTURE_HASH = attrgetter("fixture_hash")
+_PIN_GETTERS = [attrgetter(key) for key in PINS]
 
 
 @dataclass
@@ -91,7 +93,8 @@ class RunFile:
     @cached_property
     def pin_values(self) -> dict[str, frozenset[str | None]]:
         """The distinct values of each pin the rows repeat (`shared_pins.PINS`), None
-        where a row lacks it: one C-level pass a pin."""
+        where a row lacks it: one C-level pass a pin (or gathered while reading, a block
+        at a time: `Scan`)."""
         return {key: frozenset(map(attrgetter(key), self.rows)) for key in PINS}
 
     @cached_property
@@ -233,6 +236,11 @@ class Scan:
         self._pins = PinSharing(share_digests=share_digests)
         self.done = 0  # bytes read so far, of `total`
         self.total = 0
+        self.finished = False  # `blocks` ran to the end
+        # The run's pin values and whether a row lacks its fixture hash, gathered a block
+        # at a time (see RunFile.pin_values): no pass over every row once it is read.
+        self._values: dict[str, set[str | None]] = {key: set() for key in PINS}
+        self._lacks_fixture = False
         if header is not None:  # a scan of a later part of the file (core/halves.py)
             self.header = header
             self._pins.learn_header(header)
@@ -272,12 +280,14 @@ class Scan:
         if self.shape == SHAPE_EVALPIN and self.header is None:
             raise InputError(self.path, "no run header", 1)
         self.done = self.total
+        self.finished = True
         yield len(self.rows)
 
     def result(self) -> RunFile:
-        """The run as read (call after `blocks` is exhausted)."""
+        """The run as read (call after `blocks` is exhausted; before that, the prefix
+        read so far, whose pin values are counted when asked)."""
         own = self.shape == SHAPE_EVALPIN
-        return RunFile(
+        run = RunFile(
             str(self.path),
             self.shape,
             self.header,
@@ -288,6 +298,17 @@ class Scan:
             what="evalpin run" if own else "case records without a run header",
             complete=(self.summary is not None) if own else None,
         )
+        if self.finished:
+            run.__dict__["pin_values"] = {k: frozenset(v) for k, v in self._values.items()}
+            run.__dict__["lacks_fixture_hash"] = self._lacks_fixture
+        return run
+
+    def _count(self, rows: list[CaseRow]) -> None:
+        """Gather the pin values of rows just read (C-level passes over a block)."""
+        for get, values in zip(_PIN_GETTERS, self._values.values(), strict=True):
+            values.update(map(get, rows))
+        if not self._lacks_fixture:
+            self._lacks_fixture = None in map(_FIXTURE_HASH, rows)
 
     def _block(self, block: memoryview, start: int) -> None:
         if self.summary is None and (self.header is not None or self.shape == SHAPE_CASES):
@@ -311,6 +332,7 @@ class Scan:
             return False
         self.index.add(len(self.rows), start)
         self.rows.extend(decoded)
+        self._count(decoded)
         return True
 
     def _line(self, line: bytes, offset: int, *, ended: bool) -> None:
@@ -325,6 +347,7 @@ class Scan:
             self._fail("a case record before the run header", offset)
         self.index.add(len(self.rows), offset)
         self.rows.append(row)
+        self._count([row])
 
     def _fail(self, message: str, offset: int) -> NoReturn:
         with open(self.path, "rb") as fh:

@@ -374,41 +374,48 @@ class ReviewScreen(Screen[None]):
             return
         apart = JudgeApart.of(streams) if judge_apart.worth_it(streams) else None
         self._apart = apart
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(interval, LOADING_SWITCH_INTERVAL))
         try:
             self._load(streams, generation, refused, worker, apart)
         finally:
+            sys.setswitchinterval(interval)
             if apart is not None:
                 apart.kill()  # done, or given up: nothing may outlive the load
 
     def _load(self, streams, generation: int, refused: bool, worker, apart) -> None:
         """The body of `load`, with the streams opened and the child started."""
         post = self.post_message
-        interval = sys.getswitchinterval()
-        sys.setswitchinterval(min(interval, LOADING_SWITCH_INTERVAL))
         try:
             with gc_paused():  # the cases it builds are long-lived: no GC passes over them
                 read = self._read(streams, generation, refused, worker)
         except InputError as exc:
             post(LoadFailed(generation, str(exc)))
             return
-        finally:
-            sys.setswitchinterval(interval)
         if read is None or worker.is_cancelled:
             return
         lrun, rrun, index = read
         runs = [lrun] + ([rrun] if rrun is not None else [])
+        # Each step below is long C-level passes that hold the GIL: a key in progress is
+        # answered first.
         for run in runs:
+            self._answered.wait(YIELD_AT_MOST)
             run.pin_values  # noqa: B018 - counted here, not on the UI thread (reported models)
         post(RunsRead(generation, lrun, rrun))
         diff = None
         if rrun is not None:
             post(LoadProgress(generation, "joining the runs…"))
+            self._answered.wait(YIELD_AT_MOST)
             diff = index.join(lrun, rrun)
+            self._answered.wait(YIELD_AT_MOST)
             post(DiffReady(generation, diff, diff.key_mismatches() if diff.refused else []))
         if worker.is_cancelled:
             return
         post(LoadProgress(generation, "classifying cases…"))
+        self._answered.wait(YIELD_AT_MOST)
         cases = index.finish(lrun, rrun, diff)
+        self._answered.wait(YIELD_AT_MOST)
+        cases.prepare()  # here, not on the UI thread
         freeze_heap(len(lrun.rows) + (len(rrun.rows) if rrun else 0))
         post(CasesReady(generation, cases))
         verdicts = apart.verdicts(lambda: worker.is_cancelled) if apart is not None else None

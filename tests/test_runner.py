@@ -247,7 +247,14 @@ def start(project: Path, *extra: str) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Ctrl+C as a terminal delivers it, whatever this process inherited (a test
+        # run started in the background has SIGINT ignored, and so would the child).
+        preexec_fn=_default_sigint,
     )
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_for_cases(proc: subprocess.Popen[str], n: int) -> None:

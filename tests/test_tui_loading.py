@@ -77,25 +77,35 @@ def test_shown_compares_tables_by_identity(tmp_path: Path) -> None:
     assert Shown(one, 0) != Shown(two, 0)  # equal contents, another reading
 
 
-async def test_a_small_case_is_shown_at_once_and_a_big_one_through_the_worker(
+async def test_while_partial_a_small_case_is_shown_at_once_else_through_the_worker(
     tmp_path: Path,
 ) -> None:
+    from evalpin.core.case_index import CaseIndex
+    from evalpin.core.runfile import read_run
     from evalpin.tui.widgets import detail as detail_module
     from tests.builders import case, write_run
 
     many = range(detail_module.INLINE_RECORDS + 1)  # a case repeated more than that
     records = [case("a-small", True, 11), *(case("b-big", k % 2 == 0, k) for k in many)]
-    run = write_run(tmp_path / "one.jsonl", records)
-    app = new_app(run)
+    path = write_run(tmp_path / "one.jsonl", records)
+    index = CaseIndex(pair=False)
+    run = read_run(path)
+    index.advance(run.rows)
+    partial = index.table(run, None)  # as the loader hands it over while reading
+    app = new_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
-        review = app.review
-        table, detail = review.cases, review.detail
-        assert table is not None and [c.case_id for c in table.cases] == ["a-small", "b-big"]
-        detail.show(table, 0)
+        detail = app.review.detail
+        complete = app.review.cases
+        assert partial.partial and complete is not None and not complete.partial
+        detail.show(partial, 0)
         assert not detail.decoding and detail.shown.case == 0  # read and laid out here
         assert detail.text().startswith("a-small")
-        detail.show(table, 1)
-        assert detail.decoding  # asked of the worker: not on screen yet
+        detail.show(partial, 1)
+        assert detail.decoding  # a big case goes to the worker
         await detail_ready(pilot, app)
         assert detail.shown.case == 1 and detail.text().startswith("b-big")
+        detail.show(complete, 0)
+        assert detail.decoding  # once listed, every case goes to the worker
+        await detail_ready(pilot, app)
+        assert detail.text().startswith("a-small")

@@ -1,13 +1,13 @@
 """The detail of one case, left beside right per seed, decoded lazily from the run files.
 
-Only the records of the case on screen are decoded (`RunFile.records`, one seek each):
-at once for a case of a few records, in a thread worker for a bigger one, so the cursor
-never waits on many reads. Each request takes a new load token; a worker's result that
-comes back with an older token (the cursor moved on, the list was reopened, even on the
-same file) is dropped. Every string from a record is untrusted:
-made inert and rendered as plain `Text`; blocks (test tails, completion text, tool
-arguments, a tool conversation turn by turn) are capped in lines and width, with a note
-of what was cut.
+Only the records of the case on screen are decoded (`RunFile.records`, one seek each),
+in a thread worker, so the cursor never waits on the disk; while the runs are still
+being read, a case of a few records is read at once instead (see `DetailPane.show`).
+Each request takes a new load token; a worker's result that comes back with an older
+token (the cursor moved on, the list was reopened, even on the same file) is dropped.
+Every string from a record is untrusted: made inert and rendered as plain `Text`; blocks
+(test tails, completion text, tool arguments, a tool conversation turn by turn) are
+capped in lines and width, with a note of what was cut.
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ TEXT_LINES = 12
 TOOL_LINES = 8
 TURN_LINES = 40
 TURN_CHARS = 300  # per text, call or result in the transcript
-# A case of up to this many records (both sides) is read at once, a bigger one in a
-# worker (see `DetailPane.show`).
+# While the runs are read, a case of up to this many records (both sides) is read at
+# once, not in a worker (see `DetailPane.show`).
 INLINE_RECORDS = 16
 
 
@@ -81,8 +81,9 @@ class DetailPane(ScrollView, can_focus=True):
 
     A Line-API `ScrollView` over pre-laid-out lines: showing another case sets the lines
     and the virtual height, with no layout pass over the screen, and only the lines on
-    screen become strips. `show` asks; a small case is laid out at once, a big one's records
-    are decoded in a worker and laid out when `Loaded` comes back with the current token.
+    screen become strips. `show` asks; the records are decoded in a worker (or, for a small
+    case of a partial table, at once) and laid out when `Loaded` comes back with the
+    current token.
     """
 
     DEFAULT_CSS = """
@@ -186,18 +187,20 @@ class DetailPane(ScrollView, can_focus=True):
         self._set_lines([Text(message, style=self._style("detail--muted"))] if message else [])
 
     def show(self, table: CaseTable, case_number: int, *, force: bool = False) -> None:
-        """Ask for one case. A case of up to `INLINE_RECORDS` records is read and shown
-        at once: a few seeks into pages the loader has just read cost less than handing
-        the work to a thread and back (measured at 2 x 1M records while the runs were
-        still read: p95 49 ms through the worker, 21 ms inline, the loader competing for
-        the GIL at every hand-off). A bigger case is decoded in a worker, then shown."""
+        """Ask for one case. While the table is partial (the runs still being read), a
+        case of up to `INLINE_RECORDS` records is read and shown at once: a few seeks
+        into pages the loader has just read cost less than handing the work to a thread
+        and back while the loader competes for the GIL at every hand-off (measured at
+        2 x 1M records: key p95 49 ms through the worker, 21 ms at once). Otherwise the
+        case is decoded in a worker, then shown (with no loader about, that overlaps the
+        list's repaint: p95 28 ms against 38 ms at once, at 2 x 100k once listed)."""
         wanted = Shown(table, case_number)
         if not force and self.wanted == wanted:
             return
         self.wanted = wanted
         self.token += 1
         case = table.cases[case_number]
-        if len(case.left) + len(case.right) <= INLINE_RECORDS:
+        if table.partial and len(case.left) + len(case.right) <= INLINE_RECORDS:
             self._pending = None
             self._put(wanted, self._read(wanted))
             return

@@ -285,8 +285,9 @@ class CaseIndex:
         if start >= end:
             return
         lblock, rblock = left[start:end], right[start:end]
-        if _of_other_types(lblock, rblock):  # rows of two types never compare equal
-            differ, lsub, rsub = list(range(len(lblock))), lblock, rblock
+        every = _of_other_types(lblock, rblock)  # rows of two types never compare equal
+        if every:
+            differ, lsub, rsub = range(len(lblock)), lblock, rblock
         else:
             differ = list(compress(count(), map(ne, lblock, rblock)))
             lsub = list(map(lblock.__getitem__, differ))
@@ -295,10 +296,11 @@ class CaseIndex:
         if list(map(_CASE_ID, lsub)) != list(map(_CASE_ID, rsub)) or lseeds != rseeds:
             self._unalign(left, right)  # pairs every row again, through keys
             return
-        rows = list(map(add, differ, repeat(start)))
+        rows = list(range(start, end)) if every else list(map(add, differ, repeat(start)))
         self._differ += rows
         self._check_aligned(lsub, rsub, rows)
-        self._missing_pin(lblock, rblock, start, differ)
+        if not every:  # (else every row was looked at above)
+            self._missing_pin(lblock, rblock, start, differ)
         self._paired = end
 
     def _missing_pin(
@@ -340,12 +342,12 @@ class CaseIndex:
                     self._check(*pair)
             self._keyed_seen[side] = len(rows)
 
-    def _check_aligned(self, lrows: list[CaseRow], rrows: list[CaseRow], at: list[int]) -> None:
+    def _check_aligned(self, lrows: list[CaseRow], rrows: list[CaseRow], at: Sequence[int]) -> None:
         """`_check` for many common pairs at once (`at`: their row numbers), their pins and
         grades a column at a time in C (a refused pair of big runs differs on every row)."""
         bad = pin_failures(lrows, rrows)
         if bad:
-            self._failing += map(at.__getitem__, bad)
+            self._failing += at if len(bad) == len(at) else map(at.__getitem__, bad)
             self._mark_mismatched(lrows, bad, at)
             if self.mismatch is None:
                 self.mismatch = (lrows[bad[0]], rrows[bad[0]])
@@ -364,7 +366,7 @@ class CaseIndex:
             if j not in skip:
                 self._moved(lrow, rrow)
 
-    def _mark_mismatched(self, lrows: list[CaseRow], bad: list[int], at: list[int]) -> None:
+    def _mark_mismatched(self, lrows: list[CaseRow], bad: list[int], at: Sequence[int]) -> None:
         """Mark the cases of the failing pairs `bad` (positions in `lrows`, which sit at
         rows `at`). Where they are one unbroken stretch of rows of a tiled left (a refused
         pair: every row), the cases over it are marked a column at a time."""

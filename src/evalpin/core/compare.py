@@ -405,6 +405,11 @@ def pin_failures(lrows: Sequence[CaseRow], rrows: Sequence[CaseRow]) -> list[int
         lv, rv = list(map(get, lrows)), list(map(get, rrows))
         if lv == rv and (key not in TRIPLE or None not in lv):
             continue  # no row differs in this pin (the usual case)
+        lone = _lone(lv), _lone(rv)
+        if lone[0] is not _MIXED and lone[1] is not _MIXED:  # one value a side: decided once
+            if pins_equal(key, *lone):  # type: ignore[arg-type]
+                continue
+            return list(range(len(lv)))  # every pair fails on this pin
         differs = map(ne, lv, rv)
         if key in TRIPLE:  # present and equal
             differs = map(or_, differs, map(is_, lv, repeat(None)))
@@ -413,6 +418,16 @@ def pin_failures(lrows: Sequence[CaseRow], rrows: Sequence[CaseRow]) -> list[int
             differs = map(and_, differs, both)
         failed = list(differs) if failed is None else list(map(or_, failed, differs))
     return [] if failed is None else list(compress(count(), failed))
+
+
+_MIXED = object()
+
+
+def _lone(values: list[str | None]) -> object:
+    """The one value of a column (a relabelled slot's, usually), or _MIXED."""
+    if values and values.count(values[0]) == len(values):
+        return values[0]
+    return _MIXED
 
 
 def _join(left: RunFile, right: RunFile) -> tuple[Diff, list[int], list[int]]:

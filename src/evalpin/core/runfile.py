@@ -304,9 +304,15 @@ class Scan:
         return run
 
     def _count(self, rows: list[CaseRow]) -> None:
-        """Gather the pin values of rows just read (C-level passes over a block)."""
+        """Gather the pin values of rows just read (C-level passes over a block). A pin
+        usually holds one value over a whole block, which `list.count` sees faster than a
+        set takes every row's."""
         for get, values in zip(_PIN_GETTERS, self._values.values(), strict=True):
-            values.update(map(get, rows))
+            column = list(map(get, rows))
+            if column and column.count(column[0]) == len(column):
+                values.add(column[0])
+            else:
+                values.update(column)
         if not self._lacks_fixture:
             self._lacks_fixture = None in map(_FIXTURE_HASH, rows)
 

@@ -56,6 +56,8 @@ from evalpin.tui.widgets.pins import PinsHeader, Side
 from evalpin.tui.widgets.status import SearchBox, StatusLine
 
 if TYPE_CHECKING:
+    from textual.worker import Worker
+
     from evalpin.tui.app import EvalpinApp
 
 RunSource = str | Path | RunFile | RunStream
@@ -383,7 +385,14 @@ class ReviewScreen(Screen[None]):
             if apart is not None:
                 apart.kill()  # done, or given up: nothing may outlive the load
 
-    def _load(self, streams, generation: int, refused: bool, worker, apart) -> None:
+    def _load(
+        self,
+        streams: list[RunStream],
+        generation: int,
+        refused: bool,
+        worker: Worker[None],
+        apart: JudgeApart | None,
+    ) -> None:
         """The body of `load`, with the streams opened and the child started."""
         post = self.post_message
         try:
@@ -400,7 +409,9 @@ class ReviewScreen(Screen[None]):
         # answered first.
         for run in runs:
             self._answered.wait(YIELD_AT_MOST)
-            run.pin_values  # noqa: B018 - counted here, not on the UI thread (reported models)
+            # Gathered by the reader already for JSONL runs; counted here, not on the UI
+            # thread, for a format read whole (the pins header shows the reported models).
+            run.pin_values  # noqa: B018
         post(RunsRead(generation, lrun, rrun))
         diff = None
         if rrun is not None:
@@ -426,7 +437,7 @@ class ReviewScreen(Screen[None]):
         post(VerdictsReady(generation, verdicts[0], verdicts[1] if rrun is not None else None))
 
     def _read(
-        self, streams: list[RunStream], generation: int, refused: bool, worker
+        self, streams: list[RunStream], generation: int, refused: bool, worker: Worker[None]
     ) -> tuple[RunFile, RunFile | None, CaseIndex] | None:
         """The reading loop of `load`: None when cancelled."""
         post = self.post_message

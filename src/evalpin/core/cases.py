@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, count, repeat
 from operator import and_, attrgetter, lt, ne
@@ -161,8 +161,11 @@ class CaseTable:
             return {status: self.partial_counts.get(status, 0) for status in self.statuses}
         if self._prepared is not None:
             return dict(self._prepared[0])
-        found = Counter(map(_STATUS, self.cases))
-        found[FLAKY] = sum(map(_FLAKY, self.cases))
+        return self._counted(list(map(_STATUS, self.cases)), sum(map(_FLAKY, self.cases)))
+
+    def _counted(self, statuses: list[str], flaky: int) -> dict[str, int]:
+        found = Counter(statuses)
+        found[FLAKY] = flaky
         return {status: found.get(status, 0) for status in self.statuses}
 
     def visible(self, filter_name: str = ALL, search: str = "") -> Sequence[int]:
@@ -178,7 +181,8 @@ class CaseTable:
                 if self._lower is None:
                     self._lower = [c.case_id.lower() for c in cases]
                 lower = self._lower
-            found: Sequence[int] = list(compress(count(), map(_holds, lower, repeat(needle))))
+            holds = map(str.__contains__, lower, repeat(needle))
+            found: Sequence[int] = list(compress(count(), holds))
         else:
             if filter_name == ALL and not self.partial:
                 if self._all is None:
@@ -202,7 +206,10 @@ class CaseTable:
             return known[: bisect_left(known, visible.stop)]
         if self._prepared is not None and visible is self._all:
             return self._prepared[1]
-        statuses = map(_STATUS, map(self.cases.__getitem__, visible))
+        return self._stops(map(_STATUS, map(self.cases.__getitem__, visible)))
+
+    def _stops(self, statuses: Iterable[str]) -> list[int]:
+        """Positions of the statuses n/p stop at."""
         return list(compress(count(), map(self.changed.__contains__, statuses)))
 
     def _changed_so_far(self) -> list[int]:
@@ -222,33 +229,30 @@ class CaseTable:
     def prepare(self) -> None:
         """Work out, once, what showing the whole complete table asks for (its counts,
         where n/p stop, where it opens): the review's loader does it before the table is
-        handed to the screen, so the screen does not stall on it; in slices, so the
-        screen's thread gets the GIL in between."""
+        handed to the screen, so the screen does not stall on it. The statuses are taken
+        in slices, so the screen's thread gets the GIL in between."""
         if self.partial:
             return
         self.visible()  # the whole list, kept: what is worked out here is for it
         statuses: list[str] = []
-        found: Counter[str] = Counter()
         flaky = 0
         for lo in range(0, len(self.cases), _SLICE):
             part = self.cases[lo : lo + _SLICE]
             statuses += map(_STATUS, part)
-            found.update(statuses[lo:])
             flaky += sum(map(_FLAKY, part))
-        found[FLAKY] = flaky
-        counts = {status: found.get(status, 0) for status in self.statuses}
-        changed: list[int] = []
-        for lo in range(0, len(statuses), _SLICE):
-            part = map(self.changed.__contains__, statuses[lo : lo + _SLICE])
-            changed += compress(count(lo), part)
-        first = next((k for k in changed if statuses[k] == REGRESSED), None)
-        self._prepared = (counts, changed, first if first is not None else (changed or [0])[0])
+        self._prepared = (
+            self._counted(statuses, flaky),
+            self._stops(statuses),
+            self._opening(statuses),
+        )
 
     def first_position(self, visible: Sequence[int]) -> int:
         """Where the list opens: the first regression, else the first changed case."""
         if self._prepared is not None and visible is self._all:
             return self._prepared[2]
-        statuses = list(map(_STATUS, map(self.cases.__getitem__, visible)))
+        return self._opening(list(map(_STATUS, map(self.cases.__getitem__, visible))))
+
+    def _opening(self, statuses: list[str]) -> int:
         for want in ({REGRESSED}, self.changed):
             at = next(compress(count(), map(want.__contains__, statuses)), None)
             if at is not None:
@@ -333,7 +337,3 @@ def flaky_on(cases: Sequence[Case], side: int) -> list[bool]:
     won = list(map(PASSED_ON[side], cases))
     rows = map(len, map(ROWS_ON[side], cases))
     return list(map(and_, map(lt, repeat(0), won), map(lt, won, rows)))
-
-
-def _holds(text: str, needle: str) -> bool:
-    return needle in text

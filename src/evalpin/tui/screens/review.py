@@ -385,6 +385,11 @@ class ReviewScreen(Screen[None]):
             if apart is not None:
                 apart.kill()  # done, or given up: nothing may outlive the load
 
+    def _give_way(self) -> None:
+        """Wait (the loader) while the reviewer's last move is not on screen yet, at most
+        `YIELD_AT_MOST`: the long steps of loading hold the GIL the screen needs."""
+        self._answered.wait(YIELD_AT_MOST)
+
     def _load(
         self,
         streams: list[RunStream],
@@ -408,7 +413,7 @@ class ReviewScreen(Screen[None]):
         # Each step below is long C-level passes that hold the GIL: a key in progress is
         # answered first.
         for run in runs:
-            self._answered.wait(YIELD_AT_MOST)
+            self._give_way()
             # Gathered by the reader already for JSONL runs; counted here, not on the UI
             # thread, for a format read whole (the pins header shows the reported models).
             run.pin_values  # noqa: B018
@@ -416,16 +421,16 @@ class ReviewScreen(Screen[None]):
         diff = None
         if rrun is not None:
             post(LoadProgress(generation, "joining the runs…"))
-            self._answered.wait(YIELD_AT_MOST)
+            self._give_way()
             diff = index.join(lrun, rrun)
-            self._answered.wait(YIELD_AT_MOST)
+            self._give_way()
             post(DiffReady(generation, diff, diff.key_mismatches() if diff.refused else []))
         if worker.is_cancelled:
             return
         post(LoadProgress(generation, "classifying cases…"))
-        self._answered.wait(YIELD_AT_MOST)
+        self._give_way()
         cases = index.finish(lrun, rrun, diff)
-        self._answered.wait(YIELD_AT_MOST)
+        self._give_way()
         cases.prepare()  # here, not on the UI thread
         freeze_heap(len(lrun.rows) + (len(rrun.rows) if rrun else 0))
         post(CasesReady(generation, cases))
@@ -457,14 +462,14 @@ class ReviewScreen(Screen[None]):
                 reading.remove(stream)
             if stream in unread:
                 unread.remove(stream)
-            self._answered.wait(YIELD_AT_MOST)  # between the two halves of a block's work
+            self._give_way()  # between the two halves of a block's work
             index.advance(lstream.rows, rstream.rows if rstream is not None else None)
             if index.mismatch is not None and not told:
                 told = True
                 post(MismatchFound(generation, differing_pins(*index.mismatch), _key(index)))
             if worker.is_cancelled:
                 return None
-            self._answered.wait(YIELD_AT_MOST)
+            self._give_way()
             if unread:
                 continue
             if table is None:

@@ -63,6 +63,15 @@ def test_a_child_that_fails_is_no_answer(tmp_path: Path) -> None:
     assert apart.verdicts(lambda: False) is None
 
 
+def test_a_child_reading_hostile_bytes_is_no_answer(tmp_path: Path) -> None:
+    path = write_run(tmp_path / "bad.jsonl", grid(outcomes(30)))
+    data = path.read_bytes()
+    path.write_bytes(data[:900] + b"\x00\xff\xfe not a record\n" + data[900:])
+    # The child meets the bad line, exits non-zero and is not believed; the review's own
+    # reading reports the file and line.
+    assert JudgeApart.of([RunStream(path)]).verdicts(lambda: False) is None
+
+
 def test_a_child_given_up_on_is_killed(tmp_path: Path) -> None:
     fifo = tmp_path / "never-written"
     os.mkfifo(fifo)  # the child blocks reading it, until killed

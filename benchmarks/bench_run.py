@@ -3,8 +3,9 @@
 Targets: replay of a golden set, 10,000 cases x 3 seeds, under 5 s (the whole command;
 issue 3); per coding item, process-isolated (the candidate in a worker sandbox, pytest
 in another on stand-ins), evalpin's overhead over calling `python -m pytest -q` directly
-on the same item under 25% (issue 8); `--jobs 2` at least 1.7x faster than `--jobs 1` on
-this 2-core machine. Run: python benchmarks/bench_run.py
+on the same item under 15% (issue 24; 25% in issue 8); `--jobs 2` at least 1.7x faster
+than `--jobs 1` on this 2-core machine; an item whose test calls the candidate 20,000
+times graded in under 1 s (issue 24). Run: python benchmarks/bench_run.py
 """
 
 from __future__ import annotations
@@ -150,6 +151,53 @@ def direct_pytest(repeat: int, *, autoload: bool) -> float:
     return statistics.median(times)
 
 
+CALLS = 20_000
+CHATTY_TEST = f"""\
+from solution import total
+
+
+def test_many_calls():
+    for i in range({CALLS}):
+        assert total([i, 1]) == i + 1
+"""
+
+
+def chatty_item(folder: Path) -> float:
+    """Seconds evalpin records for one item whose test makes CALLS candidate calls (each
+    with a list argument, so each also copies the list back), median of three seeds."""
+    if folder.exists():
+        shutil.rmtree(folder)
+    (folder / "tests").mkdir(parents=True)
+    (folder / "prompt.md").write_text("Fix total().\n")
+    (folder / "tests" / "test_chatty.py").write_text(CHATTY_TEST)
+    (folder / "chatty.yaml").write_text(
+        "schema: coding-eval/v1\ndataset_id: chatty\ndataset_version: '1'\nitems:\n"
+        "  - id: chatty\n    language: python\n    prompt_file: prompt.md\n"
+        "    test_file: tests/test_chatty.py\n    timeout_s: 60\n"
+        "    expected_files: [solution.py]\n"
+    )
+    answer = {"case_id": "chatty", "files": {"solution.py": SOLUTION}, "text": ""}
+    (folder / "replay.jsonl").write_text(json.dumps(answer) + "\n")
+    out = folder / "runs" / "chatty.jsonl"
+    out.unlink(missing_ok=True)
+    evalpin(
+        "--fixtures",
+        "chatty.yaml",
+        "--slot",
+        "bench=replay:replay.jsonl",
+        "--seeds",
+        "1,2,3",
+        "--jobs",
+        "1",  # the figure is the wire's latency: nothing else competes for the cores
+        "--out",
+        str(out.relative_to(folder)),
+        cwd=folder,
+    )
+    cases = [json.loads(line) for line in out.read_text().splitlines()[1:-1]]
+    assert all(c["pass"] for c in cases), [c["reasons"] for c in cases]
+    return statistics.median(c["seconds"] for c in cases)
+
+
 def coding_run(folder: Path, jobs: int, tag: str) -> tuple[float, list[float]]:
     out = folder / "runs" / f"{tag}.jsonl"
     out.unlink(missing_ok=True)
@@ -195,16 +243,21 @@ def main() -> None:
     one_wall, per_item = coding_run(folder, 1, "jobs1")
     item_s = statistics.median(per_item)
     overhead = item_s / pytest_s - 1
-    verdict = "met" if overhead < 0.25 else "NOT met"
+    verdict = "met" if overhead < 0.15 else "NOT met"
     print(f"direct pytest on one item, this venv's plugins autoloaded: {plugins_s:.3f} s")
     print(f"direct pytest on one item, plugin autoload off (as evalpin): {pytest_s:.3f} s")
     print(f"evalpin per coding item, process-isolated, median of {args.items}: {item_s:.3f} s")
-    print(f"  overhead over the like-for-like figure: {overhead:+.1%}  [target < 25%: {verdict}]")
+    print(f"  overhead over the like-for-like figure: {overhead:+.1%}  [target < 15%: {verdict}]")
     two_wall, _ = coding_run(folder, 2, "jobs2")
     speedup = one_wall / two_wall
     print(
         f"{args.items} coding items: --jobs 1 {one_wall:.2f} s, --jobs 2 {two_wall:.2f} s"
         f" -> {speedup:.2f}x  [target >= 1.7x: {'met' if speedup >= 1.7 else 'NOT met'}]"
+    )
+    chatty = chatty_item(DATA / "chatty")
+    print(
+        f"one item whose test calls the candidate {CALLS:,} times, median of 3: {chatty:.3f} s"
+        f"  [target < 1 s: {'met' if chatty < 1 else 'NOT met'}]"
     )
 
 

@@ -200,3 +200,17 @@ def test_repeats_without_a_digest_or_under_another_triple_are_not_mismatches(
     ]
     v = verdict_of(tmp_path, cases)
     assert v.repeat_mismatches == [] and not v.non_deterministic
+
+
+def test_a_case_the_wire_could_not_carry_leaves_the_run_not_fully_graded(tmp_path: Path) -> None:
+    cases = grid({"a": [True] * 3, "b": [True] * 3})
+    cases[1] = case("a", False, seed=29, reasons=["sandbox_error:unsupported"])
+    v = verdict_of(tmp_path, cases=cases)
+    assert v.label == "internal"
+    failed = [c for c in v.checklist if not c.ok]
+    assert [c.rule for c in failed] == ["fully graded"] and failed[0].value == ["a"]
+    assert "sandbox_error:unsupported on a" in failed[0].why
+    other = grid({"a": [True] * 3, "b": [True, False, True]})  # an ordinary fail: graded
+    (tmp_path / "plain").mkdir()
+    rules = [c.rule for c in verdict_of(tmp_path / "plain", cases=other).checklist]
+    assert "fully graded" not in rules

@@ -27,8 +27,10 @@ def grader_version() -> str:
     """A short sha256 over the source of every grader module and of the reason registry
     (whose order decides how reasons are recorded): any rubric edit moves it."""
     h = hashlib.sha256()
-    for source in [*sorted(GRADERS_DIR.glob("*.py")), REASONS_SOURCE]:
-        h.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
+    for source in [*sorted(GRADERS_DIR.rglob("*.py")), REASONS_SOURCE]:
+        inside = source.is_relative_to(GRADERS_DIR)
+        name = source.relative_to(GRADERS_DIR).as_posix() if inside else source.name
+        h.update(name.encode() + b"\0" + source.read_bytes() + b"\0")
     return h.hexdigest()[:12]
 
 

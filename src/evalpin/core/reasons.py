@@ -140,6 +140,8 @@ SANDBOX_ERROR = _code(
         "start": "the sandboxed process could not start",
         "setup": "the sandbox started but did not get ready",
         "memory": "the memory limit was reached",
+        "unsupported": "the tests did something process isolation cannot carry to the "
+        "candidate (named in the tail); not the candidate's failure",
         "worker_lost": "every Dask worker that tried to grade it died (retries exhausted)",
     },
 )

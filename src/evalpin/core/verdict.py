@@ -24,6 +24,7 @@ from evalpin.core.errors import InputError
 from evalpin.core.files import not_utf8
 from evalpin.core.fixtures import FIXTURE_KINDS, KIND_CODING, FixtureSet
 from evalpin.core.power import Power, power
+from evalpin.core.reasons import SANDBOX_ERROR
 from evalpin.core.records import RunHeader
 from evalpin.core.runfile import TRIPLE, RunFile
 
@@ -39,6 +40,7 @@ MIN_SEEDS = 3
 # holdout_policy values that declare a set public; any other value (or none) seals it.
 PUBLIC_POLICIES = {"none", "public", "no-holdout"}
 NETWORK_ENFORCED = "off-enforced"
+UNSUPPORTED = SANDBOX_ERROR("unsupported")
 
 
 def fold(text: str) -> str:
@@ -257,6 +259,24 @@ def in_process_rule(header: RunHeader | None, check: Callable[..., None]) -> Non
         check("in-process grading", False, items, why, INTERNAL, shown=f"{len(items)} item(s)")
 
 
+def ungraded_cases(run: RunFile) -> list[str]:
+    """Cases the grader could not judge (`sandbox_error:unsupported`): one byte search of
+    the file first, so runs without any (nearly all) decode nothing."""
+    if run.details is None:
+        try:
+            with open(run.path, "rb") as fh:
+                if UNSUPPORTED.encode() not in fh.read():
+                    return []
+        except OSError:
+            return []
+    failed = [i for i, row in enumerate(run.rows) if not row.passed]
+    try:
+        records = run.records(failed)
+    except InputError:
+        return []
+    return sorted({rec.case_id for rec in records.values() if UNSUPPORTED in (rec.reasons or ())})
+
+
 def _shown(value: Any) -> str:
     return "-" if value in (None, "", []) else str(value)
 
@@ -324,6 +344,19 @@ def checklist(
         INTERNAL,
         shown={True: "yes", False: f"no ({run.incomplete_why})", None: "unknown"}[run.complete],
     )
+    ungraded = ungraded_cases(run)
+    if ungraded:  # shown only when it fails: the wire could not carry what a test did
+        shown = ", ".join(ungraded[:5]) + (
+            f" and {len(ungraded) - 5} more" if len(ungraded) > 5 else ""
+        )
+        check(
+            "fully graded",
+            False,
+            ungraded,
+            f"not fully graded: {UNSUPPORTED} on {shown} (the grader's limit, not a fail)",
+            INTERNAL,
+            shown=f"{len(ungraded)} case(s) {UNSUPPORTED}",
+        )
     settings = h.slot if h else None
     tier = tiers.tier_of(settings)
     check(

@@ -4,7 +4,7 @@
 only to the worker's folder and imported only by the worker, a sandbox that sees that
 folder, the wire module and the system, nothing else. The pytest process runs in a
 second sandbox whose copy of each candidate `.py` file is a generated stand-in that
-forwards to the worker over two pipes (`core/graders/remote.py`): plain data and
+forwards to the worker over two pipes (`core/graders/wire/`): plain data and
 handles only, never code, never pickles. pytest writes its JUnit report into a control
 folder the worker's sandbox does not contain, and the grader reads it from there. No
 process that ran candidate code can write to the report or to the pytest process.
@@ -21,15 +21,18 @@ the process whose exit ends the run) and judges once they have run.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
+import py_compile
 import secrets
 import sys
+import tempfile
 from pathlib import Path
 
 from evalpin.core.fixtures import CodingItem
-from evalpin.core.graders import guard, remote
+from evalpin.core.graders import guard, wire
 from evalpin.core.graders.coding import (
     GUARDED_PYTEST_BOOT,
     IMPORTABLE_SUFFIXES,
@@ -44,16 +47,43 @@ from evalpin.core.graders.coding import (
     module_name,
     pytest_args,
 )
+from evalpin.core.reasons import SANDBOX_ERROR
 from evalpin.run.sandbox import Box, Spec, read_regular, write_tree
 
 REPORT = "report.xml"
+NOTES = "unsupported.txt"
 
 
-def _runtime(box: Box, modules: dict[str, Path]) -> Path:
+def _runtime(box: Box, files: dict[str, bytes]) -> Path:
     """A read-only-bound folder with evalpin's own modules for the sandboxed side."""
     folder = box.folder("runtime")
-    write_tree(folder, {f"{name}.py": path.read_bytes() for name, path in modules.items()})
+    write_tree(folder, files)
     return folder
+
+
+@functools.cache
+def _wire() -> dict[str, bytes]:
+    """The wire package's files, as `evalpin_wire/` in the runtime folder, each with its
+    compiled form (an unchecked-hash .pyc, which `python -B` still reads): compiling
+    them in every sandboxed process would cost each item about 20 ms."""
+    package = Path(wire.__file__).parent
+    files = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for source in sorted(package.glob("*.py")):
+            name = f"evalpin_wire/{source.name}"
+            compiled = Path(tmp, source.stem + ".pyc")
+            py_compile.compile(
+                str(source),
+                cfile=str(compiled),
+                dfile=name,
+                doraise=True,
+                invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
+            )
+            files[name] = source.read_bytes()
+            files[f"evalpin_wire/__pycache__/{source.stem}.{sys.implementation.cache_tag}.pyc"] = (
+                compiled.read_bytes()
+            )
+    return files
 
 
 def _control(box: Box) -> tuple[Path, Path]:
@@ -71,12 +101,14 @@ class ProcessMode:
         self.test_source = test_source
         self.candidate = candidate
         self.report: Path | None = None
+        self.notes: Path | None = None
 
     def specs(self, box: Box, env: dict[str, str], limits: dict[str, int]) -> list[Spec]:
-        runtime = _runtime(box, {"evalpin_remote": Path(remote.__file__)})
+        runtime = _runtime(box, _wire())
         worker_dir, tests_dir = box.folder("candidate"), box.folder("tests")
         ctl, ini = _control(box)
         self.report = ctl / REPORT
+        self.notes = ctl / NOTES
         write_tree(worker_dir, self.candidate)
         modules = {p: m for p in self.candidate if (m := module_name(p))}
         shown = {p: STUB.format(name=m).encode() for p, m in modules.items()}
@@ -106,11 +138,20 @@ class ProcessMode:
             ro=[runtime],
             pass_fds=(req_r, resp_w),
             limits=limits,
+            # An empty folder where the tests' folder is: the files of it the tests hand
+            # over are mirrored there, nothing else of it.
+            binds=[(box.folder("mirror"), tests_dir)],
         )
         args = pytest_args(str(ini), str(tests_dir), str(self.report), self.item.test_file.name)
         tester = Spec(
             [sys.executable, "-I", "-B", "-c", PYTEST_BOOT, str(runtime), *args],
-            {**env, "EVALPIN_RPC_FDS": f"{resp_r},{req_w}"},
+            {
+                **env,
+                "EVALPIN_RPC_FDS": f"{resp_r},{req_w}",
+                "EVALPIN_NOTES": str(self.notes),
+                # Mirror handed paths only when the worker has a file system of its own.
+                "EVALPIN_MIRROR": "1" if env.get("TMPDIR") == "/tmp" else "0",
+            },
             tests_dir,
             rw=[tests_dir, ctl],
             ro=[runtime],
@@ -121,6 +162,8 @@ class ProcessMode:
 
     def judge(self, box: Box, exit_code: int | None) -> tuple[bool, list[str]]:
         assert self.report is not None
+        if read_regular(self.notes):  # the wire could not carry something the tests did
+            return False, [SANDBOX_ERROR("unsupported")]
         expected = expected_tests(self.test_source.decode("utf-8", "replace"))
         return judge_report(read_regular(self.report), expected, exit_code=exit_code)
 
@@ -136,7 +179,7 @@ class InProcessMode:
         self.paths: dict[str, Path] = {}
 
     def specs(self, box: Box, env: dict[str, str], limits: dict[str, int]) -> list[Spec]:
-        runtime = _runtime(box, {"evalpin_guard": Path(guard.__file__)})
+        runtime = _runtime(box, {"evalpin_guard.py": Path(guard.__file__).read_bytes()})
         work = box.folder("work")
         ctl, ini = _control(box)
         self.paths = {

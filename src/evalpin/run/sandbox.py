@@ -581,6 +581,8 @@ class Spec:
     ro: list[Path] = field(default_factory=list)
     pass_fds: tuple[int, ...] = ()
     limits: dict[str, int] = field(default_factory=dict)
+    # Writable folders shown at another path (source, where the sandbox sees it).
+    binds: list[tuple[Path, Path]] = field(default_factory=list)
 
 
 @functools.cache
@@ -617,6 +619,7 @@ def _plan(spec: Spec) -> list[tuple[str, str, str, object]]:
     plan = list(_system_plan())
     plan += [("rw", str(p), str(p), None) for p in spec.rw]
     plan += [("ro", str(p), str(p), None) for p in spec.ro]
+    plan += [("rw", str(src), str(dst), None) for src, dst in spec.binds]
     return plan
 
 
@@ -625,14 +628,15 @@ def _wrapper(
 ) -> tuple[list[str], str | None]:
     """The command that puts the launcher in its namespaces, and the mount point of the
     private root the launcher builds (unshare only; bubblewrap builds it from flags)."""
-    if iso.kind != "none" and shutil.which(iso.kind) is None:
+    tool = shutil.which(iso.kind) if iso.kind != "none" else None
+    if iso.kind != "none" and tool is None:
         raise FileNotFoundError(f"{iso.kind} not found on PATH")
-    if iso.kind == "unshare":
+    if iso.kind == "unshare":  # by its path: the shell before it need not search PATH
         net = [] if allow_network else ["--net"]
         mount_point = Path(tempfile.mkdtemp(prefix="root-", dir=box.root))
-        return ["unshare", "--map-root-user", *net, *_UNSHARE_REST], str(mount_point)
+        return [tool, "--map-root-user", *net, *_UNSHARE_REST], str(mount_point)
     if iso.kind == "bwrap":
-        args = ["bwrap", "--unshare-all", *(["--share-net"] if allow_network else [])]
+        args = [tool, "--unshare-all", *(["--share-net"] if allow_network else [])]
         args += ["--die-with-parent", "--cap-drop", "ALL"]
         for op, src, dst, opt in _plan(spec):
             if op in ("ro", "rw"):

@@ -16,7 +16,7 @@ Reason codes decided here: `outside_surface:PATH`, `missing_file:NAME`,
 no test at all, a non-zero pytest exit, or no readable report). `timeout` and
 `sandbox_error:KIND` are decided by the sandbox.
 
-How the candidate runs (`isolation`): the wire (remote.py), the in-process witness
+How the candidate runs (`isolation`): the wire (wire/), the in-process witness
 (guard.py) and the boot scripts below are grader modules too, shipped into the sandbox.
 """
 
@@ -394,19 +394,19 @@ def pytest_args(ini: str, workdir: str, report: str, test_name: str) -> list[str
 
 
 # How the sandboxed processes start (`python -I -B -c BOOT ...`). The runtime folder
-# (argv[1]) holds remote.py as `evalpin_remote` and, in-process, guard.py as
+# (argv[1]) holds the wire package as `evalpin_wire` and, in-process, guard.py as
 # `evalpin_guard`; it leaves sys.path once they are imported.
 WORKER_BOOT = """\
 import json, os, sys
 sys.path.insert(0, sys.argv[1])
-import evalpin_remote
+import evalpin_wire.worker
 sys.path[0] = os.getcwd()
-evalpin_remote.worker(int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4]))
+evalpin_wire.worker.worker(int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4]))
 """
 PYTEST_BOOT = """\
 import sys
 sys.path.insert(0, sys.argv[1])
-import evalpin_remote
+import evalpin_wire.stubs
 del sys.path[0]
 import pytest
 sys.exit(pytest.main(sys.argv[2:]))
@@ -422,8 +422,8 @@ sys.exit(pytest.main(sys.argv[3:], plugins=[guard]))
 """
 STUB = """\
 # evalpin stand-in: the candidate's module runs in a separate process; this forwards.
-import evalpin_remote
-evalpin_remote.stub({name!r}, globals())
+import evalpin_wire.stubs
+evalpin_wire.stubs.stub({name!r}, globals())
 """
 # A candidate file the pytest process would import or load if it were copied there.
 IMPORTABLE_SUFFIXES = (".py", ".pyw", ".pyc", ".pyo", ".so", ".pyd", ".dll", ".dylib", ".pth")

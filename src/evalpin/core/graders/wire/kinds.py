@@ -1,0 +1,245 @@
+"""What a test's object may be used for in the worker, decided by what it is (an
+allow-list of kinds), and what the judge does when the candidate asks."""
+
+from __future__ import annotations
+
+import builtins
+import enum
+import io
+import operator
+import os
+import sys
+import types
+
+from .mirror import _within
+from .proxies import _REF, _Ref, _ref
+from .values import _SCALARS, _STDLIB
+
+_OPS = {
+    "__iter__": iter,
+    "__next__": next,
+    "__len__": len,
+    "__bool__": bool,
+    "__contains__": lambda o, x: x in o,
+    "__getitem__": lambda o, k: o[k],
+    "__setitem__": lambda o, k, v: o.__setitem__(k, v),
+    "__delitem__": lambda o, k: o.__delitem__(k),
+    "__enter__": lambda o: o.__enter__(),
+    "__exit__": lambda o, *a: o.__exit__(*a),
+    "__repr__": repr,
+    "__str__": str,
+}
+_CONTAINER = frozenset(_OPS)
+# Comparing two of the tests' objects is the tests' own code deciding, as in-process
+# (a `functools.cmp_to_key` key, a test's dataclass as a dict key).
+_COMPARE = {
+    "__eq__": operator.eq,
+    "__ne__": operator.ne,
+    "__lt__": operator.lt,
+    "__le__": operator.le,
+    "__gt__": operator.gt,
+    "__ge__": operator.ge,
+    "__hash__": hash,
+}
+_OPS.update(_COMPARE)
+_SPECIALS = {
+    "call": frozenset({"__repr__", "__str__", "__bool__", *_COMPARE}),
+    "iter": frozenset({"__iter__", "__next__", "__repr__", "__bool__"}),
+    "file": frozenset({"__iter__", "__next__", "__enter__", "__exit__", "__repr__", "__bool__"}),
+    "object": _CONTAINER | set(_COMPARE),
+    "mock": _CONTAINER | set(_COMPARE),
+}
+# What a file object of the tests' offers the candidate: reading and writing.
+_FILE_API = frozenset(
+    [
+        "read",
+        "read1",
+        "readline",
+        "readlines",
+        "readinto",
+        "write",
+        "writelines",
+        "seek",
+        "tell",
+        "flush",
+        "close",
+        "closed",
+        "name",
+        "mode",
+        "encoding",
+        "errors",
+        "newlines",
+        "readable",
+        "writable",
+        "seekable",
+        "getvalue",
+        "truncate",
+        "isatty",
+        "line_buffering",
+    ]
+)
+# Builtins that compute on their arguments and nothing else, safe as callbacks.
+_PURE_BUILTINS = frozenset(
+    [
+        "abs",
+        "all",
+        "any",
+        "ascii",
+        "bin",
+        "callable",
+        "chr",
+        "divmod",
+        "format",
+        "hash",
+        "hex",
+        "len",
+        "max",
+        "min",
+        "next",
+        "iter",
+        "oct",
+        "ord",
+        "pow",
+        "print",
+        "repr",
+        "round",
+        "sorted",
+        "sum",
+        "isinstance",
+        "issubclass",
+    ]
+)
+_PLAIN_TYPES = frozenset({str, bytes, int, float, list, dict, set, frozenset, tuple, bytearray})
+
+
+def _plain(args) -> bool:
+    return all(type(a) in _SCALARS or type(a) in _PLAIN_TYPES for a in args)
+
+
+def _ident_of(value) -> int | None:
+    ref = _ref(value) if not isinstance(value, type) else value.__dict__.get(_REF)
+    return ref.ident if type(ref) is _Ref else None
+
+
+def _stdlib_name(value) -> tuple[str, str] | None:
+    """(module, qualname) of a standard-library function or class found there under that
+    name (`time.sleep`, `os.path.join`); None for anything else."""
+    module, qualname = getattr(value, "__module__", None), getattr(value, "__qualname__", None)
+    if type(module) is not str or type(qualname) is not str or module == "builtins":
+        return None
+    if module.split(".")[0] not in _STDLIB or not (callable(value) or isinstance(value, type)):
+        return None
+    found = sys.modules.get(module)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return (module, qualname) if found is value else None
+
+
+def _type_name(value) -> str:
+    cls = type(value)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _is_mock(value) -> bool:
+    mock = sys.modules.get("unittest.mock")
+    return mock is not None and isinstance(value, mock.NonCallableMock)
+
+
+def _tests_class(cls: type, root: str) -> bool:
+    """A class defined by the tests (in a module loaded from the tests' folder)."""
+    if type(cls) not in (type, enum.EnumMeta, getattr(sys.modules.get("abc"), "ABCMeta", type)):
+        return False
+    module = sys.modules.get(getattr(cls, "__module__", ""), None)
+    path = getattr(module, "__file__", None)
+    if type(path) is not str or getattr(module, "_evalpin_stub", False):
+        return False
+    return _within(os.path.realpath(path), [root])
+
+
+def _kind(value, root: str) -> str | None:
+    """What a test's object may be used for in the worker, decided by what it is."""
+    if _is_mock(value):
+        return "mock"
+    if isinstance(value, io.IOBase):
+        return "file"
+    if isinstance(value, (types.GeneratorType, types.AsyncGeneratorType)):
+        return "iter"
+    cls = type(value)
+    if cls.__module__ == "builtins" and cls.__name__.endswith("iterator"):
+        return "iter"
+    if cls.__module__ == "itertools" or cls in (map, filter, zip, enumerate, reversed):
+        return "iter"
+    if isinstance(value, types.FunctionType):
+        return "call"
+    if isinstance(value, types.MethodType):
+        return "call" if _kind(value.__self__, root) in ("object", "mock", "file", "call") else None
+    if isinstance(value, types.BuiltinFunctionType):
+        owner = value.__self__
+        if owner is builtins or owner is None:
+            return "call" if value.__name__ in _PURE_BUILTINS else None
+        if type(owner) in _PLAIN_TYPES or _kind(owner, root) in ("object", "file"):
+            return "call"
+        return None
+    if isinstance(value, (types.MethodDescriptorType, types.ClassMethodDescriptorType)):
+        owner = value.__objclass__
+        return "call" if owner in _PLAIN_TYPES and not value.__name__.startswith("_") else None
+    functools = sys.modules.get("functools")
+    if functools is not None and isinstance(value, functools.partial):
+        return "call" if _kind(value.func, root) == "call" else None
+    if isinstance(value, type):  # a class of the tests': called, its public names read
+        return "object" if _tests_class(value, root) else None
+    if callable(value) and cls.__module__ in ("operator", "functools"):
+        return "call"  # itemgetter, attrgetter, methodcaller, cmp_to_key
+    if cls is types.SimpleNamespace or isinstance(value, enum.Enum) or _tests_class(cls, root):
+        return "object"
+    argparse = sys.modules.get("argparse")
+    if argparse is not None and cls is argparse.Namespace:
+        return "object"
+    return None
+
+
+def _read_attribute(target, kind: str, name: str):
+    if kind in ("call", "iter"):
+        if name in ("__name__", "__qualname__", "__doc__"):
+            return getattr(target, name)
+        raise AttributeError(f"{name!r}: the tests handed a {kind}, to be used, not read")
+    if name.startswith("_"):
+        raise AttributeError(f"{name!r}: the candidate sees public attributes only")
+    if kind == "file" and name not in _FILE_API:
+        raise AttributeError(f"{name!r}: a file of the tests' is read and written, no more")
+    if kind == "mock" and name in dir(type(target)):
+        raise AttributeError(f"{name!r} is the test double's own API, not the candidate's")
+    value = getattr(target, name)
+    if isinstance(value, types.ModuleType):
+        raise AttributeError(f"{name!r}: the candidate gets no module of the tests")
+    return value
+
+
+def _check_write(target, kind: str, name: str) -> None:
+    if kind not in ("object", "mock") or name.startswith("_"):
+        raise PermissionError("the candidate may not change that object of the tests")
+    if kind == "mock" and name in dir(type(target)):
+        raise PermissionError(f"{name!r} is the test double's own API")
+
+
+def check_mock_value(name: str, value) -> None:
+    """On a test double, every public name is a child it would make on demand: the
+    candidate may store plain data there (`client.timeout = 5`), never something that
+    answers calls or attribute reads in the child's place."""
+    if not _plain_data(value):
+        raise PermissionError(f"{name!r}: the test double's child may not be replaced")
+
+
+def _plain_data(value, depth: int = 0) -> bool:
+    kind = type(value)
+    if kind in _SCALARS or kind is bytes:
+        return True
+    if depth > 16:
+        return False
+    if kind in (list, tuple, set, frozenset):
+        return all(_plain_data(v, depth + 1) for v in value)
+    if kind is dict:
+        return all(
+            _plain_data(k, depth + 1) and _plain_data(v, depth + 1) for k, v in value.items()
+        )
+    return False

@@ -76,7 +76,7 @@ def test_changed_target_is_refused_naming_the_sample(capsys, tmp_path: Path) -> 
         capsys, "diff", ins("night1.eval"), ins("changed_target.eval"), "--artifact", str(artifact)
     )
     assert r.code == 2
-    assert "fixture_hash" in r.out and "first: grape" in r.out
+    assert "fixture_hash" in r.out and "e.g. grape" in r.out
     data = json.loads(
         cli(capsys, "diff", ins("night1.eval"), ins("changed_target.eval"), "--json").out
     )
@@ -272,7 +272,7 @@ def test_lm_eval_changed_target_is_refused(capsys, tmp_path: Path) -> None:
     lines[3]["target_hash"] = "0" * 64
     samples.write_text("".join(json.dumps(line) + "\n" for line in lines))
     r = cli(capsys, "diff", str(LM_EVAL / "seed1"), str(folder))
-    assert r.code == 2 and "first: 3" in r.out
+    assert r.code == 2 and "e.g. 3" in r.out
 
 
 def test_lm_eval_samples_without_results_are_incomplete(capsys, tmp_path: Path) -> None:

@@ -14,12 +14,14 @@ import sys
 import click
 
 from evalpin import __version__
+from evalpin.cli.commands.check import check_cmd
 from evalpin.cli.commands.diff import diff_cmd
 from evalpin.cli.commands.hash import hash_cmd
 from evalpin.cli.commands.history import history_cmd
 from evalpin.cli.commands.power import power_cmd
 from evalpin.cli.commands.review import review_cmd
 from evalpin.cli.commands.run import run_cmd
+from evalpin.cli.commands.seal import seal_cmd
 from evalpin.cli.commands.serve import serve_cmd
 from evalpin.cli.commands.verdict import verdict_cmd
 from evalpin.cli.console import EXIT_INPUT, fail
@@ -47,6 +49,8 @@ for _command in (
     review_cmd,
     serve_cmd,
     run_cmd,
+    check_cmd,
+    seal_cmd,
 ):
     cli.add_command(_command)
 

@@ -83,15 +83,22 @@ def print_refusal(report: DiffReport, artifact: Path | None) -> None:
             )
             continue
         case_id, seed = m.example
-        out.print(text(f"  {name}: differs on {m.cases} case(s), e.g. "))
+        out.print(
+            text(
+                f"  {name}: differs on {m.cases} case(s), e.g. ",
+                inert_line(case_id),
+                f" ({seed_text(seed, label)})",
+            )
+        )
         for lv, rv, n in m.pairs[:3]:
             out.print(
                 text("    ", (inert_line(lv), "red"), " vs ", (inert_line(rv), "red"), f" ({n})")
             )
         if len(m.pairs) > 3:
             out.print(text(f"    and {len(m.pairs) - 3} more pairs"))
-        out.print(text(f"    first: {inert_line(case_id)} ({seed_text(seed, label)})"))
     _print_sides(out, report)
+    for note in report.notes:
+        out.print(text((f"note: {note}", "yellow")))
     if report.left is None:
         return
     out.print(

@@ -13,7 +13,14 @@ def print_hashes(fs, gv: str) -> None:  # fs: fixtures.FixtureSet
     out.print(
         text(("dataset         ", "dim"), inert_line(fs.dataset_id + version), f" ({fs.kind})")
     )
-    out.print(text(("dataset_hash    ", "dim"), fs.dataset_hash))
+    out.print(text(("dataset_hash    ", "dim"), fs.dataset_hash, ("  the fixture file", "dim")))
+    out.print(
+        text(
+            ("envelope_hash   ", "dim"),
+            fs.envelope_hash,
+            (f"  the fixture file and the {len(fs.files) - 1} file(s) its cases read", "dim"),
+        )
+    )
     out.print(text(("grader_version  ", "dim"), gv))
     out.print(text(("cases           ", "dim"), str(len(fs.cases))))
     for case in fs.cases:

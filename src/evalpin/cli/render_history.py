@@ -50,6 +50,10 @@ def print_history(history) -> None:  # history: history.History
                     f"; not a trend: a new series starts{overlap}",
                 )
             )
+            if brk.edit is not None:
+                out.print(text(("          ", "dim"), inert_line(brk.edit.describe(limit=5))))
+                if brk.edit.flag():
+                    out.print(text(("          ", "dim"), (brk.edit.flag(), "bold red")))
         _print_series(out, series)
     if history.unreadable:
         out.print(text(("unreadable", "bold red")))

@@ -100,9 +100,11 @@ def render_card(
         *(f"| {_md(c.rule)} | {_md(c.shown)} |" for c in verdict.checklist),
     ]
     if h is not None:
+        envelope = h.fixtures.envelope_hash or "not recorded"
         lines += [
             f"| dataset | {_md(h.fixtures.dataset_id or h.fixtures.path)}"
             f"{' ' + _md(h.fixtures.dataset_version) if h.fixtures.dataset_version else ''} |",
+            f"| envelope hash (publish this) | `{_md(envelope)}` |",
             f"| grader version | `{_md(h.grader_version)}` |",
             f"| model slot | {_md(h.model_slot)} |",
         ]

@@ -34,6 +34,12 @@ ISOLATION_IN_PROCESS = "in-process"
 DEFAULT_MEMORY_MB = 1024
 
 
+def envelope_hash(files: dict[str, str]) -> str:
+    """sha256 over (relative path, sha256) of every file of the envelope, sorted."""
+    text = json.dumps(sorted(files.items()), separators=(",", ":"))
+    return hashlib.sha256(b"evalpin-envelope/v1\n" + text.encode()).hexdigest()
+
+
 def case_hash(payload: dict[str, Any]) -> str:
     """The common per-case recipe (do not change: other tools' records join on it)."""
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
@@ -74,6 +80,10 @@ class CodingItem:
     fixture_hash: str
     isolation: str = ISOLATION_PROCESS
     memory_mb: int = DEFAULT_MEMORY_MB
+    # `evalpin check`'s own: a known-good solution and the code the prompt starts from
+    # (expected file name -> file in the set's folder). Never shown to a model.
+    reference_files: dict[str, Path] = field(default_factory=dict)
+    starting_files: dict[str, Path] = field(default_factory=dict)
 
     @property
     def prompt(self) -> str:
@@ -82,7 +92,13 @@ class CodingItem:
 
 @dataclass(frozen=True)
 class FixtureSet:
-    """A loaded envelope: its identity, its hash and its cases in file order."""
+    """A loaded envelope: its identity, its hashes and its cases in file order.
+
+    `dataset_hash` is the fixture file's bytes alone (the seed's own pin);
+    `envelope_hash` covers the fixture file and every file its cases reference
+    (`files`: path relative to the set's folder -> sha256), so an edit to a test file
+    with the YAML untouched still moves it. The envelope is what a score is published
+    with."""
 
     path: Path
     kind: str
@@ -93,6 +109,11 @@ class FixtureSet:
     frozen_at: str | None = None
     holdout_policy: str | None = None
     network_allowed: bool = False
+    files: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def envelope_hash(self) -> str:
+        return envelope_hash(self.files)
 
     @property
     def network_policy(self) -> str | None:
@@ -162,6 +183,7 @@ def _load_golden(path: Path, data: bytes) -> FixtureSet:
         dataset_version=None,
         dataset_hash=dataset_hash(data),
         cases=cases,
+        files={path.name: dataset_hash(data)},
     )
 
 
@@ -311,8 +333,9 @@ def _load_coding(path: Path, data: bytes) -> FixtureSet:
     base = path.parent
     cases: list[CodingItem] = []
     seen: set[str] = set()
+    files = {path.name: dataset_hash(data)}
     for n, item in enumerate(items, start=1):
-        case = _coding_item(path, base, item, n)
+        case = _coding_item(path, base, item, n, files)
         if case.id in seen:
             raise InputError(path, f"duplicate item id {case.id!r}")
         seen.add(case.id)
@@ -327,6 +350,7 @@ def _load_coding(path: Path, data: bytes) -> FixtureSet:
         frozen_at=_opt_str(doc.get("frozen_at")),
         holdout_policy=_opt_str(doc.get("holdout_policy")),
         network_allowed=network == "allowed",
+        files=files,
     )
 
 
@@ -341,7 +365,31 @@ def _str_list(path: Path, item_id: str, item: dict, key: str) -> list[str]:
     return value
 
 
-def _coding_item(path: Path, base: Path, item: Any, n: int) -> CodingItem:
+def _read(path: Path, file: Path, what: str) -> bytes:
+    try:
+        return file.read_bytes()
+    except OSError as exc:
+        raise InputError(path, f"{what} cannot be read: {exc.strerror or exc}") from None
+
+
+def _file_map(path: Path, base: Path, item: dict, key: str, expected: list[str]) -> dict:
+    """`reference_files:` / `starting_files:`: expected file name -> file in the folder."""
+    value = item.get(key, {})
+    where = f"item {item['id']!r}:"
+    if not isinstance(value, dict):
+        raise InputError(path, f"{where} '{key}' must map expected file names to files")
+    files = {}
+    for name, rel in value.items():
+        if name not in expected:
+            raise InputError(path, f"{where} {key} names {name!r}, not one of expected_files")
+        target = contained(base, rel, path, f"{where} {key} {name!r}")
+        if not target.is_file():
+            raise InputError(path, f"{where} {key} file {rel!r} does not exist")
+        files[name] = target
+    return files
+
+
+def _coding_item(path: Path, base: Path, item: Any, n: int, envelope: dict[str, str]) -> CodingItem:
     if not isinstance(item, dict):
         raise InputError(path, f"item {n} is not a mapping")
     item_id = item.get("id")
@@ -377,10 +425,17 @@ def _coding_item(path: Path, base: Path, item: Any, n: int) -> CodingItem:
     memory_mb = item.get("memory_mb", DEFAULT_MEMORY_MB)
     if isinstance(memory_mb, bool) or not isinstance(memory_mb, int) or memory_mb < 16:
         raise InputError(path, f"{where} 'memory_mb' must be a whole number of MiB, at least 16")
+    reference = _file_map(path, base, item, "reference_files", expected)
+    starting = _file_map(path, base, item, "starting_files", expected)
+    referenced = {item["prompt_file"]: prompt, item["test_file"]: test}
+    referenced |= {str(item["reference_files"][n]): f for n, f in reference.items()}
+    referenced |= {str(item["starting_files"][n]): f for n, f in starting.items()}
     files = {
-        item["prompt_file"]: hashlib.sha256(prompt.read_bytes()).hexdigest(),
-        item["test_file"]: hashlib.sha256(test.read_bytes()).hexdigest(),
+        rel: hashlib.sha256(_read(path, file, f"{where} {rel!r}")).hexdigest()
+        for rel, file in referenced.items()
     }
+    root = base.resolve()
+    envelope.update({f.relative_to(root).as_posix(): files[rel] for rel, f in referenced.items()})
     return CodingItem(
         id=item_id,
         language=language,
@@ -392,4 +447,6 @@ def _coding_item(path: Path, base: Path, item: Any, n: int) -> CodingItem:
         fixture_hash=case_hash({**item, "referenced_files_sha256": files}),
         isolation=isolation,
         memory_mb=memory_mb,
+        reference_files=reference,
+        starting_files=starting,
     )

@@ -6,7 +6,9 @@ form a *track*; where one series of a track gives way to the next, the break is 
 
 - `backend delta`: the model slot or the provider-reported model changed;
 - `rubric change`: the grader version changed;
-- `dataset edit`: the dataset hash changed;
+- `dataset edit`: the dataset hash or the envelope hash changed (the envelope covers the
+  files the cases read too: a test edited under an untouched YAML); the break names the
+  files that moved and flags an edit under an unchanged `dataset_version`;
 - `unpinned`: a side lacks the pin, so what changed cannot be said.
 
 An **environment change** (env digest moved: Python, platform, evalpin, grading
@@ -53,8 +55,10 @@ import msgspec
 
 from evalpin.core.columns import Columns
 from evalpin.core.discovery import started_at as parse_started_at
+from evalpin.core.envelope import Edit, edit
 from evalpin.core.errors import InputError
 from evalpin.core.formats import ReadOptions, log_files
+from evalpin.core.records import FixturesInfo
 from evalpin.core.runfile import TRIPLE, RunFile, read_run
 from evalpin.core.tiers import TIER_CHANGE, TIER_KEY, tier_of
 from evalpin.core.verdict import DIGEST, REPEAT_KEY, Verdict, judge
@@ -68,9 +72,17 @@ BREAK_KINDS = (BACKEND_DELTA, RUBRIC_CHANGE, DATASET_EDIT, UNPINNED, ENV_CHANGE)
 
 # `slot_settings`: the slot's settings digest (its model and sampling, or the code a
 # command slot runs); a label whose digest moved was re-pointed, as `diff` refuses it.
-SERIES_KEYS = ("dataset_hash", "grader_version", "model_slot", "reported_model", "slot_settings")
+SERIES_KEYS = (
+    "dataset_hash",
+    "envelope_hash",
+    "grader_version",
+    "model_slot",
+    "reported_model",
+    "slot_settings",
+)
 _KIND_OF = {
     "dataset_hash": DATASET_EDIT,
+    "envelope_hash": DATASET_EDIT,
     "grader_version": RUBRIC_CHANGE,
     "model_slot": BACKEND_DELTA,
     "reported_model": BACKEND_DELTA,
@@ -115,6 +127,7 @@ class HistoryRun:
     controls: dict[str, Any]
     slot: dict[str, Any]
     verdict: Verdict
+    envelope: FixturesInfo | None = None  # the header's fixtures: its files name an edit
     # Set when series are built: the env components that moved since the previous run.
     env_change: list[Change] | None = None
 
@@ -220,6 +233,7 @@ class Break:
     kinds: list[str]
     changes: list[Change]
     overlap: bool  # the two series ran over the same period: parallel instruments
+    edit: Edit | None = None  # the envelope's files that moved, and a missing version bump
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -229,6 +243,7 @@ class Break:
             "kinds": self.kinds,
             "changes": [c.to_json() for c in self.changes],
             "overlap": self.overlap,
+            "edit": self.edit.to_json() if self.edit is not None else None,
         }
 
 
@@ -315,6 +330,7 @@ def _pins(run: RunFile) -> dict[str, str | None]:
     grader, slot = (h.grader_version, h.model_slot) if h is not None else (None, None)
     return {
         "dataset_hash": dataset or None,
+        "envelope_hash": run.envelope_hash,
         "grader_version": grader or _only(values["grader_version"]),
         "model_slot": slot or _only(values["model_slot"]),
         "reported_model": ", ".join(models) or None,
@@ -350,6 +366,7 @@ def read_history_run(path: Path, run: RunFile) -> HistoryRun:
         controls=dict(h.controls) if h else {},
         slot=dict(h.slot) if h else {},
         verdict=judge(run),
+        envelope=h.fixtures if h else None,
     )
 
 
@@ -514,6 +531,7 @@ def _break(before: Series, after: Series) -> Break:
         kinds=[k for k in BREAK_KINDS if k in kinds],
         changes=changes,
         overlap=last.when > first.when,
+        edit=edit(last.envelope, first.envelope),
     )
 
 

@@ -88,6 +88,12 @@ class FixturesInfo(msgspec.Struct, omit_defaults=True):
     dataset_hash: str | None = None
     network: str | None = None
     holdout_policy: str | None = None
+    # The envelope: the fixture file and every file its cases reference (path relative
+    # to the set's folder -> sha256, first 16 hex digits), and its hash (the one to
+    # publish); `lock`: matched, edited, bumped or unsealed against the set's lock.
+    envelope_hash: str | None = None
+    files: dict[str, str] = {}
+    lock: str | None = None
 
 
 class RunHeader(msgspec.Struct, tag="run", tag_field="record", omit_defaults=True):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from evalpin.core import envelope
 from evalpin.core.compare import KINDS, Diff, Key, KeyMismatch, compare, row_digest
 from evalpin.core.records import CaseRecord, CaseRow
 from evalpin.core.runfile import RunFile
@@ -369,7 +370,7 @@ def _report(
         only_left=diff.only_left,
         only_right=diff.only_right,
         stats=stats,
-        notes=diff.settings_notes(),
+        notes=diff.settings_notes() + envelope.notes(diff.left.header, diff.right.header),
         baseline=baseline,
         _shared=(diff.left.rows, diff.right.rows, diff.common_left, diff.common_right),
         _diff=diff,

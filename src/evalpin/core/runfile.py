@@ -13,9 +13,13 @@ the reader reports and `--resume` trims.
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import gc
 import json
 import os
+import socket
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
@@ -89,6 +93,12 @@ class RunFile:
     @property
     def dataset_hash(self) -> str | None:
         return (self.header.fixtures.dataset_hash or None) if self.header else None
+
+    @property
+    def envelope_hash(self) -> str | None:
+        """The hash over the fixture file and every file its cases read (None for runs
+        made before envelopes, and for other tools' logs)."""
+        return (self.header.fixtures.envelope_hash or None) if self.header else None
 
     @cached_property
     def pin_values(self) -> dict[str, frozenset[str | None]]:
@@ -447,13 +457,47 @@ def _claimed_kind(line: bytes) -> object:
     return data.get("record") if isinstance(data, dict) else None
 
 
+class RunBusy(OSError):
+    """Another process is writing this run file (it holds the file's lock)."""
+
+
 class RunWriter:
-    """Appends records to a run file, one `os.write` each, flushed as they arrive."""
+    """Appends records to a run file, one `os.write` each, flushed as they arrive.
+
+    One writer per file: the writer holds an exclusive kernel lock (`flock`) on the file
+    for its whole life, so a second `run` (or `--resume`) on it is refused at once, and a
+    lock left by a killed process is gone with it. Who holds it (pid, host, since) is kept
+    beside the file in a hidden `.NAME.writer`, for the refusal to name; readers never
+    take the lock."""
 
     def __init__(self, path: str | Path, *, new: bool) -> None:
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | (os.O_EXCL if new else 0)
         self.path = str(path)
         self._fd = os.open(self.path, flags, 0o644)
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self._fd)
+            self._fd = -1
+            raise RunBusy(
+                errno.EBUSY, f"being written by {_holder(self.path)}", self.path
+            ) from None
+        self._mark = _holder_path(self.path)
+        holder = {"pid": os.getpid(), "host": socket.gethostname(), "since": _now()}
+        with contextlib.suppress(OSError):
+            _write_small(self._mark, json.dumps(holder))
+
+    @classmethod
+    def claim(cls, path: Path) -> RunWriter:
+        """A new file at `path`, or at `STEM-2`, `STEM-3`... when another run took it
+        first: concurrent runs that picked the same default name never collide."""
+        stem, n = path.stem, 2
+        while True:
+            try:
+                return cls(path, new=True)
+            except FileExistsError:
+                path = path.with_name(f"{stem}-{n}{path.suffix}")
+                n += 1
 
     def write(self, record: msgspec.Struct | dict) -> None:
         obj = msgspec.to_builtins(record) if isinstance(record, msgspec.Struct) else record
@@ -464,7 +508,9 @@ class RunWriter:
 
     def close(self) -> None:
         if self._fd >= 0:
-            os.close(self._fd)
+            with contextlib.suppress(OSError):
+                os.unlink(self._mark)
+            os.close(self._fd)  # releases the lock
             self._fd = -1
 
     def __enter__(self) -> RunWriter:
@@ -472,6 +518,34 @@ class RunWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _holder_path(path: str) -> str:
+    head, name = os.path.split(path)
+    return os.path.join(head, f".{name}.writer")
+
+
+def _holder(path: str) -> str:
+    """Who holds a run file's lock, as its `.writer` mark says (best effort)."""
+    try:
+        with open(_holder_path(path), encoding="utf-8") as fh:
+            info = json.loads(fh.read(4096))
+        return f"pid {int(info['pid'])} on {str(info['host'])[:64]} since {str(info['since'])[:40]}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "another process"
+
+
+def _write_small(path: str, text: str) -> None:
+    tmp = f"{path}.{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def _now() -> str:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def trim_torn_tail(path: str | Path) -> int:

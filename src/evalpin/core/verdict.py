@@ -259,6 +259,35 @@ def in_process_rule(header: RunHeader | None, check: Callable[..., None]) -> Non
         check("in-process grading", False, items, why, INTERNAL, shown=f"{len(items)} item(s)")
 
 
+def envelope_rules(run: RunFile, check: Callable[..., None]) -> None:
+    """The envelope (issue 25): shown when recorded; a set that no longer matches its
+    lock, or that an earlier run beside this one saw under the same version with other
+    files, is at most `internal`: the version string claims a set the run did not use."""
+    h = run.header
+    fx = h.fixtures if h is not None else None
+    if fx is None or not fx.envelope_hash:
+        return
+    check("envelope hash", True, fx.envelope_hash, "", INTERNAL, shown=fx.envelope_hash)
+    if fx.lock in ("edited", "bumped"):
+        why = (
+            "the set does not match its lock: edited without a dataset_version bump "
+            "(evalpin seal --check names what moved)"
+            if fx.lock == "edited"
+            else "the dataset_version moved since the set was sealed: re-seal it (evalpin seal)"
+        )
+        check("sealed", False, fx.lock, why, INTERNAL, shown=f"lock {fx.lock}")
+    elif fx.lock == "matched":
+        check("sealed", True, fx.lock, "", INTERNAL, shown="matches its lock")
+    from evalpin.core.envelope import earlier_no_bump
+
+    edits = earlier_no_bump(run.path, h)
+    if edits:
+        other, moved = edits[-1]
+        why = f"{moved.describe()} since {Path(other).name}; {moved.flag()}"
+        shown = f"{moved.describe()} under version {fx.dataset_version}"
+        check("version bump", False, [o for o, _ in edits], why, INTERNAL, shown=shown)
+
+
 def ungraded_cases(run: RunFile) -> list[str]:
     """Cases the grader could not judge (`sandbox_error:unsupported`): one byte search of
     the file first, so runs without any (nearly all) decode nothing."""
@@ -322,6 +351,7 @@ def checklist(
 
     dataset = pins["dataset_hash"]
     check("dataset hash", dataset.present, dataset.value, "no fixture/dataset hash", DEMO_NOTE)
+    envelope_rules(run, check)
 
     scorer = pins["scorer_commit"]
     dirty = str(scorer.value).endswith("-dirty")

@@ -90,6 +90,8 @@ class Plan:
     isolation: Any = None  # sandbox.Isolation for coding sets
     concurrency: int = DEFAULT_CONCURRENCY
     grading: GradingExecutor | None = None  # None: graded in the runner's own threads
+    lock: str | None = None  # the set against its lock: matched, edited, bumped, unsealed
+    default_name: bool = False  # `out` was picked here: another free name if it is taken
 
     def grader(self) -> GradingExecutor:
         """Where coding items are graded (executors.py); local unless one was given."""
@@ -141,6 +143,9 @@ class Plan:
                 dataset_hash=fs.dataset_hash,
                 network=fs.network_policy,
                 holdout_policy=fs.holdout_policy,
+                envelope_hash=fs.envelope_hash,
+                files={name: sha[:16] for name, sha in sorted(fs.files.items())},
+                lock=self.lock,
             ),
             grader_version=grader_version(),
             model_slot=self.slot_config.label,
@@ -339,6 +344,7 @@ def resume_conflicts(old: RunHeader, new: RunHeader) -> list[str]:
     out = []
     pairs = {
         "fixtures (dataset hash)": (old.fixtures.dataset_hash, new.fixtures.dataset_hash),
+        "fixtures (envelope hash)": (old.fixtures.envelope_hash, new.fixtures.envelope_hash),
         "grader version": (old.grader_version, new.grader_version),
         "model slot": (old.model_slot, new.model_slot),
         "slot settings": (old.slot, new.slot),
@@ -367,17 +373,23 @@ def run(
     todo = plan.pairs
     resumed = 0
     if resume:
-        trimmed = trim_torn_tail(plan.out)
-        existing = read_run(plan.out)
+        writer = RunWriter(plan.out, new=False)  # the lock first: one writer per file
+        try:
+            trimmed = trim_torn_tail(plan.out)
+            existing = read_run(plan.out)
+        except BaseException:
+            writer.close()
+            raise
+        problem = None
         if existing.header is None:
-            raise InputError(plan.out, "cannot resume: not an evalpin run file")
-        if existing.summary is not None:
-            raise InputError(plan.out, "cannot resume: the run is already complete")
-        conflicts = resume_conflicts(existing.header, header)
-        if conflicts:
-            raise InputError(
-                plan.out, "cannot resume, changed since the run began: " + "; ".join(conflicts)
-            )
+            problem = "cannot resume: not an evalpin run file"
+        elif existing.summary is not None:
+            problem = "cannot resume: the run is already complete"
+        elif conflicts := resume_conflicts(existing.header, header):
+            problem = "cannot resume, changed since the run began: " + "; ".join(conflicts)
+        if problem is not None:
+            writer.close()
+            raise InputError(plan.out, problem)
         done = {(r.case_id, r.seed) for r in existing.rows}
         todo = [pair for pair in todo if pair not in done]
         resumed = len(done)
@@ -386,10 +398,10 @@ def run(
         if trimmed:
             emit(events.WarningEvent(f"trimmed a torn last line ({trimmed} bytes)"))
         header = existing.header
-        writer = RunWriter(plan.out, new=False)
     else:
         plan.out.parent.mkdir(parents=True, exist_ok=True)
-        writer = RunWriter(plan.out, new=True)
+        writer = RunWriter.claim(plan.out) if plan.default_name else RunWriter(plan.out, new=True)
+        plan.out = Path(writer.path)
         header.warnings = list(slot.warnings)
         writer.write(header)
         tally = Tally(total=len(plan.pairs))

@@ -110,6 +110,9 @@ def plan_run(request: RunRequest, env: Mapping[str, str]) -> Plan:
         request, _ = _resume_defaults(request)
     fixtures_path, _ = resolve_fixtures(request.fixtures, env)
     fixtures = load_fixtures(fixtures_path)
+    from evalpin.core.seal import lock_state  # a garbage lock is bad input: exit 3
+
+    lock = lock_state(fixtures).status
     if not request.slot:
         raise InputError(
             "--slot", "no slot: pass --slot LABEL (from slots.yaml) or LABEL=replay:PATH"
@@ -146,6 +149,8 @@ def plan_run(request: RunRequest, env: Mapping[str, str]) -> Plan:
         concurrency=request.concurrency or DEFAULT_CONCURRENCY,
         workdir=resolve_workdir(env),
         isolation=isolation,
+        lock=lock,
+        default_name=request.out is None,
     )
 
 
@@ -186,13 +191,31 @@ def start_run(
         )
         return EXIT_INTERRUPTED
     except OSError as exc:
-        emit(events.FailedEvent(out=str(plan.out), message=f"{exc.strerror or exc}"))
+        emit(events.FailedEvent(out=str(plan.out), message=_failure(plan.out, exc)))
         return EXIT_FAILED
     finally:
         slot.close()
         if plan.grading is not None:
             plan.grading.close()
         restore()
+
+
+def _failure(out: Path, exc: OSError) -> str:
+    """One line: the file, what failed, and how to go on (nothing written is lost)."""
+    from evalpin.core.runfile import RunBusy
+
+    what = exc.strerror or str(exc)
+    if isinstance(exc, RunBusy):
+        return f"{out}: {what}; wait for it to finish, or stop it"
+    if isinstance(exc, FileExistsError):
+        return f"{out}: already exists (made by another run just now); choose another --out"
+    where = f"{exc.filename}: " if exc.filename and str(exc.filename) != str(out) else ""
+    if out.exists():
+        return (
+            f"{out}: {where}{what}; the records written so far are kept: "
+            f"evalpin run --resume --out {out} continues once the cause is gone"
+        )
+    return f"{out}: {where}{what}"
 
 
 def _use_cluster(plan: Plan, address: str, emit: Callable[[events.Event], None]) -> None:

@@ -42,6 +42,7 @@ def refusal_text(
     mismatches: list[KeyMismatch] | None,
     headers: list[tuple[str, str, str]] | None = None,
     first: tuple[str, int | None] | None = None,
+    notes: list[str] | None = None,
 ) -> Text:
     """Each mismatched key: left value vs right value, and on how many cases. Before the
     join: the pins the headers (or, with `first`, the first mismatched pair read) show."""
@@ -96,6 +97,10 @@ def refusal_text(
         if diff.mismatched:
             case_id, seed = diff.mismatched[0].key
             text.append(f"\n  first: {inert_line(case_id)} (seed {seed})\n")
+    for note in notes or []:  # the fixture files that moved; an edit without a version bump
+        text.append("\n  ")
+        text.append_text(line(note, width=96))
+        text.append("\n", style="bold")
     text.append("\nA change between these runs is a backend delta, not a prompt regression or fix.")
     return text
 
@@ -120,12 +125,14 @@ class BannerScreen(ModalScreen[str]):
         *,
         headers: list[tuple[str, str, str]] | None = None,
         first: tuple[str, int | None] | None = None,
+        notes: list[str] | None = None,
     ) -> None:
         super().__init__()
         self.diff = diff
         self.mismatches = mismatches
         self.headers = headers
         self.first = first
+        self.notes = notes
         self._ready = False
 
     def compose(self) -> ComposeResult:
@@ -133,7 +140,7 @@ class BannerScreen(ModalScreen[str]):
             yield Static(Text("Comparison refused"), id="banner-title", markup=False)
             with VerticalScroll(id="banner-scroll"):  # a short terminal scrolls the text only
                 yield Static(
-                    refusal_text(self.diff, self.mismatches, self.headers, self.first),
+                    refusal_text(self.diff, self.mismatches, self.headers, self.first, self.notes),
                     id="banner-body",
                     markup=False,
                 )
@@ -156,7 +163,7 @@ class BannerScreen(ModalScreen[str]):
             self._redraw()
 
     def _redraw(self) -> None:
-        body = refusal_text(self.diff, self.mismatches, self.headers, self.first)
+        body = refusal_text(self.diff, self.mismatches, self.headers, self.first, self.notes)
         self.query_one("#banner-body", Static).update(body)
 
     def action_browse(self) -> None:

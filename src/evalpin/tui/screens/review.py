@@ -313,7 +313,7 @@ class ReviewScreen(Screen[None]):
         if right is not None:
             known = header_mismatch(self._sides[0].header, self._sides[1].header)
         if known:
-            self._show_banner(BannerScreen(headers=known))
+            self._show_banner(BannerScreen(headers=known, notes=self._envelope_notes()))
             # Not after a refresh: that callback would wait on the banner's next repaint,
             # which may never come before `b` dismisses it (the list then never filled).
             self.load(left, right, self.generation, True)
@@ -545,13 +545,22 @@ class ReviewScreen(Screen[None]):
         self.case_list.placeholder = "no case matches"
         self._apply(grow=self.case_list.table is self.preview)
 
+    def _envelope_notes(self) -> list[str]:
+        from evalpin.core.envelope import notes
+
+        if len(self._sides) < 2:
+            return []
+        return notes(self._sides[0].header, self._sides[1].header)
+
     @on(MismatchFound)
     def _mismatch_found(self, message: MismatchFound) -> None:
         """A mismatched pair among what is read: refuse at once, before the files end."""
         if not self._current(message) or self.banner is not None or self.delta:
             return
         if self.diff is None:
-            self._show_banner(BannerScreen(headers=message.pins, first=message.key))
+            self._show_banner(
+                BannerScreen(headers=message.pins, first=message.key, notes=self._envelope_notes())
+            )
 
     @on(LoadFailed)
     def _failed(self, message: LoadFailed) -> None:
@@ -585,7 +594,9 @@ class ReviewScreen(Screen[None]):
             if self.banner is not None:
                 self.banner.complete(message.diff, message.mismatches)
             elif not self.delta:
-                self._show_banner(BannerScreen(message.diff, message.mismatches))
+                self._show_banner(
+                    BannerScreen(message.diff, message.mismatches, notes=self._envelope_notes())
+                )
         elif self.banner is not None:
             # The headers said "different instrument" but no case is common to both, or
             # the mismatch read early was a record a later repeat replaced.

@@ -250,6 +250,10 @@ def break_cells(row: Row, width: int) -> Cells:
         head += " (the two series overlap in time)"
     if ENV_CHANGE in brk.kinds and not any(c.key.startswith("env.") for c in brk.changes):
         head += " (env components not recorded)"
+    if brk.edit is not None:
+        head += f" · {inert_line(brk.edit.describe())}"
+        if brk.edit.no_bump:
+            head += " · EDITED WITHOUT A VERSION BUMP"
     return [(head + " " + "╌" * max(0, width - len(head) - 1), "history--break")]
 
 

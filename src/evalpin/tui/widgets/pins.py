@@ -43,6 +43,7 @@ class Side:
         h = self.header
         slot = None
         dataset = None
+        envelope = None
         tier = None
         if h is not None:
             tier = tier_of(h.slot)
@@ -53,6 +54,9 @@ class Side:
             fx = h.fixtures
             dataset = " ".join(p for p in (fx.dataset_id, fx.dataset_version) if p) or fx.path
             dataset += f"  {short(fx.dataset_hash, 12) or '<no hash>'}"
+            envelope = short(fx.envelope_hash, 12) if fx.envelope_hash else "<not recorded>"
+            if fx.lock in ("edited", "bumped", "unsealed"):
+                envelope += f" (lock: {fx.lock})"
         seeds = None
         repeats = f"{self.run.repeat_label}s" if self.run is not None else "seeds"
         if h is not None and h.seeds:
@@ -64,6 +68,7 @@ class Side:
             ("backend tier", tier),
             ("reported model", self.reported),
             ("dataset", dataset),
+            ("envelope", envelope if h is not None else None),
             ("grader", h.grader_version if h else None),
             (repeats, seeds),
             ("env digest", short(h.env_digest) if h else None),

@@ -110,7 +110,10 @@ class Judge(Peer):
                 fs["dirs"] = {r: os.path.isdir(r) for r in self._new_roots}
                 self._roots += self._new_roots
                 self._new_roots = []
-            fs.update(_scan(self._roots, self._seen) or {})
+            try:
+                fs.update(_scan(self._roots, self._seen) or {})
+            except Unsupported as exc:
+                self.unsupported(str(exc))
             env["fs"] = fs
         if env:
             message["env"] = env

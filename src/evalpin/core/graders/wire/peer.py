@@ -57,7 +57,7 @@ class Peer:
                 return {"t": "float", "v": repr(value)}
             return value
         if depth > MAX_DEPTH:
-            raise Unsupported("a value nested deeper than the wire carries")
+            self.unsupported("a value nested deeper than the wire carries")
         e = lambda v: self.encode(v, depth + 1)  # noqa: E731
         if kind is list:
             return [e(v) for v in value]
@@ -90,6 +90,10 @@ class Peer:
         if ident is not None and self._objects.get(ident) is value:
             return {"t": "r", "v": ident}
         return self._export(value, e)
+
+    def unsupported(self, what: str):
+        """Refuse an operation the wire cannot carry (the judge also records it)."""
+        raise Unsupported(what)
 
     def _give(self, value) -> int:
         self._next += 1

@@ -1,0 +1,43 @@
+"""`evalpin check F`: validate a fixture set before it is sealed (core/set_check.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from evalpin.cli.console import emit_json
+
+
+@click.command("check")
+@click.argument("fixtures", type=click.Path(dir_okay=True, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a report.")
+@click.option(
+    "--strict", is_flag=True, help="What could not be checked (no reference) is a problem too."
+)
+def check_cmd(fixtures: Path, as_json: bool, strict: bool) -> None:
+    """Validate a fixture set: each coding item's reference solution passes, its starting
+    code fails on a test, and both isolations grade them alike; golden cases are
+    well-formed. Exit 0 when nothing is wrong, 1 when something is (each named)."""
+    from evalpin.core.fixtures import load_fixtures
+    from evalpin.core.set_check import check_set
+
+    fs = load_fixtures(fixtures)
+
+    def progress(n: int, total: int, item_id: str) -> None:
+        if not as_json:
+            from evalpin.core.sanitize import inert_line
+
+            click.echo(f"[{n}/{total}] {inert_line(item_id)}", err=True)
+
+    report = check_set(fs, progress=progress if sys.stderr.isatty() or not as_json else None)
+    failed = report.problems(strict) > 0
+    if as_json:
+        emit_json(report.to_json(strict))
+    else:
+        from evalpin.cli.render_check import print_check
+
+        print_check(report, strict)
+    if failed:
+        raise SystemExit(1)

@@ -1,0 +1,146 @@
+"""`evalpin check` (issue 25): a set validated before it is sealed. Real sandboxed grades
+for coding items (a reference that fails, starting code that passes or fails for the
+wrong reason, isolations that disagree), the golden lint, bad input, and the bundled
+coding set, which passes."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.clirun import cli
+
+REPO = Path(__file__).resolve().parent.parent
+TEST = textwrap.dedent(
+    """\
+    from chunks import chunked
+
+
+    def test_chunks():
+        assert chunked([1, 2, 3], 2) == [[1, 2], [3]]
+    """
+)
+RIGHT = "def chunked(xs, n):\n    return [xs[i : i + n] for i in range(0, len(xs), n)]\n"
+WRONG = "def chunked(xs, n):\n    return [xs]\n"
+# In-process the candidate's function is a real function; in a worker's proxy its code
+# object never reaches the test: this test passes only in-process.
+IN_PROCESS_ONLY = textwrap.dedent(
+    """\
+    import chunks
+
+
+    def test_chunks():
+        assert chunks.chunked.__code__.co_argcount == 2
+        assert chunks.chunked([1, 2, 3], 2) == [[1, 2], [3]]
+    """
+)
+
+
+def _set(folder: Path, *, test: str = TEST, reference: str = RIGHT, starting: str = WRONG) -> Path:
+    (folder / "tests").mkdir(parents=True)
+    (folder / "ref").mkdir()
+    (folder / "start").mkdir()
+    (folder / "prompt.md").write_text("Fix chunked.\n")
+    (folder / "tests" / "test_chunks.py").write_text(test)
+    (folder / "ref" / "chunks.py").write_text(reference)
+    (folder / "start" / "chunks.py").write_text(starting)
+    (folder / "coding.yaml").write_text(
+        textwrap.dedent(
+            """\
+            schema: coding-eval/v1
+            dataset_id: chunks
+            dataset_version: "1"
+            items:
+              - id: chunked
+                language: python
+                prompt_file: prompt.md
+                test_file: tests/test_chunks.py
+                timeout_s: 20
+                expected_files: [chunks.py]
+                reference_files: {chunks.py: ref/chunks.py}
+                starting_files: {chunks.py: start/chunks.py}
+            """
+        )
+    )
+    return folder / "coding.yaml"
+
+
+def _problems(capsys, path: Path) -> tuple[int, list[str]]:
+    r = cli(capsys, "check", str(path), "--json")
+    report = json.loads(r.out)
+    return r.code, [p for item in report["items"] for p in item["problems"]]
+
+
+def test_a_good_item_passes(capsys, tmp_path: Path) -> None:
+    assert _problems(capsys, _set(tmp_path)) == (0, [])
+
+
+@pytest.mark.parametrize(
+    ("kind", "found"),
+    [
+        ({"reference": WRONG}, "the reference does not pass: fail (tests_failed"),
+        ({"starting": RIGHT}, "the starting code passes: no test fails"),
+        ({"starting": "def chunked(:\n"}, "the starting code fails by syntax_error:chunks.py"),
+        ({"test": IN_PROCESS_ONLY}, "the isolations disagree on the reference"),
+    ],
+    ids=["reference-fails", "starting-passes", "starting-does-not-compile", "isolations"],
+)
+def test_each_broken_item_is_named(capsys, tmp_path: Path, kind: dict, found: str) -> None:
+    code, problems = _problems(capsys, _set(tmp_path, **kind))
+    assert code == 1 and any(found in p for p in problems), problems
+    human = cli(capsys, "check", str(tmp_path / "coding.yaml"))
+    assert human.code == 1 and "FAIL  chunked" in human.out and found in human.out
+
+
+def test_an_item_without_reference_is_a_note_unless_strict(capsys, tmp_path: Path) -> None:
+    path = _set(tmp_path)
+    path.write_text(
+        path.read_text().replace("    reference_files: {chunks.py: ref/chunks.py}\n", "")
+    )
+    assert cli(capsys, "check", str(path)).code == 0
+    strict = cli(capsys, "check", str(path), "--strict")
+    assert strict.code == 1 and "names no reference_files" in strict.out
+
+
+@pytest.mark.parametrize(
+    ("case", "found"),
+    [
+        ({"colour": "red"}, "unknown key(s) 'colour'"),
+        ({"require_tools": ["a"], "forbid_tools": ["a"]}, "a both required and forbidden"),
+        ({"must_include": [""]}, "an empty must_include entry"),
+        ({"must_include": ["refund issued"], "must_not": ["refund"]}, "can never pass"),
+        ({"require_tools": ["lookup"], "tools": [{"name": "cancel"}]}, "not among the tools"),
+    ],
+)
+def test_golden_lint(capsys, tmp_path: Path, case: dict, found: str) -> None:
+    good = {"id": "ok", "user": "hi"}
+    bad = {"id": "bad", "user": "hi", **case}
+    path = tmp_path / "golden.jsonl"
+    path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    r = cli(capsys, "check", str(path), "--json")
+    report = json.loads(r.out)
+    assert r.code == 1
+    by_id = {i["id"]: i["problems"] for i in report["items"]}
+    assert by_id["ok"] == [] and any(found in p for p in by_id["bad"]), by_id
+
+
+def test_bad_input_is_exit_3_one_line(capsys, tmp_path: Path) -> None:
+    path = _set(tmp_path)
+    (tmp_path / "ref" / "chunks.py").unlink()
+    r = cli(capsys, "check", str(path))
+    assert r.code == 3 and "does not exist" in r.err and len(r.err.strip().splitlines()) == 1
+    (tmp_path / "outside.py").write_text(RIGHT)
+    (tmp_path / "ref" / "chunks.py").symlink_to(tmp_path.parent / "nowhere.py")
+    r = cli(capsys, "check", str(path))
+    assert r.code == 3 and "escapes the fixture folder" in r.err
+
+
+def test_the_bundled_coding_set_passes(capsys) -> None:
+    r = cli(capsys, "check", str(REPO / "fixtures" / "repairs" / "coding.yaml"), "--json")
+    assert r.code == 0, r.out
+    report = json.loads(r.out)
+    assert len(report["items"]) == 8 and report["problems"] == 0
+    assert all(not i["notes"] for i in report["items"])  # every item names both files

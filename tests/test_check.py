@@ -113,6 +113,7 @@ def test_an_item_without_reference_is_a_note_unless_strict(capsys, tmp_path: Pat
         ({"must_include": [""]}, "an empty must_include entry"),
         ({"must_include": ["refund issued"], "must_not": ["refund"]}, "can never pass"),
         ({"require_tools": ["lookup"], "tools": [{"name": "cancel"}]}, "not among the tools"),
+        ({"require_tools": ["x"], "tools": [{"function": "x"}, {"name": "y"}]}, "not among"),
     ],
 )
 def test_golden_lint(capsys, tmp_path: Path, case: dict, found: str) -> None:
@@ -125,6 +126,16 @@ def test_golden_lint(capsys, tmp_path: Path, case: dict, found: str) -> None:
     assert r.code == 1
     by_id = {i["id"]: i["problems"] for i in report["items"]}
     assert by_id["ok"] == [] and any(found in p for p in by_id["bad"]), by_id
+
+
+def test_the_defaults_lines_tools_are_the_offered_ones(capsys, tmp_path: Path) -> None:
+    path = tmp_path / "golden.jsonl"
+    lines = [{"defaults": {"tools": [{"name": "cancel"}]}}, {"id": "a", "user": "hi"}]
+    lines.append({"id": "b", "user": "hi", "require_tools": ["lookup"]})
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    r = cli(capsys, "check", str(path), "--json")
+    problems = {i["id"]: i["problems"] for i in json.loads(r.out)["items"]}
+    assert r.code == 1 and problems["a"] == [] and "not among the tools" in problems["b"][0]
 
 
 def test_bad_input_is_exit_3_one_line(capsys, tmp_path: Path) -> None:

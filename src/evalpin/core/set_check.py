@@ -14,6 +14,7 @@ could not be checked) does not, unless `strict`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -77,7 +78,7 @@ def check_set(
     """Every item of `fs` checked, in file order."""
     if fs.kind != KIND_CODING:
         return CheckReport(str(fs.path), fs.kind, lint_golden(fs.path))
-    grade = grade or _sandboxed
+    grade = grade or functools.partial(_sandboxed, allow_network=fs.network_allowed)
     items = []
     for n, item in enumerate(fs.cases, start=1):
         if progress is not None:
@@ -86,10 +87,10 @@ def check_set(
     return CheckReport(str(fs.path), fs.kind, items)
 
 
-def _sandboxed(item: CodingItem, files: dict[str, str]):
+def _sandboxed(item: CodingItem, files: dict[str, str], *, allow_network: bool):
     from evalpin.run.sandbox import run_item
 
-    return run_item(item, files)
+    return run_item(item, files, allow_network=allow_network)
 
 
 def _grade_text(outcome) -> str:
@@ -140,12 +141,15 @@ def lint_golden(path: Path) -> list[ItemReport]:
     """The golden file's cases read again line by line (load_fixtures already refused
     what is malformed: a bad line, a duplicate id), for what loads but cannot be right."""
     reports = []
+    default_tools: list = []
     for lineno, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
         if not raw.strip():
             continue
         case = json.loads(raw)
         if "defaults" in case and "id" not in case:
+            default_tools = case["defaults"].get("tools") or []
             continue
+        offered_tools = case.get("tools", default_tools)  # as the loader fills them in
         report = ItemReport(str(case["id"]))
         problems = report.problems
         unknown = sorted(set(case) - GOLDEN_KEYS)
@@ -164,7 +168,7 @@ def lint_golden(path: Path) -> list[ItemReport]:
                         f"line {lineno}: must_include {good!r} contains must_not {bad!r}: "
                         "the case can never pass"
                     )
-        offered = {_tool_name(t) for t in case.get("tools", [])} - {None}
+        offered = {_tool_name(t) for t in offered_tools} - {None}
         if offered:
             missing = sorted(set(case.get("require_tools", [])) - offered)
             if missing:
@@ -178,5 +182,6 @@ def lint_golden(path: Path) -> list[ItemReport]:
 def _tool_name(tool: Any) -> str | None:
     if not isinstance(tool, dict):
         return None
-    name = tool.get("name") or (tool.get("function") or {}).get("name")
+    function = tool.get("function")
+    name = tool.get("name") or (function.get("name") if isinstance(function, dict) else None)
     return name if isinstance(name, str) else None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -26,12 +25,11 @@ def check_cmd(fixtures: Path, as_json: bool, strict: bool) -> None:
     fs = load_fixtures(fixtures)
 
     def progress(n: int, total: int, item_id: str) -> None:
-        if not as_json:
-            from evalpin.core.sanitize import inert_line
+        from evalpin.core.sanitize import inert_line
 
-            click.echo(f"[{n}/{total}] {inert_line(item_id)}", err=True)
+        click.echo(f"[{n}/{total}] {inert_line(item_id)}", err=True)
 
-    report = check_set(fs, progress=progress if sys.stderr.isatty() or not as_json else None)
+    report = check_set(fs, progress=None if as_json else progress)
     failed = report.problems(strict) > 0
     if as_json:
         emit_json(report.to_json(strict))

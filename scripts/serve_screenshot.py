@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -56,8 +58,10 @@ def main() -> None:
     if binary is None:
         sys.exit(f"no headless Chromium: {why}")
     port = free_port()
+    token = secrets.token_urlsafe(24)
     server = subprocess.Popen(
         [sys.executable, "-m", "evalpin", "serve", "--port", str(port), *PAIR],
+        env={**os.environ, "EVALPIN_SERVE_TOKEN": token},
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -66,7 +70,7 @@ def main() -> None:
     try:
         wait_for_port(port, server)
         with tempfile.TemporaryDirectory() as profile:
-            url = f"http://127.0.0.1:{port}/"
+            url = f"http://127.0.0.1:{port}/?token={token}"
             asyncio.run(capture(binary, url, args.out / "serve.png", Path(profile)))
     finally:
         stop(server)

@@ -103,7 +103,7 @@ def served(tmp_path):
     """`evalpin serve` of the demo's refused pair on a free loopback port, with a fake
     secret in its environment."""
     port = free_port()
-    env = {**os.environ, "COMPLETION_API_KEY": SECRET}
+    env = {**os.environ, "COMPLETION_API_KEY": SECRET, "EVALPIN_SERVE_TOKEN": TOKEN}
     log = (tmp_path / "serve.log").open("w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "evalpin", "serve", "--port", str(port), str(NIGHT2), str(FREE2)],
@@ -115,10 +115,112 @@ def served(tmp_path):
     )
     try:
         wait_for_port(port, proc)
-        yield f"http://127.0.0.1:{port}/"
+        yield f"http://127.0.0.1:{port}/?token={TOKEN}"
     finally:
         stop(proc)
         log.close()
+
+
+TOKEN = "t0ken-for-the-test"
+
+
+def _serve(tmp_path: Path, *extra: str, token: str | None = TOKEN):
+    """`evalpin serve` of the demo pair on a free port, as a process; (proc, port)."""
+    port = free_port()
+    env = dict(os.environ)
+    env.pop("EVALPIN_SERVE_TOKEN", None)
+    if token is not None:
+        env["EVALPIN_SERVE_TOKEN"] = token
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evalpin", "serve", "--port", str(port), *extra, str(NIGHT2)],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    wait_for_port(port, proc)
+    return proc, port
+
+
+def _get(url: str, cookie: str | None = None) -> tuple[int, dict, str]:
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, dict(response.headers), response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers), exc.read().decode()
+
+
+def test_a_served_review_needs_its_token(tmp_path: Path) -> None:
+    proc, port = _serve(tmp_path)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for path in ("/", "/ws", "/static/css/xterm.css", "/?token=wrong"):
+            status, _, body = _get(base + path)
+            assert status == 403 and "needs its token" in body, path
+        status, headers, _ = _get(f"{base}/?token={TOKEN}")
+        assert status == 200
+        cookie = headers["Set-Cookie"].split(";")[0]
+        assert cookie == f"evalpin_serve_token={TOKEN}" and "HttpOnly" in headers["Set-Cookie"]
+        assert _get(base + "/", cookie)[0] == 200  # the cookie alone, after the first visit
+    finally:
+        stop(proc)
+    assert f"open http://127.0.0.1:{port}/?token={TOKEN}" in proc.stderr.read()
+
+
+def test_without_a_token_set_a_random_one_is_printed(tmp_path: Path) -> None:
+    proc, port = _serve(tmp_path, token=None)
+    try:
+        assert _get(f"http://127.0.0.1:{port}/")[0] == 403
+    finally:
+        stop(proc)
+    printed = re.search(r"\?token=([\w-]+)", proc.stderr.read())
+    assert printed is not None and len(printed.group(1)) >= 24
+
+
+def test_no_token_is_for_loopback_only(capsys) -> None:
+    r = cli(capsys, "serve", "--host", "0.0.0.0", "--no-token", "--port", str(free_port()))
+    assert r.code == 3 and "loopback only" in r.err
+
+
+async def _open_sessions(port: int, n: int) -> list[int]:
+    import aiohttp
+
+    statuses = []
+    async with aiohttp.ClientSession(cookies={"evalpin_serve_token": TOKEN}) as session:
+        sockets = []
+        for _ in range(n):
+            try:
+                ws = await session.ws_connect(f"ws://127.0.0.1:{port}/ws?width=80&height=24")
+                sockets.append(ws)
+                statuses.append(101)
+            except aiohttp.WSServerHandshakeError as exc:
+                statuses.append(exc.status)
+        async def until_closed():
+            while True:  # the app's output flows on; the browser says nothing
+                message = await sockets[0].receive()
+                if message.type.name in ("CLOSE", "CLOSED", "CLOSING"):
+                    return message.type.name
+
+        statuses.append(await asyncio.wait_for(until_closed(), timeout=30))
+        for ws in sockets:
+            await ws.close()
+    return statuses
+
+
+def test_sessions_are_capped_and_idle_ones_closed(tmp_path: Path) -> None:
+    proc, port = _serve(tmp_path, "--max-sessions", "1", "--idle", "2")
+    try:
+        statuses = asyncio.run(_open_sessions(port, 2))
+    finally:
+        stop(proc)
+    assert statuses[:2] == [101, 503]
+    assert statuses[2] in ("CLOSE", "CLOSED", "CLOSING")
 
 
 def detail_ids(text: str) -> list[str]:

@@ -374,6 +374,12 @@ def run(
     resumed = 0
     if resume:
         writer = RunWriter(plan.out, new=False)  # the lock first: one writer per file
+    if resume and os.path.getsize(plan.out) == 0:
+        # Killed before its header: nothing was recorded, so the run starts afresh.
+        header.warnings = list(slot.warnings)
+        writer.write(header)
+        tally = Tally(total=len(plan.pairs))
+    elif resume:
         try:
             trimmed = trim_torn_tail(plan.out)
             existing = read_run(plan.out)

@@ -60,9 +60,16 @@ def _shown_path(path: Path) -> str:
         return str(path)
 
 
-def _resume_defaults(request: RunRequest) -> tuple[RunRequest, RunHeader]:
+def _resume_defaults(request: RunRequest) -> tuple[RunRequest, RunHeader | None]:
     if request.out is None:
         raise InputError("--resume", "needs --out FILE: the unfinished run to finish")
+    if (
+        request.out.is_file()
+        and request.out.stat().st_size == 0
+        and request.fixtures
+        and request.slot
+    ):
+        return request, None  # killed before its header: started afresh (runner.run)
     header = read_run(request.out).header
     if header is None:
         raise InputError(request.out, "cannot resume: not an evalpin run file (no header)")

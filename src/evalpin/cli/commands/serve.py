@@ -53,12 +53,37 @@ def review_command(runs: tuple[Path, ...], launch: bool) -> str:
 @click.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
+@click.option(
+    "--no-token",
+    is_flag=True,
+    help="Serve without a token: loopback only, and anyone on this machine can open it.",
+)
+@click.option(
+    "--max-sessions",
+    default=4,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Browser sessions (each a review process) at once.",
+)
+@click.option(
+    "--idle",
+    "idle_s",
+    default=1800,
+    show_default=True,
+    type=click.IntRange(1, 7 * 86400),
+    help="Seconds without input after which a session is closed.",
+)
 @click.argument("runs", nargs=-1, type=click.Path(path_type=Path))
-def serve_cmd(host: str, port: int, runs: tuple[Path, ...]) -> None:
+def serve_cmd(
+    host: str, port: int, no_token: bool, max_sessions: int, idle_s: int, runs: tuple[Path, ...]
+) -> None:
     """Serve the review TUI in a browser: RUN... as `evalpin review` would open them.
 
-    The launch panel is on only when HOST is loopback; elsewhere it is off, the screen
-    says so, and the served app gets no secret from the environment.
+    Every request needs a random token (printed once, as a URL; set your own in the
+    EVALPIN_SERVE_TOKEN environment variable, never in a flag `ps` would show); without it
+    the answer is 403 and no review process starts. The launch panel is on only when HOST
+    is loopback; elsewhere it is off, the screen says so, and the served app gets no
+    secret from the environment.
     """
     from evalpin.core.runfile import read_run
 
@@ -67,11 +92,16 @@ def serve_cmd(host: str, port: int, runs: tuple[Path, ...]) -> None:
     for path in runs:
         read_run(path)  # a bad file exits 3 here, not in a browser tab
     try:
-        from textual_serve.server import Server
+        import textual_serve.server  # noqa: F401
     except ImportError:
         raise click.ClickException(INSTALL_HINT) from None
 
+    from evalpin.cli.serve_access import TOKEN_ENV, Access, GuardedServer, new_token
+
     loopback = is_loopback(host)
+    if no_token and not loopback:
+        raise click.UsageError(f"--no-token is for loopback only; {host} is not loopback")
+    token = None if no_token else (os.environ.pop(TOKEN_ENV, "") or new_token())
     environment = served_environment(os.environ, loopback)
     os.environ.clear()
     os.environ.update(environment)
@@ -81,6 +111,16 @@ def serve_cmd(host: str, port: int, runs: tuple[Path, ...]) -> None:
             "the served app gets no secret from the environment",
             err=True,
         )
-    Server(
-        review_command(runs, launch=loopback), host=host, port=port, title="evalpin review"
+    shown = f"[{host}]" if ":" in host else host
+    if token is None:
+        click.echo(f"serving without a token: anyone on this machine can open {shown}", err=True)
+    else:
+        click.echo(f"open http://{shown}:{port}/?token={token}", err=True)
+    access = Access(token, max_sessions=max_sessions, idle_s=idle_s)
+    GuardedServer(
+        review_command(runs, launch=loopback),
+        host=host,
+        port=port,
+        title="evalpin review",
+        access=access,
     ).serve()

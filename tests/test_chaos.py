@@ -1,0 +1,121 @@
+"""Chaos (issue 28, item 5): N concurrent `evalpin run`s of one coding set and slot, some
+on the default name and two resuming one explicit file, random `kill -9`s, then every
+file resumed; each ends complete with each (case, seed) exactly once. On both sandbox
+backends. `EVALPIN_CHAOS_ROUNDS=20` runs the issue's 20 rounds (the suite runs 2)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from evalpin.core.runfile import read_run
+from evalpin.run.sandbox import probe_isolation
+
+ROUNDS = int(os.environ.get("EVALPIN_CHAOS_ROUNDS", "2"))
+SEEDS = "1,2,3,4,5,6"
+TEST = (
+    "from chunks import chunked\n\n\n"
+    "def test_chunks():\n    assert chunked([1, 2, 3], 2) == [[1, 2], [3]]\n"
+)
+SOLUTION = "def chunked(xs, n):\n    return [xs[i : i + n] for i in range(0, len(xs), n)]\n"
+
+
+@pytest.fixture(params=["unshare", "bwrap"])
+def tools(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Path, str]:
+    """A PATH holding only this backend (and setpriv): `run` probes and uses it."""
+    iso = probe_isolation((request.param,))
+    if iso.kind == "none":
+        pytest.skip(f"{request.param} unavailable: {iso.why}")
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    for name in (request.param, "setpriv"):
+        found = shutil.which(name)
+        if found:
+            (folder / name).symlink_to(found)
+    return folder, request.param
+
+
+def _project(folder: Path) -> None:
+    (folder / "tests").mkdir(parents=True)
+    (folder / "prompt.md").write_text("Write chunked.\n")
+    (folder / "tests" / "test_chunks.py").write_text(TEST)
+    (folder / "coding.yaml").write_text(
+        textwrap.dedent(
+            """\
+            schema: coding-eval/v1
+            dataset_id: chaos
+            dataset_version: "1"
+            items:
+              - id: chunked
+                language: python
+                prompt_file: prompt.md
+                test_file: tests/test_chunks.py
+                timeout_s: 20
+                expected_files: [chunks.py]
+            """
+        )
+    )
+    answer = {"case_id": "chunked", "files": {"chunks.py": SOLUTION}, "text": ""}
+    (folder / "answers.jsonl").write_text(json.dumps(answer) + "\n")
+
+
+def _run(folder: Path, env: dict, *extra: str) -> subprocess.Popen:
+    command = [sys.executable, "-m", "evalpin", "run", "--fixtures", "coding.yaml"]
+    command += ["--slot", "coder=replay:answers.jsonl", "--seeds", SEEDS, "--jobs", "1"]
+    command += ["--progress", "none", *extra]
+    return subprocess.Popen(
+        command, cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+
+
+def test_concurrent_runs_and_kills_end_complete_and_exact(tools, tmp_path: Path) -> None:
+    folder_of_tools, backend = tools
+    rng = random.Random(2026)
+    env = {**os.environ, "PATH": str(folder_of_tools)}  # one backend: the probe picks it
+    resumed = 0
+    for round_ in range(ROUNDS):
+        folder = tmp_path / f"round-{round_}"
+        _project(folder)
+        (folder / "runs").mkdir()
+        shared = _run(folder, env, "--out", "runs/shared.jsonl")
+        time.sleep(rng.uniform(0.2, 0.8))
+        procs = [_run(folder, env) for _ in range(3)]  # default names, at once
+        procs.append(_run(folder, env, "--resume", "--out", "runs/shared.jsonl"))
+        time.sleep(rng.uniform(0.3, 1.5))
+        for proc in rng.sample([shared, *procs], 3):
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGKILL)
+        for proc in (shared, *procs):
+            proc.wait(timeout=120)
+        for path in sorted((folder / "runs").glob("*.jsonl")):
+            if path.stat().st_size and read_run(path).complete:
+                continue  # (an empty file: killed before its header)
+            resumed += 1
+            # The run's own inputs given again: a file killed before its header has none.
+            command = [sys.executable, "-m", "evalpin", "run", "--fixtures", "coding.yaml"]
+            command += ["--slot", "coder=replay:answers.jsonl", "--seeds", SEEDS]
+            command += ["--resume", "--out", str(path)]
+            done = subprocess.run(
+                command, cwd=folder, env=env, capture_output=True, text=True, timeout=120
+            )
+            assert done.returncode == 0, done.stderr
+        files = sorted((folder / "runs").glob("*.jsonl"))
+        assert len(files) >= 1
+        for path in files:
+            run = read_run(path)
+            keys = [(r.case_id, r.seed) for r in run.rows]
+            assert run.complete and not run.torn, path
+            assert sorted(keys) == sorted(set(keys)) and len(keys) == 6, (path, keys)
+            assert run.header is not None and run.header.env.get("sandbox") == backend
+        assert not list((folder / "runs").glob(".*.writer"))
+    assert resumed > 0, "no run was caught by a kill: the test proved nothing"

@@ -201,6 +201,7 @@ async def _open_sessions(port: int, n: int) -> list[int]:
                 statuses.append(101)
             except aiohttp.WSServerHandshakeError as exc:
                 statuses.append(exc.status)
+
         async def until_closed():
             while True:  # the app's output flows on; the browser says nothing
                 message = await sockets[0].receive()

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, BinaryIO, NoReturn
 import msgspec
 
 from evalpin.core.errors import InputError
-from evalpin.core.files import not_utf8
+from evalpin.core.files import not_utf8, write_atomic
 from evalpin.core.records import (
     SCHEMA,
     CaseRecord,
@@ -485,7 +485,7 @@ class RunWriter:
         self._mark = _holder_path(self.path)
         holder = {"pid": os.getpid(), "host": socket.gethostname(), "since": _now()}
         with contextlib.suppress(OSError):
-            _write_small(self._mark, json.dumps(holder))
+            write_atomic(Path(self._mark), json.dumps(holder))
 
     @classmethod
     def claim(cls, path: Path) -> RunWriter:
@@ -533,13 +533,6 @@ def _holder(path: str) -> str:
         return f"pid {int(info['pid'])} on {str(info['host'])[:64]} since {str(info['since'])[:40]}"
     except (OSError, ValueError, KeyError, TypeError):
         return "another process"
-
-
-def _write_small(path: str, text: str) -> None:
-    tmp = f"{path}.{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
 
 
 def _now() -> str:

@@ -372,14 +372,10 @@ def run(
     header.replay_of = slot.replay_of
     todo = plan.pairs
     resumed = 0
-    if resume:
-        writer = RunWriter(plan.out, new=False)  # the lock first: one writer per file
-    if resume and os.path.getsize(plan.out) == 0:
-        # Killed before its header: nothing was recorded, so the run starts afresh.
-        header.warnings = list(slot.warnings)
-        writer.write(header)
-        tally = Tally(total=len(plan.pairs))
-    elif resume:
+    # The lock first (one writer per file), then what the file holds. A file killed
+    # before its header holds nothing to resume: it starts afresh, as a new run does.
+    writer = RunWriter(plan.out, new=False) if resume else None
+    if writer is not None and os.path.getsize(plan.out) > 0:
         try:
             trimmed = trim_torn_tail(plan.out)
             existing = read_run(plan.out)
@@ -405,9 +401,12 @@ def run(
             emit(events.WarningEvent(f"trimmed a torn last line ({trimmed} bytes)"))
         header = existing.header
     else:
-        plan.out.parent.mkdir(parents=True, exist_ok=True)
-        writer = RunWriter.claim(plan.out) if plan.default_name else RunWriter(plan.out, new=True)
-        plan.out = Path(writer.path)
+        if writer is None:
+            plan.out.parent.mkdir(parents=True, exist_ok=True)
+            writer = (
+                RunWriter.claim(plan.out) if plan.default_name else RunWriter(plan.out, new=True)
+            )
+            plan.out = Path(writer.path)
         header.warnings = list(slot.warnings)
         writer.write(header)
         tally = Tally(total=len(plan.pairs))

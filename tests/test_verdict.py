@@ -205,7 +205,9 @@ def test_repeats_without_a_digest_or_under_another_triple_are_not_mismatches(
 def test_a_case_the_wire_could_not_carry_leaves_the_run_not_fully_graded(tmp_path: Path) -> None:
     cases = grid({"a": [True] * 3, "b": [True] * 3})
     cases[1] = case("a", False, seed=29, reasons=["sandbox_error:unsupported"])
-    v = verdict_of(tmp_path, cases=cases)
+    # Only a coding run can hold the reason (a set that allows network: no network rule).
+    coding = FixturesInfo(path="c.yaml", kind="coding", dataset_hash="d" * 64, network="allowed")
+    v = verdict_of(tmp_path, cases=cases, fixtures=coding)
     assert v.label == "internal"
     failed = [c for c in v.checklist if not c.ok]
     assert [c.rule for c in failed] == ["fully graded"] and failed[0].value == ["a"]

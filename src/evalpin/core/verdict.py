@@ -12,6 +12,7 @@ The CLI, the TUI's verdict screen and the publish card only display the checklis
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -289,16 +290,23 @@ def envelope_rules(run: RunFile, check: Callable[..., None]) -> None:
 
 
 def ungraded_cases(run: RunFile) -> list[str]:
-    """Cases the grader could not judge (`sandbox_error:unsupported`): one byte search of
-    the file first, so runs without any (nearly all) decode nothing."""
+    """Cases the grader could not judge (`sandbox_error:unsupported`). Only an evalpin
+    coding run with a failed case can hold one; then one byte search of the mapped file,
+    so runs without any (nearly all) decode nothing and read nothing into memory."""
+    h = run.header
+    failed = [i for i, row in enumerate(run.rows) if not row.passed]
+    if h is None or h.fixtures.kind != KIND_CODING or not failed:
+        return []
     if run.details is None:
         try:
-            with open(run.path, "rb") as fh:
-                if UNSUPPORTED.encode() not in fh.read():
+            with (
+                open(run.path, "rb") as fh,
+                mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m,
+            ):
+                if m.find(UNSUPPORTED.encode()) < 0:
                     return []
-        except OSError:
+        except (OSError, ValueError):  # unreadable, or empty (nothing to map)
             return []
-    failed = [i for i, row in enumerate(run.rows) if not row.passed]
     try:
         records = run.records(failed)
     except InputError:

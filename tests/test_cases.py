@@ -48,7 +48,9 @@ def test_pair_statuses_counts_and_seed_summaries(tmp_path: Path) -> None:
         "regressed": 1,
         "fixed": 1,
         "drift": 1,
-        "flaky": 2,  # e-flaky, and b-breaks (flaky on the right, counted as regressed too)
+        "errored": 0,
+        "recovered": 0,
+        "flaky": 1,  # e-flaky (b-breaks is flaky on the right too, counted as regressed)
         "unchanged": 1,
         "only left": 1,
         "only right": 1,
@@ -61,7 +63,7 @@ def test_pair_statuses_counts_and_seed_summaries(tmp_path: Path) -> None:
 def test_filters_search_and_stepping(tmp_path: Path) -> None:
     table = table_of(*pair(tmp_path))
     ids = lambda rows: [table.cases[i].case_id for i in rows]  # noqa: E731
-    assert table.filters == (ALL, "changed", "regressed", "fixed", "drift", "flaky")
+    assert table.filters == (ALL, "changed", "regressed", "fixed", "drift", "errored", "flaky")
     assert ids(table.visible("changed")) == ["b-breaks", "c-mends", "d-drifts", "f-gone", "g-new"]
     assert ids(table.visible("regressed")) == ["b-breaks"]
     assert ids(table.visible("fixed")) == ["c-mends"]

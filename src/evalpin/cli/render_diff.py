@@ -12,7 +12,14 @@ from evalpin.core.report import REFUSE_LINE, BaselineChoice, DiffReport
 from evalpin.core.sanitize import inert_line
 from evalpin.core.stats import PairedStats, p_text
 
-_KIND_STYLE = {"regressed": "bold red", "fixed": "bold green", "drift": "yellow"}
+_KIND_STYLE = {
+    "regressed": "bold red",
+    "fixed": "bold green",
+    "drift": "yellow",
+    "errored": "bold magenta",
+    "recovered": "magenta",
+}
+_STATUS_STYLE = {"pass": "green", "fail": "red", "error": "bold magenta"}
 
 
 def _print_sides(out, report: DiffReport) -> None:
@@ -196,16 +203,27 @@ def print_diff(report: DiffReport, limit: int) -> None:
                     inert_line(m.left_digest or ""),
                     " -> ",
                     inert_line(m.right_digest or ""),
-                    f"  (both {'pass' if m.left_pass else 'fail'})",
+                    f"  (both {m.left_status})",
                 )
             )
+            if m.left_reasons != m.right_reasons:  # a move between failing values: P -> I
+                out.print(
+                    text(
+                        "    ",
+                        reasons_text(m.left_reasons),
+                        " -> ",
+                        reasons_text(m.right_reasons),
+                    )
+                )
             continue
-        for name, passed, why in (
-            ("left ", m.left_pass, m.left_reasons),
-            ("right", m.right_pass, m.right_reasons),
+        for name, status, why, error in (
+            ("left ", m.left_status, m.left_reasons, m.left_error),
+            ("right", m.right_status, m.right_reasons, m.right_error),
         ):
-            verdict = ("pass", "green") if passed else ("fail", "red")
-            out.print(text(f"    {name} ", verdict, "  ", reasons_text(why)))
+            shown = text(f"    {name} ", (status, _STATUS_STYLE[status]), "  ", reasons_text(why))
+            if error:
+                shown.append_text(text(("  ", "dim"), (inert_line(error)[:300], "dim")))
+            out.print(shown)
     if len(shown) < len(ranked):
         out.print(text(f"... and {len(ranked) - len(shown)} more (--limit 0 or --json for all)"))
     for name, keys in (("only left", report.only_left), ("only right", report.only_right)):

@@ -69,7 +69,7 @@ def render_junit(report: DiffReport) -> str:
     for key, lv, rv, _ in report.pin_rows():
         ET.SubElement(props, "property", name=f"left.{key}", value=xml_line(lv or "<missing>"))
         ET.SubElement(props, "property", name=f"right.{key}", value=xml_line(rv or "<missing>"))
-    tests = failures = skipped = 0
+    tests = failures = skipped = errors = 0
     if report.refused:
         case = ET.SubElement(suite, "testcase", classname=CLASSNAME, name="REFUSE_DIFF")
         failure = ET.SubElement(case, "failure", message=REFUSE_LINE, type="refused")
@@ -96,6 +96,15 @@ def render_junit(report: DiffReport) -> str:
                     type="regressed",
                 )
                 failure.text = _detail(m)
+            elif m.kind == "errored":  # JUnit's own word: could not be judged
+                errors += 1
+                error = ET.SubElement(
+                    case,
+                    "error",
+                    message=f"errored: {_reasons(m.right_reasons)}",
+                    type="errored",
+                )
+                error.text = _detail(m) + (f"\n{m.right_error}" if m.right_error else "")
             else:
                 ET.SubElement(case, "system-out").text = f"{m.kind}\n{_detail(m)}"
         for side, keys in (("left", report.only_left), ("right", report.only_right)):
@@ -111,7 +120,7 @@ def render_junit(report: DiffReport) -> str:
                 skipped += 1
     suite.set("tests", str(tests))
     suite.set("failures", str(failures))
-    suite.set("errors", "0")
+    suite.set("errors", str(errors))
     suite.set("skipped", str(skipped))
     root = ET.Element("testsuites", name="evalpin", tests=str(tests), failures=str(failures))
     root.append(suite)

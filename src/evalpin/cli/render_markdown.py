@@ -109,8 +109,8 @@ def _table(moves: list[Movement], with_reasons: bool) -> list[str]:
     for m in moves[:MAX_ROWS]:
         case = md(m.case_id)
         if with_reasons:
-            left = ("pass " if m.left_pass else "fail ") + _reasons(m.left_reasons)
-            right = ("pass " if m.right_pass else "fail ") + _reasons(m.right_reasons)
+            left = f"{m.left_status or 'fail'} " + _reasons(m.left_reasons)
+            right = f"{m.right_status or 'fail'} " + _reasons(m.right_reasons)
             lines.append(f"| {case} | {_seed(m.seed)} | {left} | {right} |")
         else:
             digests = f"{_value(m.left_digest)} → {_value(m.right_digest)}"
@@ -144,8 +144,14 @@ def render_markdown(report: DiffReport) -> str:
     regressed = [m for m in ranked if m.kind == "regressed"]
     fixed = [m for m in ranked if m.kind == "fixed"]
     drift = [m for m in ranked if m.kind == "drift"]
+    errored = [m for m in ranked if m.kind == "errored"]
+    recovered = [m for m in ranked if m.kind == "recovered"]
     if regressed:
         lines += [f"### Regressed ({len(regressed)})", "", *_table(regressed, True), ""]
+    if errored:  # judged before, not judged now: an outage is not a regression
+        lines += [f"### Errored ({len(errored)}: not judged)", "", *_table(errored, True), ""]
+    if recovered:
+        lines += [f"### Recovered ({len(recovered)})", "", *_table(recovered, True), ""]
     if fixed or drift:
         lines += [
             "<details>",

@@ -52,6 +52,8 @@ class RunDisplay:
             )
         elif isinstance(event, events.CaseEvent) and self.bar is not None:
             self.status = f"[green]{event.passed} pass[/] [red]{event.failed} fail[/]"
+            if event.errors:
+                self.status += f" [yellow]{event.errors} error[/]"
             self.bar.update(self.task, completed=event.done, status=self.status + self.pace)
         elif isinstance(event, events.PaceEvent) and self.bar is not None:
             self.pace = f" [dim]{event.shown}[/]"
@@ -73,10 +75,19 @@ class RunDisplay:
                 text(
                     ("wrote ", "green"),
                     out,
-                    f": {event.passed}/{event.records} passed in {event.seconds:.1f} s",
+                    f": {event.passed}/{event.records - event.errors} passed in"
+                    f" {event.seconds:.1f} s",
                     *done_extras(event),
                 )
             )
+            if event.errors:
+                self.err.print(
+                    text(
+                        (f"{event.errors} error case(s) ", "bold yellow"),
+                        "could not be judged (counted apart, not as fails); re-ask them: ",
+                        (f"evalpin run --resume --retry-errors --out {out}", "bold"),
+                    )
+                )
             self.err.print(text(("next: ", "dim"), f"evalpin verdict {out}"))
         elif isinstance(event, events.InterruptedEvent):
             self.err.print(

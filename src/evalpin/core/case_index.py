@@ -55,6 +55,7 @@ from evalpin.core.cases import (
     CaseTable,
     classify,
     flaky_on,
+    settle_errors,
 )
 from evalpin.core.compare import (
     DRIFT,
@@ -519,7 +520,9 @@ class CaseIndex:
         """The complete table, classified from the join (`diff`) of the whole runs."""
         self.advance(left.rows, right.rows if right is not None else None)
         if right is None:
-            return CaseTable(SINGLE, left, None, self.cases)
+            table = CaseTable(SINGLE, left, None, self.cases)
+            settle_errors(table, self.where)
+            return table
         if diff is None:
             raise ValueError("a pair needs its diff")
         table = CaseTable(DELTA if diff.refused else COMPARE, left, right, self.cases, diff)

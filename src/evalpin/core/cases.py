@@ -27,11 +27,11 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, count, repeat
-from operator import and_, attrgetter, lt, ne
+from operator import and_, attrgetter, is_not, lt, ne
 
 import msgspec
 
-from evalpin.core.compare import DRIFT, FIXED, REGRESSED, Diff
+from evalpin.core.compare import DRIFT, ERRORED, FIXED, RECOVERED, REGRESSED, Diff
 from evalpin.core.runfile import RunFile
 
 _PASSED = attrgetter("passed")
@@ -51,25 +51,36 @@ UNCHANGED = "unchanged"
 ONLY_LEFT, ONLY_RIGHT = "only left", "only right"
 DIFFERS, SAME = "differs", "same"
 PASS, FAIL = "pass", "fail"
+ERROR = "error"  # one run alone: a seed could not be judged, and none failed
 CHANGED_STATUS, PENDING = "changed", "pending"  # partial only: provisional
 
 STATUSES: dict[str, tuple[str, ...]] = {
-    COMPARE: (REGRESSED, FIXED, DRIFT, FLAKY, UNCHANGED, ONLY_LEFT, ONLY_RIGHT),
+    COMPARE: (
+        REGRESSED,
+        FIXED,
+        DRIFT,
+        ERRORED,
+        RECOVERED,
+        FLAKY,
+        UNCHANGED,
+        ONLY_LEFT,
+        ONLY_RIGHT,
+    ),
     DELTA: (DIFFERS, FLAKY, SAME, ONLY_LEFT, ONLY_RIGHT),
-    SINGLE: (FAIL, FLAKY, PASS),
+    SINGLE: (FAIL, ERROR, FLAKY, PASS),
 }
 # What `n`/`p` step through.
 CHANGED: dict[str, frozenset[str]] = {
-    COMPARE: frozenset({REGRESSED, FIXED, DRIFT, ONLY_LEFT, ONLY_RIGHT}),
+    COMPARE: frozenset({REGRESSED, FIXED, DRIFT, ERRORED, RECOVERED, ONLY_LEFT, ONLY_RIGHT}),
     DELTA: frozenset({DIFFERS, ONLY_LEFT, ONLY_RIGHT}),
-    SINGLE: frozenset({FAIL, FLAKY}),
+    SINGLE: frozenset({FAIL, ERROR, FLAKY}),
 }
 # What `f` cycles through, in order.
 ALL, CHANGED_FILTER = "all", "changed"
 FILTERS: dict[str, tuple[str, ...]] = {
-    COMPARE: (ALL, CHANGED_FILTER, REGRESSED, FIXED, DRIFT, FLAKY),
+    COMPARE: (ALL, CHANGED_FILTER, REGRESSED, FIXED, DRIFT, ERRORED, FLAKY),
     DELTA: (ALL, DIFFERS, FLAKY),
-    SINGLE: (ALL, FAIL, FLAKY),
+    SINGLE: (ALL, FAIL, ERROR, FLAKY),
 }
 # While partial (see core.case_index): no movement claim, nothing "only" on one side yet.
 PARTIAL_STATUSES: dict[str, tuple[str, ...]] = {
@@ -87,7 +98,7 @@ PARTIAL_FILTERS: dict[str, tuple[str, ...]] = {
     DELTA: FILTERS[DELTA],
     SINGLE: FILTERS[SINGLE],
 }
-_RANK = {REGRESSED: 0, FIXED: 1, DRIFT: 2}
+_RANK = {REGRESSED: 0, ERRORED: 1, FIXED: 2, RECOVERED: 3, DRIFT: 4}
 
 
 class Case(msgspec.Struct, gc=False):
@@ -153,19 +164,19 @@ class CaseTable:
         return (PARTIAL_CHANGED if self.partial else CHANGED)[self.mode]
 
     def counts(self) -> dict[str, int]:
-        """Cases per status, every status of the mode listed (zeros included). `flaky`
-        counts every case that is flaky on either side (what the flaky filter shows), also
-        those whose status is a movement such as `regressed`. Counted in C (a third of a
-        million cases is counted while a reviewer waits on the screen)."""
+        """Cases per status, every status of the mode listed (zeros included): they add
+        up to the cases. `flaky` counts the cases whose status is flaky; the flaky filter
+        also shows the flaky cases whose status is a movement such as `regressed`.
+        Counted in C (a third of a million cases is counted while a reviewer waits on
+        the screen)."""
         if self.partial_counts is not None:
             return {status: self.partial_counts.get(status, 0) for status in self.statuses}
         if self._prepared is not None:
             return dict(self._prepared[0])
-        return self._counted(list(map(_STATUS, self.cases)), sum(map(_FLAKY, self.cases)))
+        return self._counted(list(map(_STATUS, self.cases)))
 
-    def _counted(self, statuses: list[str], flaky: int) -> dict[str, int]:
+    def _counted(self, statuses: list[str]) -> dict[str, int]:
         found = Counter(statuses)
-        found[FLAKY] = flaky
         return {status: found.get(status, 0) for status in self.statuses}
 
     def visible(self, filter_name: str = ALL, search: str = "") -> Sequence[int]:
@@ -235,13 +246,10 @@ class CaseTable:
             return
         self.visible()  # the whole list, kept: what is worked out here is for it
         statuses: list[str] = []
-        flaky = 0
         for lo in range(0, len(self.cases), _SLICE):
-            part = self.cases[lo : lo + _SLICE]
-            statuses += map(_STATUS, part)
-            flaky += sum(map(_FLAKY, part))
+            statuses += map(_STATUS, self.cases[lo : lo + _SLICE])
         self._prepared = (
-            self._counted(statuses, flaky),
+            self._counted(statuses),
             self._stops(statuses),
             self._opening(statuses),
         )
@@ -329,6 +337,32 @@ def classify(
         c = cases[where[moved.case_id]]
         if c.status not in _RANK or _RANK[moved.kind] < _RANK[c.status]:
             c.status = moved.kind
+    settle_errors(table, where)
+
+
+def settle_errors(table: CaseTable, where: dict[str, int]) -> None:
+    """Cases with error rows (not judged): flaky only by their judged rows, and one run's
+    case is `error` when a seed errored and none failed. A pass over the error rows only
+    (none, in most runs: one C pass finds that)."""
+    sides = [(0, table.left)] + ([(1, table.right)] if table.right is not None else [])
+    errors: dict[int, list[int]] = {}
+    for side, run in sides:
+        statuses = list(map(_STATUS, run.rows))
+        if statuses.count(None) == len(statuses):
+            continue
+        for i in compress(count(), map(is_not, statuses, repeat(None))):
+            errors.setdefault(where[run.rows[i].case_id], [0, 0])[side] += 1
+    cases = table.cases
+    for k, (lerr, rerr) in errors.items():
+        c = cases[k]
+        ljudged, rjudged = len(c.left) - lerr, len(c.right) - rerr
+        was = c.flaky
+        c.flaky = 0 < c.left_passed < ljudged or 0 < c.right_passed < rjudged
+        if table.mode == SINGLE:
+            failed = ljudged - c.left_passed
+            c.status = FLAKY if c.flaky else FAIL if failed else ERROR
+        elif was and not c.flaky and c.status == FLAKY:
+            c.status = SAME if table.mode == DELTA else UNCHANGED
 
 
 def flaky_on(cases: Sequence[Case], side: int) -> list[bool]:

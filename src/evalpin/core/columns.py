@@ -12,13 +12,23 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from functools import cached_property
-from itertools import chain, compress, islice
-from operator import attrgetter, eq, lt, not_
+from itertools import chain, compress, islice, repeat
+from operator import attrgetter, eq, is_, lt, not_
 from typing import Any
 
 _CASE = attrgetter("case_id")
 _SEED = attrgetter("seed")
 _PASSED = attrgetter("passed")
+_STATUS = attrgetter("status")
+
+
+def judged(rows: Sequence[Any]) -> Sequence[Any]:
+    """The rows that were judged, pass or fail: every row but the error cases (status
+    "error", counted apart). The rows themselves when none errored (one C pass)."""
+    statuses = list(map(_STATUS, rows))
+    if statuses.count(None) == len(statuses):
+        return rows
+    return list(compress(rows, map(is_, statuses, repeat(None))))
 
 
 class Columns:

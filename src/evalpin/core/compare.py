@@ -31,7 +31,10 @@ from evalpin.core.runfile import TRIPLE, RunFile, gc_paused
 from evalpin.core.shared_pins import PINS
 
 REGRESSED, FIXED, DRIFT = "regressed", "fixed", "drift"
-KINDS = (REGRESSED, FIXED, DRIFT)
+# Moves into and out of error (a case that could not be judged on one side): their own
+# kind, never a regression or a fix, since one side has no grade.
+ERRORED, RECOVERED = "errored", "recovered"
+KINDS = (REGRESSED, FIXED, DRIFT, ERRORED, RECOVERED)
 SLOT_SETTINGS = "slot_settings"
 PIN_KEYS = (*TRIPLE, "reported_model", SLOT_SETTINGS)
 # How a pin key is named to people where its field name would not say it.
@@ -289,11 +292,17 @@ def _show(value: str | None) -> str:
 
 
 def movement(lrow: CaseRow, rrow: CaseRow) -> str | None:
-    """regressed, fixed, drift (same grade, digest moved), or None.
+    """regressed, fixed, drift (same grade, digest moved), errored (judged, then an
+    error case), recovered (an error case, then judged), or None (also for an error on
+    both sides: neither has a grade to move).
 
     The completion digest decides where both sides carry one; where only the text
     digest is recorded (seed-style header-less records), drift is text-digest movement.
     """
+    if lrow.status is not None or rrow.status is not None:
+        if lrow.status == rrow.status:
+            return None
+        return ERRORED if rrow.status is not None else RECOVERED
     if lrow.passed != rrow.passed:
         return REGRESSED if lrow.passed else FIXED
     for ld, rd in (

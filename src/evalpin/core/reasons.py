@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from evalpin.core.records import ERROR
+
 # How a code is shown and counted. `unknown` is never registered: it is what `kind_of`
 # says of a code that is not in the table (another tool's, or a newer evalpin's).
 KINDS = ("tool", "text", "static", "integrity", "test", "infra", "score")
@@ -34,6 +36,10 @@ class ReasonCode:
     meaning: str
     # The closed set of details (name -> meaning), or None when any detail is allowed.
     details: dict[str, str] | None = None
+    # Whether the code means the case could not be judged (an error case, not a fail),
+    # and the details that are the candidate's own failure all the same.
+    error: bool = False
+    fail_details: frozenset[str] = frozenset()
 
     def __call__(self, detail: str | None = None) -> str:
         if self.detail is None:
@@ -64,10 +70,14 @@ def _code(
     order: int,
     static: bool = False,
     details: dict[str, str] | None = None,
+    error: bool = False,
+    fail_details: tuple[str, ...] = (),
 ) -> ReasonCode:
     if kind not in KINDS or prefix in REGISTRY:
         raise ValueError(f"bad registration {prefix!r} ({kind})")
-    code = ReasonCode(prefix, kind, order, static, detail, meaning, details)
+    code = ReasonCode(
+        prefix, kind, order, static, detail, meaning, details, error, frozenset(fail_details)
+    )
     REGISTRY[prefix] = code
     return code
 
@@ -144,12 +154,14 @@ SANDBOX_ERROR = _code(
         "candidate (named in the tail); not the candidate's failure",
         "worker_lost": "every Dask worker that tried to grade it died (retries exhausted)",
     },
+    error=True,
+    fail_details=("memory",),  # the candidate's code used too much: its own failure
 )
 
 # -- the model slot and the tool loop ---------------------------------------------------
 
 NO_COMPLETION = _code(
-    "no_completion", "infra", "the slot has no completion for this case", order=20
+    "no_completion", "infra", "the slot has no completion for this case", order=20, error=True
 )
 PROVIDER_ERROR = _code(
     "provider_error",
@@ -172,6 +184,7 @@ PROVIDER_ERROR = _code(
         "command_failed": "a command slot's program could not start or exited non-zero",
         "bad_output": "a command slot's stdout is not one JSON completion",
     },
+    error=True,
 )
 TOOL_LOOP_EXHAUSTED = _code(
     "tool_loop_exhausted", "infra", "the model kept calling tools past the loop cap", order=22
@@ -181,6 +194,19 @@ TOOL_LOOP_EXHAUSTED = _code(
 
 SCORE = _code(
     "score", "score", "another tool's score that is neither pass nor fail", "VALUE", order=30
+)
+LOG_ERROR = _code(
+    "log_error",
+    "infra",
+    "another tool's sample that could not be judged: an error case, not a fail",
+    "KIND",
+    order=31,
+    details={
+        "error": "the tool recorded an error for the sample (its message kept)",
+        "cancelled": "the sample was cancelled before it was scored",
+        "unscored": "the sample has no value for the chosen scorer or metric",
+    },
+    error=True,
 )
 
 
@@ -198,6 +224,20 @@ def lookup(code: str) -> ReasonCode | None:
     if entry.details is not None and detail not in entry.details:
         return None
     return entry
+
+
+def is_error(code: str) -> bool:
+    """Whether a recorded code means its case could not be judged: no completion came,
+    the sandbox or the wire could not run the tests, another tool's sample errored.
+    Such a case is an error case (status "error"), never a pass or a fail."""
+    entry = lookup(code)
+    return entry is not None and entry.error and code.partition(":")[2] not in entry.fail_details
+
+
+def status_of(codes: list[str]) -> str | None:
+    """A case's status from its reasons: "error" when any says it could not be judged,
+    else None (its `pass` decides). The one place that decides what an error is."""
+    return ERROR if any(map(is_error, codes)) else None
 
 
 def kind_of(code: str) -> str:
@@ -231,5 +271,11 @@ def markdown_table() -> str:
         meaning = c.meaning
         if c.details:
             meaning += "; KIND: " + ", ".join(f"`{k}`" for k in c.details)
+        if c.error:
+            meaning += " (an error case, not a fail" + (
+                f"; except {', '.join(f'`{d}`' for d in sorted(c.fail_details))})"
+                if c.fail_details
+                else ")"
+            )
         rows.append(f"| `{c.form}` | {c.kind} | {'yes' if c.static else ''} | {meaning} |")
     return "\n".join(rows) + "\n"

@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 
 SCHEMA = "evalpin.run/1"
+ERROR = "error"  # a case's status when it could not be judged
 TAIL_CHARS = 800
 
 
@@ -76,6 +77,9 @@ class Completion(msgspec.Struct, frozen=True, omit_defaults=True):
     model: str | None = None
     turns: list[Turn] = []
     usage: Usage | None = None
+    # Why the endpoint stopped its last reply ("stop", "length": cut at max_tokens,
+    # "tool_calls"); not part of the completion digest.
+    finish_reason: str | None = None
 
 
 class FixturesInfo(msgspec.Struct, omit_defaults=True):
@@ -123,6 +127,9 @@ class RunHeader(msgspec.Struct, tag="run", tag_field="record", omit_defaults=Tru
     # When the completions were replayed from an earlier run file: that run's run_id,
     # its slot label and the path as given.
     replay_of: dict[str, Any] | None = None
+    # What the log's tool calls the repeat index that joins with `seed` (inspect-ai:
+    # "epoch", lm-eval: "repeat"); None: evalpin's own "seed".
+    repeat_key: str | None = None
 
 
 class CaseRow(msgspec.Struct, gc=False):
@@ -144,6 +151,13 @@ class CaseRow(msgspec.Struct, gc=False):
     reported_model: str | None = None
     slot_settings: str | None = None
     text_digest: str | None = None
+    # "error": the case could not be judged (no completion came, the sandbox or another
+    # tool's sample errored). Neither a pass nor a fail; absent for a judged case.
+    status: str | None = None
+
+    @property
+    def errored(self) -> bool:
+        return self.status == ERROR
 
 
 class CaseRecord(msgspec.Struct, tag="case", tag_field="record", omit_defaults=True):
@@ -173,6 +187,14 @@ class CaseRecord(msgspec.Struct, tag="case", tag_field="record", omit_defaults=T
     # (an lm-eval doc's `id` beside its `doc_id`).
     source_id: str | None = None
     usage: Usage | None = None
+    status: str | None = None  # as on CaseRow
+    # Why the model stopped (the endpoint's `finish_reason`, of the last reply):
+    # "length" marks a completion cut at the token limit.
+    finish_reason: str | None = None
+
+    @property
+    def errored(self) -> bool:
+        return self.status == ERROR
 
 
 class Summary(msgspec.Struct, tag="summary", tag_field="record", omit_defaults=True):
@@ -181,6 +203,7 @@ class Summary(msgspec.Struct, tag="summary", tag_field="record", omit_defaults=T
     finished_at: str
     records: int
     passed: int
+    errors: int = 0  # cases with status "error": neither passed nor failed
     seconds: float | None = None
     pass_rate_by_seed: dict[str, float] = {}
     resumed: int = 0

@@ -15,7 +15,19 @@ from functools import cached_property
 from typing import Any
 
 from evalpin.core import envelope
-from evalpin.core.compare import KINDS, Diff, Key, KeyMismatch, compare, row_digest
+from evalpin.core.compare import (
+    DRIFT,
+    ERRORED,
+    FIXED,
+    KINDS,
+    RECOVERED,
+    REGRESSED,
+    Diff,
+    Key,
+    KeyMismatch,
+    compare,
+    row_digest,
+)
 from evalpin.core.records import CaseRecord, CaseRow
 from evalpin.core.runfile import RunFile
 from evalpin.core.stats import PairedStats, paired_stats
@@ -32,7 +44,9 @@ PIN_ROWS = (
     "scorer_commit",
     "seeds",
 )
-_RANK = {kind: i for i, kind in enumerate(KINDS)}
+# How moves are listed: regressions, then moves into error, fixes, recoveries, drift.
+_RANK = {REGRESSED: 0, ERRORED: 1, FIXED: 2, RECOVERED: 3, DRIFT: 4}
+assert set(_RANK) == set(KINDS)
 
 
 @dataclass(frozen=True)
@@ -67,6 +81,11 @@ class Movement:
     right_tail: str | None
     digest_kind: str = "completion digest"  # else "text digest" (another tool's log)
     detailed: bool = True  # reasons and tails decoded (see build_report's `detail`)
+    # "pass", "fail" or "error" on each side, and an error case's own message.
+    left_status: str = ""
+    right_status: str = ""
+    left_error: str | None = None
+    right_error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """One entry of `silent_regressions` in `diff --json`."""
@@ -80,6 +99,8 @@ class Movement:
             "left_digest": self.left_digest,
             "right_digest": self.right_digest,
             "kind": self.kind,
+            "left_status": self.left_status,
+            "right_status": self.right_status,
         }
 
 
@@ -247,6 +268,11 @@ class DiffReport:
         return out
 
 
+def status_word(row: CaseRow) -> str:
+    """pass, fail or error: what a row's grade is called everywhere."""
+    return "error" if row.errored else "pass" if row.passed else "fail"
+
+
 def side_of(run: RunFile) -> Side:
     """A run's name, label and pins (the header's, else the one value its rows share)."""
     h = run.header
@@ -356,6 +382,10 @@ def _report(
                 right_tail=rrec.tail,
                 digest_kind="completion digest" if m.left.completion_digest else "text digest",
                 detailed=m.pair.left in records_l,
+                left_status=status_word(m.left),
+                right_status=status_word(m.right),
+                left_error=lrec.error if m.left.errored else None,
+                right_error=rrec.error if m.right.errored else None,
             )
         )
     return DiffReport(

@@ -473,15 +473,19 @@ class RunWriter:
     def __init__(self, path: str | Path, *, new: bool) -> None:
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | (os.O_EXCL if new else 0)
         self.path = str(path)
-        self._fd = os.open(self.path, flags, 0o644)
-        try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(self._fd)
-            self._fd = -1
-            raise RunBusy(
-                errno.EBUSY, f"being written by {_holder(self.path)}", self.path
-            ) from None
+        while True:
+            self._fd = os.open(self.path, flags, 0o644)
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(self._fd)
+                self._fd = -1
+                raise RunBusy(
+                    errno.EBUSY, f"being written by {_holder(self.path)}", self.path
+                ) from None
+            if new or _same_file(self._fd, self.path):
+                break
+            os.close(self._fd)  # the file was replaced (`rewrite`) while we waited: again
         self._mark = _holder_path(self.path)
         holder = {"pid": os.getpid(), "host": socket.gethostname(), "since": _now()}
         with contextlib.suppress(OSError):
@@ -498,6 +502,30 @@ class RunWriter:
             except FileExistsError:
                 path = path.with_name(f"{stem}-{n}{path.suffix}")
                 n += 1
+
+    def rewrite(self, data: bytes) -> None:
+        """Replace the file's bytes with `data`, crash-safe and without letting go of
+        the lock: written to a locked temporary beside it, synced, renamed over it. A
+        kill leaves the old file or the new one, never a mix."""
+        head, name = os.path.split(self.path)
+        tmp = os.path.join(head, f".{name}.rewrite")
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)  # left by a killed rewrite: the file itself is whole
+        fd = os.open(tmp, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+            os.replace(tmp, self.path)
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        os.close(self._fd)
+        self._fd = fd
 
     def write(self, record: msgspec.Struct | dict) -> None:
         obj = msgspec.to_builtins(record) if isinstance(record, msgspec.Struct) else record
@@ -518,6 +546,15 @@ class RunWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _same_file(fd: int, path: str) -> bool:
+    try:
+        now = os.stat(path)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino)
 
 
 def _holder_path(path: str) -> str:

@@ -56,8 +56,8 @@ from itertools import compress, repeat
 from operator import attrgetter, gt, itemgetter, not_
 from typing import Any, Protocol
 
-from evalpin.core.columns import Columns
-from evalpin.core.compare import FIXED, REGRESSED, Diff, Moved
+from evalpin.core.columns import Columns, judged
+from evalpin.core.compare import ERRORED, FIXED, REGRESSED, Diff, Moved
 
 ALPHA = 0.05
 Z95 = 1.959963984540054  # the 97.5th percentile of the standard normal
@@ -560,6 +560,12 @@ def tally_of(diff: Diff) -> SharedTally:
     """Tally the shared left rows of a Diff: C-level passes over the rows, and a Python
     pass over the moved rows only."""
     shared = shared_left(diff)
+    # Pairs with an error case on either side have no pair of grades: left out.
+    rows = judged(shared)
+    errored_right = {m.pair.key for m in diff.moved if m.kind == ERRORED}
+    if errored_right:
+        rows = [r for r in rows if (r.case_id, r.seed) not in errored_right]
+    shared = rows
     columns = (diff.left_columns if shared is diff.left.rows else None) or Columns(shared)
     flipped = {m.case_id for m in diff.moved if m.kind in (REGRESSED, FIXED)}
     return SharedTally(

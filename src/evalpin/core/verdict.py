@@ -13,6 +13,7 @@ The CLI, the TUI's verdict screen and the publish card only display the checklis
 from __future__ import annotations
 
 import mmap
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -20,12 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from evalpin.core import stats, tiers
-from evalpin.core.columns import Columns
+from evalpin.core.columns import Columns, judged
 from evalpin.core.errors import InputError
 from evalpin.core.files import not_utf8
 from evalpin.core.fixtures import FIXTURE_KINDS, KIND_CODING, FixtureSet
 from evalpin.core.power import Power, power
-from evalpin.core.reasons import SANDBOX_ERROR
+from evalpin.core.reasons import SANDBOX_ERROR, is_error
 from evalpin.core.records import RunHeader
 from evalpin.core.runfile import TRIPLE, RunFile
 
@@ -124,6 +125,11 @@ class Verdict:
     stability: stats.Stability | None = None
     # What a comparison against this run could detect (Miller's power, from its variance).
     power: Power | None = None
+    # Error cases (could not be judged): counted apart, never in a pass rate's
+    # denominator; `judged` is that denominator, over every seed.
+    errors: int = 0
+    judged: int = 0
+    error_reasons: dict[str, int] = field(default_factory=dict)
 
     @property
     def unstable(self) -> bool:
@@ -143,6 +149,10 @@ class Verdict:
             "checklist": [c.to_json() for c in self.checklist],
             "pass_rate": self.pass_rate,
             "pass_rate_by_seed": {str(s): r for s, r in self.pass_rate_by_seed.items()},
+            "denominator": "judged cases (errors counted apart)",
+            "judged": self.judged,
+            "errors": self.errors,
+            "error_reasons": self.error_reasons,
             "spread": self.spread,
             "band": self.band,
             "unstable": self.unstable,
@@ -222,14 +232,16 @@ def judge(
         "env_digest": Pin(bool(h and h.env_digest), h.env_digest if h else None),
     }
     notes: list[str] = []
-    checks = checklist(run, pins, disclosed, notes)
+    error_reasons = errored_reasons(run)
+    checks = checklist(run, pins, disclosed, notes, error_reasons)
     failed = [c for c in checks if not c.ok]
     label = min((LABELS.index(c.label) for c in failed), default=LABELS.index(PUBLISHABLE))
-    columns = Columns(run.rows)  # each column built once, shared by the passes below
-    by_seed = stats.rates_by_seed(run.rows, columns)
+    rows = judged(run.rows)  # pass rates, stability and power: over the judged cases
+    columns = Columns(rows)  # each column built once, shared by the passes below
+    by_seed = stats.rates_by_seed(rows, columns)
     rates = {s: r.rate for s, r in by_seed.items()}
     pooled = stats.pooled(by_seed.values())
-    stability = stats.case_stability(run.rows, columns)
+    stability = stats.case_stability(rows, columns)
     return Verdict(
         label=LABELS[label],
         reasons=[c.why for c in failed if c.why],
@@ -240,13 +252,46 @@ def judge(
         spread=stats.spread(rates),
         band=band,
         flaky_cases=list(stability.flaky_cases),
-        repeat_mismatches=repeat_mismatches(run, columns),
+        repeat_mismatches=repeat_mismatches(run, columns if rows is run.rows else None),
         notes=notes,
         rate_by_seed=by_seed,
         pooled_rate=pooled,
         stability=stability,
-        power=power(run.rows, columns=columns),
+        power=power(rows, columns=columns),
+        errors=len(run.rows) - len(rows),
+        judged=len(rows),
+        error_reasons=error_reasons,
     )
+
+
+def errored_reasons(run: RunFile) -> dict[str, int]:
+    """Error cases by reason code, most common first (decoded for the error rows only:
+    a run without any decodes nothing)."""
+    at = [i for i, row in enumerate(run.rows) if row.status is not None]
+    if not at:
+        return {}
+    try:
+        records = run.records(at)
+    except InputError:
+        return {"unknown": len(at)}
+    counted: Counter[str] = Counter()
+    for rec in records.values():
+        counted.update([next((r for r in rec.reasons or () if is_error(r)), "error")])
+    return dict(counted.most_common())
+
+
+def errors_rule(error_reasons: dict[str, int], check: Callable[..., None]) -> None:
+    """Errors left (cases that could not be judged) keep a run at most `internal`: its
+    pass rate is over fewer cases than the set holds. Shown only when there are any."""
+    if not error_reasons:
+        return
+    n = sum(error_reasons.values())
+    kinds = ", ".join(f"{k} x{c}" for k, c in list(error_reasons.items())[:4])
+    why = (
+        f"{n} error case(s) left, not judged ({kinds}): counted apart, not as fails;"
+        " re-ask them (evalpin run --resume --retry-errors) before publishing"
+    )
+    check("errors", False, n, why, INTERNAL, shown=f"{n} error case(s): {kinds}")
 
 
 def in_process_rule(header: RunHeader | None, check: Callable[..., None]) -> None:
@@ -319,7 +364,11 @@ def _shown(value: Any) -> str:
 
 
 def checklist(
-    run: RunFile, pins: dict[str, Pin], disclosed: Disclosure | None, notes: list[str]
+    run: RunFile,
+    pins: dict[str, Pin],
+    disclosed: Disclosure | None,
+    notes: list[str],
+    error_reasons: dict[str, int] | None = None,
 ) -> list[Check]:
     """Every rule that applies to `run`, most severe label first; adds notes as found."""
     h = run.header
@@ -382,6 +431,7 @@ def checklist(
         INTERNAL,
         shown={True: "yes", False: f"no ({run.incomplete_why})", None: "unknown"}[run.complete],
     )
+    errors_rule(errored_reasons(run) if error_reasons is None else error_reasons, check)
     ungraded = ungraded_cases(run)
     if ungraded:  # shown only when it fails: the wire could not carry what a test did
         shown = ", ".join(ungraded[:5]) + (

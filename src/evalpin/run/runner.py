@@ -44,7 +44,7 @@ from evalpin.core.pins import (
     scorer_commit,
     text_digest,
 )
-from evalpin.core.reasons import SANDBOX_ERROR
+from evalpin.core.reasons import SANDBOX_ERROR, status_of
 from evalpin.core.records import (
     SCHEMA,
     CaseRecord,
@@ -176,11 +176,12 @@ class Tally:
     total: int
     done: int = 0
     passed: int = 0
+    errors: int = 0  # neither passed nor failed: could not be judged
     started: float = field(default_factory=time.monotonic)
 
     @property
     def failed(self) -> int:
-        return self.done - self.passed
+        return self.done - self.passed - self.errors
 
     @property
     def elapsed(self) -> float:
@@ -263,6 +264,7 @@ class Executor:
             model_slot=self.plan.slot_config.label,
             reasons=reasons,
             slot_settings=self.slot_settings,
+            status=status_of(reasons),
         )
 
     def _fill(self, record: CaseRecord, completion: Completion | None) -> CaseRecord:
@@ -276,8 +278,17 @@ class Executor:
             record.turns = list(completion.turns) or None
             record.files = dict(completion.files) or None
             record.usage = completion.usage
+            record.finish_reason = completion.finish_reason
         else:
             record.tool_names = []
+        return record
+
+    def _failed(self, case: GoldenCase | CodingItem, seed: int, exc: SlotError) -> CaseRecord:
+        """An error case: no usable completion. The failure's own words and what the
+        request got before it failed (turns, tokens) are kept; the runner's scrub cuts
+        secret values from them before the record is written."""
+        record = self._fill(self._base(case, seed, [exc.reason]), exc.partial)
+        record.error = (exc.detail or exc.reason)[:ERROR_CHARS]
         return record
 
     def _golden(self, case: GoldenCase, seed: int) -> CaseRecord:
@@ -286,7 +297,7 @@ class Executor:
         try:
             completion = self.complete(request)
         except SlotError as exc:
-            return self._fill(self._base(case, seed, [exc.reason]), None)
+            return self._failed(case, seed, exc)
         return self._fill(self._base(case, seed, grade_golden(case, completion)), completion)
 
     def _coding(self, item: CodingItem, seed: int) -> CaseRecord:
@@ -303,7 +314,7 @@ class Executor:
                 answer = self.complete(self.request(item.id, seed, messages, []))
             except SlotError as exc:
                 if completion is None:
-                    return self._fill(self._base(item, seed, [exc.reason]), None)
+                    return self._failed(item, seed, exc)
                 error = f"repair round {attempt}: {exc.reason}"  # keep the last graded try
                 break
             completion, loops = answer, attempt
@@ -326,6 +337,9 @@ class Executor:
         record.error = error
         record.usage = usage
         return record
+
+
+ERROR_CHARS = 2000  # of a failure's own message, on its record
 
 
 def default_out(fixtures: FixtureSet, slot_label: str, runs_dir: Path = Path("runs")) -> Path:
@@ -364,8 +378,11 @@ def run(
     resume: bool,
     emit: Callable[[events.Event], None],
     stop: threading.Event | None = None,
+    retry_errors: bool = False,
 ) -> Summary:
-    """Execute `plan` into `plan.out`. Raises Interrupted (file whole, resumable)."""
+    """Execute `plan` into `plan.out`. Raises Interrupted (file whole, resumable).
+    `retry_errors` (with `resume`): the file's error cases are taken out, with its
+    trailer, and asked again; no other line changes."""
     stop = stop or threading.Event()
     slot.pace = pace = Pace(plan.concurrency)
     header = plan.header()
@@ -383,12 +400,29 @@ def run(
             writer.close()
             raise
         problem = None
+        errors_left = sum(r.errored for r in existing.rows)
+        retry = retry_errors and errors_left > 0
         if existing.header is None:
             problem = "cannot resume: not an evalpin run file"
-        elif existing.summary is not None:
-            problem = "cannot resume: the run is already complete"
+        elif existing.summary is not None and not retry:
+            problem = "cannot resume: the run is already complete" + (
+                f"; re-ask its {errors_left} error case(s) with --retry-errors"
+                if errors_left
+                else "; it has no error cases to retry"
+                if retry_errors
+                else ""
+            )
         elif conflicts := resume_conflicts(existing.header, header):
             problem = "cannot resume, changed since the run began: " + "; ".join(conflicts)
+        if problem is None and retry:
+            try:  # only once nothing refuses: a refused retry changes nothing
+                retried = drop_errors(writer, plan.out)
+                existing = read_run(plan.out)
+            except BaseException:
+                writer.close()
+                raise
+        else:
+            retried = 0
         if problem is not None:
             writer.close()
             raise InputError(plan.out, problem)
@@ -397,8 +431,11 @@ def run(
         resumed = len(done)
         tally = Tally(total=len(plan.pairs), done=len(existing.rows))
         tally.passed = sum(r.passed for r in existing.rows)
+        tally.errors = sum(r.errored for r in existing.rows)
         if trimmed:
             emit(events.WarningEvent(f"trimmed a torn last line ({trimmed} bytes)"))
+        if retried:
+            emit(events.WarningEvent(f"asking again {retried} error case(s)"))
         header = existing.header
     else:
         if writer is None:
@@ -435,6 +472,7 @@ def run(
             writer.write(record)
             tally.done += 1
             tally.passed += record.passed
+            tally.errors += record.errored
             now = pace.state()
             emit(
                 events.CaseEvent(
@@ -446,6 +484,7 @@ def run(
                     total=tally.total,
                     passed=tally.passed,
                     failed=tally.failed,
+                    errors=tally.errors,
                     elapsed=round(tally.elapsed, 3),
                     in_flight=now.in_flight,
                     limit=now.limit,
@@ -463,7 +502,8 @@ def run(
             out=str(plan.out),
             records=summary.records,
             passed=summary.passed,
-            failed=summary.records - summary.passed,
+            failed=summary.records - summary.passed - summary.errors,
+            errors=summary.errors,
             seconds=round(tally.elapsed, 3),
             usage=summary.usage,
             rate_limited=final.rate_limited,
@@ -472,6 +512,39 @@ def run(
         )
     )
     return summary
+
+
+class _Line(msgspec.Struct):
+    """What dropping error cases reads of a line."""
+
+    record: str | None = None
+    status: str | None = None
+
+
+_LINE = msgspec.json.Decoder(_Line)
+
+
+def drop_errors(writer: RunWriter, out: Path) -> int:
+    """Take the error cases and the trailer out of a run file (the writer holds its lock),
+    every other line kept byte for byte; the number of error cases taken out."""
+    kept: list[bytes] = []
+    dropped = 0
+    with open(out, "rb") as fh:
+        for line in fh:
+            if b'"status"' in line or b'"summary"' in line:
+                try:
+                    parsed = _LINE.decode(line)
+                except msgspec.MsgspecError:
+                    parsed = _Line()
+                if parsed.record == "summary":
+                    continue
+                if parsed.record == "case" and parsed.status is not None:
+                    dropped += 1
+                    continue
+            kept.append(line)
+    if dropped:
+        writer.rewrite(b"".join(kept))
+    return dropped
 
 
 class _UsageLine(msgspec.Struct):
@@ -510,6 +583,7 @@ def _summary(out: Path, tally: Tally, resumed: int) -> Summary:
         finished_at=utc_now(),
         records=len(rows),
         passed=sum(r.passed for r in rows),
+        errors=sum(r.errored for r in rows),
         seconds=round(tally.elapsed, 3),
         pass_rate_by_seed={str(s): round(r, 6) for s, r in rates.items()},
         resumed=resumed,

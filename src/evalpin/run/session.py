@@ -48,6 +48,7 @@ class RunRequest:
     jobs: int | None = None
     out: Path | None = None
     resume: bool = False
+    retry_errors: bool = False  # with resume: re-ask the file's error cases
     cluster: str | None = None  # tcp://HOST:PORT of a Dask scheduler, or local:N
     concurrency: int | None = None
 
@@ -98,6 +99,7 @@ def _resume_defaults(request: RunRequest) -> tuple[RunRequest, RunHeader | None]
             jobs=request.jobs,
             out=request.out,
             resume=True,
+            retry_errors=request.retry_errors,
             cluster=request.cluster,
             concurrency=request.concurrency,
         ),
@@ -184,7 +186,14 @@ def start_run(
     stop = threading.Event()
     restore = _interrupt_on_sigterm()
     try:
-        run(plan, slot, resume=request.resume, emit=emit, stop=stop)
+        run(
+            plan,
+            slot,
+            resume=request.resume,
+            retry_errors=request.retry_errors,
+            emit=emit,
+            stop=stop,
+        )
         return EXIT_DONE
     except (Interrupted, KeyboardInterrupt):
         done = len(read_run(plan.out).rows) if plan.out.exists() else 0

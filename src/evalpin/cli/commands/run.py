@@ -73,6 +73,12 @@ MAX_CONCURRENCY = 1024
     "--resume", is_flag=True, help="Finish the missing cases of an unfinished --out file."
 )
 @click.option(
+    "--retry-errors",
+    is_flag=True,
+    help="With --resume: ask again exactly the error cases of --out (no completion, a "
+    "provider or sandbox error), finished run or not; every other line stays as it is.",
+)
+@click.option(
     "--progress",
     type=click.Choice(["auto", "bar", "json", "none"]),
     default="auto",
@@ -93,6 +99,7 @@ def run_cmd(
     cluster: str | None,
     out: Path | None,
     resume: bool,
+    retry_errors: bool,
     progress: str,
 ) -> None:
     """Run a fixture set against a model slot and record a pinned run file.
@@ -104,6 +111,8 @@ def run_cmd(
 
     if jobs is not None and cluster is not None:
         raise click.UsageError("--jobs and --cluster exclude each other: pick one executor")
+    if retry_errors and not resume:
+        raise click.UsageError("--retry-errors re-asks the error cases of a run: add --resume")
     from evalpin.run.session import RunRequest, start_run
 
     request = RunRequest(
@@ -120,6 +129,7 @@ def run_cmd(
         cluster=cluster,
         out=out,
         resume=resume,
+        retry_errors=retry_errors,
     )
     display = RunDisplay(progress)
     code = start_run(request, os.environ, display.emit)

@@ -26,15 +26,18 @@ NO_COMPLETION = reasons.NO_COMPLETION()
 class SlotError(Exception):
     """A request got no usable completion.
 
-    `reason` is the stable code the runner records; `detail` is a short human note (never
-    a key, a URL or response text that could carry one).
+    `reason` is the stable code the runner records; `detail` is the failure in words,
+    the server's own message included (keys scrubbed; the runner caps it and cuts every
+    secret value before it is written). `partial`: what the request got before it failed
+    (the turns of a tool conversation so far, the tokens they spent), kept on the record.
     """
 
-    def __init__(self, reason: str, detail: str = "") -> None:
+    def __init__(self, reason: str, detail: str = "", partial: Completion | None = None) -> None:
         if reasons.lookup(reason) not in (reasons.NO_COMPLETION, reasons.PROVIDER_ERROR):
             raise ValueError(f"not a slot failure code: {reason!r}")
         self.reason = reason
         self.detail = detail
+        self.partial = partial
         super().__init__(f"{reason}: {detail}" if detail else reason)
 
 

@@ -148,7 +148,7 @@ def _sampling(entry: Entry) -> dict[str, float]:
 if TYPE_CHECKING:
     import openai
 
-_SERVER_MESSAGE_CHARS = 200
+_SERVER_MESSAGE_CHARS = 1000
 
 
 class _Function(msgspec.Struct):
@@ -168,6 +168,7 @@ class _Message(msgspec.Struct):
 
 class _Choice(msgspec.Struct):
     message: _Message
+    finish_reason: str | None = None
 
 
 class _ChatCompletion(msgspec.Struct):
@@ -224,13 +225,25 @@ class OpenAISlot(Slot):
         turns: list[Turn] = []
         model: str | None = None
         usage: Usage | None = None
+        finish: str | None = None
         for n in range(1, max_turns + 1):
-            reply = self._ask(params)
+            try:
+                reply = self._ask(params)
+            except SlotError as exc:  # keep what the conversation got before it failed
+                if turns or usage is not None:
+                    exc.partial = Completion(
+                        text=turns[-1].text if turns else "",
+                        model=model,
+                        turns=turns,
+                        usage=usage,
+                    )
+                raise
             model = _reported(reply) or model
             spent = _usage(reply)
             if spent is not None:
                 usage = spent if usage is None else usage + spent
-            message = reply.choices[0].message
+            choice = reply.choices[0]
+            message, finish = choice.message, choice.finish_reason
             text = message.content or ""
             calls = message.tool_calls or []
             if not calls:
@@ -247,8 +260,9 @@ class OpenAISlot(Slot):
                 for i, (c, a) in enumerate(zip(calls, answered, strict=True))
             ]
         if len(turns) == 1 and not turns[0].calls:
-            return Completion(text=turns[0].text, model=model, usage=usage)
-        return settle(Completion(model=model, turns=turns, usage=usage))
+            return Completion(text=turns[0].text, model=model, usage=usage, finish_reason=finish)
+        done = settle(Completion(model=model, turns=turns, usage=usage))
+        return msgspec.structs.replace(done, finish_reason=finish)
 
     def _ask(self, params: dict[str, Any]) -> _ChatCompletion:
         """One chat completion: each try holds a pace permit while on the wire; retried
@@ -329,11 +343,31 @@ class OpenAISlot(Slot):
         return _Failure("bad_request", False, None, detail)
 
     def _server_message(self, body: object) -> str:
-        """The server's own words help with a 400; servers may echo the key, so scrub it."""
-        message = body.get("message") if isinstance(body, dict) else None
-        if not isinstance(message, str) or not message:
+        """The server's own words ("maximum context length is 2048 tokens ... you
+        requested 9783"): where OpenAI puts them (`error.message`, which the SDK hands
+        over as the body), at the top level, or a plain-text body. Servers may echo
+        the key, so it is scrubbed."""
+        message = _message_of(body)
+        if not message:
             return ""
         return ": " + message.replace(self._key, "***")[:_SERVER_MESSAGE_CHARS]
+
+
+def _message_of(body: object) -> str:
+    """The error text of an error body, however the server shaped it."""
+    if isinstance(body, dict):
+        inner = body.get("error")
+        for value in (body.get("message"), inner, body.get("detail")):
+            if isinstance(value, dict):
+                value = value.get("message") or value.get("msg")
+            if isinstance(value, list):  # pydantic-style validation details
+                value = "; ".join(
+                    str(v.get("msg", v)) if isinstance(v, dict) else str(v) for v in value
+                )
+            if isinstance(value, str) and value.strip():
+                return " ".join(value.split())
+        return ""
+    return " ".join(body.split()) if isinstance(body, str) else ""
 
 
 def _plain_wait(seconds: float, stop: threading.Event) -> bool:
@@ -477,10 +511,13 @@ def _call_id(call: _ToolCall, turn: int, index: int) -> str:
 
 
 def _assistant(message: _Message, turn: int) -> dict[str, Any]:
-    """The assistant reply as it goes back into the conversation."""
+    """The assistant reply as it goes back into the conversation. Its content is a
+    string even when the model wrote none: llama.cpp's server (and other strict
+    validators) answer HTTP 500 to `null` and to a missing key; "" is what every common
+    OpenAI-compatible server accepts."""
     return {
         "role": "assistant",
-        "content": message.content,
+        "content": message.content or "",
         "tool_calls": [
             {
                 "id": _call_id(c, turn, i),

@@ -38,6 +38,9 @@ _SHORT = {
     "pending": "…",
     "pass": "pass",
     "fail": "FAIL",
+    "error": "ERR",
+    "errored": "ERR",
+    "recovered": "rec",
 }
 _LABEL = {
     "regressed": "REGRESSED",
@@ -53,6 +56,9 @@ _LABEL = {
     "fail": "FAIL",
     "changed": "changed",
     "pending": "pending",
+    "error": "ERROR",
+    "errored": "ERRORED",
+    "recovered": "recovered",
 }
 _COMPONENT = {
     "regressed": "case-list--regressed",
@@ -68,6 +74,9 @@ _COMPONENT = {
     "differs": "case-list--differs",
     "changed": "case-list--drift",
     "pending": "case-list--only",
+    "error": "case-list--error",
+    "errored": "case-list--error",
+    "recovered": "case-list--drift",
 }
 
 
@@ -114,6 +123,10 @@ class CaseList(CursorView):
     CaseList > .case-list--mismatch {
         color: $text-error;
     }
+    CaseList > .case-list--error {
+        color: $text-warning;
+        text-style: bold italic;
+    }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -138,6 +151,7 @@ class CaseList(CursorView):
         "case-list--differs",
         "case-list--seeds",
         "case-list--mismatch",
+        "case-list--error",
     }
 
     @dataclass

@@ -45,6 +45,11 @@ TURN_CHARS = 300  # per text, call or result in the transcript
 INLINE_RECORDS = 16
 
 
+def _finish(reason: str | None) -> str | None:
+    """The endpoint's finish reason, a cut answer said in words."""
+    return "length: cut at the token limit" if reason == "length" else reason
+
+
 def _seed(seed: int | None, label: str = "seed") -> str:
     return f"no {label}" if seed is None else f"{label} {seed}"
 
@@ -96,6 +101,7 @@ class DetailPane(ScrollView, can_focus=True):
     DetailPane > .detail--key, DetailPane > .detail--muted { color: $text-muted; }
     DetailPane > .detail--pass { color: $text-success; text-style: bold; }
     DetailPane > .detail--fail { color: $text-error; text-style: bold; }
+    DetailPane > .detail--error { color: $text-warning; text-style: bold italic; }
     DetailPane > .detail--differs { color: $text-warning; text-style: bold; }
     DetailPane > .detail--note { color: $text-warning; text-style: italic; }
     DetailPane > .detail--block-title { color: $text-accent; text-style: bold; }
@@ -120,6 +126,7 @@ class DetailPane(ScrollView, can_focus=True):
         "detail--title",
         "detail--pass",
         "detail--fail",
+        "detail--error",
         "detail--differs",
         "detail--muted",
         "detail--note",
@@ -377,6 +384,8 @@ class DetailPane(ScrollView, can_focus=True):
         models = [r.reported_model if r else None for r in recs]
         model_differs = pair and None not in models and models[0] != models[1]
         row("reported model", [self._digest(m, model_differs) for m in models])
+        if any(r is not None and r.finish_reason for r in recs):
+            row("finish", [self._plain(r, _finish(r.finish_reason) if r else None) for r in recs])
         if any(r is not None and r.error for r in recs):
             row("error", [self._plain(r, r.error if r else None) for r in recs])
         return rows
@@ -384,6 +393,8 @@ class DetailPane(ScrollView, can_focus=True):
     def _grade(self, rec: CaseRecord | None) -> Text:
         if rec is None:
             return Text("absent", style=self._style("detail--muted"))
+        if rec.errored:  # not judged: neither a pass nor a fail
+            return Text("ERROR (not judged)", style=self._style("detail--error"))
         if rec.passed:
             return Text("pass", style=self._style("detail--pass"))
         return Text("FAIL", style=self._style("detail--fail"))

@@ -64,6 +64,8 @@ def test_diff_json_shape(capsys, tmp_path: Path) -> None:
         "left_digest",
         "right_digest",
         "kind",
+        "left_status",
+        "right_status",
     }
 
 

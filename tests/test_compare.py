@@ -31,7 +31,13 @@ def test_classifies_regressed_fixed_drift_and_unmoved(tmp_path: Path) -> None:
         ("b", "fixed"),
         ("c", "drift"),
     }
-    assert diff.counts() == {"regressed": 1, "fixed": 1, "drift": 1}
+    assert diff.counts() == {
+        "regressed": 1,
+        "fixed": 1,
+        "drift": 1,
+        "errored": 0,
+        "recovered": 0,
+    }
 
 
 def test_joins_on_case_and_seed(tmp_path: Path) -> None:

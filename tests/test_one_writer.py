@@ -56,7 +56,7 @@ def test_concurrent_runs_with_the_default_name_never_collide(project: Path) -> N
 
 
 def _small_files() -> None:
-    resource.setrlimit(resource.RLIMIT_FSIZE, (1500, 1500))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (2500, 2500))
 
 
 def test_a_write_error_names_the_file_and_how_to_go_on(slow_project: Path) -> None:

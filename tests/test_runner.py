@@ -145,7 +145,8 @@ def test_progress_json_events(capsys, project: Path) -> None:
         "out": "runs/p.jsonl",
         "records": 6,
         "passed": 4,
-        "failed": 2,
+        "failed": 1,
+        "errors": 1,  # no_completion: not judged, not a fail
         "seconds": events[-1]["seconds"],
     }
 

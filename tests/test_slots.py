@@ -556,7 +556,7 @@ def test_openai_without_fingerprint_reports_the_model_name(
 ) -> None:
     server.push(chat("hello there", fingerprint=None, model="served-model"))
     answer = openai_slot().complete(request(temperature=None, max_tokens=None))
-    assert answer == Completion(text="hello there", model="served-model")
+    assert answer == Completion(text="hello there", model="served-model", finish_reason="stop")
     assert "temperature" not in server.received[0].body
     assert "max_tokens" not in server.received[0].body
     assert "tools" not in server.received[0].body

@@ -151,7 +151,9 @@ def test_a_reply_without_tool_calls_stays_a_plain_completion(
 ) -> None:
     server.push(chat("no tools needed"))
     answer = slot().complete(ask({"get_order": ORDER}))
-    assert answer == Completion(text="no tools needed", model="fake-model-1@fp_test")
+    assert answer == Completion(
+        text="no tools needed", model="fake-model-1@fp_test", finish_reason="stop"
+    )
 
 
 def test_environment_credentials_and_headers_are_never_sent_unless_named(

@@ -5,7 +5,13 @@ Targets (issue 16), with a loopback OpenAI-compatible server answering in 250 ms
 whole command, as a user runs it); with 20% of requests answered 429 with
 `Retry-After: 0.2`, the run completes with no `provider_error` in < 2x the time without
 429s. Also shown: the same run limited to 2 requests in flight (what `--jobs` = 2 cores
-gave before). Run: python benchmarks/bench_live.py
+gave before).
+
+Issue 31: a server that serves one request at a time (llama.cpp's server with one slot:
+each request in turn, `SERIAL_S` each, and a request that waited behind another pays its
+prompt again, +25%, as an evicted prefix cache makes it). The default concurrency (found
+as the run goes) must be within 10% of the best fixed `--concurrency` there.
+Run: python benchmarks/bench_live.py
 """
 
 from __future__ import annotations
@@ -42,6 +48,30 @@ SLOTS = (
     "slots:\n  live: {provider: openai, base_url_env: BENCH_BASE_URL, "
     "api_key_env: BENCH_API_KEY, model: bench-model}\n"
 )
+
+
+SERIAL_S = 0.05
+
+
+def one_at_a_time() -> Policy:
+    """A policy whose answers are served one at a time (see the module docstring)."""
+    slot = threading.Lock()
+    waiting = [0]
+    count = threading.Lock()
+    body = ANSWER.body
+    assert isinstance(body, dict)
+
+    def serve(request: dict) -> dict:
+        with count:
+            waiting[0] += 1
+            queued = waiting[0] > 1
+        with slot:
+            time.sleep(SERIAL_S * (1.25 if queued else 1.0))
+        with count:
+            waiting[0] -= 1
+        return body
+
+    return lambda n, in_flight, request: Reply(body=serve)
 
 
 def limited_share(share: float) -> tuple[Policy, dict[str, int]]:
@@ -100,6 +130,7 @@ def timed_run(folder: Path, server: FakeOpenAI, name: str, *extra: str) -> tuple
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=400)
+    parser.add_argument("--serial-cases", type=int, default=90)
     args = parser.parse_args()
     print(machine())
     print(f"{args.cases} golden cases x 1 seed, server latency {LATENCY_S * 1000:.0f} ms")
@@ -127,11 +158,20 @@ def main() -> None:
 
             server.policy = lambda n, in_flight, request: ANSWER
             two, _ = timed_run(folder, server, "two", "--concurrency", "2")
+
+            serial_cases = cases[: args.serial_cases]
+            (folder / "cases.jsonl").write_text(
+                "".join(json.dumps(c) + "\n" for c in serial_cases)
+            )
+            server.policy = one_at_a_time()
+            serial = {"default": timed_run(folder, server, "s-default")[0]}
+            for n in (1, 2, 4, 16):
+                serial[str(n)] = timed_run(folder, server, f"s-{n}", "--concurrency", str(n))[0]
     finally:
         server.stop()
 
     print(
-        f"default (--concurrency 16)         {plain:6.2f} s  target < 8 s  "
+        f"default (found, up to 16)          {plain:6.2f} s  target < 8 s  "
         f"{'OK' if plain < 8 else 'MISSED'}  {plain_info}  peak in flight {plain_peak}"
     )
     ratio = limited / plain
@@ -142,6 +182,14 @@ def main() -> None:
         f"429s served {counts['429']}"
     )
     print(f"--concurrency 2 (the old default)  {two:6.2f} s")
+    best = min(v for k, v in serial.items() if k != "default")
+    ratio = serial["default"] / best
+    fixed = "  ".join(f"--concurrency {k}: {v:.2f} s" for k, v in serial.items() if k != "default")
+    print(
+        f"one-at-a-time server, {args.serial_cases} cases: default {serial['default']:.2f} s, "
+        f"{ratio:.2f}x the best fixed  target <= 1.10x  {'OK' if ratio <= 1.10 else 'MISSED'}"
+        f"\n  {fixed}"
+    )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,8 @@ import pytest
 
 from tests.fake_openai import FakeOpenAI
 
+pytest_plugins = ["tests.llama_server"]  # the `llama_server` fixture (a real llama.cpp)
+
 GOLDEN_CASES = [
     {
         "id": "order-1",

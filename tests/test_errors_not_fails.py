@@ -56,7 +56,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     (tmp_path / "slots.yaml").write_text(
         "slots:\n  lab: {provider: openai, model: m, base_url_env: ERR_BASE_URL, "
         "api_key_env: ERR_API_KEY, max_attempts: 2, retry_base_s: 0, retry_max_s: 0, "
-        "tier: dedicated}\n"
+        "tier: dedicated, probes: false}\n"
     )
     yield tmp_path, server
     server.stop()
@@ -239,9 +239,7 @@ def test_the_tool_turn_goes_back_with_a_string_content_and_finish_reason_is_kept
     assert {c["finish_reason"] for c in rows.values()} == {"stop"}
 
 
-def test_a_cut_answer_is_marked_and_a_failed_second_turn_keeps_the_first(
-    project, capsys
-) -> None:
+def test_a_cut_answer_is_marked_and_a_failed_second_turn_keeps_the_first(project, capsys) -> None:
     folder, server = project
     cut = chat("here: w", usage=(5, 16))
     assert isinstance(cut.body, dict)

@@ -261,7 +261,8 @@ def test_lm_eval_runs_differing_only_in_seed_compare(capsys) -> None:
     assert r.code == 0, r.out
     rec = left.record(0)
     assert rec.source_id == "apple" and rec.text == "lol" and left.rows[0].passed
-    assert left.rows[0].case_id == "0"
+    # TASK/DOC_ID, as in a run of several tasks (issue 27: one task's samples join)
+    assert left.rows[0].case_id == "fruit_qa/0"
 
 
 def test_lm_eval_changed_target_is_refused(capsys, tmp_path: Path) -> None:
@@ -272,7 +273,7 @@ def test_lm_eval_changed_target_is_refused(capsys, tmp_path: Path) -> None:
     lines[3]["target_hash"] = "0" * 64
     samples.write_text("".join(json.dumps(line) + "\n" for line in lines))
     r = cli(capsys, "diff", str(LM_EVAL / "seed1"), str(folder))
-    assert r.code == 2 and "e.g. 3" in r.out
+    assert r.code == 2 and "e.g. fruit_qa/3" in r.out
 
 
 def test_lm_eval_samples_without_results_are_incomplete(capsys, tmp_path: Path) -> None:

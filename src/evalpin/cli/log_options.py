@@ -1,4 +1,4 @@
-"""`--scorer` and `--metric`: which of another tool's grades decides pass/fail."""
+"""`--scorer`, `--metric` and `--filter`: which of another tool's grades decides pass/fail."""
 
 from __future__ import annotations
 
@@ -7,24 +7,40 @@ from typing import Any
 
 import click
 
+SCORER_HELP = (
+    "inspect-ai logs: the scorer that decides pass/fail, or NAME.KEY for one value of a "
+    "scorer whose score is a dict (e.g. checks.exact). Default: the first scorer the log "
+    "lists (and its first key)."
+)
+METRIC_HELP = (
+    "lm-eval logs: the metric whose value 1 is a pass. NAME applies to every task that "
+    "has it; TASK=NAME to that task only; repeat for several. A task named by neither "
+    "keeps its first metric. A name no task has is an error listing what the log offers."
+)
+FILTER_HELP = (
+    "lm-eval logs: the filter whose answers are graded (e.g. strict-match, "
+    "flexible-extract). NAME or TASK=NAME, repeatable, as for --metric; default: each "
+    "task's first filter."
+)
+
 
 def log_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Add the options every command that reads logs shares; they arrive as `options`."""
 
-    def wrapped(*args: Any, scorer: str | None, metric: str | None, **kwargs: Any) -> Any:
+    def wrapped(
+        *args: Any,
+        scorer: str | None,
+        metric: tuple[str, ...],
+        filter: tuple[str, ...],
+        **kwargs: Any,
+    ) -> Any:
         from evalpin.core.formats import ReadOptions  # loaded by the command, not at start
 
-        return command(*args, options=ReadOptions(scorer=scorer, metric=metric), **kwargs)
+        options = ReadOptions(scorer=scorer, metric=metric, filter=filter)
+        return command(*args, options=options, **kwargs)
 
     wrapped.__name__ = command.__name__
     wrapped.__doc__ = command.__doc__
-    wrapped = click.option(
-        "--metric",
-        metavar="NAME",
-        help="lm-eval logs: the metric whose value 1 is a pass (default: the first listed).",
-    )(wrapped)
-    return click.option(
-        "--scorer",
-        metavar="NAME",
-        help="inspect-ai logs: the scorer that decides pass/fail (default: the first listed).",
-    )(wrapped)
+    wrapped = click.option("--filter", metavar="NAME", multiple=True, help=FILTER_HELP)(wrapped)
+    wrapped = click.option("--metric", metavar="NAME", multiple=True, help=METRIC_HELP)(wrapped)
+    return click.option("--scorer", metavar="NAME", help=SCORER_HELP)(wrapped)

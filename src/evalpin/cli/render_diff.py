@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalpin.cli.console import console, rate_text, reasons_text, seed_text, text
-from evalpin.core.compare import PIN_LABELS
+from evalpin.core.compare import PIN_LABELS, probes_differ
 from evalpin.core.report import REFUSE_LINE, BaselineChoice, DiffReport
 from evalpin.core.sanitize import inert_line
 from evalpin.core.stats import PairedStats, p_text
@@ -78,6 +78,8 @@ def print_refusal(report: DiffReport, artifact: Path | None) -> None:
     for m in report.mismatches:
         lv, rv, n = m.pairs[0]
         name = PIN_LABELS.get(m.key, m.key)
+        if probes_differ(m):
+            out.print(text(("  backend changed under its label: probes differ", "bold red")))
         if len(m.pairs) == 1 and m.key != "fixture_hash":
             out.print(
                 text(

@@ -40,12 +40,15 @@ def print_verdict(run, v) -> None:
             f" [{pooled.low:.3f}, {pooled.high:.3f}]  {pooled.passed}/{pooled.total}, 95% Wilson"
             if pooled
             else "",
+            (f"  over the judged cases; {v.errors} error case(s) apart", "bold yellow")
+            if v.errors
+            else "",
         )
     )
     for seed, rate in v.rate_by_seed.items():
         out.print(
             text(
-                (f"  {seed_text(seed, run.repeat_label):<8}", "dim"),
+                (f"  {seed_text(seed, run.repeat_label):<8} ", "dim"),
                 f"{rate_text(rate)}  {rate.passed}/{rate.total}",
             )
         )

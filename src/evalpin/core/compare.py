@@ -26,6 +26,7 @@ from operator import and_, attrgetter, is_, is_not, ne, or_
 from typing import Any, NamedTuple
 
 from evalpin.core.columns import Columns
+from evalpin.core.pins import probe_split
 from evalpin.core.records import CaseRow
 from evalpin.core.runfile import TRIPLE, RunFile, gc_paused
 from evalpin.core.shared_pins import PINS
@@ -276,6 +277,18 @@ class Diff:
                 }
             )
         return out
+
+
+def probes_differ(mismatch: KeyMismatch) -> bool:
+    """A reported model that differs only in its calibration probes' digest: the same
+    name from the server, another backend behind it (run/probes.py)."""
+    if mismatch.key != "reported_model":
+        return False
+    for lv, rv, _ in mismatch.pairs:
+        (lname, ldigest), (rname, rdigest) = probe_split(lv), probe_split(rv)
+        if lname == rname and ldigest and rdigest and ldigest != rdigest:
+            return True
+    return False
 
 
 def pins_equal(key: str, left: str | None, right: str | None) -> bool:

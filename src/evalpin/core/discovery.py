@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -117,13 +116,15 @@ def default_pair(runs_dir: str | Path = "runs") -> tuple[Path, Path | None]:
     if not folder.is_dir():
         raise InputError(folder, "no runs folder here: pass LEFT [RIGHT], or make a run")
     found = []
-    for entry in os.scandir(folder):
-        path = Path(entry.path)
-        if entry.is_file() and path.suffix in (".jsonl", ".json"):
-            header = peek_header(path)
-            found.append((_when(path, header), path.name, path, _fixture_set(header)))
+    from evalpin.core.formats import runs_in  # the runs as the tools lay them out
+
+    for path in runs_in(folder):
+        header = peek_header(path) if path.suffix in (".jsonl", ".json") else None
+        found.append((_when(path, header), path.name, path, _fixture_set(header)))
     if not found:
-        raise InputError(folder, "no run files (*.jsonl): pass LEFT [RIGHT], or make a run")
+        raise InputError(
+            folder, "no runs (*.jsonl, *.json, *.eval): pass LEFT [RIGHT], or make a run"
+        )
     found.sort()
     _, _, newest, fixtures = found[-1]
     if fixtures is not None:

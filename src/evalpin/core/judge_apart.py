@@ -43,19 +43,13 @@ class Request:
     options: ReadOptions
 
     def to_json(self) -> str:
-        return json.dumps(
-            {
-                "runs": [list(run) for run in self.runs],
-                "scorer": self.options.scorer,
-                "metric": self.options.metric,
-            }
-        )
+        return json.dumps({"runs": [list(run) for run in self.runs], **self.options.to_json()})
 
     @classmethod
     def from_json(cls, text: str) -> Request:
         data = json.loads(text)
         runs = tuple((str(path), stop) for path, stop in data["runs"])
-        return cls(runs, ReadOptions(scorer=data["scorer"], metric=data["metric"]))
+        return cls(runs, ReadOptions.from_json(data))
 
 
 def worth_it(streams: Sequence[RunStream]) -> bool:

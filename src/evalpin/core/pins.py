@@ -101,3 +101,21 @@ def scorer_commit(folder: Path) -> str | None:
         return None
     dirty = git("status", "--porcelain", "--untracked-files=all", "--", ".")
     return head + ("-dirty" if dirty else "")
+
+
+# A reported model with the digest of the slot's calibration probes joined (run/probes.py):
+# a backend that answers its probes otherwise is another backend under the same label.
+PROBE_TAG = "~probes:"
+
+
+def probe_tagged(model: str | None, digest: str | None) -> str | None:
+    """`MODEL~probes:DIGEST` when the probes pin the backend, else the model as given."""
+    if model is None or digest is None:
+        return model
+    return f"{model}{PROBE_TAG}{digest}"
+
+
+def probe_split(model: str) -> tuple[str, str | None]:
+    """(the provider's model, the probes' digest or None)."""
+    head, tag, digest = model.partition(PROBE_TAG)
+    return head, digest if tag else None

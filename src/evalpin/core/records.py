@@ -130,6 +130,9 @@ class RunHeader(msgspec.Struct, tag="run", tag_field="record", omit_defaults=Tru
     # What the log's tool calls the repeat index that joins with `seed` (inspect-ai:
     # "epoch", lm-eval: "repeat"); None: evalpin's own "seed".
     repeat_key: str | None = None
+    # The slot's calibration probes before the first case (run/probes.py): digests of
+    # their prompts and answers, whether they repeated, whether a fingerprint came back.
+    probes: dict[str, Any] | None = None
 
 
 class CaseRow(msgspec.Struct, gc=False):
@@ -208,6 +211,7 @@ class Summary(msgspec.Struct, tag="summary", tag_field="record", omit_defaults=T
     pass_rate_by_seed: dict[str, float] = {}
     resumed: int = 0
     usage: Usage | None = None  # summed over the case records that carry one
+    probes_end: str | None = None  # the probes' answers after the last case (digest)
 
 
 class ReportRow(msgspec.Struct):

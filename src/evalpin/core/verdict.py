@@ -264,6 +264,51 @@ def judge(
     )
 
 
+def probe_rules(run: RunFile, check: Callable[..., None], notes: list[str]) -> None:
+    """What the slot's calibration probes said (run/probes.py), shown when it was probed:
+    a backend whose probes answered otherwise after the run than before changed while
+    it ran (at most `internal`); one that cannot be pinned, or that reports no
+    fingerprint, is named."""
+    h = run.header
+    p = h.probes if h is not None else None
+    if not p:
+        return
+    if p.get("failed"):
+        notes.append(f"calibration probes not answered: {p['failed']}")
+        return
+    if not p.get("deterministic", True):
+        notes.append(
+            "the backend cannot be pinned: its slot is declared non-deterministic, so its "
+            "probes are recorded, not compared"
+        )
+    elif not p.get("repeatable", True):
+        notes.append(
+            "the backend cannot be pinned: a calibration probe sent twice at temperature 0 "
+            "got two answers (a prefix cache, batching), so probes are not compared"
+        )
+    if not p.get("fingerprint", False):
+        notes.append(
+            "the backend reports no fingerprint (system_fingerprint): only its probes can "
+            "show that it changed under its label"
+        )
+    start = p.get("start")
+    end = run.summary.probes_end if run.summary is not None else None
+    if start and end:
+        moved = end != start
+        why = (
+            "the backend changed while the run ran: its calibration probes answered "
+            "otherwise after the last case than before the first"
+        )
+        check(
+            "backend stable",
+            not moved,
+            end,
+            why,
+            INTERNAL,
+            shown=("probes moved during the run" if moved else "probes alike before and after"),
+        )
+
+
 def errored_reasons(run: RunFile) -> dict[str, int]:
     """Error cases by reason code, most common first (decoded for the error rows only:
     a run without any decodes nothing)."""
@@ -459,6 +504,7 @@ def checklist(
         odd = tiers.recorded_oddity(settings)
         notes.append(tiers.NOT_DECLARED + (f" (recorded {odd} is not a tier)" if odd else ""))
     in_process_rule(h, check)
+    probe_rules(run, check, notes)
 
     seeds = pins["seeds"].value
     check(

@@ -1,15 +1,25 @@
-"""How many completion requests a slot may have in flight, adapting to rate limits.
+"""How many completion requests a slot may have in flight: finding the endpoint's pace.
 
-`--concurrency N` is the ceiling. Each request holds a permit while it is on the wire
-(not while it waits to retry). A rate-limit signal (HTTP 429, or any answer carrying
-`Retry-After`) halves the limit (multiplicative decrease); every success raises it by one
-(additive increase), never above the ceiling. Only requests sent since the last decrease
-can decrease it again, so one burst of 429s from requests that were already in the air
-counts as one signal, not a collapse to 1 (TCP's once-per-round-trip rule).
+Each request holds a permit while it is on the wire (not while it waits to retry). A
+rate-limit signal (HTTP 429, or any answer carrying `Retry-After`) halves the limit
+(multiplicative decrease). Only requests sent since the last decrease can decrease it
+again, so one burst of 429s from requests that were already in the air counts as one
+signal, not a collapse to 1 (TCP's once-per-round-trip rule).
+
+`--concurrency N` fixes the ceiling and starts there; every success raises a lowered
+limit by one (additive increase). Without it the limit is found (`adaptive`): it starts
+at 1 and is judged a window of completions at a time (at least `WINDOW` and the limit
+itself): while throughput rises by more than `GAIN` it doubles, then grows by one; when
+latency has grown past `SLOWER` times the lowest seen without throughput rising, it
+falls back to the limit that gave the best throughput. A server that serves one request
+at a time stays near 1 (more only queue and add latency, up to its timeout); a parallel
+one climbs to the ceiling in a few windows. Every `RETRY_WINDOWS` windows settled below
+the ceiling, one step up is tried again (the endpoint may have grown).
 """
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -20,6 +30,10 @@ from evalpin.run import events
 
 DEFAULT_CONCURRENCY = 16
 TICK_S = 0.5  # how often a run looks at its pace while waiting for cases
+WINDOW = 4  # completions judged together, at the least
+GAIN = 1.10  # throughput must rise by this much for more in flight to count
+SLOWER = 1.5  # latency past this many times the lowest seen, with no gain: back off
+RETRY_WINDOWS = 8
 
 
 @dataclass(frozen=True)
@@ -38,9 +52,10 @@ class Permit:
 
     def __init__(self, pace: Pace, epoch: int) -> None:
         self._pace, self._epoch = pace, epoch
+        self._started = time.monotonic()
 
     def succeeded(self) -> None:
-        self._pace._adjust(self._epoch, limited=False)
+        self._pace._adjust(self._epoch, limited=False, latency=time.monotonic() - self._started)
 
     def rate_limited(self) -> None:
         self._pace._adjust(self._epoch, limited=True)
@@ -49,11 +64,17 @@ class Permit:
 class Pace:
     """AIMD limit on requests in flight, shared by every thread of one run."""
 
-    def __init__(self, ceiling: int = DEFAULT_CONCURRENCY) -> None:
+    def __init__(self, ceiling: int = DEFAULT_CONCURRENCY, *, adaptive: bool = False) -> None:
         if ceiling < 1:
             raise ValueError("concurrency must be at least 1")
         self.ceiling = ceiling
-        self._limit = float(ceiling)
+        self.adaptive = adaptive
+        self._limit = 1.0 if adaptive else float(ceiling)
+        self._window = _Window(time.monotonic())
+        self._best = (0.0, 1)  # (throughput, limit) of the best window
+        self._fastest = math.inf  # the lowest mean latency of a window
+        self._growing = True  # doubling until throughput stops rising
+        self._settled = 0  # windows since the limit last moved
         self._in_flight = 0
         self._epoch = 0
         self._rate_limited = 0
@@ -94,10 +115,12 @@ class Pace:
                 self._lowest,
             )
 
-    def _adjust(self, epoch: int, *, limited: bool) -> None:
+    def _adjust(self, epoch: int, *, limited: bool, latency: float = 0.0) -> None:
         with self._cond:
             if not limited:
-                if self._limit < self.ceiling:
+                if self.adaptive:
+                    self._judge(latency)
+                elif self._limit < self.ceiling:
                     self._limit = min(self.ceiling, self._limit + 1)
                     self._cond.notify_all()
                 return
@@ -106,6 +129,52 @@ class Pace:
                 self._limit = max(1.0, self._limit / 2)
                 self._lowest = min(self._lowest, int(self._limit))
                 self._epoch += 1
+                if self.adaptive:  # what was found above this is not to be had
+                    self._growing = False
+                    self._best = (self._best[0], min(self._best[1], int(self._limit)))
+                    self._window = _Window(time.monotonic())
+
+    def _judge(self, latency: float) -> None:
+        """One more completion of the window; at its end, move the limit (see the module
+        docstring). Called with the condition held."""
+        w = self._window
+        w.done += 1
+        w.latency += latency
+        limit = int(self._limit)
+        if w.done < max(WINDOW, limit):
+            return
+        now = time.monotonic()
+        throughput = w.done / max(now - w.started, 1e-9)
+        mean = w.latency / w.done
+        self._fastest = min(self._fastest, mean)
+        self._window = _Window(now)
+        best, best_limit = self._best
+        new = limit
+        if throughput > best * GAIN:
+            self._best = (throughput, limit)
+            new = min(self.ceiling, limit * 2 if self._growing else limit + 1)
+        else:
+            self._growing = False
+            if mean > self._fastest * SLOWER and limit > best_limit:
+                new = best_limit  # more in flight only queued: back to the best
+            else:
+                self._best = (max(best, throughput), best_limit)
+                self._settled += 1
+                if self._settled >= RETRY_WINDOWS and limit < self.ceiling:
+                    new = limit + 1  # try one more again: the endpoint may have grown
+                    self._best = (best / GAIN, best_limit)  # judged afresh
+        if new != limit:
+            self._settled = 0
+            self._limit = float(new)
+            self._lowest = min(self._lowest, new)
+            self._cond.notify_all()
+
+
+@dataclass
+class _Window:
+    started: float
+    done: int = 0
+    latency: float = 0.0
 
 
 class PaceTicker:

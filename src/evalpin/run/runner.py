@@ -41,6 +41,7 @@ from evalpin.core.pins import (
     env_components,
     env_digest,
     grader_version,
+    probe_tagged,
     scorer_commit,
     text_digest,
 )
@@ -57,7 +58,7 @@ from evalpin.core.records import (
     Usage,
 )
 from evalpin.core.runfile import RunWriter, read_run, trim_torn_tail
-from evalpin.run import events
+from evalpin.run import events, probes
 from evalpin.run.controls import Controls
 from evalpin.run.executors import ExecutorLost, GradeJob, GradingExecutor, LocalExecutor
 from evalpin.run.pace import DEFAULT_CONCURRENCY, TICK_S, Pace, PaceTicker
@@ -89,6 +90,8 @@ class Plan:
     workdir: Path | None = None
     isolation: Any = None  # sandbox.Isolation for coding sets
     concurrency: int = DEFAULT_CONCURRENCY
+    # No --concurrency given: the limit is found, up to `concurrency` (run/pace.py).
+    adaptive: bool = False
     grading: GradingExecutor | None = None  # None: graded in the runner's own threads
     lock: str | None = None  # the set against its lock: matched, edited, bumped, unsealed
     default_name: bool = False  # `out` was picked here: another free name if it is taken
@@ -118,7 +121,8 @@ class Plan:
     def execution(self) -> dict[str, Any]:
         """How the run is executed; recorded, never compared (not in the env digest)."""
         executor = self.grader().describe(self.controls.values())
-        return {"jobs": self.jobs, "concurrency": self.concurrency, "executor": executor}
+        concurrency = f"auto (up to {self.concurrency})" if self.adaptive else self.concurrency
+        return {"jobs": self.jobs, "concurrency": concurrency, "executor": executor}
 
     @property
     def pairs(self) -> list[Pair]:
@@ -200,9 +204,16 @@ class Executor:
     """Asks the slot, grades, and builds the case record for one (case, seed)."""
 
     def __init__(
-        self, plan: Plan, slot: Slot, grader: str, slot_settings: str | None = None
+        self,
+        plan: Plan,
+        slot: Slot,
+        grader: str,
+        slot_settings: str | None = None,
+        probe_digest: str | None = None,
     ) -> None:
         self.plan = plan
+        # Joined to every reported model when the probes pin the backend (run/probes.py).
+        self.probe_digest = probe_digest
         self.slot = slot
         self.grader = grader
         # The slot's settings digest as the header pinned it, on every record.
@@ -272,7 +283,7 @@ class Executor:
             record.tool_names = [t.name for t in completion.tools]
             record.text_digest = text_digest(completion.text)
             record.completion_digest = completion_digest(completion)
-            record.reported_model = completion.model
+            record.reported_model = probe_tagged(completion.model, self.probe_digest)
             record.text = completion.text
             record.tools = list(completion.tools) or None
             record.turns = list(completion.turns) or None
@@ -342,6 +353,15 @@ class Executor:
 ERROR_CHARS = 2000  # of a failure's own message, on its record
 
 
+def pinning_digest(header: RunHeader) -> str | None:
+    """The probes' digest when they pin the backend: answered, alike twice, and the slot
+    not declared non-deterministic."""
+    p = header.probes or {}
+    if p.get("deterministic") and p.get("repeatable") and p.get("start"):
+        return str(p["start"])
+    return None
+
+
 def default_out(fixtures: FixtureSet, slot_label: str, runs_dir: Path = Path("runs")) -> Path:
     """runs/DATE-SLOT-HASH8.jsonl, numbered when taken (never overwritten)."""
     stem = f"{dt.date.today().isoformat()}-{slot_label}-{fixtures.dataset_hash[:8]}"
@@ -384,7 +404,7 @@ def run(
     `retry_errors` (with `resume`): the file's error cases are taken out, with its
     trailer, and asked again; no other line changes."""
     stop = stop or threading.Event()
-    slot.pace = pace = Pace(plan.concurrency)
+    slot.pace = pace = Pace(plan.concurrency, adaptive=plan.adaptive)
     header = plan.header()
     header.replay_of = slot.replay_of
     todo = plan.pairs
@@ -445,6 +465,19 @@ def run(
             )
             plan.out = Path(writer.path)
         header.warnings = list(slot.warnings)
+        config = plan.slot_config
+        if config.probes:  # before the header: their digest is in it
+            result = probes.send(slot, config.probes, twice=True)
+            header.probes = result.header(config.probes, config.deterministic)
+            if result.failed:
+                emit(events.WarningEvent(f"calibration probes not answered: {result.failed}"))
+            elif not result.repeatable:
+                emit(
+                    events.WarningEvent(
+                        "the backend answered a calibration probe twice differently at "
+                        "temperature 0: it cannot be pinned by its answers"
+                    )
+                )
         writer.write(header)
         tally = Tally(total=len(plan.pairs))
     for warning in slot.warnings:
@@ -463,6 +496,7 @@ def run(
         slot,
         header.grader_version or grader_version(),
         header.slot.get("settings_digest"),
+        pinning_digest(header),
     )
     secrets = secret_values(execute.secret_names)
     ticker = PaceTicker(pace, emit)
@@ -495,6 +529,16 @@ def run(
                 emit(events.WarningEvent(why))
             raise Interrupted(plan.out, tally.done, tally.total)
         summary = _summary(plan.out, tally, resumed)
+        if header.probes and header.probes.get("start"):
+            end = probes.send(slot, plan.slot_config.probes, twice=False)
+            summary.probes_end = end.digest
+            if end.digest is not None and end.digest != header.probes["start"]:
+                emit(
+                    events.WarningEvent(
+                        "the backend answered its calibration probes otherwise after the "
+                        "run than before it: it changed while the run ran"
+                    )
+                )
         writer.write(summary)
     final = pace.state()
     emit(

@@ -156,6 +156,7 @@ def plan_run(request: RunRequest, env: Mapping[str, str]) -> Plan:
         out=out,
         jobs=request.jobs or default_jobs(),
         concurrency=request.concurrency or DEFAULT_CONCURRENCY,
+        adaptive=request.concurrency is None,
         workdir=resolve_workdir(env),
         isolation=isolation,
         lock=lock,

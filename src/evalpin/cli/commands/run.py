@@ -55,8 +55,9 @@ MAX_CONCURRENCY = 1024
 @click.option(
     "--concurrency",
     type=click.IntRange(min=1, max=MAX_CONCURRENCY),
-    help="Completions in flight (one thread each); lowered on rate limits, raised as"
-    " requests succeed.  [default: 16]",
+    help="Fix the completions in flight (one thread each; lowered on rate limits, raised"
+    " again as requests succeed).  [default: found as the run goes, from 1 up to 16: more"
+    " while throughput rises, fewer when latency grows without it]",
 )
 @click.option(
     "--cluster",

@@ -6,9 +6,14 @@ gives, so nothing downstream asks which format a file was. Adding a format is on
 and one row of `FORMATS`. Readers use the standard library and msgspec only: never the
 other tool.
 
-Sniffing looks at, in order of cost: whether the path is a folder, the first bytes (zip
-magic), the first non-blank line decoded as JSON (JSONL keys), and only for a file whose
-first line is not a JSON object, the top-level keys of the whole JSON document.
+A folder stands for the one run it holds (`one_run`: an inspect log folder, an lm-eval
+`--output_path` folder with its model subfolder); a folder of several runs is refused
+naming them. Listing a folder's runs (`runs_in`, `log_files`: history, baselines) looks
+one level into a subfolder a tool lays its runs out in.
+
+Sniffing a file looks at, in order of cost: the first bytes (zip magic), the first
+non-blank line decoded as JSON (JSONL keys), and only for a file whose first line is not
+a JSON object, the top-level keys of the whole JSON document.
 """
 
 from __future__ import annotations
@@ -32,11 +37,47 @@ _KEYS = msgspec.json.Decoder(dict[str, msgspec.Raw])
 
 @dataclass(frozen=True)
 class ReadOptions:
-    """Choices a foreign log leaves open: which scorer (inspect) or metric (lm-eval)
-    decides pass/fail. None: the first one the log lists."""
+    """Choices a foreign log leaves open: which score decides pass/fail.
+
+    `scorer` (inspect-ai): a scorer's name, or `NAME.KEY` for one value of a scorer whose
+    score is a dict; None: the first the log lists (and its first key).
+    `metric` and `filter` (lm-eval): each entry is `NAME` (for every task that has it)
+    or `TASK=NAME` (for that task); a task named by neither keeps its first metric, and
+    its first filter. Given as a string, a list or None; kept as a tuple.
+    """
 
     scorer: str | None = None
-    metric: str | None = None
+    metric: tuple[str, ...] = ()
+    filter: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("metric", "filter"):
+            value = getattr(self, name)
+            if value is None:
+                value = ()
+            elif isinstance(value, str):
+                value = (value,)
+            object.__setattr__(self, name, tuple(str(v) for v in value))
+
+    def choices(self, name: str) -> tuple[list[str], dict[str, str]]:
+        """(plain names, {task: name}) of `metric` or `filter`."""
+        plain: list[str] = []
+        per_task: dict[str, str] = {}
+        for entry in getattr(self, name):
+            task, eq, value = entry.partition("=")
+            if eq:
+                per_task[task.strip()] = value.strip()
+            else:
+                plain.append(entry.strip())
+        return plain, per_task
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-able form (a child process's request); `from_json` reads it back."""
+        return {"scorer": self.scorer, "metric": list(self.metric), "filter": list(self.filter)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ReadOptions:
+        return cls(data.get("scorer"), data.get("metric"), data.get("filter"))
 
 
 class Probe:
@@ -103,6 +144,9 @@ class Format:
     represented_by: Callable[[Path], Path | None] = lambda path: None
     # JSONL formats read chunk by chunk (the review's progressive loader): the scan.
     scan: Callable[[Probe], Scan] | None = None
+    # A subfolder the tool lays its runs out in (lm-eval's `<output_path>/<model>/`): a
+    # folder listing looks inside it.
+    run_folder: Callable[[Path], bool] = lambda path: False
 
 
 def _table() -> tuple[Format, ...]:
@@ -110,7 +154,13 @@ def _table() -> tuple[Format, ...]:
 
     return (
         Format(inspect_log.EVAL, inspect_log.sniff_eval, inspect_log.read_eval),
-        Format(lm_eval.NAME, lm_eval.sniff, lm_eval.read, lm_eval.represented_by),
+        Format(
+            lm_eval.NAME,
+            lm_eval.sniff,
+            lm_eval.read,
+            lm_eval.represented_by,
+            run_folder=lm_eval.is_run_folder,
+        ),
         Format(evalpin_run.NAME, evalpin_run.sniff, evalpin_run.read, scan=evalpin_run.scan),
         Format(case_records.NAME, case_records.sniff, case_records.read, scan=case_records.scan),
         Format(inspect_log.JSON, inspect_log.sniff_json, inspect_log.read_json),
@@ -131,11 +181,17 @@ def formats() -> tuple[Format, ...]:
     return FORMATS
 
 
+# How many of a folder's runs an error names before "and N more".
+_NAMED = 8
+
+
 def sniff(path: str | Path) -> tuple[Format, Probe]:
-    """The format of a file, or InputError saying why it is none of them."""
+    """The format of a file, or InputError saying why it is none of them. A folder
+    stands for the one run it holds (an inspect log folder, an lm-eval output folder);
+    one holding several is InputError naming them."""
     probe = Probe(path)
-    if probe.is_dir and not any(f.sniff(probe) for f in formats()):
-        raise InputError(path, "is a directory, not a file")
+    if probe.is_dir:
+        probe = Probe(one_run(probe.path))
     for fmt in formats():
         if fmt.sniff(probe):
             return fmt, probe
@@ -165,13 +221,51 @@ def read_log(path: str | Path, options: ReadOptions | None = None) -> RunFile:
     return fmt.read(probe, options or ReadOptions())
 
 
-def log_files(folder: Path, entries: list[Path]) -> list[Path]:
+def _entries(folder: Path) -> list[Path]:
+    try:
+        return sorted(folder.iterdir())
+    except OSError as exc:
+        raise InputError(folder, f"cannot list: {exc.strerror or exc}") from None
+
+
+def runs_in(folder: str | Path) -> list[Path]:
+    """The runs a folder holds, each once, sorted (see `log_files`)."""
+    folder = Path(folder)
+    return log_files(folder, _entries(folder))
+
+
+def one_run(folder: Path) -> Path:
+    """The file of the one run a folder holds, or InputError: none, or several (named,
+    so the user can pick one)."""
+    runs = runs_in(folder)
+    if len(runs) == 1:
+        return runs[0]
+    if not runs:
+        raise InputError(folder, "is a directory, not a file, and holds no run")
+    shown = ", ".join(str(p) for p in runs[:_NAMED])
+    if len(runs) > _NAMED:
+        shown += f" and {len(runs) - _NAMED} more"
+    raise InputError(folder, f"is a directory holding {len(runs)} runs; name one of: {shown}")
+
+
+def log_files(folder: Path, entries: list[Path], *, nested: bool = False) -> list[Path]:
     """Of a folder's entries, the logs to read: known suffixes, not hidden, each run
-    once (a file another file represents is left out)."""
+    once (a file another file represents is left out), and the runs inside a subfolder
+    a tool lays its runs out in (lm-eval's model subfolder; one level down)."""
     names = {p.name for p in entries}
     out = []
     for p in entries:
-        if p.suffix not in LOG_SUFFIXES or p.name.startswith(".") or not p.is_file():
+        if p.name.startswith("."):
+            continue
+        if not nested and p.is_dir():
+            if any(f.run_folder(p) for f in formats()):
+                try:
+                    inner = sorted(p.iterdir())
+                except OSError:
+                    continue  # unreadable subfolder: not a run of this folder
+                out.extend(log_files(p, inner, nested=True))
+            continue
+        if p.suffix not in LOG_SUFFIXES or not p.is_file():
             continue
         if any((rep := f.represented_by(p)) is not None and rep.name in names for f in formats()):
             continue

@@ -9,7 +9,7 @@ import re
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from evalpin.core.records import Completion, ToolCall
+from evalpin.core.records import CaseRow, Completion, Summary, ToolCall
 
 # What `json.dumps(..., ensure_ascii=True)` uses for a string.
 _encode = json.encoder.encode_basestring_ascii
@@ -82,3 +82,44 @@ def scrub_args(args: Any) -> Any:
                 kept.append(f"{name}{eq}{scrub_url(value)}" if "://" in value else part)
         return ",".join(kept)
     return args
+
+
+ERROR_CHARS = 2000  # of another tool's error message, kept on the case record
+
+
+def error_text(message: str | None) -> str | None:
+    """A tool's error message as a record keeps it: its last `ERROR_CHARS` characters
+    (where a traceback says what went wrong)."""
+    if not message:
+        return None
+    return message if len(message) <= ERROR_CHARS else "..." + message[-(ERROR_CHARS - 3) :]
+
+
+def settings_digest(settings: dict[str, Any]) -> str:
+    """The slot settings digest of a foreign log: evalpin's own length, over the
+    generation settings the tool recorded (model, its arguments, sampling)."""
+    return short_hash(settings, 16)
+
+
+def summary_of(rows: list[CaseRow], finished_at: str) -> Summary:
+    """The trailer a finished foreign log stands for: errors counted apart, each repeat's
+    pass rate over its judged cases (as the tool's own accuracy counts them)."""
+    judged: dict[int | None, list[bool]] = {}
+    errors = 0
+    for r in rows:
+        if r.errored:
+            errors += 1
+        else:
+            judged.setdefault(r.seed, []).append(r.passed)
+    rates = {
+        str(seed): round(sum(v) / len(v), 6)
+        for seed, v in sorted(judged.items(), key=lambda kv: (kv[0] is not None, kv[0] or 0))
+        if v
+    }
+    return Summary(
+        finished_at=finished_at,
+        records=len(rows),
+        passed=sum(r.passed and not r.errored for r in rows),
+        errors=errors,
+        pass_rate_by_seed=rates,
+    )

@@ -46,6 +46,11 @@ class SlotConfig(ABC):
     source: Path | None
     # The backend tier the operator declared (core/tiers.py), or `unknown`: none declared.
     tier: str = UNKNOWN
+    # Calibration probes sent before and after a run (run/probes.py; none: not probed),
+    # and whether the operator says the backend answers alike at temperature 0. A check
+    # on the instrument, not part of it: neither is in the settings digest.
+    probes: tuple[str, ...] = ()
+    deterministic: bool = True
 
     @classmethod
     @abstractmethod

@@ -57,6 +57,7 @@ class OpenAIConfig(SlotConfig):
         {"model", "base_url_env", "api_key_env", "timeout_s", "max_attempts"}
         | {"retry_base_s", "retry_max_s"}
         | {"sampling", "organization_env", "project_env", "headers_env"}
+        | {"probes", "deterministic", "tool_choice"}
     )
     model: str
     base_url_env: str
@@ -72,6 +73,11 @@ class OpenAIConfig(SlotConfig):
     organization_env: str | None = None
     project_env: str | None = None
     headers_env: dict[str, str] = field(default_factory=dict)
+    # Sent with requests that offer tools when set ("auto", "required", "none"): some
+    # servers call tools only when asked (llama.cpp's chatml-function-calling wants
+    # "auto"); others refuse a value they were not started for (vLLM without
+    # --enable-auto-tool-choice), so it is not sent unless the slot says.
+    tool_choice: str | None = None
 
     @classmethod
     def parse(cls, entry: Entry) -> Self:
@@ -91,6 +97,9 @@ class OpenAIConfig(SlotConfig):
             else None,
             project_env=entry.env_name("project_env") if "project_env" in entry.entry else None,
             headers_env=entry.header_env_names("headers_env"),
+            probes=_probes(entry),
+            tool_choice=_tool_choice(entry),
+            deterministic=_flag(entry, "deterministic", True),
         )
 
     def secret_env_names(self) -> tuple[str, ...]:
@@ -123,10 +132,48 @@ class OpenAIConfig(SlotConfig):
             "organization_env": self.organization_env,
             "project_env": self.project_env,
             "headers_env": self.headers_env,
+            "tool_choice": self.tool_choice,
         }
 
     def open(self) -> OpenAISlot:
         return OpenAISlot(self)  # the only path that loads the openai SDK
+
+
+# Sent before and after every run unless the slot names its own or `probes: false`:
+# short, fixed, answerable by any chat model.
+DEFAULT_PROBES = (
+    "Reply with exactly one word: ready",
+    "What is 17 + 25? Answer with the number only.",
+    "Name the capital of France in one word.",
+)
+
+
+def _probes(entry: Entry) -> tuple[str, ...]:
+    value = entry.entry.get("probes", True)
+    if value is True:
+        return DEFAULT_PROBES
+    if value is False:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(p, str) and p.strip() for p in value):
+        raise entry.fail("'probes' must be a list of prompts, or false")
+    return tuple(value)
+
+
+TOOL_CHOICES = ("auto", "required", "none")
+
+
+def _tool_choice(entry: Entry) -> str | None:
+    value = entry.entry.get("tool_choice")
+    if value is not None and value not in TOOL_CHOICES:
+        raise entry.fail(f"'tool_choice' must be one of {', '.join(TOOL_CHOICES)}")
+    return value
+
+
+def _flag(entry: Entry, key: str, default: bool) -> bool:
+    value = entry.entry.get(key, default)
+    if not isinstance(value, bool):
+        raise entry.fail(f"'{key}' must be true or false")
+    return value
 
 
 # Sampling parameters a slot may fix (numbers, sent as given).
@@ -149,6 +196,8 @@ if TYPE_CHECKING:
     import openai
 
 _SERVER_MESSAGE_CHARS = 1000
+# Words of a server error that says the request itself is wrong, whatever its status.
+_REFUSED_WORDS = ("validation error", "Input should be", "Field required")
 
 
 class _Function(msgspec.Struct):
@@ -339,7 +388,10 @@ class OpenAISlot(Slot):
         if status == 429:
             return _Failure("rate_limited", True, after, detail)
         if status >= 500:
-            return _Failure("server_error", True, after, detail)
+            # A request the server's validator refused is refused again however often it
+            # is sent (llama.cpp's server answers its validation errors with a 500).
+            again = not any(w in detail for w in _REFUSED_WORDS)
+            return _Failure("server_error", again, after, detail)
         return _Failure("bad_request", False, None, detail)
 
     def _server_message(self, body: object) -> str:
@@ -417,6 +469,8 @@ def _params(config: OpenAIConfig, request: CompletionRequest) -> dict[str, Any]:
         params["max_tokens"] = request.max_tokens
     if request.tools:
         params["tools"] = [_tool(schema, n) for n, schema in enumerate(request.tools, start=1)]
+        if config.tool_choice is not None:
+            params["tool_choice"] = config.tool_choice
     return params
 
 

@@ -273,3 +273,36 @@ def test_a_cut_answer_is_marked_and_a_failed_second_turn_keeps_the_first(project
     assert rec["usage"]["prompt_tokens"] == 40  # the first turn's tokens are not lost
     assert rec["turns"][0]["calls"][0]["name"] == "get_order"
     assert "the server fell over" in rec["error"]
+
+
+async def test_the_review_marks_error_cases_and_filters_them(tmp_path: Path) -> None:
+    from evalpin.tui.widgets.case_list import CaseList
+    from tests.builders import case, write_run
+    from tests.tuikit import SIZE, new_app, screen_text, settle
+
+    down = {"reasons": ["provider_error:connection"], "status": "error"}
+    left = write_run(
+        tmp_path / "l.jsonl", [case(c, True, s) for c in ("a", "b", "c") for s in (1, 2)]
+    )
+    right_cases = [case("a", True, 1), case("a", True, 2), case("b", True, 1)]
+    right_cases += [case("b", False, 2, error="could not reach the endpoint", **down)]
+    right_cases += [case("c", False, s, completion_digest=None, **down) for s in (1, 2)]
+    right = write_run(tmp_path / "r.jsonl", right_cases)
+    app = new_app(left, right)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        text = screen_text(app)
+        assert "regressed 0 · fixed 0 · drift 0 · errored 2 · flaky 0 · unchanged 1" in text
+        while app.review.filter != "errored":
+            await pilot.press("f")
+            await pilot.pause()
+        ids = [app.review.cases.cases[i].case_id for i in app.review.query_one(CaseList).rows]
+        assert ids == ["b", "c"]
+        await pilot.pause()
+        assert "ERROR (not judged)" in screen_text(app)
+
+    alone = new_app(right)
+    async with alone.run_test(size=SIZE) as pilot:
+        await settle(pilot, alone, "verdicts")
+        # c errored on every seed, b on one with no fail: both are error, not fail.
+        assert "fail 0 · error 2 · flaky 0 · pass 1" in screen_text(alone)

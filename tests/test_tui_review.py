@@ -35,7 +35,7 @@ async def test_opens_on_first_regression_with_pins_and_detail(tmp_path: Path) ->
         assert current_id(app) == "b-breaks"
         text = screen_text(app)
         assert "REGRESSED  L   3/3 R   2/3  b-breaks" in text
-        assert "regressed 1 · fixed 1 · drift 1 · errored 0 · recovered 0 · flaky 1" in text
+        assert "regressed 1 · fixed 1 · drift 1 · flaky 1 · unchanged 1" in text
         for pin in ("night (replay)", "m-1", "g1", "11,29,47 (n=3)", "eeeeeeeeeeeeeeee"):
             assert pin in text
         assert "publishable" in text  # the verdict badges
@@ -283,7 +283,7 @@ async def test_one_run_alone(tmp_path: Path) -> None:
         await settle(pilot, app, "verdicts")
         assert current_id(app) == "bad"
         text = screen_text(app)
-        assert "fail 1 · error 0 · flaky 1 · pass 1" in text
+        assert "fail 1 · flaky 1 · pass 1" in text
         assert " R " not in text.split("filter")[1]
         await pilot.press("n")
         assert current_id(app) == "w"

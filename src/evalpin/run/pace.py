@@ -30,7 +30,7 @@ from evalpin.run import events
 
 DEFAULT_CONCURRENCY = 16
 TICK_S = 0.5  # how often a run looks at its pace while waiting for cases
-WINDOW = 4  # completions judged together, at the least
+WINDOW = 2  # completions judged together, at the least
 GAIN = 1.10  # throughput must rise by this much for more in flight to count
 SLOWER = 1.5  # latency past this many times the lowest seen, with no gain: back off
 RETRY_WINDOWS = 8
@@ -118,9 +118,10 @@ class Pace:
     def _adjust(self, epoch: int, *, limited: bool, latency: float = 0.0) -> None:
         with self._cond:
             if not limited:
-                if self.adaptive:
+                if self.adaptive and self._limit >= self._best[1]:
                     self._judge(latency)
-                elif self._limit < self.ceiling:
+                elif self._limit < (self._best[1] if self.adaptive else self.ceiling):
+                    # Below what was found (a 429 halved it): back up by one a success.
                     self._limit = min(self.ceiling, self._limit + 1)
                     self._cond.notify_all()
                 return
@@ -129,9 +130,8 @@ class Pace:
                 self._limit = max(1.0, self._limit / 2)
                 self._lowest = min(self._lowest, int(self._limit))
                 self._epoch += 1
-                if self.adaptive:  # what was found above this is not to be had
+                if self.adaptive:  # climbed back a success at a time, then judged again
                     self._growing = False
-                    self._best = (self._best[0], min(self._best[1], int(self._limit)))
                     self._window = _Window(time.monotonic())
 
     def _judge(self, latency: float) -> None:

@@ -25,8 +25,15 @@ _STATUS_CLASS = {
     "only left": "status--only",
     "only right": "status--only",
     "pending": "status--only",
+    "errored": "status--warn",
+    "error": "status--warn",
+    "recovered": "status--good",
 }
 BAR_WIDTH = 16
+
+
+# Statuses shown only when some case has them: most runs have no error case.
+_RARE = frozenset({"errored", "recovered", "error"})
 
 
 class StatusLine(Static):
@@ -135,7 +142,7 @@ class StatusLine(Static):
             if not short:
                 text.append(self.phase, style=muted)
             text.append(gap)
-        counts = [(s, n) for s, n in self.counts.items() if n or not short]
+        counts = [(s, n) for s, n in self.counts.items() if n or not (short or s in _RARE)]
         for k, (status, n) in enumerate(counts):
             if k:
                 text.append(" · ", style=muted)

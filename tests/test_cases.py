@@ -143,7 +143,7 @@ def test_default_pair_without_runs_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no runs folder"):
         default_pair(tmp_path / "runs")
     (tmp_path / "runs").mkdir()
-    with pytest.raises(InputError, match="no run files"):
+    with pytest.raises(InputError, match="no runs"):
         default_pair(tmp_path / "runs")
 
 

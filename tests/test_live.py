@@ -31,7 +31,7 @@ ANSWER = {
 SLOTS = (
     "slots:\n  live: {provider: openai, base_url_env: COMPLETION_BASE_URL, "
     "api_key_env: COMPLETION_API_KEY, model: live-model, retry_base_s: 0.001, "
-    "timeout_s: 10}\n"
+    "timeout_s: 10, probes: false}\n"  # these count requests; probes: test_probes.py
 )
 
 

@@ -66,7 +66,7 @@ def live(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     write_golden(tmp_path, CASES, {"tools": TOOLS})
     (tmp_path / "slots.yaml").write_text(
         "slots:\n  lab: {provider: openai, model: m, base_url_env: LIVE_BASE_URL, "
-        "api_key_env: LIVE_API_KEY, max_attempts: 1}\n"
+        "api_key_env: LIVE_API_KEY, max_attempts: 1, probes: false}\n"
     )
     yield tmp_path, server
     server.stop()

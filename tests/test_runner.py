@@ -378,7 +378,8 @@ def test_openai_slot_run_records_reported_model_and_no_secret(
         monkeypatch.setenv("COMPLETION_API_KEY", KEY)
         (project / "slots.yaml").write_text(
             "slots:\n  lab: {provider: openai, base_url_env: COMPLETION_BASE_URL, "
-            "api_key_env: COMPLETION_API_KEY, model: lab-model, retry_base_s: 0.001}\n"
+            "api_key_env: COMPLETION_API_KEY, model: lab-model, retry_base_s: 0.001, "
+            "probes: false}\n"  # the probes have their own tests (test_probes.py)
         )
         r = cli(
             capsys,

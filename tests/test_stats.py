@@ -269,7 +269,7 @@ def test_verdict_prints_intervals_and_stability(capsys, tmp_path: Path) -> None:
     )
     r = cli(capsys, "verdict", str(run))
     assert "pass rate 0.600 [0.313, 0.832]  6/10, 95% Wilson" in r.out
-    assert "seed 29 0.333 [0.061, 0.792]  1/3" in r.out
+    assert "seed 29  0.333 [0.061, 0.792]  1/3" in r.out
     assert "1 stable pass, 1 stable fail, 1 flaky; flip rate 0.333" in r.out
     assert "non-deterministic backend" in r.out and "e.g. a (seed 11)" in r.out
     data = json.loads(cli(capsys, "verdict", str(run), "--json").out)

@@ -98,6 +98,8 @@ def _print_series(out, series) -> None:  # series: history.Series
             f"{'-' if s is None else s}: {pct(r)}" for s, r in v.pass_rate_by_seed.items()
         )
         state = "" if run.complete is not False else "  INCOMPLETE"
+        if v.errors:  # the rate is over the judged cases
+            state += f"  {v.errors} error case(s) apart"
         out.print(
             text(
                 f"    {when:<17} {rate}  {per_seed}  mean {pct(run.mean_rate)}  "
@@ -110,7 +112,8 @@ def _print_series(out, series) -> None:  # series: history.Series
         )
         if v.non_deterministic:
             listed = ", ".join(
-                f"{inert_line(c)} ({seed_text(s)})" for c, s in v.repeat_mismatches[:3]
+                f"{inert_line(c)} ({seed_text(s, run.repeat_label)})"
+                for c, s in v.repeat_mismatches[:3]
             )
             out.print(
                 text(
@@ -122,12 +125,13 @@ def _print_series(out, series) -> None:  # series: history.Series
         out.print(text(("    * no start time recorded: dated by file modification time", "dim")))
     if series.repeat_conflicts:
         c = series.repeat_conflicts[0]
+        word = series.runs[0].repeat_label if series.runs else "seed"
         out.print(
             text(
                 ("    non-deterministic backend: ", "bold red"),
-                f"{len(series.repeat_conflicts)} (case, seed) pair(s) gave a different "
+                f"{len(series.repeat_conflicts)} (case, {word}) pair(s) gave a different "
                 "completion across runs under the same controls and slot, e.g. ",
-                f"{inert_line(c.case_id)} ({seed_text(c.seed)}) ",
+                f"{inert_line(c.case_id)} ({seed_text(c.seed, word)}) ",
                 inert_line(Path(c.first_run).name),
                 " vs ",
                 inert_line(Path(c.run).name),

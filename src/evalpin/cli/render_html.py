@@ -30,7 +30,8 @@ tr.differs td { background: #ffebe9; }
 .banner strong { color: #cf222e; }
 .call { border: 1px solid #d0d7de; padding: .75rem 1rem; background: #f6f8fa; }
 .regressed { color: #cf222e; font-weight: bold; } .fixed { color: #1a7f37; }
-.drift { color: #9a6700; }
+.drift { color: #9a6700; } .recovered { color: #8250df; }
+.errored { color: #8250df; font-weight: bold; }
 pre { background: #f6f8fa; padding: .5rem; overflow-x: auto; white-space: pre-wrap; }
 details { margin: .25rem 0; } summary { cursor: pointer; }
 """
@@ -88,7 +89,7 @@ def _banner(report: DiffReport) -> list[str]:
     for m in report.mismatches:
         pairs = "; ".join(f"{h(lv)} (left) vs {h(rv)} (right), {n}" for lv, rv, n in m.pairs[:5])
         more = f"; and {len(m.pairs) - 5} more" if len(m.pairs) > 5 else ""
-        first = f"first: {h(m.example[0])} (seed {_seed(m.example[1])})"
+        first = f"first: {h(m.example[0])} ({report.repeat_label} {_seed(m.example[1])})"
         items.append(f"{h(m.key)} differs on {m.cases} case(s): {pairs}{more}; {first}")
     out += ["<ul>", *(f"<li>{i}</li>" for i in items), "</ul>"]
     if report.left is not None:
@@ -104,7 +105,8 @@ def _call(report: DiffReport) -> list[str]:
     counts = ", ".join(f"{n} {kind}" for kind, n in report.counts.items())
     out = [
         '<div class="call" id="call">',
-        f"<p>compared {report.compared} (case, seed) pairs: <strong>{counts}</strong>; "
+        f"<p>compared {report.compared} (case, {report.repeat_label}) pairs:"
+        f" <strong>{counts}</strong>; "
         f"{len(report.only_left)} only left, {len(report.only_right)} only right</p>",
     ]
     if report.stats is not None:
@@ -132,14 +134,15 @@ def _cases(report: DiffReport) -> list[str]:
     moves = report.ranked()
     out = [
         f"<h2>Moved cases ({len(moves)})</h2>",
-        "<table><tr><th>kind</th><th>case</th><th>seed</th><th>left</th><th>right</th>"
+        f"<table><tr><th>kind</th><th>case</th><th>{report.repeat_label}</th>"
+        "<th>left</th><th>right</th>"
         "<th>detail</th></tr>",
     ]
     for m in moves[:MAX_CASES]:
         out.append(
             f'<tr><td class="{m.kind}">{m.kind}</td><td>{h(m.case_id)}</td>'
-            f"<td>{_seed(m.seed)}</td><td>{'pass' if m.left_pass else 'fail'}</td>"
-            f"<td>{'pass' if m.right_pass else 'fail'}</td>"
+            f"<td>{_seed(m.seed)}</td><td>{m.left_status or 'fail'}</td>"
+            f"<td>{m.right_status or 'fail'}</td>"
             f"<td><details><summary>reasons and output</summary>{_detail(m)}</details></td></tr>"
         )
     out.append("</table>")
@@ -153,7 +156,7 @@ def _delta(report: DiffReport) -> list[str]:
     out = [
         f"<h2>Backend delta ({len(rows)} common cases; not regressions or fixes)</h2>",
         "<details><summary>every common case, left beside right</summary>",
-        "<table><tr><th>case</th><th>seed</th><th>left</th><th>right</th>"
+        f"<table><tr><th>case</th><th>{report.repeat_label}</th><th>left</th><th>right</th>"
         "<th>left model</th><th>right model</th></tr>",
     ]
     for row in rows[:MAX_CASES]:

@@ -128,6 +128,7 @@ class HistoryRun:
     slot: dict[str, Any]
     verdict: Verdict
     envelope: FixturesInfo | None = None  # the header's fixtures: its files name an edit
+    repeat_label: str = "seed"  # what the run's tool calls its repeat key
     # Set when series are built: the env components that moved since the previous run.
     env_change: list[Change] | None = None
 
@@ -369,6 +370,7 @@ def read_history_run(path: Path, run: RunFile) -> HistoryRun:
         slot=dict(h.slot) if h else {},
         verdict=judge(run),
         envelope=h.fixtures if h else None,
+        repeat_label=run.repeat_label,
     )
 
 

@@ -16,7 +16,8 @@ import mmap
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from operator import attrgetter
+from itertools import compress, count, repeat
+from operator import attrgetter, is_not
 from pathlib import Path
 from typing import Any
 
@@ -312,9 +313,10 @@ def probe_rules(run: RunFile, check: Callable[..., None], notes: list[str]) -> N
 def errored_reasons(run: RunFile) -> dict[str, int]:
     """Error cases by reason code, most common first (decoded for the error rows only:
     a run without any decodes nothing)."""
-    at = [i for i, row in enumerate(run.rows) if row.status is not None]
-    if not at:
+    statuses = list(map(_STATUS, run.rows))
+    if statuses.count(None) == len(statuses):
         return {}
+    at = list(compress(count(), map(is_not, statuses, repeat(None))))
     try:
         records = run.records(at)
     except InputError:
@@ -531,6 +533,7 @@ def checklist(
 # the triple. Controls are the run's own, so within a run they always match.
 REPEAT_KEY = attrgetter("case_id", "seed", *TRIPLE)
 DIGEST = attrgetter("completion_digest")
+_STATUS = attrgetter("status")
 
 
 def repeat_mismatches(run: RunFile, columns: Columns | None = None) -> list[tuple[str, int | None]]:

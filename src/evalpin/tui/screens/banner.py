@@ -23,7 +23,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from evalpin.core.compare import Diff, KeyMismatch
+from evalpin.core.compare import Diff, KeyMismatch, probes_differ
 from evalpin.core.sanitize import inert_line
 from evalpin.tui.safe import line
 
@@ -68,7 +68,8 @@ def refusal_text(
             text.append("\n")
     else:
         text.append(
-            f"{len(diff.mismatched):,} of {diff.compared:,} common (case, seed) pairs were "
+            f"{len(diff.mismatched):,} of {diff.compared:,} common (case,"
+            f" {diff.left.repeat_label}) pairs were "
             "measured with a different instrument:\n"
         )
         slot_differs = any(m.key == "model_slot" for m in mismatches)
@@ -83,7 +84,13 @@ def refusal_text(
                 text.append(f"   ({n:,} case(s))\n")
             if len(m.pairs) > 3:
                 text.append(f"    and {len(m.pairs) - 3} more distinct pairs\n")
-            if m.key == "reported_model" and not slot_differs:
+            if probes_differ(m):
+                text.append(
+                    "    backend changed under its label: probes differ (same reported"
+                    " name, other answers to the calibration probes)\n",
+                    style="italic",
+                )
+            elif m.key == "reported_model" and not slot_differs:
                 text.append(
                     "    same slot label, different reported model: the alias was re-pointed\n",
                     style="italic",
@@ -96,7 +103,8 @@ def refusal_text(
                 )
         if diff.mismatched:
             case_id, seed = diff.mismatched[0].key
-            text.append(f"\n  first: {inert_line(case_id)} (seed {seed})\n")
+            word = diff.left.repeat_label
+            text.append(f"\n  first: {inert_line(case_id)} ({word} {seed})\n")
     for note in notes or []:  # the fixture files that moved; an edit without a version bump
         text.append("\n  ")
         text.append_text(line(note, width=96))

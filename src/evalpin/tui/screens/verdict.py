@@ -161,10 +161,17 @@ class VerdictScreen(Screen[None]):
         parts += [Text(""), Text("pass rates (95% Wilson interval)", style="bold")]
         rate = "n/a" if v.pass_rate is None else f"{v.pass_rate:.3f}"
         parts.append(Text.assemble(("overall        ", muted), rate, _interval(v.pooled_rate)))
+        if v.errors:  # the denominator said: errors are not fails
+            parts.append(
+                Text(
+                    f"               over {v.judged:,} judged; {v.errors:,} error case(s) apart",
+                    style=self._style("verdict--missing"),
+                )
+            )
         for seed, r in v.pass_rate_by_seed.items():
             parts.append(
                 Text.assemble(
-                    (f"seed {'-' if seed is None else seed:<10}", muted),
+                    (f"{run.repeat_label} {'-' if seed is None else seed:<10}", muted),
                     f"{r:.3f}",
                     _interval(v.rate_by_seed.get(seed)),
                 )
@@ -257,7 +264,7 @@ class VerdictScreen(Screen[None]):
         ]
         for name, p in [
             ("pairs (detail)", result.pooled),
-            *((f"seed {s}", q) for s, q in result.by_seed.items()),
+            *((f"{self.diff.left.repeat_label} {s}", q) for s, q in result.by_seed.items()),
         ]:
             rows.append(
                 Text.assemble(

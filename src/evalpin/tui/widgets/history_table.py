@@ -232,9 +232,10 @@ def series_notes(series: Series) -> list[str]:
         within = [m for r in series.runs for m in r.verdict.repeat_mismatches]
         case_id, seed = (conflicts[0].case_id, conflicts[0].seed) if conflicts else within[0]
         count = len(conflicts) + len(within)
-        where = "no seed" if seed is None else f"seed {seed}"
+        word = series.runs[0].repeat_label if series.runs else "seed"
+        where = f"no {word}" if seed is None else f"{word} {seed}"
         notes.append(
-            f"non-deterministic backend: {count} repeated (case, seed) pair(s) gave another "
+            f"non-deterministic backend: {count} repeated (case, {word}) pair(s) gave another "
             f"completion, e.g. {value_text(case_id)} ({where})"
         )
     return notes

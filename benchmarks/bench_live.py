@@ -160,9 +160,7 @@ def main() -> None:
             two, _ = timed_run(folder, server, "two", "--concurrency", "2")
 
             serial_cases = cases[: args.serial_cases]
-            (folder / "cases.jsonl").write_text(
-                "".join(json.dumps(c) + "\n" for c in serial_cases)
-            )
+            (folder / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in serial_cases))
             server.policy = one_at_a_time()
             serial = {"default": timed_run(folder, server, "s-default")[0]}
             for n in (1, 2, 4, 16):

@@ -9,9 +9,11 @@ signal, not a collapse to 1 (TCP's once-per-round-trip rule).
 `--concurrency N` fixes the ceiling and starts there; every success raises a lowered
 limit by one (additive increase). Without it the limit is found (`adaptive`): it starts
 at 1 and is judged a window of completions at a time (at least `WINDOW` and the limit
-itself): while throughput rises by more than `GAIN` it doubles, then grows by one; when
-latency has grown past `SLOWER` times the lowest seen without throughput rising, it
-falls back to the limit that gave the best throughput. A server that serves one request
+itself): while throughput rises by more than `GAIN`, or latency stays within `FLAT` times the
+lowest seen (nothing queues), it doubles, then grows by one; when latency has grown past
+`SLOWER` times the lowest seen without throughput rising, it falls back to the limit
+that gave the best throughput. After a rate limit halved it, each success raises it by
+one up to where it was. A server that serves one request
 at a time stays near 1 (more only queue and add latency, up to its timeout); a parallel
 one climbs to the ceiling in a few windows. Every `RETRY_WINDOWS` windows settled below
 the ceiling, one step up is tried again (the endpoint may have grown).
@@ -32,8 +34,9 @@ DEFAULT_CONCURRENCY = 16
 TICK_S = 0.5  # how often a run looks at its pace while waiting for cases
 WINDOW = 2  # completions judged together, at the least
 GAIN = 1.10  # throughput must rise by this much for more in flight to count
-SLOWER = 1.5  # latency past this many times the lowest seen, with no gain: back off
-RETRY_WINDOWS = 8
+SLOWER = 1.3  # latency past this many times the lowest seen, with no gain: back off
+FLAT = 1.2  # latency within this many times the lowest seen: nothing queues, grow
+RETRY_WINDOWS = 16
 
 
 @dataclass(frozen=True)
@@ -69,12 +72,16 @@ class Pace:
             raise ValueError("concurrency must be at least 1")
         self.ceiling = ceiling
         self.adaptive = adaptive
-        self._limit = 1.0 if adaptive else float(ceiling)
-        self._window = _Window(time.monotonic())
+        self._limit = float(ceiling)
+        # Found: it starts at the ceiling and halves while throughput holds (a server
+        # that serves one at a time loses nothing at half), then climbs as below.
+        self._descending = adaptive
+        self._window = _Window(None)  # opened by the first request: a run's set-up is no window
         self._best = (0.0, 1)  # (throughput, limit) of the best window
         self._fastest = math.inf  # the lowest mean latency of a window
         self._growing = True  # doubling until throughput stops rising
         self._settled = 0  # windows since the limit last moved
+        self._queued_at = ceiling + 1  # the lowest limit seen to only queue requests
         self._in_flight = 0
         self._epoch = 0
         self._rate_limited = 0
@@ -88,6 +95,8 @@ class Pace:
         with self._cond:
             while self._in_flight >= int(self._limit):
                 self._cond.wait()
+            if self._window.started is None:
+                self._window.started = time.monotonic()
             self._in_flight += 1
             permit = Permit(self, self._epoch)
         try:
@@ -118,7 +127,7 @@ class Pace:
     def _adjust(self, epoch: int, *, limited: bool, latency: float = 0.0) -> None:
         with self._cond:
             if not limited:
-                if self.adaptive and self._limit >= self._best[1]:
+                if self.adaptive and (self._descending or self._limit >= self._best[1]):
                     self._judge(latency)
                 elif self._limit < (self._best[1] if self.adaptive else self.ceiling):
                     # Below what was found (a 429 halved it): back up by one a success.
@@ -131,7 +140,8 @@ class Pace:
                 self._lowest = min(self._lowest, int(self._limit))
                 self._epoch += 1
                 if self.adaptive:  # climbed back a success at a time, then judged again
-                    self._growing = False
+                    self._descending = False
+                    self._best = (self._best[0], max(self._best[1], int(self._limit * 2)))
                     self._window = _Window(time.monotonic())
 
     def _judge(self, latency: float) -> None:
@@ -144,24 +154,42 @@ class Pace:
         if w.done < max(WINDOW, limit):
             return
         now = time.monotonic()
-        throughput = w.done / max(now - w.started, 1e-9)
+        throughput = w.done / max(now - (w.started or now), 1e-9)
         mean = w.latency / w.done
         self._fastest = min(self._fastest, mean)
         self._window = _Window(now)
         best, best_limit = self._best
         new = limit
-        if throughput > best * GAIN:
-            self._best = (throughput, limit)
-            new = min(self.ceiling, limit * 2 if self._growing else limit + 1)
+        if self._descending:
+            if throughput >= best / GAIN and limit > 1:
+                self._best = (max(best, throughput), limit)  # as much, with fewer in flight
+                new = limit // 2
+            else:
+                self._descending = False
+                self._growing = False
+                if throughput >= best / GAIN:  # down to 1 and nothing lost
+                    self._best = (max(best, throughput), limit)
+                    self._queued_at = 2  # more in flight gave nothing: not worth trying soon
+                else:
+                    new = best_limit  # halving lost throughput: back to the last that held
+                    self._queued_at = min(self.ceiling + 1, best_limit * 2)
+        elif limit < self._queued_at and (throughput > best * GAIN or mean <= self._fastest * FLAT):
+            # More got through, or nothing queued (latency as low as ever): more in flight,
+            # short of where requests were last seen to queue.
+            self._best = (max(best, throughput), limit)
+            grown = limit * 2 if self._growing else limit + 1
+            new = min(self.ceiling, grown, self._queued_at)
         else:
             self._growing = False
             if mean > self._fastest * SLOWER and limit > best_limit:
                 new = best_limit  # more in flight only queued: back to the best
+                self._queued_at = limit
             else:
                 self._best = (max(best, throughput), best_limit)
                 self._settled += 1
                 if self._settled >= RETRY_WINDOWS and limit < self.ceiling:
                     new = limit + 1  # try one more again: the endpoint may have grown
+                    self._queued_at = self.ceiling + 1
                     self._best = (best / GAIN, best_limit)  # judged afresh
         if new != limit:
             self._settled = 0
@@ -172,7 +200,7 @@ class Pace:
 
 @dataclass
 class _Window:
-    started: float
+    started: float | None
     done: int = 0
     latency: float = 0.0
 

@@ -467,7 +467,9 @@ def run(
         header.warnings = list(slot.warnings)
         config = plan.slot_config
         if config.probes:  # before the header: their digest is in it
+            slot.pace = Pace(len(config.probes))  # side by side, not a window of the run's
             result = probes.send(slot, config.probes, twice=True)
+            slot.pace = pace
             header.probes = result.header(config.probes, config.deterministic)
             if result.failed:
                 emit(events.WarningEvent(f"calibration probes not answered: {result.failed}"))
@@ -530,6 +532,7 @@ def run(
             raise Interrupted(plan.out, tally.done, tally.total)
         summary = _summary(plan.out, tally, resumed)
         if header.probes and header.probes.get("start"):
+            slot.pace = Pace(len(plan.slot_config.probes))
             end = probes.send(slot, plan.slot_config.probes, twice=False)
             summary.probes_end = end.digest
             if end.digest is not None and end.digest != header.probes["start"]:

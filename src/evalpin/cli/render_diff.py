@@ -124,7 +124,7 @@ def print_refusal(report: DiffReport, artifact: Path | None) -> None:
         )
 
 
-def _print_paired(out, paired: PairedStats | None) -> None:
+def _print_paired(out, paired: PairedStats | None, label: str = "seed") -> None:
     """The clustered call over cases first (the headline: signal or within noise), its
     paired difference and the whole cases it would take; then, as detail, the rates with
     intervals and the exact McNemar over (case, seed) pairs, pooled and per seed."""
@@ -135,7 +135,7 @@ def _print_paired(out, paired: PairedStats | None) -> None:
     style = ("bold red" if worse else "bold green") if c.significant else "yellow"
     head, _, call = c.headline().rpartition(": ")
     out.print(text(("headline   ", "dim"), head, ": ", (call, style)))
-    for detail in (c.difference_text(), c.needed_text()):
+    for detail in (c.difference_text(), c.needed_text(label)):
         if detail:
             out.print(text(("           ", "dim"), detail))
     p = paired.pooled
@@ -143,21 +143,21 @@ def _print_paired(out, paired: PairedStats | None) -> None:
         text(
             ("pass rate  ", "dim"),
             f"left {rate_text(p.left)}  right {rate_text(p.right)}  "
-            f"on {p.shared} shared (case, seed) pairs, 95% Wilson",
+            f"on {p.shared} shared (case, {label}) pairs, 95% Wilson",
         )
     )
     out.print(
         text(
             ("pairs      ", "dim"),
             f"{p.regressed} regressed, {p.fixed} fixed: exact McNemar {p_text(p.p_value)} "
-            "(detail: counts seeds as independent pairs)",
+            f"(detail: counts {label}s as independent pairs)",
         )
     )
     if len(paired.by_seed) > 1:
         for seed, s in paired.by_seed.items():
             out.print(
                 text(
-                    (f"  {seed_text(seed):<9}", "dim"),
+                    (f"  {seed_text(seed, label):<9} ", "dim"),
                     f"left {rate_text(s.left)}  right {rate_text(s.right)}  "
                     f"{s.regressed} regressed, {s.fixed} fixed, {p_text(s.p_value)}",
                 )
@@ -185,7 +185,7 @@ def print_diff(report: DiffReport, limit: int) -> None:
         out.print(
             text((f"note: {report.duplicates} repeated (case, seed) records; last kept", "yellow"))
         )
-    _print_paired(out, report.stats)
+    _print_paired(out, report.stats, label)
     if not report.movements:
         out.print(text(("no movement: every common case kept its grade and digest", "green")))
     ranked = report.ranked()

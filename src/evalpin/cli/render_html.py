@@ -113,7 +113,9 @@ def _call(report: DiffReport) -> list[str]:
         c = report.stats.clustered
         head, _, call = c.headline().rpartition(": ")
         out.append(f"<p>{h(head)}: <strong>{h(call)}</strong></p>")
-        out += [f"<p>{h(d)}</p>" for d in (c.difference_text(), c.needed_text()) if d]
+        out += [
+            f"<p>{h(d)}</p>" for d in (c.difference_text(), c.needed_text(report.repeat_label)) if d
+        ]
     out.append("</div>")
     return out
 

@@ -88,7 +88,7 @@ def _str(value: object) -> str | None:
 def _call(report: DiffReport) -> list[str]:
     counts = ", ".join(f"{n} {kind}" for kind, n in report.counts.items())
     lines = [
-        f"Compared {report.compared} (case, seed) pairs: **{counts}**; "
+        f"Compared {report.compared} (case, {report.repeat_label}) pairs: **{counts}**; "
         f"{len(report.only_left)} only left, {len(report.only_right)} only right.",
         "",
     ]
@@ -96,16 +96,16 @@ def _call(report: DiffReport) -> list[str]:
         c = report.stats.clustered
         head, _, call = c.headline().rpartition(": ")
         lines.append(f"**Clustered call: {call}** ({head})")
-        lines += [f"- {d}" for d in (c.difference_text(), c.needed_text()) if d]
+        lines += [f"- {d}" for d in (c.difference_text(), c.needed_text(report.repeat_label)) if d]
         lines.append("")
     return lines
 
 
-def _table(moves: list[Movement], with_reasons: bool) -> list[str]:
+def _table(moves: list[Movement], with_reasons: bool, label: str = "seed") -> list[str]:
     if with_reasons:
-        lines = ["| case | seed | left | right |", "|---|---|---|---|"]
+        lines = [f"| case | {label} | left | right |", "|---|---|---|---|"]
     else:
-        lines = ["| case | seed | completion digest |", "|---|---|---|"]
+        lines = [f"| case | {label} | completion digest |", "|---|---|---|"]
     for m in moves[:MAX_ROWS]:
         case = md(m.case_id)
         if with_reasons:
@@ -145,13 +145,32 @@ def render_markdown(report: DiffReport) -> str:
     fixed = [m for m in ranked if m.kind == "fixed"]
     drift = [m for m in ranked if m.kind == "drift"]
     errored = [m for m in ranked if m.kind == "errored"]
+
+    def table(moves: list[Movement], with_reasons: bool) -> list[str]:
+        return _table(moves, with_reasons, report.repeat_label)
+
     recovered = [m for m in ranked if m.kind == "recovered"]
     if regressed:
-        lines += [f"### Regressed ({len(regressed)})", "", *_table(regressed, True), ""]
+        lines += [
+            f"### Regressed ({len(regressed)})",
+            "",
+            *table(regressed, True),
+            "",
+        ]
     if errored:  # judged before, not judged now: an outage is not a regression
-        lines += [f"### Errored ({len(errored)}: not judged)", "", *_table(errored, True), ""]
+        lines += [
+            f"### Errored ({len(errored)}: not judged)",
+            "",
+            *table(errored, True),
+            "",
+        ]
     if recovered:
-        lines += [f"### Recovered ({len(recovered)})", "", *_table(recovered, True), ""]
+        lines += [
+            f"### Recovered ({len(recovered)})",
+            "",
+            *table(recovered, True),
+            "",
+        ]
     if fixed or drift:
         lines += [
             "<details>",
@@ -159,9 +178,19 @@ def render_markdown(report: DiffReport) -> str:
             "",
         ]
         if fixed:
-            lines += [f"#### Fixed ({len(fixed)})", "", *_table(fixed, True), ""]
+            lines += [
+                f"#### Fixed ({len(fixed)})",
+                "",
+                *table(fixed, True),
+                "",
+            ]
         if drift:
-            lines += [f"#### Drift ({len(drift)})", "", *_table(drift, False), ""]
+            lines += [
+                f"#### Drift ({len(drift)})",
+                "",
+                *table(drift, False),
+                "",
+            ]
         lines += ["</details>", ""]
     if not report.movements:
         lines += ["No movement: every common case kept its grade and digest.", ""]

@@ -320,7 +320,7 @@ class Clustered:
             f"detectable at 80% power: {self.mde80 * 100:.1f} points"
         )
 
-    def needed_text(self) -> str | None:
+    def needed_text(self, label: str = "seed") -> str | None:
         """How many whole cases would have had to flip for the headline to say signal."""
         if self.fixed_cases > self.regressed_cases:
             other, other_kind, needed, kind, room = (
@@ -345,7 +345,7 @@ class Clustered:
         if needed is not None:
             return (
                 f"with {other} {other_kind} case(s), {needed} whole cases {kind} (on every "
-                f"seed) would be the fewest to reach p < {self.alpha}"
+                f"{label}) would be the fewest to reach p < {self.alpha}"
             )
         return (
             f"with {other} {other_kind} case(s), no number of {kind} cases could reach "

@@ -29,7 +29,7 @@ from evalpin.core.fixtures import FIXTURE_KINDS, KIND_CODING, FixtureSet
 from evalpin.core.power import Power, power
 from evalpin.core.reasons import SANDBOX_ERROR, is_error
 from evalpin.core.records import RunHeader
-from evalpin.core.runfile import TRIPLE, RunFile
+from evalpin.core.runfile import SHAPE_EVALPIN, TRIPLE, RunFile
 
 CONTAMINATED = "contaminated"
 UNCONTROLLED = "uncontrolled"
@@ -327,17 +327,22 @@ def errored_reasons(run: RunFile) -> dict[str, int]:
     return dict(counted.most_common())
 
 
-def errors_rule(error_reasons: dict[str, int], check: Callable[..., None]) -> None:
+def errors_rule(
+    error_reasons: dict[str, int], check: Callable[..., None], *, ours: bool = True
+) -> None:
     """Errors left (cases that could not be judged) keep a run at most `internal`: its
-    pass rate is over fewer cases than the set holds. Shown only when there are any."""
+    pass rate is over fewer cases than the set holds. Shown only when there are any;
+    `ours`: an evalpin run, whose errors `--retry-errors` can ask again."""
     if not error_reasons:
         return
     n = sum(error_reasons.values())
     kinds = ", ".join(f"{k} x{c}" for k, c in list(error_reasons.items())[:4])
-    why = (
-        f"{n} error case(s) left, not judged ({kinds}): counted apart, not as fails;"
-        " re-ask them (evalpin run --resume --retry-errors) before publishing"
+    again = (
+        "re-ask them (evalpin run --resume --retry-errors) before publishing"
+        if ours
+        else "re-run them with the tool that made the log before publishing"
     )
+    why = f"{n} error case(s) left, not judged ({kinds}): counted apart, not as fails; {again}"
     check("errors", False, n, why, INTERNAL, shown=f"{n} error case(s): {kinds}")
 
 
@@ -478,7 +483,11 @@ def checklist(
         INTERNAL,
         shown={True: "yes", False: f"no ({run.incomplete_why})", None: "unknown"}[run.complete],
     )
-    errors_rule(errored_reasons(run) if error_reasons is None else error_reasons, check)
+    errors_rule(
+        errored_reasons(run) if error_reasons is None else error_reasons,
+        check,
+        ours=run.shape == SHAPE_EVALPIN,
+    )
     ungraded = ungraded_cases(run)
     if ungraded:  # shown only when it fails: the wire could not carry what a test did
         shown = ", ".join(ungraded[:5]) + (

@@ -259,7 +259,7 @@ class VerdictScreen(Screen[None]):
         ]
         rows += [
             Text.assemble((" " * 15, muted), detail)
-            for detail in (c.difference_text(), c.needed_text())
+            for detail in (c.difference_text(), c.needed_text(self.diff.left.repeat_label))
             if detail
         ]
         for name, p in [

@@ -157,7 +157,7 @@ def _print_paired(out, paired: PairedStats | None, label: str = "seed") -> None:
         for seed, s in paired.by_seed.items():
             out.print(
                 text(
-                    (f"  {seed_text(seed, label):<9} ", "dim"),
+                    (f"  {seed_text(seed, label):<8} ", "dim"),
                     f"left {rate_text(s.left)}  right {rate_text(s.right)}  "
                     f"{s.regressed} regressed, {s.fixed} fixed, {p_text(s.p_value)}",
                 )

@@ -27,10 +27,11 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, count, repeat
-from operator import and_, attrgetter, is_not, lt, ne
+from operator import and_, attrgetter, lt, ne
 
 import msgspec
 
+from evalpin.core.columns import error_rows
 from evalpin.core.compare import DRIFT, ERRORED, FIXED, RECOVERED, REGRESSED, Diff
 from evalpin.core.runfile import RunFile
 
@@ -347,10 +348,7 @@ def settle_errors(table: CaseTable, where: dict[str, int]) -> None:
     sides = [(0, table.left)] + ([(1, table.right)] if table.right is not None else [])
     errors: dict[int, list[int]] = {}
     for side, run in sides:
-        statuses = list(map(_STATUS, run.rows))
-        if statuses.count(None) == len(statuses):
-            continue
-        for i in compress(count(), map(is_not, statuses, repeat(None))):
+        for i in error_rows(run.rows):
             errors.setdefault(where[run.rows[i].case_id], [0, 0])[side] += 1
     cases = table.cases
     for k, (lerr, rerr) in errors.items():

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from functools import cached_property
-from itertools import chain, compress, islice, repeat
-from operator import attrgetter, eq, is_, lt, not_
+from itertools import chain, compress, count, islice, repeat
+from operator import attrgetter, eq, is_not, lt, not_
 from typing import Any
 
 _CASE = attrgetter("case_id")
@@ -22,13 +22,26 @@ _PASSED = attrgetter("passed")
 _STATUS = attrgetter("status")
 
 
-def judged(rows: Sequence[Any]) -> Sequence[Any]:
-    """The rows that were judged, pass or fail: every row but the error cases (status
-    "error", counted apart). The rows themselves when none errored (one C pass)."""
+def error_rows(rows: Sequence[Any]) -> list[int]:
+    """Indices of the error cases (status "error": not judged); none, in most runs,
+    found in one C pass."""
     statuses = list(map(_STATUS, rows))
     if statuses.count(None) == len(statuses):
+        return []
+    return list(compress(count(), map(is_not, statuses, repeat(None))))
+
+
+def judged(rows: Sequence[Any], errors: list[int] | None = None) -> Sequence[Any]:
+    """The rows that were judged, pass or fail: every row but the error cases (counted
+    apart; `errors`: their indices, when the caller has them). The rows themselves when
+    none errored."""
+    errors = error_rows(rows) if errors is None else errors
+    if not errors:
         return rows
-    return list(compress(rows, map(is_, statuses, repeat(None))))
+    keep = [True] * len(rows)
+    for i in errors:
+        keep[i] = False
+    return list(compress(rows, keep))
 
 
 class Columns:

@@ -16,13 +16,12 @@ import mmap
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import compress, count, repeat
-from operator import attrgetter, is_not
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
 from evalpin.core import stats, tiers
-from evalpin.core.columns import Columns, judged
+from evalpin.core.columns import Columns, error_rows, judged
 from evalpin.core.errors import InputError
 from evalpin.core.files import not_utf8
 from evalpin.core.fixtures import FIXTURE_KINDS, KIND_CODING, FixtureSet
@@ -233,11 +232,12 @@ def judge(
         "env_digest": Pin(bool(h and h.env_digest), h.env_digest if h else None),
     }
     notes: list[str] = []
-    error_reasons = errored_reasons(run)
+    errors = error_rows(run.rows)  # found once: the rule's counts and the judged rows
+    error_reasons = errored_reasons(run, errors)
     checks = checklist(run, pins, disclosed, notes, error_reasons)
     failed = [c for c in checks if not c.ok]
     label = min((LABELS.index(c.label) for c in failed), default=LABELS.index(PUBLISHABLE))
-    rows = judged(run.rows)  # pass rates, stability and power: over the judged cases
+    rows = judged(run.rows, errors)  # pass rates, stability and power: over the judged cases
     columns = Columns(rows)  # each column built once, shared by the passes below
     by_seed = stats.rates_by_seed(rows, columns)
     rates = {s: r.rate for s, r in by_seed.items()}
@@ -310,13 +310,12 @@ def probe_rules(run: RunFile, check: Callable[..., None], notes: list[str]) -> N
         )
 
 
-def errored_reasons(run: RunFile) -> dict[str, int]:
-    """Error cases by reason code, most common first (decoded for the error rows only:
-    a run without any decodes nothing)."""
-    statuses = list(map(_STATUS, run.rows))
-    if statuses.count(None) == len(statuses):
+def errored_reasons(run: RunFile, at: list[int] | None = None) -> dict[str, int]:
+    """Error cases by reason code, most common first (decoded for the error rows only,
+    `at` when the caller found them: a run without any decodes nothing)."""
+    at = error_rows(run.rows) if at is None else at
+    if not at:
         return {}
-    at = list(compress(count(), map(is_not, statuses, repeat(None))))
     try:
         records = run.records(at)
     except InputError:
@@ -542,7 +541,6 @@ def checklist(
 # the triple. Controls are the run's own, so within a run they always match.
 REPEAT_KEY = attrgetter("case_id", "seed", *TRIPLE)
 DIGEST = attrgetter("completion_digest")
-_STATUS = attrgetter("status")
 
 
 def repeat_mismatches(run: RunFile, columns: Columns | None = None) -> list[tuple[str, int | None]]:

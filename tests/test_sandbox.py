@@ -148,6 +148,32 @@ def test_a_wrong_solution_fails_with_a_useful_stable_tail(make_item, run) -> Non
     assert len(outcome.tail) <= TAIL_CHARS
 
 
+TEST_THREE = (
+    "import pytest\nfrom solution import add\n\n"
+    "def test_small():\n    assert add(2, 3) == 5\n\n"
+    "class TestBig:\n    def test_big(self):\n        assert add(10**6, 1) == 10**6 + 1\n\n"
+    "@pytest.mark.parametrize('n', [1, 2])\n"
+    "def test_negative(n):\n    assert add(-n, 0) == -n\n"
+)
+
+
+@pytest.mark.parametrize("isolation", ["process", "in-process"])
+def test_a_failing_grade_names_its_failing_tests(make_item, run, isolation: str) -> None:
+    wrong = "def add(a, b):\n    return a + b if a < 100 and a > 0 else 0\n"
+    outcome = run(make_item(TEST_THREE, isolation=isolation), wrong)
+    assert outcome.reasons == ["tests_failed"]
+    assert outcome.failed_tests == ["TestBig::test_big", "test_negative"]
+    passing = run(make_item(TEST_THREE, isolation=isolation), CORRECT)
+    assert (passing.passed, passing.failed_tests) == (True, [])
+
+
+def test_failed_tests_name_the_expected_tests_that_never_ran(make_item, run) -> None:
+    crash = "import os\nos._exit(3)\n"
+    outcome = run(make_item(TEST_ADD), crash)
+    assert outcome.reasons == ["tests_failed"]
+    assert outcome.failed_tests == ["test_add"]
+
+
 def test_static_failures_never_run_the_code(make_item, run, tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     code = f"import subprocess\nopen({str(marker)!r}, 'w').close()\n" + CORRECT

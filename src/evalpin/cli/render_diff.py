@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalpin.cli.console import console, rate_text, reasons_text, seed_text, text
+from evalpin.core.causes import APPEARED, TOOL, Cause
 from evalpin.core.compare import PIN_LABELS, probes_differ
 from evalpin.core.report import REFUSE_LINE, BaselineChoice, DiffReport
 from evalpin.core.sanitize import inert_line
@@ -164,6 +165,40 @@ def _print_paired(out, paired: PairedStats | None, label: str = "seed") -> None:
             )
 
 
+CASES_NAMED = 3  # case ids named on a cause's line
+
+
+def _cause_style(cause: Cause) -> str:
+    """A reason or failing test that appeared is worse, one that went is better; a tool
+    call that came or went is neither by itself."""
+    if cause.kind == TOOL:
+        return "yellow"
+    return "red" if cause.sign == APPEARED else "green"
+
+
+def print_causes(out, causes: list[Cause], label: str, limit: int) -> None:
+    """What moved, by cause: one line each, with its counts and its first cases."""
+    if not causes:
+        return
+    out.print(text(("what moved, by cause:", "bold")))
+    shown = causes if limit <= 0 else causes[:limit]
+    for cause in shown:
+        named = ", ".join(inert_line(c) for c in cause.cases[:CASES_NAMED])
+        more = (
+            f" and {len(cause.cases) - CASES_NAMED} more" if len(cause.cases) > CASES_NAMED else ""
+        )
+        out.print(
+            text(
+                "  ",
+                (inert_line(cause.label), _cause_style(cause)),
+                (cause.describe(label)[len(cause.label) :], "bold"),
+                ("  " + named + more, "dim"),
+            )
+        )
+    if len(shown) < len(causes):
+        out.print(text(f"  ... and {len(causes) - len(shown)} more causes (--json for all)"))
+
+
 def print_diff(report: DiffReport, limit: int) -> None:
     out = console()
     label = report.repeat_label
@@ -186,6 +221,7 @@ def print_diff(report: DiffReport, limit: int) -> None:
             text((f"note: {report.duplicates} repeated (case, seed) records; last kept", "yellow"))
         )
     _print_paired(out, report.stats, label)
+    print_causes(out, report.causes, label, limit)
     if not report.movements:
         out.print(text(("no movement: every common case kept its grade and digest", "green")))
     ranked = report.ranked()
@@ -222,10 +258,10 @@ def print_diff(report: DiffReport, limit: int) -> None:
             ("left ", m.left_status, m.left_reasons, m.left_error),
             ("right", m.right_status, m.right_reasons, m.right_error),
         ):
-            shown = text(f"    {name} ", (status, _STATUS_STYLE[status]), "  ", reasons_text(why))
+            row = text(f"    {name} ", (status, _STATUS_STYLE[status]), "  ", reasons_text(why))
             if error:
-                shown.append_text(text(("  ", "dim"), (inert_line(error)[:300], "dim")))
-            out.print(shown)
+                row.append_text(text(("  ", "dim"), (inert_line(error)[:300], "dim")))
+            out.print(row)
     if len(shown) < len(ranked):
         out.print(text(f"... and {len(ranked) - len(shown)} more (--limit 0 or --json for all)"))
     for name, keys in (("only left", report.only_left), ("only right", report.only_right)):

@@ -132,6 +132,28 @@ def _detail(m: Movement) -> str:
     return "".join(parts)
 
 
+def _causes(report: DiffReport) -> list[str]:
+    """What moved, by cause: each reason, tool or test that came or went, with its cases."""
+    if not report.causes:
+        return []
+    out = [
+        f"<h2>What moved, by cause ({len(report.causes)})</h2>",
+        f"<table><tr><th>cause</th><th>cases</th><th>{report.repeat_label}s</th>"
+        "<th>which</th></tr>",
+    ]
+    for c in report.causes[:MAX_CASES]:
+        which = ", ".join(h(case) for case in c.cases[:20])
+        more = f" and {len(c.cases) - 20} more" if len(c.cases) > 20 else ""
+        out.append(
+            f"<tr><td>{h(c.label)}</td><td>{len(c.cases)}</td><td>{c.pairs}</td>"
+            f"<td>{which}{more}</td></tr>"
+        )
+    out.append("</table>")
+    if len(report.causes) > MAX_CASES:
+        out.append(f"<p>... and {len(report.causes) - MAX_CASES} more (see --json)</p>")
+    return out
+
+
 def _cases(report: DiffReport) -> list[str]:
     moves = report.ranked()
     out = [
@@ -186,7 +208,7 @@ def render_html(report: DiffReport) -> str:
     if report.refused:
         body += _banner(report) + _pins(report) + _delta(report)
     else:
-        body += _call(report) + _pins(report) + _cases(report)
+        body += _call(report) + _pins(report) + _causes(report) + _cases(report)
     head = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',

@@ -120,6 +120,26 @@ def _table(moves: list[Movement], with_reasons: bool, label: str = "seed") -> li
     return lines
 
 
+def _causes(report: DiffReport) -> list[str]:
+    """What moved, by cause: a table of the reasons, tools and tests that came or went."""
+    if not report.causes:
+        return []
+    label = report.repeat_label
+    lines = [
+        f"### What moved, by cause ({len(report.causes)})",
+        "",
+        f"| cause | cases | {label}s | first cases |",
+        "|---|---|---|---|",
+    ]
+    for c in report.causes[:MAX_ROWS]:
+        first = ", ".join(md(case) for case in c.cases[:3])
+        more = f" and {len(c.cases) - 3} more" if len(c.cases) > 3 else ""
+        lines.append(f"| {md(c.label)} | {len(c.cases)} | {c.pairs} | {first}{more} |")
+    if len(report.causes) > MAX_ROWS:
+        lines += ["", f"... and {len(report.causes) - MAX_ROWS} more (see `--json`)"]
+    return [*lines, ""]
+
+
 def render_markdown(report: DiffReport) -> str:
     """The whole Markdown document."""
     if report.refused:
@@ -140,6 +160,7 @@ def render_markdown(report: DiffReport) -> str:
     if report.refused:
         return "\n".join(lines)
     lines += _call(report)
+    lines += _causes(report)
     ranked = report.ranked()
     regressed = [m for m in ranked if m.kind == "regressed"]
     fixed = [m for m in ranked if m.kind == "fixed"]

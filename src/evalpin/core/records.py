@@ -194,10 +194,23 @@ class CaseRecord(msgspec.Struct, tag="case", tag_field="record", omit_defaults=T
     # Why the model stopped (the endpoint's `finish_reason`, of the last reply):
     # "length" marks a completion cut at the token limit.
     finish_reason: str | None = None
+    # A coding case's failing tests, as pytest names them (`test_x`, `TestA::test_y`):
+    # the ones that failed, errored or were skipped, and expected ones that never ran.
+    failed_tests: list[str] | None = None
 
     @property
     def errored(self) -> bool:
         return self.status == ERROR
+
+
+class Marks(msgspec.Struct, gc=False):
+    """What a case line says moved it: its reasons, the tools it called, the tests that
+    failed. Decoded alone, for every moved case of a pair (the cause view), without the
+    line's text, tail and conversation."""
+
+    reasons: list[str] | None = None
+    tool_names: list[str] | None = None
+    failed_tests: list[str] | None = None
 
 
 class Summary(msgspec.Struct, tag="summary", tag_field="record", omit_defaults=True):

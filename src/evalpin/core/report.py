@@ -15,6 +15,7 @@ from functools import cached_property
 from typing import Any
 
 from evalpin.core import envelope
+from evalpin.core.causes import Cause, find_causes
 from evalpin.core.compare import (
     DRIFT,
     ERRORED,
@@ -168,6 +169,8 @@ class DiffReport:
     stats: PairedStats | None
     notes: list[str] = field(default_factory=list)  # e.g. slot settings not checked
     baseline: BaselineChoice | None = None
+    # What moved, by cause (reasons, tools, failing tests that came or went): none on refusal.
+    causes: list[Cause] = field(default_factory=list)
     _shared: tuple[Sequence[CaseRow], Sequence[CaseRow], Sequence[int], Sequence[int]] = (
         (),
         (),
@@ -262,6 +265,7 @@ class DiffReport:
                 "right": self.right.to_json(),
                 "stats": self.stats.to_json() if self.stats else None,
                 "notes": self.notes,
+                "causes": [c.to_json() for c in self.causes],
             }
         if self.baseline is not None:
             out["baseline"] = self.baseline.to_json()
@@ -402,6 +406,7 @@ def _report(
         stats=stats,
         notes=diff.settings_notes() + envelope.notes(diff.left.header, diff.right.header),
         baseline=baseline,
+        causes=[] if refused else find_causes(diff),
         _shared=(diff.left.rows, diff.right.rows, diff.common_left, diff.common_right),
         _diff=diff,
     )

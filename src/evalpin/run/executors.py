@@ -61,6 +61,7 @@ class GradeResult:
     reasons: list[str]
     tail: str
     network: str
+    failed_tests: tuple[str, ...] = ()  # the tests a `tests_failed` grade names
 
 
 class ExecutorLost(Exception):
@@ -100,7 +101,13 @@ def grade_here(
         allow_network=job.allow_network,
         isolation=isolation,
     )
-    return GradeResult(outcome.passed, list(outcome.reasons), outcome.tail, outcome.network)
+    return GradeResult(
+        outcome.passed,
+        list(outcome.reasons),
+        outcome.tail,
+        outcome.network,
+        tuple(outcome.failed_tests),
+    )
 
 
 class LocalExecutor:

@@ -42,6 +42,7 @@ from evalpin.core.graders.coding import (
     STUB,
     WORKER_BOOT,
     expected_tests,
+    failed_tests,
     judge_in_process,
     judge_report,
     module_name,
@@ -167,6 +168,11 @@ class ProcessMode:
         expected = expected_tests(self.test_source.decode("utf-8", "replace"))
         return judge_report(read_regular(self.report), expected, exit_code=exit_code)
 
+    def failed_tests(self) -> list[str]:
+        assert self.report is not None
+        expected = expected_tests(self.test_source.decode("utf-8", "replace"))
+        return failed_tests(read_regular(self.report), expected)
+
 
 class InProcessMode:
     """Candidate and pytest in one sandbox, with canaries, a guard and a hash check."""
@@ -211,6 +217,10 @@ class InProcessMode:
             exit_code=exit_code,
             test_file_intact=intact,
         )
+
+    def failed_tests(self) -> list[str]:
+        expected = expected_tests(self.test_source.decode("utf-8", "replace"))
+        return failed_tests(read_regular(self.paths["report"]), expected, self.canaries)
 
 
 def _sha(data: bytes) -> str:

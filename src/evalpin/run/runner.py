@@ -344,6 +344,7 @@ class Executor:
         assert outcome is not None
         record = self._fill(self._base(item, seed, list(outcome.reasons)), completion)
         record.tail = outcome.tail
+        record.failed_tests = list(outcome.failed_tests) or None
         record.loops = loops
         record.error = error
         record.usage = usage

@@ -38,6 +38,7 @@ remain, and network is recorded off-unenforced.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import os
@@ -65,7 +66,7 @@ from evalpin.core.graders.coding import (
     rlimits,
     static_check,
 )
-from evalpin.core.reasons import SANDBOX_ERROR, TIMEOUT
+from evalpin.core.reasons import SANDBOX_ERROR, TESTS_FAILED, TIMEOUT
 from evalpin.core.records import TAIL_CHARS
 
 BACKENDS = ("unshare", "bwrap")
@@ -98,6 +99,7 @@ class Outcome:
     tail: str
     seconds: float
     network: str
+    failed_tests: list[str] = field(default_factory=list)  # when the tests failed
 
 
 # The launcher runs first inside the sandbox (`python -I -S -c`), configured by a JSON
@@ -344,7 +346,10 @@ def run_item(
                 note = f"[evalpin] killed after {item.timeout_s:g} s (the item's timeout_s)"
                 return outcome(False, [TIMEOUT()], (tail + "\n" + note)[-TAIL_CHARS:])
             passed, reasons = prepared.judge(box, run.exit_code)
-            return outcome(passed, reasons, tail)
+            graded = outcome(passed, reasons, tail)
+            if TESTS_FAILED() in graded.reasons:
+                return dataclasses.replace(graded, failed_tests=prepared.failed_tests())
+            return graded
     except OSError as exc:
         return outcome(False, [SANDBOX_ERROR("workdir")], f"{type(exc).__name__}: {exc}")
 

@@ -573,6 +573,26 @@ def report_outcomes(xml_bytes: bytes | None) -> dict[str, str] | None:
     return outcomes
 
 
+def failed_tests(
+    xml_bytes: bytes | None, expected: list[str], set_aside: tuple[str, ...] = ()
+) -> list[str]:
+    """The tests a failing grade names: each test that failed, errored or was skipped in
+    the report, then each expected test that never ran, in file order (`set_aside`: the
+    guard's canaries). Shown to the reviewer only; the grade never reads it."""
+    root = _parse_report(xml_bytes)
+    ran: set[str] = set()
+    bad: list[str] = []
+    for case in root.iter("testcase") if root is not None else ():
+        classname = case.get("classname") or ""
+        if not classname:  # a module that did not collect: its tests never ran
+            continue
+        name = "::".join([*classname.split(".")[1:], (case.get("name") or "").split("[", 1)[0]])
+        ran.add(name)
+        if name not in set_aside and any(child.tag in _FAILED for child in case):
+            bad.append(name)
+    return list(dict.fromkeys([*bad, *(n for n in expected if n not in ran)]))
+
+
 def judge_in_process(
     xml_bytes: bytes | None,
     guard_bytes: bytes | None,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from textual.message import Message
 
 from evalpin.core.cases import CaseTable
+from evalpin.core.causes import Cause
 from evalpin.core.compare import Diff, KeyMismatch
 from evalpin.core.history import History
 from evalpin.core.runfile import RunFile
@@ -76,6 +77,14 @@ class CasesReady(Message):
 
     generation: int
     cases: CaseTable
+
+
+@dataclass
+class CausesReady(Message):
+    """What moved, by cause (a pair only): found while the verdicts are judged."""
+
+    generation: int
+    causes: list[Cause]
 
 
 @dataclass

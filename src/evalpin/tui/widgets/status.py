@@ -81,6 +81,7 @@ class StatusLine(Static):
         self.counts: dict[str, int] = {}
         self.filter = "all"
         self.search = ""
+        self.cause = ""
         self.shown = 0
         self.progress: str | None = "reading runs…"
         self.phase = "reading runs…"
@@ -102,10 +103,12 @@ class StatusLine(Static):
         shown: int,
         *,
         partial: float | None = None,
+        cause: str = "",
     ) -> None:
         """The counts of the list shown; `partial`: how much of the runs is read, when
-        the list is still growing."""
+        the list is still growing; `cause`: the cause the list is narrowed to."""
         self.progress = None
+        self.cause = cause
         self.counts, self.filter, self.search, self.shown = counts, filter_name, search, shown
         self.partial = partial
         self._redraw()
@@ -152,6 +155,9 @@ class StatusLine(Static):
         if not short or self.filter != "all":
             text.append(gap + "filter ", style=muted)
             text.append(self.filter, style=self._style("status--key"))
+        if self.cause:
+            text.append(gap + "cause ", style=muted)
+            text.append_text(line(self.cause, self._style("status--key"), width=40))
         if self.search:
             text.append(gap + "search ", style=muted)
             text.append_text(line(self.search, self._style("status--key"), width=40))

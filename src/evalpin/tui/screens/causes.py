@@ -1,0 +1,78 @@
+"""`c`: what moved, by cause. Choosing one narrows the case list to its cases.
+
+The list is the report's causes (core/causes.py): each reason code, tool call and failing
+test that appeared or went between the two runs, with its cases and (case, seed) pairs.
+The screen only shows them and says which was chosen; the review screen filters.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from evalpin.core.causes import APPEARED, TOOL, Cause
+from evalpin.tui.safe import line
+
+CLEAR = -1  # the first option: every case again
+
+
+def cause_text(cause: Cause, repeat_label: str, width: int = 60) -> Text:
+    """`+ missing_text:sorry   1 case (3 seeds)`: the label inert, the counts muted."""
+    style = "" if cause.kind == TOOL else "bold red" if cause.sign == APPEARED else "bold green"
+    text = line(cause.label, style, width=width)
+    text.append(cause.describe(repeat_label)[len(cause.label) :], style="dim")
+    return text
+
+
+class CausesScreen(ModalScreen[int | None]):
+    """The causes of a pair; dismisses with the chosen one's index, CLEAR for every case,
+    or None (Esc) to leave the filter as it was."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,c", "close", "close", tooltip="close, keeping the list as it was"),
+    ]
+
+    def __init__(self, causes: list[Cause], repeat_label: str, chosen: Cause | None) -> None:
+        super().__init__()
+        self.causes = causes
+        self.repeat_label = repeat_label
+        self.chosen = chosen
+
+    def compose(self) -> ComposeResult:
+        options = [Option(Text("every case (no cause filter)", style="italic"), id="clear")]
+        options += [
+            Option(cause_text(c, self.repeat_label), id=f"cause-{i}")
+            for i, c in enumerate(self.causes)
+        ]
+        title = Text.assemble(
+            ("What moved, by cause", "bold"),
+            (f"   {len(self.causes)} · Enter narrows the list to its cases", "dim"),
+        )
+        with Vertical(id="causes"):
+            yield Static(title, markup=False)
+            yield OptionList(*options, id="cause-list")
+
+    def on_mount(self) -> None:
+        options = self.query_one(OptionList)
+        if self.chosen in self.causes:
+            options.highlighted = self.causes.index(self.chosen) + 1
+        else:
+            options.highlighted = 1 if self.causes else 0
+        options.focus()
+
+    @on(OptionList.OptionSelected)
+    def _chosen(self, message: OptionList.OptionSelected) -> None:
+        message.stop()
+        index = message.option_index - 1
+        self.dismiss(CLEAR if index < 0 else index)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -148,6 +148,7 @@ async def scenario(left: Path, right: Path, presses: int, browse: bool = False) 
         out["cases"] = len(review.cases.cases)
         out["mode"] = review.cases.mode
         await reached("verdicts")
+        await reached("causes")  # what moved, by cause: due with the verdicts, not after
         await pilot.pause()
 
         latencies: dict[str, list[float]] = {"j": [], "k": [], "n": [], "p": []}

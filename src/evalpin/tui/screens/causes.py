@@ -24,10 +24,12 @@ from evalpin.tui.safe import line
 CLEAR = -1  # the first option: every case again
 
 
-def cause_text(cause: Cause, repeat_label: str, width: int = 60) -> Text:
-    """`+ missing_text:sorry   1 case (3 seeds)`: the label inert, the counts muted."""
+def cause_text(cause: Cause, repeat_label: str, width: int = 48) -> Text:
+    """`+ missing_text:sorry   1 case (3 seeds)`: the label inert and padded to `width`
+    (so the counts line up), the counts muted."""
     style = "" if cause.kind == TOOL else "bold red" if cause.sign == APPEARED else "bold green"
     text = line(cause.label, style, width=width)
+    text.pad_right(width - text.cell_len)
     text.append(cause.describe(repeat_label)[len(cause.label) :], style="dim")
     return text
 
@@ -48,8 +50,9 @@ class CausesScreen(ModalScreen[int | None]):
 
     def compose(self) -> ComposeResult:
         options = [Option(Text("every case (no cause filter)", style="italic"), id="clear")]
+        width = min(48, max((len(c.label) for c in self.causes), default=0))
         options += [
-            Option(cause_text(c, self.repeat_label), id=f"cause-{i}")
+            Option(cause_text(c, self.repeat_label, width), id=f"cause-{i}")
             for i, c in enumerate(self.causes)
         ]
         title = Text.assemble(

@@ -25,7 +25,8 @@ async def test_inspect_pair_shows_format_epochs_and_completion() -> None:
         assert "REGRESSED  L   2/2 R   0/2  banana" in text
         assert "epoch 1         left" in text
         shown = "\n".join(t.plain for t in app.review.query_one(DetailPane).lines)
-        assert "completion text · epoch 1 · right" in shown and "plantain" in shown
+        # Both epochs answered alike on each side: one block, left against right.
+        assert "completion text · epochs 1, 2 · left → right" in shown and "plantain" in shown
 
 
 async def test_inspect_other_model_raises_the_banner() -> None:

@@ -56,22 +56,21 @@ class Cause:
         }
 
 
+# (kind, sign, name) -> (the case ids in join order, [pairs]): what a join's moves show,
+# kept plain so that the two halves of a big diff (core/halves.py) can each tally theirs.
+Tally = dict[tuple[str, str, str], tuple[dict[str, None], list[int]]]
+
+
 def find_causes(diff: Diff, pause: Callable[[], None] | None = None) -> list[Cause]:
     """Every cause over the pair's moved cases, most cases first within each kind
     (reasons, then tools, then tests). `pause` is called between chunks of reading (the
     review yields to its screen there). A refused pair has no causes: its differences
     are the instrument's."""
-    if diff.refused or not diff.moved:
-        return []
-    found: dict[tuple[str, str, str], tuple[dict[str, None], list[int]]] = {}
-    for start in range(0, len(diff.moved), CHUNK):
-        if pause is not None and start:
-            pause()
-        chunk = diff.moved[start : start + CHUNK]
-        left = diff.left.marks(m.pair.left for m in chunk)
-        right = diff.right.marks(m.pair.right for m in chunk)
-        for m in chunk:
-            _tally(found, m, left[m.pair.left], right[m.pair.right])
+    return causes_of(tally_causes(diff, pause))
+
+
+def causes_of(found: Tally) -> list[Cause]:
+    """The causes a tally holds, in the order every output lists them."""
     causes = [
         Cause(sign, kind, name, tuple(cases), count[0])
         for (kind, sign, name), (cases, count) in found.items()
@@ -81,8 +80,34 @@ def find_causes(diff: Diff, pause: Callable[[], None] | None = None) -> list[Cau
     return causes
 
 
+def merged(first: Tally, second: Tally) -> Tally:
+    """Two halves' tallies as one: `first` holds the earlier cases of the join."""
+    out: Tally = {key: (dict(cases), list(count)) for key, (cases, count) in first.items()}
+    for key, (cases, count) in second.items():
+        mine = out.setdefault(key, ({}, [0]))
+        mine[0].update(cases)
+        mine[1][0] += count[0]
+    return out
+
+
+def tally_causes(diff: Diff, pause: Callable[[], None] | None = None) -> Tally:
+    """The differences of every moved pair of `diff`, reading their three fields."""
+    found: Tally = {}
+    if diff.refused or not diff.moved:
+        return found
+    for start in range(0, len(diff.moved), CHUNK):
+        if pause is not None and start:
+            pause()
+        chunk = diff.moved[start : start + CHUNK]
+        left = diff.left.marks(m.pair.left for m in chunk)
+        right = diff.right.marks(m.pair.right for m in chunk)
+        for m in chunk:
+            _tally(found, m, left[m.pair.left], right[m.pair.right])
+    return found
+
+
 def _tally(
-    found: dict[tuple[str, str, str], tuple[dict[str, None], list[int]]],
+    found: Tally,
     moved: Moved,
     left: Marks,
     right: Marks,

@@ -35,6 +35,7 @@ from typing import Any
 
 import msgspec
 
+from evalpin.core.causes import Tally, causes_of, merged, tally_causes
 from evalpin.core.compare import Diff, Moved, Pair, compare
 from evalpin.core.discovery import header_mismatch
 from evalpin.core.errors import InputError
@@ -88,6 +89,7 @@ class _Half:
     moved: list[tuple[Any, int, int, str, CaseRow, CaseRow]]  # key, li, ri, kind, rows
     tally: tuple[dict, int, int, Counter, int, int]  # SharedTally's fields, settled
     case_hashes: array  # hash of each distinct case id, to find a case in both halves
+    causes: Tally  # what its moves show, read by this half's process (core/causes.py)
 
 
 def diff_in_halves(left: Path, right: Path, detail: int | None) -> DiffReport | None:
@@ -243,6 +245,7 @@ def _half(
             tally.failing_cases(),
         ),
         case_hashes=array("q", set(map(hash, columns.case_ids))),
+        causes=tally_causes(diff),
     )
     return settled, (diff, lrun, rrun)
 
@@ -304,7 +307,8 @@ def _report(
         moved.append(Moved(pair, kind, lrow, rrow))
     whole = Diff(lrun, rrun, range(len(lrun.rows)), range(len(rrun.rows)), moved=moved)
     tally = SharedTally.summed([_tally(own.tally), _tally(half.tally)])
-    return build_from(whole, paired_from(moved, tally), detail)
+    causes = causes_of(merged(own.causes, half.causes))
+    return build_from(whole, paired_from(moved, tally), detail, causes)
 
 
 def _joined(path: Path, header: RunHeader, first: RunFile, second: _Side) -> RunFile:

@@ -177,12 +177,8 @@ class RunFile:
             return {i: Marks(d[i].reasons, d[i].tool_names, d[i].failed_tests) for i in wanted}
         if self.index is None:
             raise InputError(self.path, "no line index: file was not read by read_run")
-        out = {}
         with open(self.path, "rb") as fh:
-            for i in wanted:
-                fh.seek(self.index.offset(i, fh))
-                out[i] = _decode_marks(self.path, fh.readline())
-        return out
+            return {i: _decode_marks(self.path, line) for i, line in self.index.lines(wanted, fh)}
 
 
 _MARKS = msgspec.json.Decoder(Marks)
@@ -452,12 +448,61 @@ class LineIndex:
             raise InputError(self.path, "file changed on disk since it was read")
         return lines[k]
 
-    def _segment(self, seg: int, fh: BinaryIO) -> array:
+    def lines(self, rows: Sequence[int], fh: BinaryIO) -> Iterator[tuple[int, bytes]]:
+        """Each of `rows` (sorted) with its line's bytes, reading each segment that
+        holds one once: many rows spread over a file cost one read of it, not a seek
+        and a read per row."""
+        k = 0
+        while k < len(rows):
+            seg = bisect_right(self.first_rows, rows[k]) - 1
+            if seg < 0:
+                raise InputError(self.path, f"no case record {rows[k]}")
+            start, data = self._read(seg, fh)
+            first = self.first_rows[seg]
+            parts = self._plain_lines(seg, data)
+            if parts is not None:  # no blank lines (the usual case): line k is part k
+                while k < len(rows) and rows[k] - first < len(parts):
+                    yield rows[k], parts[rows[k] - first]
+                    k += 1
+            else:
+                lines = self._lines.get(seg)
+                if lines is None:
+                    lines = self._lines[seg] = self._starts(seg, start, data)
+                while k < len(rows) and rows[k] - first < len(lines):
+                    at = lines[rows[k] - first] - start
+                    stop = data.find(b"\n", at)
+                    yield rows[k], data[at : stop if stop >= 0 else len(data)]
+                    k += 1
+            if k < len(rows) and bisect_right(self.first_rows, rows[k]) - 1 == seg:
+                raise InputError(self.path, "file changed on disk since it was read")
+
+    def _plain_lines(self, seg: int, data: bytes) -> list[bytes] | None:
+        """A segment's lines when it has no blank line (then row k is line k), else None."""
+        last = seg + 1 == len(self.starts)
+        parts = data.split(b"\n")
+        if not last and not parts[-1]:
+            parts.pop()
+        elif last and parts and not parts[-1]:
+            parts.pop()  # the file's final newline
+        if b"" in parts or any(map(bytes.isspace, parts)):
+            return None
+        if not last:
+            del parts[self.first_rows[seg + 1] - self.first_rows[seg] :]
+        return parts
+
+    def _read(self, seg: int, fh: BinaryIO) -> tuple[int, bytes]:
         start = self.starts[seg]
         last = seg + 1 == len(self.starts)
-        want = (1 << 62) if last else self.first_rows[seg + 1] - self.first_rows[seg]
         fh.seek(start)
-        data = fh.read(_CHUNK * 2 if last else self.starts[seg + 1] - start)
+        return start, fh.read(_CHUNK * 2 if last else self.starts[seg + 1] - start)
+
+    def _segment(self, seg: int, fh: BinaryIO) -> array:
+        start, data = self._read(seg, fh)
+        return self._starts(seg, start, data)
+
+    def _starts(self, seg: int, start: int, data: bytes) -> array:
+        last = seg + 1 == len(self.starts)
+        want = (1 << 62) if last else self.first_rows[seg + 1] - self.first_rows[seg]
         parts = data.split(b"\n")
         if not last and not parts[-1]:
             parts.pop()  # the newline that ends the segment, not a blank line

@@ -8,16 +8,26 @@ token (the cursor moved on, the list was reopened, even on the same file) is dro
 Every string from a record is untrusted: made inert and rendered as plain `Text`; blocks
 (test tails, completion text, tool arguments, a tool conversation turn by turn) are
 capped in lines and width, with a note of what was cut.
+
+Beside the records, the case itself: what it asked (a golden case's user message and its
+tool and text constraints; a coding item's prompt and its test file, failing tests marked),
+read from the fixture set the run names and shown only while the case's fixture hash there
+is the one its records carry (`core.case_source`; the set is read once, in a worker, and
+the case re-laid-out when it comes). Each block of answers (tails, completion text, tool
+calls, the conversation) is shown once for the seeds whose answers are the same, and for
+a pair as a word diff of left against right (`core.worddiff`), the case's `must_include` /
+`must_not` needles highlighted where they occur or said absent.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 import msgspec
-from rich.cells import chop_cells
+from rich.cells import cell_len
 from rich.console import Console
 from rich.style import Style
 from rich.text import Text
@@ -29,10 +39,21 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from evalpin.core import reasons as codes
+from evalpin.core import worddiff
+from evalpin.core.case_source import (
+    SOURCES,
+    CaseSource,
+    Located,
+    Stamp,
+    Unavailable,
+    bare_test_name,
+)
 from evalpin.core.cases import CaseTable
 from evalpin.core.errors import InputError
 from evalpin.core.records import CaseRecord, Turn
-from evalpin.core.sanitize import inert_line
+from evalpin.core.runfile import RunFile
+from evalpin.core.sanitize import cap_block, inert_line
+from evalpin.core.worddiff import DELETE, EQUAL, INSERT, Piece
 from evalpin.tui.safe import block, line
 
 KEY_WIDTH = 15
@@ -40,6 +61,9 @@ TEXT_LINES = 12
 TOOL_LINES = 8
 TURN_LINES = 40
 TURN_CHARS = 300  # per text, call or result in the transcript
+USER_LINES = 20  # of a golden case's user message
+PROMPT_LINES = 40  # of a coding item's prompt, from its start
+TEST_LINES = 200  # of a coding item's test file, from its start
 # While the runs are read, a case of up to this many records (both sides) is read at
 # once, not in a worker (see `DetailPane.show`).
 INLINE_RECORDS = 16
@@ -72,6 +96,22 @@ class Shown:
 
 
 @dataclass
+class Compared:
+    """One block of answers (a test tail, the completion text, the tool calls, the
+    conversation) for the seeds whose answers in it are the same: on one side, or left
+    against right as a word diff. Worked out with the records, off the UI thread."""
+
+    what: str
+    seeds: list[int | None]
+    left: str | None  # as shown: inert, capped, tabs expanded (None: no such answer)
+    right: str | None
+    pieces: list[Piece] | None = None  # a pair with both sides: left against right
+    notes: list[str] = field(default_factory=list)  # what the caps cut
+    # The whole texts (not capped), for the needles: the grader looked at all of it.
+    raw: tuple[str | None, str | None] = (None, None)
+
+
+@dataclass
 class Decoded:
     """A case's records as read from disk (by row index), or why they could not be."""
 
@@ -79,6 +119,12 @@ class Decoded:
     left: dict[int, CaseRecord]
     right: dict[int, CaseRecord]
     error: str | None = None
+    # The case's fixture set as looked for on disk (None: the run names none), the
+    # fixture hash its records carry, and the other side's where that differs.
+    located: Located | None = None
+    case_hash: str | None = None
+    other_hash: str | None = None
+    compared: list[Compared] = field(default_factory=list)
 
 
 class DetailPane(ScrollView, can_focus=True):
@@ -113,6 +159,9 @@ class DetailPane(ScrollView, can_focus=True):
     DetailPane > .detail--reason-integrity { color: $text-error; text-style: bold; }
     DetailPane > .detail--reason-score { color: $text; }
     DetailPane > .detail--reason-unknown { color: $text; text-style: underline; }
+    DetailPane > .detail--deleted { color: $text-error; text-style: strike; }
+    DetailPane > .detail--inserted { color: $text-success; text-style: underline; }
+    DetailPane > .detail--needle { text-style: bold reverse; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -132,6 +181,9 @@ class DetailPane(ScrollView, can_focus=True):
         "detail--note",
         *(f"detail--reason-{kind}" for kind in (*codes.KINDS, codes.UNKNOWN)),
         "detail--block-title",
+        "detail--deleted",  # a word diff: only on the left
+        "detail--inserted",  # only on the right
+        "detail--needle",  # a must_include / must_not needle where it occurs
     }
 
     @dataclass
@@ -155,8 +207,16 @@ class DetailPane(ScrollView, can_focus=True):
         shown: Shown
         decoded: Decoded
 
-    def __init__(self, *, id: str | None = None) -> None:
+    @dataclass
+    class SetRead(Message):
+        """A fixture set was read (in a worker): the case shown may now show what it asked."""
+
+        pane: DetailPane
+        key: Stamp
+
+    def __init__(self, *, id: str | None = None, cwd: Path | None = None) -> None:
         super().__init__(id=id)
+        self.cwd = cwd  # where a run's relative fixture path is looked for first
         self.shown: Shown | None = None
         self.wanted: Shown | None = None
         self.token = 0
@@ -167,11 +227,14 @@ class DetailPane(ScrollView, can_focus=True):
         self._base: Style | None = None
         self._width = 0
         self._repeat = "seed"  # what the shown run calls its repeat key (inspect: epoch)
+        self._set_pending: Stamp | None = None  # the shown case's fixture set, being read
+        self._reading: set[Stamp] = set()  # sets being read by a worker
 
     @property
     def decoding(self) -> bool:
-        """A case was asked for and its records have not arrived yet."""
-        return self._pending is not None
+        """A case was asked for and its records (or its fixture set, read once) have not
+        arrived yet."""
+        return self._pending is not None or self._set_pending is not None
 
     def on_resize(self) -> None:
         width = self.scrollable_content_region.width
@@ -189,7 +252,7 @@ class DetailPane(ScrollView, can_focus=True):
 
     def clear(self, message: str = "") -> None:
         self.token += 1  # whatever is still being read is no longer wanted
-        self._pending = None
+        self._pending = self._set_pending = None
         self.shown = self.wanted = self._decoded = None
         self._set_lines([Text(message, style=self._style("detail--muted"))] if message else [])
 
@@ -209,10 +272,10 @@ class DetailPane(ScrollView, can_focus=True):
         case = table.cases[case_number]
         if table.partial and len(case.left) + len(case.right) <= INLINE_RECORDS:
             self._pending = None
-            self._put(wanted, self._read(wanted))
+            self._put(wanted, self._read(wanted, self.cwd, inline=True))
             return
         self._pending = self.token
-        self._decode(self.token, wanted)
+        self._decode(self.token, wanted, self.cwd)
 
     # A fixed description: Textual would otherwise repr the arguments, the whole case
     # table, on every key press.
@@ -223,13 +286,16 @@ class DetailPane(ScrollView, can_focus=True):
         group="detail",
         description="decode the case under the cursor",
     )
-    def _decode(self, token: int, wanted: Shown) -> None:
+    def _decode(self, token: int, wanted: Shown, cwd: Path | None) -> None:
         """Read a big case's records off the UI thread."""
-        self.post_message(self.Loaded(self, token, wanted, self._read(wanted)))
+        self.post_message(self.Loaded(self, token, wanted, self._read(wanted, cwd)))
 
     @staticmethod
-    def _read(wanted: Shown) -> Decoded:
-        """The case's records on both sides (one seek each), or why they cannot be read."""
+    def _read(wanted: Shown, cwd: Path | None = None, *, inline: bool = False) -> Decoded:
+        """The case's records on both sides (one seek each), or why they cannot be read;
+        its fixture set looked for (a few `stat`s: the set is read apart, once; `inline`,
+        on the UI thread while the loader runs: where it was last found, no `stat`) and
+        its answers compared seed against seed and side against side."""
         table = wanted.table
         seeds = table.seeds(table.cases[wanted.case])
         try:
@@ -242,6 +308,10 @@ class DetailPane(ScrollView, can_focus=True):
             decoded = Decoded(seeds, {}, {}, str(exc))
         except OSError as exc:  # the file went away since it was read
             decoded = Decoded(seeds, {}, {}, f"{table.left.path}: {exc.strerror or exc}")
+        if decoded.error is None:
+            case_id = table.cases[wanted.case].case_id
+            _locate(decoded, table, case_id, cwd, fresh=not inline)
+            decoded.compared = _compare(decoded, table.right is not None)
         return decoded
 
     @on(Loaded)
@@ -254,8 +324,41 @@ class DetailPane(ScrollView, can_focus=True):
 
     def _put(self, shown: Shown, decoded: Decoded) -> None:
         self.shown, self._decoded = shown, decoded
+        self._set_pending = None
+        located = decoded.located
+        if located is not None and located.key is not None and SOURCES.loaded(located) is None:
+            self._set_pending = located.key  # shown as being read, laid out again when read
+            if located.key not in self._reading:
+                self._reading.add(located.key)
+                self._read_set(located)
         self._lay_out()
         self.post_message(self.Ready(self))
+
+    @work(
+        thread=True,
+        exclusive=False,
+        exit_on_error=False,
+        group="fixture-set",
+        description="read the case's fixture set",
+    )
+    def _read_set(self, located: Located) -> None:
+        """Read and hash a fixture set once, off the UI thread (kept by `SOURCES`)."""
+        try:
+            SOURCES.load(located)
+        finally:
+            assert located.key is not None
+            self.post_message(self.SetRead(self, located.key))
+
+    @on(SetRead)
+    def _set_read(self, message: SetRead) -> None:
+        message.stop()
+        self._reading.discard(message.key)
+        if message.key != self._set_pending:
+            return  # a set the case on screen does not need (any more)
+        self._set_pending = None
+        if self.shown is not None and self._decoded is not None:
+            self._lay_out(keep_scroll=True)
+            self.post_message(self.Ready(self))
 
     def _lay_out(self, *, keep_scroll: bool = False) -> None:
         assert self.shown is not None and self._decoded is not None
@@ -319,16 +422,20 @@ class DetailPane(ScrollView, can_focus=True):
         if case.mismatched:
             summary += "  ·  instrument differs on this case (backend delta)"
         lines.append(Text(summary, style=self._style("detail--muted")))
-        blocks: list[Text] = []
         for seed, li, ri in seeds:
             lrec = left.get(li) if li is not None else None
             rrec = right.get(ri) if ri is not None else None
             lines.append(Text(""))
             lines += self._seed_rows(seed, lrec, rrec, pair, width)
-            for name, rec in (("left", lrec), ("right", rrec)) if pair else (("run", lrec),):
-                if rec is not None:
-                    blocks += self._blocks(seed, name, rec, width)
-        lines += blocks
+        source = self._source(decoded)
+        lines += self._case_lines(decoded, source, width)
+        needles = _needles(source, decoded)
+        legend = True  # said once, over the first block with a change marked
+        for compared in decoded.compared:
+            lines += self._compared(compared, pair, needles, width, legend=legend)
+            legend = legend and not (compared.pieces and worddiff.changed(compared.pieces))
+        if isinstance(source, CaseSource) and source.test_text is not None:
+            lines += self._test_file(source, decoded, pair, width)
         return [part for text in lines for part in fold(text, width)]
 
     def _seed_rows(
@@ -433,39 +540,369 @@ class DetailPane(ScrollView, can_focus=True):
                 out.append("  (unknown code)", style=self._style("detail--muted"))
         return out
 
-    def _blocks(self, seed: int | None, side: str, rec: CaseRecord, width: int) -> list[Text]:
-        out: list[Text] = []
-        where = f"{_seed(seed, self._repeat)} · {side}"
-        if rec.tail:
-            out += self._block(f"test output tail · {where}", rec.tail, width)
-        if rec.text:
-            out += self._block(f"completion text · {where}", rec.text, width, TEXT_LINES)
-        if rec.tools:
-            calls = "\n".join(
-                f"{call.name}({json.dumps(call.args, ensure_ascii=False, sort_keys=True)})"
-                for call in rec.tools
+    # -- the case as its fixture set gives it ---------------------------------------
+
+    def _source(self, decoded: Decoded) -> CaseSource | Unavailable | None:
+        """The case from its set (no I/O: the set was read in a worker, or is being
+        read), why it is not shown, or None: the run names no fixture set."""
+        located = decoded.located
+        if located is None:
+            return None
+        shown = self.shown
+        assert shown is not None
+        case_id = shown.table.cases[shown.case].case_id
+        found = SOURCES.case(located, case_id, decoded.case_hash)
+        if found is None and self._set_pending is None:
+            return Unavailable(f"case not shown: the fixture set {located.shown} was not read")
+        return found
+
+    def _head(self, title: str) -> Text:
+        return Text.assemble(
+            ("── ", self._style("detail--muted")),
+            line(title, self._style("detail--block-title"), width=400),
+        )
+
+    def _keyed(self, name: str, value: Text, width: int) -> list[Text]:
+        """`name` in the key column, `value` (its lines, each wrapped) beside it."""
+        key = Text(name, style=self._style("detail--key"))
+        key.truncate(KEY_WIDTH, pad=True)
+        parts = [
+            part
+            for row in value.split("\n", allow_blank=True)
+            for part in _wrapped(row, max(8, width - KEY_WIDTH - 1))
+        ]
+        return [
+            Text.assemble(key if k == 0 else " " * KEY_WIDTH, " ", part)
+            for k, part in enumerate(parts)
+        ]
+
+    def _case_lines(
+        self, decoded: Decoded, source: CaseSource | Unavailable | None, width: int
+    ) -> list[Text]:
+        """What the case asked, or exactly one line saying why it is not shown."""
+        located = decoded.located
+        if located is None:
+            return []
+        muted, note = self._style("detail--muted"), self._style("detail--note")
+        if source is None:
+            reading = f"case: reading the fixture set {located.shown}…"
+            return [Text(""), line(reading, muted, width=400)]
+        if isinstance(source, Unavailable):
+            return [Text(""), line(source.message, note, width=400)]
+        out = [Text("")]
+        if source.kind == "coding":
+            out.append(self._head(f"case · coding item · {source.set_path}"))
+            prompt, dropped = _head_lines(source.prompt, PROMPT_LINES)
+            out += self._keyed("prompt", line(source.prompt_file or "", muted), width)
+            for raw in prompt.split("\n"):
+                out += _wrapped(Text(raw), width)
+            if dropped or source.cut:
+                out.append(Text(_not_shown(dropped, source.cut), style=note))
+        else:
+            out.append(self._head(f"case · golden · {source.set_path}"))
+            user, dropped = _head_lines(source.prompt, USER_LINES)
+            out += self._keyed("user", Text(user), width)
+            if dropped:
+                out.append(Text(_not_shown(dropped, False), style=note))
+            for name, values in (
+                ("require tools", source.require_tools),
+                ("forbid tools", source.forbid_tools),
+                ("must include", source.must_include),
+                ("must not", source.must_not),
+            ):
+                value = line(", ".join(values), width=2000) if values else Text("-", style=muted)
+                out += self._keyed(name, value, width)
+        if decoded.other_hash is not None:
+            other = (
+                f"the other run's records carry fixture hash {decoded.other_hash} for this"
+                f" case: the case above is the one with {decoded.case_hash}"
             )
-            out += self._block(f"tool calls · {where}", calls, width, TOOL_LINES)
-        if rec.turns:
-            title = f"tool conversation, {len(rec.turns)} turns · {where}"
-            out += self._block(title, _transcript(rec.turns), width, TURN_LINES)
+            out.append(line(other, note, width=400))
         return out
 
-    def _block(
-        self, title: str, value: str, width: int, max_lines: int | None = None
+    def _test_file(
+        self, source: CaseSource, decoded: Decoded, pair: bool, width: int
     ) -> list[Text]:
-        """A capped block, its lines folded to the pane's width (nothing hidden past the
-        cap, and the cap says what it cut)."""
-        shown, note = block(value) if max_lines is None else block(value, max_lines=max_lines)
-        head = Text.assemble(
-            ("── ", self._style("detail--muted")), (title, self._style("detail--block-title"))
+        """A coding item's test file, numbered, each failing test's `def` marked (✗) with
+        the seeds it failed on."""
+        assert source.test_text is not None
+        failing = _failing(decoded, pair, self._repeat)
+        named = any(
+            rec.failed_tests is not None
+            for recs in (decoded.left, decoded.right)
+            for rec in recs.values()
         )
-        out = [Text(""), head]
-        if note:
-            out.append(Text(f"({note})", style=self._style("detail--note")))
-        for raw in shown.plain.expandtabs(4).split("\n"):
-            out += [Text(part) for part in chop_cells(raw, width)] or [Text("")]
+        title = f"test file · {source.test_file}"
+        if failing:
+            title += " · ✗ a failing test"
+        out = [Text(""), self._head(title)]
+        muted, fail, note = (
+            self._style("detail--muted"),
+            self._style("detail--fail"),
+            self._style("detail--note"),
+        )
+        if not named and any(
+            not rec.passed for recs in (decoded.left, decoded.right) for rec in recs.values()
+        ):
+            out.append(Text("(these records do not name their failing tests)", style=muted))
+        at_line = {n: name for name, n in source.tests.items()}
+        text, dropped = _head_lines(source.test_text, TEST_LINES)
+        rows = text.split("\n")
+        digits = len(str(len(rows)))
+        gutter = digits + 3
+        for n, raw in enumerate(rows, start=1):
+            name = at_line.get(n)
+            marked = name is not None and name in failing
+            body = Text(raw, style=fail if marked else "")
+            if marked:
+                assert name is not None
+                body.append(f"  ← failed: {failing[name]}", style=note)
+            for k, part in enumerate(_wrapped(body, max(8, width - gutter))):
+                mark = ("✗ " if marked else "  ") + f"{n:>{digits}} " if k == 0 else ""
+                out.append(Text.assemble((mark.ljust(gutter), fail if marked else muted), part))
+        if dropped or source.cut:
+            out.append(Text(_not_shown(dropped, source.cut), style=note))
+        lost = sorted(set(failing) - set(source.tests))
+        if lost:
+            listed = ", ".join(f"{name} ({failing[name]})" for name in lost)
+            out.append(
+                Text.assemble(("failed, not found in the file: ", fail), line(listed, width=2000))
+            )
         return out
+
+    # -- answers, seed against seed and left against right --------------------------
+
+    def _compared(
+        self,
+        compared: Compared,
+        pair: bool,
+        needles: list[tuple[str, bool]],
+        width: int,
+        *,
+        legend: bool,
+    ) -> list[Text]:
+        """One block: a word diff (struck: only left; underlined: only right) or one side,
+        the needles highlighted and, under a completion text, found or absent."""
+        seeds = worddiff.seeds_label(compared.seeds, self._repeat)
+        if compared.pieces is not None:
+            diff = worddiff.changed(compared.pieces)
+            where = "left → right" if diff else "same on both sides"
+            pieces = compared.pieces
+        else:
+            where = ("left" if compared.left is not None else "right") if pair else ""
+            text = compared.left if compared.left is not None else compared.right
+            pieces = [Piece(EQUAL, text or "")]
+            diff = False
+        title = " · ".join(part for part in (compared.what, seeds, where) if part)
+        out = [Text(""), self._head(title)]
+        note = self._style("detail--note")
+        for text in compared.notes:
+            out.append(Text(f"({text})", style=note))
+        deleted, inserted = self._style("detail--deleted"), self._style("detail--inserted")
+        if diff and legend:
+            out.append(
+                Text.assemble(
+                    ("struck: ", self._style("detail--muted")),
+                    ("only on the left", deleted),
+                    (" · underlined: ", self._style("detail--muted")),
+                    ("only on the right", inserted),
+                )
+            )
+        is_text = compared.what == "completion text"
+        shown, marks = worddiff.display(pieces, [n for n, _ in needles] if is_text else [])
+        body = Text(shown)
+        styles = {DELETE: deleted, INSERT: inserted, worddiff.NEEDLE: self._style("detail--needle")}
+        for kind, start, stop in marks:
+            body.stylize(styles[kind], start, stop)
+        for part in body.split("\n", allow_blank=True):
+            out += _wrapped(part, width)
+        if is_text and needles:
+            out += self._needle_rows(compared, pair, needles, width)
+        return out
+
+    def _needle_rows(
+        self, compared: Compared, pair: bool, needles: list[tuple[str, bool]], width: int
+    ) -> list[Text]:
+        """Per needle: on both sides, absent on one, absent on both (a must_include
+        needle's absence and a must_not needle's presence in the fail style)."""
+        fail, plain = self._style("detail--fail"), Style()
+        lraw, rraw = compared.raw
+        rows: list[Text] = []
+        for wanted in (True, False):
+            parts: list[Text] = []
+            for needle, include in needles:
+                if include is not wanted:
+                    continue
+                here = [
+                    (name, worddiff.found(raw, needle))
+                    for name, raw in (("left", lraw), ("right", rraw))
+                    if raw is not None
+                ]
+                if not pair:
+                    said = "found" if here and here[0][1] else "absent"
+                elif len(here) == 2:
+                    said = {
+                        (True, True): "on both",
+                        (True, False): "absent on the right",
+                        (False, True): "absent on the left",
+                        (False, False): "absent on both",
+                    }[(here[0][1], here[1][1])]
+                else:
+                    name, present = here[0]
+                    said = f"{'found' if present else 'absent'} on the {name}"
+                presence = [present for _, present in here]
+                bad = not all(presence) if include else any(presence)
+                if parts:
+                    parts.append(Text(" · "))
+                said_style = fail if bad else plain
+                parts.append(Text.assemble(line(needle, width=400), (f": {said}", said_style)))
+            if parts:
+                name = "must include" if wanted else "must not"
+                rows += self._keyed(name, Text.assemble(*parts), width)
+        return rows
+
+
+def _wrapped(text: Text, width: int) -> list[Text]:
+    """One line of `text` as lines of at most `width` cells, broken between words (a
+    word wider than the line, like a digest, is cut); its styles kept."""
+    plain = text.plain
+    if cell_len(plain) <= width:
+        return [text]
+    return [text[start:end] for start, end in worddiff.wrap(plain, width, cell_len)]
+
+
+def _head_lines(value: str, most: int) -> tuple[str, int]:
+    """An untrusted multi-line text made inert, its first `most` lines (a prompt reads
+    from its start), tabs expanded; and how many lines were left out."""
+    lines = cap_block(value.rstrip("\n"), 10**9, 2000)[0].expandtabs(4).split("\n")
+    return "\n".join(lines[:most]), max(0, len(lines) - most)
+
+
+def _not_shown(dropped: int, cut: bool) -> str:
+    if not dropped:
+        return "(the rest of the file not shown)" if cut else ""
+    return f"({dropped} more line{'s' if dropped != 1 else ''} not shown)"
+
+
+def _locate(
+    decoded: Decoded, table: CaseTable, case_id: str, cwd: Path | None, *, fresh: bool = True
+) -> None:
+    """Look for the case's fixture set: the one the left run names (the right run's
+    where only it holds the case), with the fixture hash its records carry."""
+    sides: list[tuple[RunFile | None, dict[int, CaseRecord]]] = [
+        (table.left, decoded.left),
+        (table.right, decoded.right),
+    ]
+    hashes = [
+        next((r.fixture_hash for r in recs.values() if r.fixture_hash), None) for _, recs in sides
+    ]
+    for k, (run, recs) in enumerate(sides):
+        if run is None or not recs:
+            continue
+        header = run.header
+        fixtures = header.fixtures if header else None
+        decoded.located = SOURCES.locate(fixtures, run.path, cwd, case_id, fresh=fresh)
+        decoded.case_hash = hashes[k]
+        other = hashes[1 - k]
+        if other is not None and hashes[k] is not None and other != hashes[k]:
+            decoded.other_hash = other
+        return
+
+
+# What each block of answers shows from a record, and how many lines of it.
+def _calls(rec: CaseRecord) -> str | None:
+    if not rec.tools:
+        return None
+    return "\n".join(f"{call.name}({_json(call.args)})" for call in rec.tools)
+
+
+def _turns(rec: CaseRecord) -> str | None:
+    return _transcript(rec.turns) if rec.turns else None
+
+
+_ANSWERS: tuple[tuple[str, Any, int | None], ...] = (
+    ("test output tail", lambda rec: rec.tail or None, None),
+    ("completion text", lambda rec: rec.text or None, TEXT_LINES),
+    ("tool calls", _calls, TOOL_LINES),
+    ("tool conversation", _turns, TURN_LINES),
+)
+
+
+def _capped(value: str, most: int | None) -> tuple[str, str | None]:
+    shown, note = block(value) if most is None else block(value, max_lines=most)
+    return shown.plain.expandtabs(4), note
+
+
+def _compare(decoded: Decoded, pair: bool) -> list[Compared]:
+    """Each kind of answer, the seeds grouped where it is the same (on one side, or as a
+    pair), a pair's sides diffed word by word."""
+    out: list[Compared] = []
+    for what, get, most in _ANSWERS:
+        values = []
+        for seed, li, ri in decoded.seeds:
+            lrec = decoded.left.get(li) if li is not None else None
+            rrec = decoded.right.get(ri) if ri is not None else None
+            lval = get(lrec) if lrec is not None else None
+            rval = get(rrec) if rrec is not None else None
+            if lval is not None or rval is not None:
+                values.append((seed, (lval, rval)))
+        for seeds, (lval, rval) in worddiff.collapse(values):
+            left = right = None
+            notes = []
+            if lval is not None:
+                left, note = _capped(lval, most)
+                if note:
+                    notes.append(f"left: {note}" if pair else note)
+            if rval is not None:
+                right, note = _capped(rval, most)
+                if note:
+                    notes.append(f"right: {note}")
+            label = what
+            if what == "tool conversation":
+                counts = [v.count("\nturn ") + 1 for v in (lval, rval) if v is not None]
+                label = f"{what}, {' → '.join(map(str, counts))} turns"
+            pieces = None
+            if pair and left is not None and right is not None:
+                pieces = worddiff.diff_words(left, right)
+            out.append(Compared(label, seeds, left, right, pieces, notes, (lval, rval)))
+    return out
+
+
+def _needles(source: CaseSource | Unavailable | None, decoded: Decoded) -> list[tuple[str, bool]]:
+    """The case's text needles (True: must include, False: must not): from the case when
+    it is shown, and those the records' reasons name (`missing_text:`, `forbidden_text:`)."""
+    out: dict[tuple[str, bool], None] = {}
+    if isinstance(source, CaseSource):
+        out |= dict.fromkeys((n, True) for n in source.must_include if n)
+        out |= dict.fromkeys((n, False) for n in source.must_not if n)
+    for recs in (decoded.left, decoded.right):
+        for rec in recs.values():
+            for reason in rec.reasons or []:
+                code, _, detail = reason.partition(":")
+                if detail and code in ("missing_text", "forbidden_text"):
+                    out.setdefault((detail, code == "missing_text"), None)
+    return list(out)
+
+
+def _failing(decoded: Decoded, pair: bool, repeat: str = "seed") -> dict[str, str]:
+    """Each failing test (its name as a test file's functions are keyed) -> where it
+    failed: `left seeds 11, 29 · right seed 47`, or for one run `seeds 11, 29`."""
+    where: dict[str, dict[str, list[int | None]]] = {}
+    for side, recs in (("left", decoded.left), ("right", decoded.right)):
+        for rec in recs.values():
+            for name in rec.failed_tests or []:
+                seeds = where.setdefault(bare_test_name(name), {}).setdefault(side, [])
+                if rec.seed not in seeds:
+                    seeds.append(rec.seed)
+    out = {}
+    for name, sides in where.items():
+        parts = []
+        for side, seeds in sides.items():
+            ordered = sorted(seeds, key=lambda s: (s is not None, s or 0))
+            label = worddiff.seeds_label(ordered, repeat)
+            parts.append(f"{side} {label}" if pair else label)
+        out[name] = " · ".join(parts)
+    return out
 
 
 def _transcript(turns: list[Turn]) -> str:

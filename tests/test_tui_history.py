@@ -480,6 +480,9 @@ async def test_help_lists_the_history_keys(runs: Path) -> None:
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
+        # The help is taller than the terminal: scroll to its history section.
+        app.screen.query_one("#help").scroll_end(animate=False)
+        await pilot.pause()
         assert "History screen" in screen_text(app)
         await pilot.press("escape")
         assert isinstance(app.screen, HistoryScreen)

@@ -9,6 +9,7 @@ from pathlib import Path
 from evalpin.cli.console import console, rate_text, reasons_text, seed_text, text
 from evalpin.core.causes import APPEARED, TOOL, Cause
 from evalpin.core.compare import PIN_LABELS, probes_differ
+from evalpin.core.notes import MARK, sorted_notes
 from evalpin.core.report import REFUSE_LINE, BaselineChoice, DiffReport
 from evalpin.core.sanitize import inert_line
 from evalpin.core.stats import PairedStats, p_text
@@ -109,6 +110,7 @@ def print_refusal(report: DiffReport, artifact: Path | None) -> None:
     _print_sides(out, report)
     for note in report.notes:
         out.print(text((f"note: {note}", "yellow")))
+    print_review_notes(out, report)
     if report.left is None:
         return
     out.print(
@@ -166,6 +168,28 @@ def _print_paired(out, paired: PairedStats | None, label: str = "seed") -> None:
 
 
 CASES_NAMED = 3  # case ids named on a cause's line
+NOTES_NAMED = 50  # review notes listed before "and N more"
+
+
+def print_review_notes(out, report: DiffReport) -> None:
+    """The reviewers' notes on the cases listed (`notes.jsonl`): one inert line each."""
+    notes = sorted_notes(report.review_notes)
+    if not notes:
+        return
+    out.print(text((f"review notes ({len(notes)}):", "bold")))
+    for case_id, note in notes[:NOTES_NAMED]:
+        by = note.byline()
+        out.print(
+            text(
+                f"  {MARK} ",
+                inert_line(case_id),
+                "  ",
+                (inert_line(note.summary())[:300], "cyan"),
+                (f"  ({inert_line(by)})" if by else "", "dim"),
+            )
+        )
+    if len(notes) > NOTES_NAMED:
+        out.print(text(f"  ... and {len(notes) - NOTES_NAMED} more (--json for all)"))
 
 
 def _cause_style(cause: Cause) -> str:
@@ -269,3 +293,4 @@ def print_diff(report: DiffReport, limit: int) -> None:
             listed = ", ".join(f"{inert_line(c)} ({seed_text(s, label)})" for c, s in keys[:10])
             more = f" and {len(keys) - 10} more" if len(keys) > 10 else ""
             out.print(text((f"{name}: ", "bold"), listed + more))
+    print_review_notes(out, report)

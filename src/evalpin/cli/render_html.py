@@ -13,6 +13,7 @@ import base64
 import hashlib
 
 from evalpin.cli.escape import h, h_block
+from evalpin.core.notes import MARK, sorted_notes
 from evalpin.core.report import REFUSE_LINE, DiffReport, Movement
 
 # A browser stays responsive well past this; the JSON output has every case.
@@ -175,6 +176,26 @@ def _cases(report: DiffReport) -> list[str]:
     return out
 
 
+def _review_notes(report: DiffReport) -> list[str]:
+    """The reviewers' notes on the cases listed (`notes.jsonl`), one row each."""
+    notes = sorted_notes(report.review_notes)
+    if not notes:
+        return []
+    out = [
+        f'<h2 id="review-notes">Review notes ({len(notes)})</h2>',
+        "<table><tr><th>case</th><th>note</th><th>by</th></tr>",
+    ]
+    for case_id, note in notes[:MAX_CASES]:
+        out.append(
+            f"<tr><td>{MARK} {h(case_id)}</td><td>{h(note.summary())}</td>"
+            f"<td>{h(note.byline()) or '-'}</td></tr>"
+        )
+    out.append("</table>")
+    if len(notes) > MAX_CASES:
+        out.append(f"<p>... and {len(notes) - MAX_CASES} more (see --json)</p>")
+    return out
+
+
 def _delta(report: DiffReport) -> list[str]:
     rows = report.backend_delta or []
     out = [
@@ -209,6 +230,7 @@ def render_html(report: DiffReport) -> str:
         body += _banner(report) + _pins(report) + _delta(report)
     else:
         body += _call(report) + _pins(report) + _causes(report) + _cases(report)
+    body += _review_notes(report)
     head = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',

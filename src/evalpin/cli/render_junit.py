@@ -11,6 +11,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from evalpin.cli.escape import xml_block, xml_line
+from evalpin.core.notes import Note, sorted_notes
 from evalpin.core.report import REFUSE_LINE, DiffReport, Movement
 
 CLASSNAME = "evalpin"
@@ -62,6 +63,21 @@ def _refusal_text(report: DiffReport) -> str:
     return "\n".join(lines)
 
 
+def _note_line(note: Note) -> str:
+    by = note.byline()
+    return "review note: " + xml_line(note.summary()) + (f" ({xml_line(by)})" if by else "")
+
+
+def _out(case: ET.Element, line: str) -> None:
+    """Add a line to the test case's one `system-out`."""
+    out = case.find("system-out")
+    if out is None:
+        out = ET.SubElement(case, "system-out")
+        out.text = line
+    else:
+        out.text = f"{out.text}\n{line}" if out.text else line
+
+
 def render_junit(report: DiffReport) -> str:
     """The whole JUnit XML document."""
     suite = ET.Element("testsuite", name="evalpin diff")
@@ -70,6 +86,7 @@ def render_junit(report: DiffReport) -> str:
         ET.SubElement(props, "property", name=f"left.{key}", value=xml_line(lv or "<missing>"))
         ET.SubElement(props, "property", name=f"right.{key}", value=xml_line(rv or "<missing>"))
     tests = failures = skipped = errors = 0
+    noted: list[tuple[ET.Element, Note]] = []
     if report.refused:
         case = ET.SubElement(suite, "testcase", classname=CLASSNAME, name="REFUSE_DIFF")
         failure = ET.SubElement(case, "failure", message=REFUSE_LINE, type="refused")
@@ -85,6 +102,8 @@ def render_junit(report: DiffReport) -> str:
             )
             tests += 1
             m = o.movement
+            if (note := report.review_notes.get(o.case_id)) is not None:
+                noted.append((case, note))
             if m is None:
                 continue
             if m.kind == "regressed":
@@ -106,7 +125,7 @@ def render_junit(report: DiffReport) -> str:
                 )
                 error.text = _detail(m) + (f"\n{m.right_error}" if m.right_error else "")
             else:
-                ET.SubElement(case, "system-out").text = f"{m.kind}\n{_detail(m)}"
+                _out(case, f"{m.kind}\n{_detail(m)}")
         for side, keys in (("left", report.only_left), ("right", report.only_right)):
             for case_id, seed in keys:
                 case = ET.SubElement(
@@ -116,8 +135,17 @@ def render_junit(report: DiffReport) -> str:
                     name=_name(case_id, seed, report.repeat_label),
                 )
                 ET.SubElement(case, "skipped", message=f"only in the {side} run")
+                if (note := report.review_notes.get(case_id)) is not None:
+                    noted.append((case, note))
                 tests += 1
                 skipped += 1
+    for case, note in noted:  # last in each test case: beside its grade, never instead
+        _out(case, _note_line(note))
+    if report.refused and report.review_notes:
+        ET.SubElement(suite, "system-out").text = "\n".join(
+            f"{xml_line(case_id)}: {_note_line(note)}"
+            for case_id, note in sorted_notes(report.review_notes)
+        )
     suite.set("tests", str(tests))
     suite.set("failures", str(failures))
     suite.set("errors", str(errors))

@@ -8,6 +8,7 @@ Every untrusted string goes through `escape.md`; the only HTML is this module's 
 from __future__ import annotations
 
 from evalpin.cli.escape import md
+from evalpin.core.notes import MARK, sorted_notes
 from evalpin.core.report import REFUSE_LINE, DiffReport, Movement
 
 # A step summary holds at most 1 MiB: past these the report says how many it left out.
@@ -140,6 +141,25 @@ def _causes(report: DiffReport) -> list[str]:
     return [*lines, ""]
 
 
+def _review_notes(report: DiffReport) -> list[str]:
+    """The reviewers' notes on the cases listed (`notes.jsonl`), one table row each."""
+    notes = sorted_notes(report.review_notes)
+    if not notes:
+        return []
+    lines = [
+        f"### Review notes ({len(notes)})",
+        "",
+        "| case | note | by |",
+        "|---|---|---|",
+    ]
+    for case_id, note in notes[:MAX_ROWS]:
+        by = md(note.byline()) or "-"
+        lines.append(f"| {MARK} {md(case_id)} | {md(note.summary())} | {by} |")
+    if len(notes) > MAX_ROWS:
+        lines += ["", f"... and {len(notes) - MAX_ROWS} more (see `--json`)"]
+    return [*lines, ""]
+
+
 def render_markdown(report: DiffReport) -> str:
     """The whole Markdown document."""
     if report.refused:
@@ -158,7 +178,7 @@ def render_markdown(report: DiffReport) -> str:
         lines += [*_refusal(report), ""]
     lines += [*_pins(report), ""]
     if report.refused:
-        return "\n".join(lines)
+        return "\n".join(lines + _review_notes(report))
     lines += _call(report)
     lines += _causes(report)
     ranked = report.ranked()
@@ -215,4 +235,5 @@ def render_markdown(report: DiffReport) -> str:
         lines += ["</details>", ""]
     if not report.movements:
         lines += ["No movement: every common case kept its grade and digest.", ""]
+    lines += _review_notes(report)
     return "\n".join(lines)

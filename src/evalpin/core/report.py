@@ -29,6 +29,7 @@ from evalpin.core.compare import (
     compare,
     row_digest,
 )
+from evalpin.core.notes import Note, NoteBook, notes_json
 from evalpin.core.records import CaseRecord, CaseRow
 from evalpin.core.runfile import RunFile
 from evalpin.core.stats import PairedStats, paired_stats
@@ -171,6 +172,9 @@ class DiffReport:
     baseline: BaselineChoice | None = None
     # What moved, by cause (reasons, tools, failing tests that came or went): none on refusal.
     causes: list[Cause] = field(default_factory=list)
+    # Reviewers' notes on the cases it lists, by case id (`attach_notes`): shown beside
+    # them, never a grade, a count or the exit code.
+    review_notes: dict[str, Note] = field(default_factory=dict)
     _shared: tuple[Sequence[CaseRow], Sequence[CaseRow], Sequence[int], Sequence[int]] = (
         (),
         (),
@@ -269,6 +273,8 @@ class DiffReport:
             }
         if self.baseline is not None:
             out["baseline"] = self.baseline.to_json()
+        if self.review_notes:
+            out["review_notes"] = notes_json(self.review_notes)
         return out
 
 
@@ -324,14 +330,27 @@ def build_report(
     diff = compare(left, right)
     refused = diff.refused or (baseline is not None and baseline.refused)
     stats = None if refused else paired_stats(diff)
-    return _report(diff, side_of(left), side_of(right), refused, baseline, detail, stats)
+    causes = [] if refused else find_causes(diff)
+    return _report(diff, side_of(left), side_of(right), refused, baseline, detail, stats, causes)
 
 
-def build_from(diff: Diff, stats: PairedStats | None, detail: int | None) -> DiffReport:
-    """The report of a join made elsewhere, with its paired statistics (`core/halves.py`
-    joins two big runs a half per process and sums the statistics' tallies)."""
+def build_from(
+    diff: Diff, stats: PairedStats | None, detail: int | None, causes: list[Cause]
+) -> DiffReport:
+    """The report of a join made elsewhere, with its paired statistics and causes
+    (`core/halves.py` joins two big runs a half per process and sums their tallies)."""
     left, right = side_of(diff.left), side_of(diff.right)
-    return _report(diff, left, right, diff.refused, None, detail, stats)
+    return _report(diff, left, right, diff.refused, None, detail, stats, causes)
+
+
+def attach_notes(report: DiffReport, book: NoteBook) -> DiffReport:
+    """Give `report` the live notes of its cases (either run's; a case on both sides is
+    keyed by the right run's fixture hash). Needs every row (not a report joined in
+    halves); a note changes nothing else in the report."""
+    if book.latest:
+        lrows, rrows = report._shared[0], report._shared[1]
+        report.review_notes = book.for_rows(rrows, lrows)
+    return report
 
 
 def refusal_without_left(right: RunFile, baseline: BaselineChoice) -> DiffReport:
@@ -360,6 +379,7 @@ def _report(
     baseline: BaselineChoice | None,
     detail: int | None,
     stats: PairedStats | None,
+    causes: list[Cause],
 ) -> DiffReport:
     moved = [] if refused else diff.moved
     ranked = sorted(moved, key=lambda m: _RANK[m.kind])
@@ -406,7 +426,7 @@ def _report(
         stats=stats,
         notes=diff.settings_notes() + envelope.notes(diff.left.header, diff.right.header),
         baseline=baseline,
-        causes=[] if refused else find_causes(diff),
+        causes=[] if refused else causes,
         _shared=(diff.left.rows, diff.right.rows, diff.common_left, diff.common_right),
         _diff=diff,
     )

@@ -31,6 +31,10 @@ class EvalpinApp(App[None]):
     cursor_blink: bool
     """Whether text inputs blink (off in tests and screenshots, for stable screens)."""
 
+    notes: Path | None
+    """The review notes file (`--notes`); None: `$EVALPIN_NOTES`, else `notes.jsonl`
+    in the folder of the right-hand run (or of the only one). See `core/notes.py`."""
+
     def __init__(
         self,
         left: RunSource,
@@ -40,8 +44,10 @@ class EvalpinApp(App[None]):
         cursor_blink: bool = True,
         theme: str | None = None,
         launch: bool = True,
+        notes: Path | None = None,
     ) -> None:
         super().__init__()
+        self.notes = notes
         self.left, self.right = left, right
         self.cwd = (cwd if cwd is not None else Path.cwd()).resolve()
         self.launch = launch
@@ -68,6 +74,7 @@ def make_app(
     cursor_blink: bool = True,
     theme: str | None = None,
     launch: bool = True,
+    notes: Path | None = None,
 ) -> EvalpinApp:
     """The app for a pair (`left` earlier, `right` newer) or a single run.
 
@@ -77,5 +84,14 @@ def make_app(
     does not move it); tests and scripts pass `cursor_blink=False` and a `theme` for
     stable screens. `launch=False` turns the launch panel off (`evalpin serve` on a
     non-loopback host: a page anyone on the network can open must not start runs).
+    `notes`: the review notes file (default: beside the right-hand run).
     """
-    return EvalpinApp(left, right, cwd=cwd, cursor_blink=cursor_blink, theme=theme, launch=launch)
+    return EvalpinApp(
+        left,
+        right,
+        cwd=cwd,
+        cursor_blink=cursor_blink,
+        theme=theme,
+        launch=launch,
+        notes=notes,
+    )

@@ -38,6 +38,13 @@ _OUT = click.Path(dir_okay=False, path_type=Path)
 @click.option("--junit", type=_OUT, help="Write JUnit XML: one test case per (case, seed).")
 @click.option("--html", type=_OUT, help="Write a self-contained HTML report.")
 @click.option(
+    "--notes",
+    "notes_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Review notes to show beside the cases (default: notes.jsonl beside the right "
+    "run, or $EVALPIN_NOTES). Notes never change a grade, a count or the exit code.",
+)
+@click.option(
     "--limit",
     default=50,
     show_default=True,
@@ -52,6 +59,7 @@ def diff_cmd(
     markdown: Path | None,
     junit: Path | None,
     html: Path | None,
+    notes_file: Path | None,
     limit: int,
     options: ReadOptions,
 ) -> None:
@@ -63,6 +71,7 @@ def diff_cmd(
     2: refused, the triples differ (an instrument change, not a prompt regression).
     """
     from evalpin.cli import render_diff
+    from evalpin.core.report import attach_notes
     from evalpin.core.runfile import gc_paused
 
     # The terminal alone shows `limit` moves; JSON and every file show them all.
@@ -72,9 +81,12 @@ def diff_cmd(
     if len(runs) != want:
         usage = "--baseline DIR RUN" if baseline is not None else "LEFT RIGHT"
         raise click.UsageError(f"expected {usage}: {want} run file(s), got {len(runs)}")
+    book = _notes(runs[-1], notes_file)
     # Rows and the report hold no cycles: the collector would only walk big lists.
     with gc_paused():
-        report = _build(runs, baseline, options, detail, junit is not None)
+        # Notes are matched on every row: a run with notes is not joined in halves.
+        report = _build(runs, baseline, options, detail, junit is not None or bool(book.latest))
+    attach_notes(report, book)
 
     _write_files(report, markdown, junit, html)
     if report.refused:
@@ -94,6 +106,19 @@ def diff_cmd(
     else:
         render_diff.print_diff(report, limit)
     sys.exit(1 if report.movements else 0)
+
+
+def _notes(run: Path, notes_file: Path | None):
+    """The review notes for the runs (a NoteBook); lines that are no note are named on
+    stderr, and nothing else changes: the file is never written here."""
+    from evalpin.core.notes import notes_path, read_notes
+    from evalpin.core.sanitize import inert_line
+
+    book = read_notes(notes_path(run, notes_file))
+    warning = book.skipped_text()
+    if warning:
+        click.echo(f"evalpin: notes: {inert_line(warning)}", err=True)
+    return book
 
 
 def _build(

@@ -17,8 +17,21 @@ if TYPE_CHECKING:
 @click.argument("left", required=False, type=click.Path(path_type=Path))
 @click.argument("right", required=False, type=click.Path(path_type=Path))
 @click.option("--launch/--no-launch", default=True, hidden=True)  # set by `evalpin serve`
+@click.option(
+    "--notes",
+    "notes_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The review notes file (`m` writes to it; default: notes.jsonl beside the right "
+    "run, or $EVALPIN_NOTES).",
+)
 @log_options
-def review_cmd(left: Path | None, right: Path | None, launch: bool, options: ReadOptions) -> None:
+def review_cmd(
+    left: Path | None,
+    right: Path | None,
+    launch: bool,
+    notes_file: Path | None,
+    options: ReadOptions,
+) -> None:
     """Open the review TUI: LEFT (earlier) beside RIGHT (newer), or one run alone.
 
     With no argument: the newest run in ./runs beside the newest earlier run on the same
@@ -38,4 +51,4 @@ def review_cmd(left: Path | None, right: Path | None, launch: bool, options: Rea
         stream.step()
     from evalpin.tui.app import make_app
 
-    make_app(*streams, launch=launch).run()
+    make_app(*streams, launch=launch, notes=notes_file).run()

@@ -27,6 +27,7 @@ from typing import Any
 import msgspec
 
 from evalpin.core.errors import InputError
+from evalpin.core.notes import NOTES_NAME
 from evalpin.core.records import CaseRow, RunHeader
 from evalpin.core.runfile import RunFile, Scan, open_file, problem
 
@@ -255,7 +256,7 @@ def log_files(folder: Path, entries: list[Path], *, nested: bool = False) -> lis
     names = {p.name for p in entries}
     out = []
     for p in entries:
-        if p.name.startswith("."):
+        if p.name.startswith(".") or p.name == NOTES_NAME:  # review notes: no run
             continue
         if not nested and p.is_dir():
             if any(f.run_folder(p) for f in formats()):

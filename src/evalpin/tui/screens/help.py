@@ -59,8 +59,10 @@ def sections() -> list[tuple[str, list[Binding]]]:
     """Where each key works, and the bindings that define it there."""
     from evalpin.tui.app import EvalpinApp
     from evalpin.tui.screens.banner import BannerScreen
+    from evalpin.tui.screens.causes import CausesScreen
     from evalpin.tui.screens.history import HistoryScreen
     from evalpin.tui.screens.launch import LaunchScreen
+    from evalpin.tui.screens.note import NoteScreen
     from evalpin.tui.screens.review import ReviewScreen
     from evalpin.tui.screens.verdict import VerdictScreen
     from evalpin.tui.widgets.case_list import CaseList
@@ -75,6 +77,8 @@ def sections() -> list[tuple[str, list[Binding]]]:
         ("Review screen", as_bindings(ReviewScreen.BINDINGS + EvalpinApp.BINDINGS)),
         ("Verdict screen", as_bindings(VerdictScreen.BINDINGS)),
         ("History screen", as_bindings(HistoryTable.BINDINGS + HistoryScreen.BINDINGS)),
+        ("Causes", as_bindings(CausesScreen.BINDINGS)),
+        ("Review note", as_bindings(NoteScreen.BINDINGS)),
         ("Refusal banner", as_bindings(BannerScreen.BINDINGS)),
         ("Launch panel", as_bindings(LaunchScreen.BINDINGS)),
         ("This help", as_bindings(HelpScreen.BINDINGS)),

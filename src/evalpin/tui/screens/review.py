@@ -15,6 +15,7 @@ import gc
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, cast
 
@@ -31,17 +32,28 @@ from textual.widgets import Footer, Static
 from evalpin.core import judge_apart
 from evalpin.core.case_index import CaseIndex
 from evalpin.core.cases import ALL, CaseTable, step
+from evalpin.core.causes import Cause, find_causes
 from evalpin.core.compare import PIN_KEYS, Diff, pins_equal
 from evalpin.core.discovery import header_mismatch, peek_header
 from evalpin.core.errors import InputError
 from evalpin.core.formats import RunStream
 from evalpin.core.judge_apart import JudgeApart
+from evalpin.core.notes import (
+    CLEARED,
+    Note,
+    NoteBook,
+    append_note,
+    make_note,
+    notes_path,
+    read_notes,
+)
 from evalpin.core.records import CaseRow
 from evalpin.core.runfile import RunFile, gc_paused
 from evalpin.core.verdict import Verdict, judge
 from evalpin.tui.messages import (
     CasesGrew,
     CasesReady,
+    CausesReady,
     DiffReady,
     LoadFailed,
     LoadProgress,
@@ -50,6 +62,8 @@ from evalpin.tui.messages import (
     VerdictsReady,
 )
 from evalpin.tui.screens.banner import BannerScreen
+from evalpin.tui.screens.causes import CLEAR, CausesScreen
+from evalpin.tui.screens.note import NoteChoice, NoteScreen, NotesRead, NoteWritten
 from evalpin.tui.widgets.case_list import CaseList
 from evalpin.tui.widgets.detail import DetailPane
 from evalpin.tui.widgets.pins import PinsHeader, Side
@@ -144,6 +158,19 @@ class ReviewScreen(Screen[None]):
             key_display="/",
             tooltip="search by case id (Enter keeps it, Esc clears it)",
         ),
+        Binding(
+            "c",
+            "causes",
+            "causes",
+            tooltip="what moved, by cause: pick a reason, tool or failing test to list its cases",
+        ),
+        Binding(
+            "m",
+            "note",
+            "note",
+            tooltip="a review note on the case: acknowledged, known flaky, a ticket or a line"
+            " (kept in notes.jsonl beside the runs; never changes a grade)",
+        ),
         Binding("v", "verdict", "verdict", tooltip="verdict screen: the publish rule for each run"),
         Binding(
             "h",
@@ -176,6 +203,9 @@ class ReviewScreen(Screen[None]):
     delta: reactive[bool] = reactive(False, init=False)
     """True once the reviewer chose to browse a refused pair as a backend delta."""
 
+    cause: reactive[Cause | None] = reactive(None, init=False)
+    """The cause the list is narrowed to (`c`), on top of the filter and search."""
+
     pins_open: reactive[bool | None] = reactive(None, init=False)
     """The reviewer's choice with `i`: pins open (True) or folded to one line (False).
     None until then: folded in a narrow or short terminal when the instruments agree."""
@@ -189,6 +219,7 @@ class ReviewScreen(Screen[None]):
         self.cases: CaseTable | None = None  # the complete table
         self.preview: CaseTable | None = None  # the partial one, while reading
         self.verdicts: tuple[Verdict, Verdict | None] | None = None
+        self.causes: list[Cause] | None = None  # of a pair, once found (`c`)
         self.banner_pending = False
         self.banner: BannerScreen | None = None
         self.rows: list[int] = []
@@ -204,6 +235,12 @@ class ReviewScreen(Screen[None]):
         self._answered = threading.Event()
         self._answered.set()
         self._moved_at = 0.0  # when the cursor last moved (see BROWSING_PAUSE)
+        # Review notes (`m`, core/notes.py): the file, as read once the runs are (None
+        # until then), the live note of each case shown, and the notes written since.
+        self.notes_file: Path | None = None
+        self.book: NoteBook | None = None
+        self.noted: dict[str, Note] = {}
+        self._written: list[Note] = []
 
     @property
     def app(self) -> EvalpinApp:  # type: ignore[override]
@@ -222,7 +259,7 @@ class ReviewScreen(Screen[None]):
             with Vertical(id="list-column"):
                 yield CaseList(id="cases")
                 yield SearchBox(placeholder="case id contains…", id="search")
-            yield DetailPane(id="detail")
+            yield DetailPane(id="detail", cwd=self.app.cwd)
         yield Footer()
 
     @property
@@ -292,7 +329,8 @@ class ReviewScreen(Screen[None]):
         self.generation += 1
         self.left_source, self.right_source = left, right
         self.left = self.right = None
-        self.diff = self.cases = self.preview = self.verdicts = None
+        self.diff = self.cases = self.preview = self.verdicts = self.causes = None
+        self.set_reactive(ReviewScreen.cause, None)
         self._stop_growing()
         self._grown = None
         self.banner_pending = False
@@ -304,6 +342,12 @@ class ReviewScreen(Screen[None]):
         self.case_list.show_empty()
         self.detail.clear()
         self.status_line.set_progress("reading runs…")
+        self.notes_file = notes_path(
+            source_path(right if right is not None else left), self.app.notes
+        )
+        self.book, self.noted, self._written = None, {}, []
+        self.case_list.set_noted(frozenset())
+        self.detail.set_review_notes({})
         self._sides = [Side(source_path(left), header=self._peek(left))]
         if right is not None:
             self._sides.append(Side(source_path(right), header=self._peek(right)))
@@ -325,7 +369,8 @@ class ReviewScreen(Screen[None]):
     def reached(self, milestone: str) -> bool:
         """Whether loading got to `milestone`: `shown` (the first cases in the list, maybe
         a partial list), `read` (both files), `diff` (the join), `banner` (the refusal on
-        screen), `listed` (every case in the list, the complete table) or `verdicts`.
+        screen), `listed` (every case in the list, the complete table), `causes` (a pair's)
+        or `verdicts`.
         For tests and scripts that wait on a state instead of a clock."""
         if milestone == "banner":
             return self.banner is not None and self.app.screen is self.banner
@@ -337,6 +382,8 @@ class ReviewScreen(Screen[None]):
             "read": self.left is not None,
             "diff": self.diff is not None,
             "verdicts": self.verdicts is not None,
+            "causes": self.causes is not None,
+            "notes": self.book is not None,
         }
         return states[milestone]
 
@@ -434,6 +481,8 @@ class ReviewScreen(Screen[None]):
         cases.prepare()  # here, not on the UI thread
         freeze_heap(len(lrun.rows) + (len(rrun.rows) if rrun else 0))
         post(CasesReady(generation, cases))
+        if diff is not None:
+            post(CausesReady(generation, self._causes(diff)))
         verdicts = apart.verdicts(lambda: worker.is_cancelled) if apart is not None else None
         if worker.is_cancelled:
             return
@@ -484,6 +533,14 @@ class ReviewScreen(Screen[None]):
                 post(CasesGrew(generation, table, fraction))  # the screen coalesces
         assert lstream.run is not None
         return lstream.run, rstream.run if rstream is not None else None, index
+
+    def _causes(self, diff: Diff) -> list[Cause]:
+        """What moved, by cause; none when a moved case's line cannot be read again (the
+        file changed since: the detail says so for that case)."""
+        try:
+            return find_causes(diff, self._give_way)
+        except (InputError, OSError):
+            return []
 
     def _current(
         self,
@@ -583,6 +640,7 @@ class ReviewScreen(Screen[None]):
             side.header = run.header
             side.reported = reported_models(run)
         self.query_one(PinsHeader).set_sides(self._sides)
+        self._read_notes(self.notes_file, runs, message.generation)
 
     @on(DiffReady)
     def _diff_ready(self, message: DiffReady) -> None:
@@ -659,12 +717,17 @@ class ReviewScreen(Screen[None]):
         if browsed:
             self._apply()
             return
-        self.rows = self.cases.visible(self.filter, self.search)
+        self.rows = self._visible(self.cases)
         self.changed = self.cases.changed_positions(self.rows)
         start = self.cases.first_position(self.rows)
         self.case_list.show(self.cases, self.rows, start)
         self._cursor_moved()
         self._update_status()
+
+    @on(CausesReady)
+    def _causes_ready(self, message: CausesReady) -> None:
+        if self._current(message):
+            self.causes = message.causes
 
     @on(VerdictsReady)
     def _verdicts_ready(self, message: VerdictsReady) -> None:
@@ -683,8 +746,9 @@ class ReviewScreen(Screen[None]):
         if table is None:
             return
         partial = self.fraction if table.partial else None
+        cause = self.cause.label if self.cause is not None else ""
         self.status_line.set_counts(
-            table.counts(), self.filter, self.search, len(self.rows), partial=partial
+            table.counts(), self.filter, self.search, len(self.rows), partial=partial, cause=cause
         )
 
     def _apply(self, *, grow: bool = False) -> None:
@@ -694,7 +758,7 @@ class ReviewScreen(Screen[None]):
         if table is None or self.banner_pending:
             return
         keep = self.case_list.current
-        self.rows = table.visible(self.filter, self.search)
+        self.rows = self._visible(table)
         self.changed = table.changed_positions(self.rows)
         if grow and self.case_list.table is table:
             self.case_list.grow(self.rows)
@@ -705,6 +769,16 @@ class ReviewScreen(Screen[None]):
         self.case_list.show(table, self.rows, self._position(keep))
         self._cursor_moved()
         self._update_status()
+
+    def _visible(self, table: CaseTable) -> Sequence[int]:
+        """The table's cases under the filter and search, and the cause when one is chosen."""
+        rows = table.visible(self.filter, self.search)
+        cause = self.cause
+        if cause is None or table.partial:
+            return rows
+        wanted = frozenset(cause.cases)
+        cases = table.cases
+        return [i for i in rows if cases[i].case_id in wanted]
 
     def _position(self, case: int | None) -> int:
         """Where `case` is in the list shown, else the top."""
@@ -722,6 +796,9 @@ class ReviewScreen(Screen[None]):
         self._apply()
 
     def watch_search(self) -> None:
+        self._apply()
+
+    def watch_cause(self) -> None:
         self._apply()
 
     def _cursor_moved(self) -> None:
@@ -792,6 +869,25 @@ class ReviewScreen(Screen[None]):
         self.search = ""
         self.case_list.focus()
 
+    def action_causes(self) -> None:
+        if self.right_source is None:
+            self.notify("causes compare two runs: open a pair", timeout=3)
+        elif self.delta or self.banner_pending:
+            self.notify("a refused pair has no causes: its differences are the instrument's")
+        elif self.causes is None:
+            self.notify("the causes are still being read", timeout=2)
+        elif not self.causes:
+            self.notify("nothing moved for a reason, tool or test: no causes", timeout=3)
+        else:
+            label = self.table.left.repeat_label if self.table is not None else "seed"
+            self.app.push_screen(CausesScreen(self.causes, label, self.cause), self._cause_chosen)
+
+    def _cause_chosen(self, index: int | None) -> None:
+        if index is None or self.causes is None:
+            return
+        self.cause = None if index == CLEAR else self.causes[index]
+        self.case_list.focus()
+
     def action_verdict(self) -> None:
         if self.verdicts is None or self.left is None:
             self.notify("the verdicts are still being computed", timeout=2)
@@ -832,6 +928,110 @@ class ReviewScreen(Screen[None]):
         if new_run:
             left = self.left if self.left is not None else self.left_source
             self.open_runs(left, new_run)
+
+    # -- review notes (m) -------------------------------------------------------------
+
+    @work(
+        thread=True,
+        exclusive=True,
+        exit_on_error=False,
+        group="notes",
+        description="read the review notes",
+    )
+    def _read_notes(self, path: Path | None, runs: list[RunFile], generation: int) -> None:
+        """Read the notes file and match it to the runs' cases (the newer run's fixture
+        hash first), off the UI thread."""
+        book = read_notes(path)
+        noted = book.for_rows(*(run.rows for run in reversed(runs)))
+        self.post_message(NotesRead(generation, book, noted))
+
+    @on(NotesRead)
+    def _notes_read(self, message: NotesRead) -> None:
+        if message.generation != self.generation:
+            return
+        book, noted = message.book, message.noted
+        for note in self._written:  # written here while the file was being read
+            if note not in book.notes:
+                book.add(note)
+                self._note_on(noted, note)
+        self.book, self.noted = book, noted
+        self._show_notes()
+        warning = book.skipped_text()
+        if warning:
+            self.log.warning(warning)
+            self.notify(warning, title="review notes", severity="warning", markup=False)
+
+    @staticmethod
+    def _note_on(noted: dict[str, Note], note: Note) -> None:
+        if note.kind == CLEARED:
+            noted.pop(note.case_id, None)
+        else:
+            noted[note.case_id] = note
+
+    def _show_notes(self) -> None:
+        self.case_list.set_noted(frozenset(self.noted))
+        self.detail.set_review_notes(self.noted)
+
+    def action_note(self) -> None:
+        table, current = self.case_list.table, self.case_list.current
+        if table is None or current is None or self.banner_pending or self.notes_file is None:
+            self.notify("no case selected to note", timeout=2)
+            return
+        case = table.cases[current]
+        if table.right is not None and case.right:
+            fixture_hash = table.right.rows[case.right[0]].fixture_hash
+        else:
+            fixture_hash = table.left.rows[case.left[0]].fixture_hash if case.left else None
+        screen = NoteScreen(case.case_id, self.noted.get(case.case_id))
+        self.app.push_screen(
+            screen,
+            lambda choice: self._note_chosen(case.case_id, fixture_hash, self.generation, choice),
+        )
+
+    def _note_chosen(
+        self, case_id: str, fixture_hash: str | None, generation: int, choice: NoteChoice | None
+    ) -> None:
+        if choice is None or generation != self.generation or self.notes_file is None:
+            return
+        try:
+            note = make_note(case_id, fixture_hash, choice.kind, choice.text)
+        except ValueError as exc:
+            self.notify(str(exc), severity="warning", markup=False)
+            return
+        self._append_note(self.notes_file, note, generation)
+
+    @work(
+        thread=True,
+        exclusive=False,
+        exit_on_error=False,
+        group="note-write",
+        description="append a review note",
+    )
+    def _append_note(self, path: Path, note: Note, generation: int) -> None:
+        """One line appended under the file's lock (core/notes.py), off the UI thread."""
+        try:
+            append_note(path, note)
+        except OSError as exc:
+            error = f"{path}: {exc.strerror or exc}"
+            self.post_message(NoteWritten(generation, note, error))
+            return
+        self.post_message(NoteWritten(generation, note))
+
+    @on(NoteWritten)
+    def _note_written(self, message: NoteWritten) -> None:
+        if message.error is not None:
+            self.notify(message.error, title="note not written", severity="error", markup=False)
+            return
+        if message.generation != self.generation:
+            return
+        note = message.note
+        self._written.append(note)
+        if self.book is not None:
+            self.book.add(note)
+        self._note_on(self.noted, note)
+        self._show_notes()
+        what = "note cleared" if note.kind == CLEARED else "note saved"
+        self.notify(f"{what} in {self.notes_file}", timeout=3, markup=False)
 
     def action_toggle_theme(self) -> None:
         self.app.theme = "textual-light" if self.app.current_theme.dark else "textual-dark"

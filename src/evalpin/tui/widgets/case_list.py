@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.strip import Strip
 
 from evalpin.core.cases import Case, CaseTable
+from evalpin.core.notes import MARK
 from evalpin.core.sanitize import inert_line
 from evalpin.tui.widgets.cursor_view import CursorView
 
@@ -169,6 +170,8 @@ class CaseList(CursorView):
         super().__init__(id=id, classes=classes)
         self.table: CaseTable | None = None
         self.rows: Sequence[int] = ()
+        # Case ids with a review note: marked in the status column (one set lookup a line).
+        self.noted: frozenset[str] | set[str] = frozenset()
 
     # -- data ------------------------------------------------------------------------
 
@@ -182,6 +185,12 @@ class CaseList(CursorView):
         """The same table, grown (a partial table while the runs are read)."""
         self.rows = visible
         self.grow_stops(range(len(visible)))
+
+    def set_noted(self, case_ids: frozenset[str] | set[str]) -> None:
+        """The case ids with a review note (`core/notes.py`), marked with `MARK`."""
+        if case_ids != self.noted:
+            self.noted = case_ids
+            self.redraw()
 
     def show_empty(self) -> None:
         """No cases (yet): the placeholder line."""
@@ -241,12 +250,13 @@ class CaseList(CursorView):
         seeds = [f"L {seeds_text(case.left_passed, len(case.left)):>5} "]
         if self.table.right is not None:
             seeds.append(f"R {seeds_text(case.right_passed, len(case.right)):>5} ")
-        status = " " + label.ljust(STATUS_WIDTH)
+        lead = MARK if case.case_id in self.noted else " "  # a review note on it
+        status = lead + label.ljust(STATUS_WIDTH)
         room = width - cell_len(case_id)
         if cell_len(status) + sum(map(cell_len, seeds)) > room:
             seeds = []
             if cell_len(status) > room:
-                status = " " + short.ljust(SHORT_WIDTH)
+                status = lead + short.ljust(SHORT_WIDTH)
         segments = [Segment(status, base + status_style)]
         segments += [Segment(text, base + seeds_style) for text in seeds]
         segments.append(Segment(case_id, base))

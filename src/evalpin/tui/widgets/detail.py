@@ -50,6 +50,7 @@ from evalpin.core.case_source import (
 )
 from evalpin.core.cases import CaseTable
 from evalpin.core.errors import InputError
+from evalpin.core.notes import MARK, Note
 from evalpin.core.records import CaseRecord, Turn
 from evalpin.core.runfile import RunFile
 from evalpin.core.sanitize import cap_block, inert_line
@@ -229,6 +230,7 @@ class DetailPane(ScrollView, can_focus=True):
         self._repeat = "seed"  # what the shown run calls its repeat key (inspect: epoch)
         self._set_pending: Stamp | None = None  # the shown case's fixture set, being read
         self._reading: set[Stamp] = set()  # sets being read by a worker
+        self.review_notes: dict[str, Note] = {}  # live review notes by case id
 
     @property
     def decoding(self) -> bool:
@@ -402,6 +404,26 @@ class DetailPane(ScrollView, can_focus=True):
     def _style(self, name: str):
         return self.get_component_rich_style(name, partial=True)
 
+    def set_review_notes(self, notes: dict[str, Note]) -> None:
+        """The review notes by case id (`core/notes.py`); the case shown is laid out again."""
+        self.review_notes = notes
+        if self.shown is not None and self._decoded is not None:
+            self._lay_out(keep_scroll=True)
+
+    def _review_note(self, case_id: str) -> list[Text]:
+        """`✎ ticket: see 1432  (ana, 2026-12-03)`: the case's review note, inert."""
+        note = self.review_notes.get(case_id)
+        if note is None:
+            return []
+        by = note.byline()
+        return [
+            Text.assemble(
+                (f"{MARK} ", self._style("detail--block-title")),
+                line(note.summary(), width=600),
+                (f"  ({inert_line(by)})" if by else "", self._style("detail--muted")),
+            )
+        ]
+
     def _render_case(self, shown: Shown, decoded: Decoded) -> list[Text]:
         """The case as pre-laid-out lines of plain `Text` (no Rich tables: measuring and
         rendering tables on every key press is what makes a detail pane slow)."""
@@ -422,6 +444,7 @@ class DetailPane(ScrollView, can_focus=True):
         if case.mismatched:
             summary += "  ·  instrument differs on this case (backend delta)"
         lines.append(Text(summary, style=self._style("detail--muted")))
+        lines += self._review_note(case.case_id)
         for seed, li, ri in seeds:
             lrec = left.get(li) if li is not None else None
             rrec = right.get(ri) if ri is not None else None

@@ -19,8 +19,12 @@ from pathlib import Path
 
 import pytest
 
+from evalpin.core.notes import TICKET, append_note, make_note
 from evalpin.tui.app import EvalpinApp, make_app
+from evalpin.tui.screens.causes import CausesScreen
 from evalpin.tui.screens.history import HistoryScreen
+from evalpin.tui.screens.note import NoteScreen
+from tests.builders import case, header, write_run
 from tests.conftest import GOLDEN_CASES
 from tests.tuikit import pair, wait_for
 
@@ -169,3 +173,87 @@ def test_svg_small_history(here: Path, snap_compare, size: tuple[int, int]) -> N
         )
 
     assert snap_compare(app_for(), terminal_size=size, run_before=history)
+
+
+# -- triage (issue 26): causes, the two answers as a diff, review notes ----------------------
+
+TRIAGE_SIZES = [pytest.param((160, 48), id="160x48"), pytest.param((80, 24), id="80x24")]
+APOLOGY = "late-apology"
+
+
+def triage_app(noted: bool = False) -> EvalpinApp:
+    """A pair where one case lost its apology on every seed and another started calling a
+    tool; with `noted`, a review note (fixed author and date) on the first."""
+    said = "Sorry for the wait: order B5530 ships Friday, and the fee is refunded."
+    says = "Order B5530 ships Friday. The fee stays."
+    seeds = (11, 29, 47)
+    left = [case(APOLOGY, True, s, text=said) for s in seeds]
+    right = [case(APOLOGY, False, s, text=says, reasons=["missing_text:sorry"]) for s in seeds]
+    left += [case("cancel-shipped", True, s, tool_names=["lookup"]) for s in seeds]
+    right += [case("cancel-shipped", False, s, tool_names=["lookup", "cancel"]) for s in seeds]
+    write_run(Path("left.jsonl"), left, head=header(run_id="L"))
+    write_run(Path("right.jsonl"), right, head=header(run_id="R"))
+    if noted:
+        note = make_note(
+            APOLOGY,
+            f"fh-{APOLOGY}",
+            TICKET,
+            "accepted: new tone, see ticket 1432",
+            author="ana",
+            written_at="2026-12-03T09:14:02Z",
+        )
+        append_note(Path("notes.jsonl"), note)
+    app = make_app(
+        Path("left.jsonl"), Path("right.jsonl"), cursor_blink=False, theme=THEME, cwd=Path(".")
+    )
+    app.animation_level = "none"
+    return app
+
+
+@pytest.mark.parametrize("size", TRIAGE_SIZES)
+def test_svg_triage_causes(here: Path, snap_compare, size: tuple[int, int]) -> None:
+    async def causes(pilot) -> None:
+        await loaded(pilot)
+        await wait_for(pilot, lambda: pilot.app.review.reached("causes"))
+        await pilot.press("c")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, CausesScreen))
+
+    assert snap_compare(triage_app(), terminal_size=size, run_before=causes)
+
+
+@pytest.mark.parametrize("size", TRIAGE_SIZES)
+def test_svg_triage_diff_and_note(here: Path, snap_compare, size: tuple[int, int]) -> None:
+    async def noted(pilot) -> None:
+        await loaded(pilot)
+        await wait_for(pilot, lambda: pilot.app.review.reached("notes"))
+        await pilot.press("slash", *APOLOGY, "enter")
+        await loaded(pilot)
+
+    assert snap_compare(triage_app(noted=True), terminal_size=size, run_before=noted)
+
+
+@pytest.mark.parametrize("size", TRIAGE_SIZES)
+def test_svg_triage_note_screen(here: Path, snap_compare, size: tuple[int, int]) -> None:
+    async def note(pilot) -> None:
+        await loaded(pilot)
+        await wait_for(pilot, lambda: pilot.app.review.reached("notes"))
+        await pilot.press("slash", *APOLOGY, "enter")
+        await loaded(pilot)
+        await pilot.press("m")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, NoteScreen))
+
+    assert snap_compare(triage_app(noted=True), terminal_size=size, run_before=note)
+
+
+@pytest.mark.parametrize("size", TRIAGE_SIZES)
+def test_svg_triage_word_diff(here: Path, snap_compare, size: tuple[int, int]) -> None:
+    async def word_diff(pilot) -> None:
+        await loaded(pilot)
+        await pilot.press("slash", *APOLOGY, "enter")
+        await loaded(pilot)
+        detail = pilot.app.review.detail
+        at = next(n for n, t in enumerate(detail.lines) if "left → right" in t.plain)
+        detail.scroll_to(y=at, animate=False)
+        await pilot.pause()
+
+    assert snap_compare(triage_app(), terminal_size=size, run_before=word_diff)

@@ -43,6 +43,7 @@ CHOICES = (
     (TICKET, "ticket…  (type its id or a line below)"),
     (TEXT, "a line of text…  (type it below)"),
 )
+HINT = Text("Enter saves · Tab moves between the kinds and the box · Esc cancels", "dim")
 PLACEHOLDER = {
     TICKET: "ticket id or line, e.g. accepted: new tone, see ticket 1432 (Enter saves)",
     TEXT: "a line of text (Enter saves)",
@@ -113,6 +114,7 @@ class NoteScreen(ModalScreen[NoteChoice | None]):
                 id="note-text",
                 select_on_focus=False,
             )
+            yield Static(HINT, markup=False, id="note-hint")
 
     def on_mount(self) -> None:
         box = self.query_one(Input)

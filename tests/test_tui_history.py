@@ -14,10 +14,12 @@ import msgspec
 import pytest
 
 from evalpin.core.history import load_history
+from evalpin.tui.app import EvalpinApp
+from evalpin.tui.loader import source_path
 from evalpin.tui.screens.banner import REFUSE_LINE, BannerScreen
 from evalpin.tui.screens.help import HelpScreen, sections
 from evalpin.tui.screens.history import HistoryScreen
-from evalpin.tui.screens.review import ReviewScreen, source_path
+from evalpin.tui.screens.review import ReviewScreen
 from evalpin.tui.widgets.history_table import HistoryTable
 from evalpin.tui.widgets.trend import BRAILLE, BREAK, ORDER, RUN, TIME, Line, Point, plot
 from tests.builders import grid, header, write_run
@@ -468,7 +470,7 @@ async def test_missing_folder_is_said_not_fatal(
 
 
 async def test_help_lists_the_history_keys(runs: Path) -> None:
-    history = dict(sections())["History screen"]
+    history = dict(sections(EvalpinApp.BINDINGS))["History screen"]
     assert {b.key for b in history} >= {
         b.key for b in HistoryScreen.BINDINGS + HistoryTable.BINDINGS
     }

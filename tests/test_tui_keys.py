@@ -1,4 +1,7 @@
-"""The keys: the help screen and the README's key table say what the bindings say."""
+"""The keys: the help screen and the docs' key table (docs/tui.md) say what the bindings say.
+
+The docs' full keys page is generated from the bindings at build time (tests/test_docs.py).
+"""
 
 from __future__ import annotations
 
@@ -15,9 +18,9 @@ from evalpin.tui.screens.verdict import VerdictScreen
 from evalpin.tui.widgets.case_list import CaseList
 from tests.tuikit import SIZE, new_app, pair, screen_text, settle
 
-README = Path(__file__).parent.parent / "README.md"
-# README words for keys that are not backticked.
-README_WORDS = {label: name for name, label in KEY_NAMES.items()}
+TUI_PAGE = Path(__file__).parent.parent / "docs" / "tui.md"
+# The page's words for keys that are not backticked.
+PAGE_WORDS = {label: name for name, label in KEY_NAMES.items()}
 MOUSE = {"click"}
 
 
@@ -25,9 +28,9 @@ def bound_keys(bindings) -> set[str]:
     return {key.strip() for b in bindings for key in b.key.split(",")}
 
 
-def readme_keys() -> set[str]:
-    """Every key named in the README's `| key | does |` table, as Textual key names."""
-    text = README.read_text(encoding="utf-8")
+def page_keys() -> set[str]:
+    """Every key named in the TUI page's `| key | does |` table, as Textual key names."""
+    text = TUI_PAGE.read_text(encoding="utf-8")
     table = text.split("| key | does |\n|---|---|\n", 1)[1].split("\n\n", 1)[0]
     found: set[str] = set()
     for row in table.splitlines():
@@ -36,7 +39,7 @@ def readme_keys() -> set[str]:
             found.add({"/": "slash", "?": "question_mark"}.get(key, key))
         for word in re.sub(r"`[^`]+`", " ", cell).replace(",", " ").split():
             if word not in MOUSE:
-                found.add(README_WORDS[word])  # a KeyError: a README word with no key name
+                found.add(PAGE_WORDS[word])  # a KeyError: a word on the page with no key name
         does = row.split("|")[2]
         found |= {k for k in re.findall(r"`([^`]+)`", does)}  # e.g. "`e` export"
     return found
@@ -48,12 +51,12 @@ def test_key_labels() -> None:
     assert key_label("escape,question_mark,enter") == "Esc ? Enter"
 
 
-def test_readme_key_table_matches_the_bindings() -> None:
-    everywhere = set().union(*(bound_keys(b) for _, b in sections()))
-    documented = readme_keys()
-    # Every key the README names is bound somewhere...
+def test_docs_key_table_matches_the_bindings() -> None:
+    everywhere = set().union(*(bound_keys(b) for _, b in sections(EvalpinApp.BINDINGS)))
+    documented = page_keys()
+    # Every key the page names is bound somewhere...
     assert documented <= everywhere, documented - everywhere
-    # ...and every key of the review screen, the app and the case list is in the README.
+    # ...and every key of the review screen, the app and the case list is on the page.
     review = bound_keys(ReviewScreen.BINDINGS + EvalpinApp.BINDINGS + CaseList.BINDINGS)
     assert review <= documented, review - documented
     assert "e" in bound_keys(VerdictScreen.BINDINGS)
@@ -61,9 +64,9 @@ def test_readme_key_table_matches_the_bindings() -> None:
 
 def test_help_table_lists_every_binding() -> None:
     console = Console(width=200, file=io.StringIO(), record=True)
-    console.print(help_table())
+    console.print(help_table(sections(EvalpinApp.BINDINGS)))
     text = console.export_text()
-    for section, bindings in sections():
+    for section, bindings in sections(EvalpinApp.BINDINGS):
         assert section in text
         for binding in bindings:
             assert f"{key_label(binding.key)}  " in text, binding

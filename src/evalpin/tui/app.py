@@ -1,4 +1,4 @@
-"""The review app and `make_app`, the one factory the command line, tests and scripts use."""
+"""The review app (`make_app`, the name the command line, tests and scripts use)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,20 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
-from evalpin.tui.screens.review import ReviewScreen, RunSource
+from evalpin.tui.loader import RunSource
+from evalpin.tui.screens.review import ReviewScreen
 
 
 class EvalpinApp(App[None]):
-    """`evalpin review`: two runs side by side, or one alone.
+    """`evalpin review`: two runs side by side (`left` earlier, `right` newer), or one alone.
+
+    Sources are paths (read in a worker) or `RunFile`s already read (the command line
+    reads them first, so a bad file exits 3 before any screen). `cwd` is the project
+    folder (default: the current folder, fixed when the app is made, so a later `chdir`
+    does not move it); tests and scripts pass `cursor_blink=False` and a `theme` for
+    stable screens. `launch=False` turns the launch panel off (`evalpin serve` on a
+    non-loopback host: a page anyone on the network can open must not start runs).
+    `notes`: the review notes file (default: beside the right-hand run).
 
     Screens reach the settings below through a typed `app` property (see `ReviewScreen`),
     never by `getattr`: a renamed setting is then a type error, not a silent default.
@@ -66,32 +75,11 @@ class EvalpinApp(App[None]):
         return screen
 
 
-def make_app(
-    left: RunSource,
-    right: RunSource | None = None,
-    *,
-    cwd: Path | None = None,
-    cursor_blink: bool = True,
-    theme: str | None = None,
-    launch: bool = True,
-    notes: Path | None = None,
-) -> EvalpinApp:
-    """The app for a pair (`left` earlier, `right` newer) or a single run.
+    def show_help(self) -> None:
+        """`?` on any screen: every key, read from the bindings (`screens/help.py`)."""
+        from evalpin.tui.screens.help import HelpScreen, sections
 
-    Sources are paths (read in a worker) or `RunFile`s already read (the command line
-    reads them first, so a bad file exits 3 before any screen). `cwd` is the project
-    folder (default: the current folder, fixed when the app is made, so a later `chdir`
-    does not move it); tests and scripts pass `cursor_blink=False` and a `theme` for
-    stable screens. `launch=False` turns the launch panel off (`evalpin serve` on a
-    non-loopback host: a page anyone on the network can open must not start runs).
-    `notes`: the review notes file (default: beside the right-hand run).
-    """
-    return EvalpinApp(
-        left,
-        right,
-        cwd=cwd,
-        cursor_blink=cursor_blink,
-        theme=theme,
-        launch=launch,
-        notes=notes,
-    )
+        self.push_screen(HelpScreen(sections(self.BINDINGS)))
+
+
+make_app = EvalpinApp

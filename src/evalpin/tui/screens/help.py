@@ -55,9 +55,9 @@ def as_bindings(bindings: list[BindingType]) -> list[Binding]:
     return [b if isinstance(b, Binding) else Binding(*b) for b in bindings]
 
 
-def sections() -> list[tuple[str, list[Binding]]]:
-    """Where each key works, and the bindings that define it there."""
-    from evalpin.tui.app import EvalpinApp
+def sections(app_bindings: list[BindingType]) -> list[tuple[str, list[Binding]]]:
+    """Where each key works, and the bindings that define it there (`app_bindings`:
+    the app's own, `EvalpinApp.BINDINGS`, which work on the review screen)."""
     from evalpin.tui.screens.banner import BannerScreen
     from evalpin.tui.screens.causes import CausesScreen
     from evalpin.tui.screens.history import HistoryScreen
@@ -74,7 +74,7 @@ def sections() -> list[tuple[str, list[Binding]]]:
         ("Case list", as_bindings(CaseList.BINDINGS)),
         ("Search box", as_bindings(SearchBox.BINDINGS)),
         ("Detail", as_bindings(DetailPane.BINDINGS)),
-        ("Review screen", as_bindings(ReviewScreen.BINDINGS + EvalpinApp.BINDINGS)),
+        ("Review screen", as_bindings(ReviewScreen.BINDINGS + app_bindings)),
         ("Verdict screen", as_bindings(VerdictScreen.BINDINGS)),
         ("History screen", as_bindings(HistoryTable.BINDINGS + HistoryScreen.BINDINGS)),
         ("Causes", as_bindings(CausesScreen.BINDINGS)),
@@ -85,11 +85,11 @@ def sections() -> list[tuple[str, list[Binding]]]:
     ]
 
 
-def help_table() -> Table:
+def help_table(keys: list[tuple[str, list[Binding]]]) -> Table:
     table = Table.grid(padding=(0, 2))
     table.add_column(no_wrap=True, style="bold", min_width=20)
     table.add_column()
-    for k, (section, bindings) in enumerate(sections()):
+    for k, (section, bindings) in enumerate(keys):
         if k:
             table.add_row("", "")
         table.add_row(Text(section, style="bold underline"), "")
@@ -107,10 +107,14 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape,question_mark,enter", "close", "close help"),
     ]
 
+    def __init__(self, keys: list[tuple[str, list[Binding]]]) -> None:
+        super().__init__()
+        self.keys = keys
+
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help"):
             yield Static(Text("evalpin review: keys", style="bold"), markup=False)
-            yield Static(help_table(), markup=False, id="help-keys")
+            yield Static(help_table(self.keys), markup=False, id="help-keys")
 
     def action_close(self) -> None:
         self.dismiss(None)

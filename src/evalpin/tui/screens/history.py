@@ -12,7 +12,7 @@ runs of different series meet the blocking banner.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from rich.text import Text
 from textual import on, work
@@ -29,6 +29,9 @@ from evalpin.tui.messages import HistoryFailed, HistoryRead
 from evalpin.tui.safe import line, path_line
 from evalpin.tui.widgets.history_table import HistoryTable, column_heading, history_rows
 from evalpin.tui.widgets.trend import Line, Point, TrendChart
+
+if TYPE_CHECKING:
+    from evalpin.tui.app import EvalpinApp
 
 PAIR = 2
 WHEN = "%Y-%m-%d %H:%M"
@@ -310,6 +313,4 @@ class HistoryScreen(Screen[tuple[str, str] | None]):
         self.dismiss(None)
 
     def action_help(self) -> None:
-        from evalpin.tui.screens.help import HelpScreen
-
-        self.app.push_screen(HelpScreen())
+        cast("EvalpinApp", self.app).show_help()

@@ -11,8 +11,6 @@ classified from the join of the whole runs, replaces the partial one in place.
 
 from __future__ import annotations
 
-import gc
-import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -29,27 +27,15 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static
 
-from evalpin.core import judge_apart
-from evalpin.core.case_index import CaseIndex
 from evalpin.core.cases import ALL, CaseTable, step
-from evalpin.core.causes import Cause, find_causes
-from evalpin.core.compare import PIN_KEYS, Diff, pins_equal
+from evalpin.core.causes import Cause
+from evalpin.core.compare import Diff
 from evalpin.core.discovery import header_mismatch, peek_header
-from evalpin.core.errors import InputError
 from evalpin.core.formats import RunStream
 from evalpin.core.judge_apart import JudgeApart
-from evalpin.core.notes import (
-    CLEARED,
-    Note,
-    NoteBook,
-    append_note,
-    make_note,
-    notes_path,
-    read_notes,
-)
-from evalpin.core.records import CaseRow
-from evalpin.core.runfile import RunFile, gc_paused
-from evalpin.core.verdict import Verdict, judge
+from evalpin.core.runfile import RunFile
+from evalpin.core.verdict import Verdict
+from evalpin.tui.loader import GROW_INTERVAL, Loader, RunSource, source_path
 from evalpin.tui.messages import (
     CasesGrew,
     CasesReady,
@@ -63,30 +49,18 @@ from evalpin.tui.messages import (
 )
 from evalpin.tui.screens.banner import BannerScreen
 from evalpin.tui.screens.causes import CLEAR, CausesScreen
-from evalpin.tui.screens.note import NoteChoice, NoteScreen, NotesRead, NoteWritten
+from evalpin.tui.screens.review_notes import ReviewNotes
 from evalpin.tui.widgets.case_list import CaseList
 from evalpin.tui.widgets.detail import DetailPane
 from evalpin.tui.widgets.pins import PinsHeader, Side
 from evalpin.tui.widgets.status import SearchBox, StatusLine
 
 if TYPE_CHECKING:
-    from textual.worker import Worker
-
     from evalpin.tui.app import EvalpinApp
 
-RunSource = str | Path | RunFile | RunStream
-GROW_INTERVAL = 0.25  # seconds between updates of the partial list
-# While the loader holds the GIL in Python loops, the UI thread waits up to the switch
-# interval for it at every wake-up; a shorter one keeps keys prompt during indexing.
-LOADING_SWITCH_INTERVAL = 0.001
 # While the reviewer steps through a partial list it does not grow: it grows once they
 # have paused this long.
 BROWSING_PAUSE = 0.4
-# The loader waits between blocks while the reviewer's last move is not yet on screen
-# (the list and the detail painted), at most this long a block: the reviewer comes first,
-# and reading goes on even under a held-down key.
-YIELD_AT_MOST = 0.25
-FREEZE_FROM = 20_000
 LAUNCH_OFF_TEXT = "launch panel off: served on a non-loopback host (runs start only on 127.0.0.1)"
 NARROW_BELOW = 120  # columns: below this the list and the detail stack
 SHORT_BELOW = 30  # rows: below this (or when narrow) agreeing pins fold to one line
@@ -96,40 +70,6 @@ DELTA_TEXT = (
 )
 
 
-def freeze_heap(records: int) -> None:
-    """Move what loading built (rows, the case table) out of the cyclic GC's sight.
-
-    Hundreds of thousands of long-lived objects make every full collection walk them all,
-    which shows as a 100 ms stall on a key press now and then; `gc.freeze` spares them.
-    Only for big runs: frozen objects are never collected, a cost small runs need not pay.
-    """
-    if records >= FREEZE_FROM:
-        gc.freeze()
-
-
-def source_path(source: RunSource) -> str:
-    return source.path if isinstance(source, RunFile | RunStream) else str(source)
-
-
-def as_stream(source: RunSource) -> RunStream:
-    """A path is sniffed (InputError if it is no run); a run read whole is a finished
-    stream; a stream the command line already started goes on where it stopped."""
-    if isinstance(source, RunStream):
-        return source
-    if isinstance(source, RunFile):
-        return RunStream.of(source)
-    return RunStream(source)
-
-
-def differing_pins(lrow: CaseRow, rrow: CaseRow) -> list[tuple[str, str, str]]:
-    """(key, left, right) for each pin that differs on one common (case, seed)."""
-    return [
-        (key, str(getattr(lrow, key)), str(getattr(rrow, key)))
-        for key in PIN_KEYS
-        if not pins_equal(key, getattr(lrow, key), getattr(rrow, key))
-    ]
-
-
 def reported_models(run: RunFile) -> str:
     models = sorted(m for m in run.pin_values["reported_model"] if m is not None)
     if not models:
@@ -137,7 +77,7 @@ def reported_models(run: RunFile) -> str:
     return ", ".join(models[:3]) + (f" and {len(models) - 3} more" if len(models) > 3 else "")
 
 
-class ReviewScreen(Screen[None]):
+class ReviewScreen(ReviewNotes, Screen[None]):
     """Two runs side by side (or one alone): pins, case list, detail."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -231,16 +171,11 @@ class ReviewScreen(Screen[None]):
         self._sides: list[Side] = []
         self._apart: JudgeApart | None = None  # the child judging big runs, while loading
         # Set while the reviewer's last move is answered on screen: the loader yields to
-        # the screen until then (see YIELD_AT_MOST).
+        # the screen until then (see `tui.loader.YIELD_AT_MOST`).
         self._answered = threading.Event()
         self._answered.set()
         self._moved_at = 0.0  # when the cursor last moved (see BROWSING_PAUSE)
-        # Review notes (`m`, core/notes.py): the file, as read once the runs are (None
-        # until then), the live note of each case shown, and the notes written since.
-        self.notes_file: Path | None = None
-        self.book: NoteBook | None = None
-        self.noted: dict[str, Note] = {}
-        self._written: list[Note] = []
+        self.noted, self._written = {}, []  # review notes (`m`, see ReviewNotes)
 
     @property
     def app(self) -> EvalpinApp:  # type: ignore[override]
@@ -342,12 +277,7 @@ class ReviewScreen(Screen[None]):
         self.case_list.show_empty()
         self.detail.clear()
         self.status_line.set_progress("reading runs…")
-        self.notes_file = notes_path(
-            source_path(right if right is not None else left), self.app.notes
-        )
-        self.book, self.noted, self._written = None, {}, []
-        self.case_list.set_noted(frozenset())
-        self.detail.set_review_notes({})
+        self.reset_notes(source_path(right if right is not None else left))
         self._sides = [Side(source_path(left), header=self._peek(left))]
         if right is not None:
             self._sides.append(Side(source_path(right), header=self._peek(right)))
@@ -408,139 +338,17 @@ class ReviewScreen(Screen[None]):
     def load(
         self, left: RunSource, right: RunSource | None, generation: int, refused: bool
     ) -> None:
-        """Read both runs a block at a time (the less-read side first, so the prefixes
-        stay level), index as they grow, then join, classify and judge; every step
-        posted as a message. `refused`: the headers already refuse the pair. Big runs
-        are judged by a child process meanwhile (`core.judge_apart`)."""
+        """Read, index, join, classify and judge the pair (`tui.loader`); every step
+        posted as a message."""
         from textual.worker import get_current_worker
 
-        worker = get_current_worker()
-        post = self.post_message
-        try:
-            streams = [as_stream(left)] + ([as_stream(right)] if right is not None else [])
-        except InputError as exc:
-            post(LoadFailed(generation, str(exc)))
-            return
-        apart = JudgeApart.of(streams) if judge_apart.worth_it(streams) else None
+        loader = Loader(
+            self.post_message, generation, get_current_worker(), self._answered, self._judging
+        )
+        loader.run(left, right, refused)
+
+    def _judging(self, apart: JudgeApart | None) -> None:
         self._apart = apart
-        interval = sys.getswitchinterval()
-        sys.setswitchinterval(min(interval, LOADING_SWITCH_INTERVAL))
-        try:
-            self._load(streams, generation, refused, worker, apart)
-        finally:
-            sys.setswitchinterval(interval)
-            if apart is not None:
-                apart.kill()  # done, or given up: nothing may outlive the load
-
-    def _give_way(self) -> None:
-        """Wait (the loader) while the reviewer's last move is not on screen yet, at most
-        `YIELD_AT_MOST`: the long steps of loading hold the GIL the screen needs."""
-        self._answered.wait(YIELD_AT_MOST)
-
-    def _load(
-        self,
-        streams: list[RunStream],
-        generation: int,
-        refused: bool,
-        worker: Worker[None],
-        apart: JudgeApart | None,
-    ) -> None:
-        """The body of `load`, with the streams opened and the child started."""
-        post = self.post_message
-        try:
-            with gc_paused():  # the cases it builds are long-lived: no GC passes over them
-                read = self._read(streams, generation, refused, worker)
-        except InputError as exc:
-            post(LoadFailed(generation, str(exc)))
-            return
-        if read is None or worker.is_cancelled:
-            return
-        lrun, rrun, index = read
-        runs = [lrun] + ([rrun] if rrun is not None else [])
-        # Each step below is long C-level passes that hold the GIL: a key in progress is
-        # answered first.
-        for run in runs:
-            self._give_way()
-            # Gathered by the reader already for JSONL runs; counted here, not on the UI
-            # thread, for a format read whole (the pins header shows the reported models).
-            run.pin_values  # noqa: B018
-        post(RunsRead(generation, lrun, rrun))
-        diff = None
-        if rrun is not None:
-            post(LoadProgress(generation, "joining the runs…"))
-            self._give_way()
-            diff = index.join(lrun, rrun)
-            self._give_way()
-            post(DiffReady(generation, diff, diff.key_mismatches() if diff.refused else []))
-        if worker.is_cancelled:
-            return
-        post(LoadProgress(generation, "classifying cases…"))
-        self._give_way()
-        cases = index.finish(lrun, rrun, diff)
-        self._give_way()
-        cases.prepare()  # here, not on the UI thread
-        freeze_heap(len(lrun.rows) + (len(rrun.rows) if rrun else 0))
-        post(CasesReady(generation, cases))
-        if diff is not None:
-            post(CausesReady(generation, self._causes(diff)))
-        verdicts = apart.verdicts(lambda: worker.is_cancelled) if apart is not None else None
-        if worker.is_cancelled:
-            return
-        if verdicts is None or len(verdicts) != len(runs):
-            verdicts = [judge(run) for run in runs]
-        post(VerdictsReady(generation, verdicts[0], verdicts[1] if rrun is not None else None))
-
-    def _read(
-        self, streams: list[RunStream], generation: int, refused: bool, worker: Worker[None]
-    ) -> tuple[RunFile, RunFile | None, CaseIndex] | None:
-        """The reading loop of `load`: None when cancelled."""
-        post = self.post_message
-        lstream = streams[0]
-        rstream = streams[1] if len(streams) > 1 else None
-        index = CaseIndex(pair=rstream is not None)
-        if refused:
-            index.refuse()
-        reading = list(streams)
-        unread = list(reading)  # not yet stepped once: no first screen before each has
-        table: CaseTable | None = None
-        told = False
-        posted = 0.0  # when CasesGrew was last posted
-        while reading:
-            stream = min(reading, key=lambda s: s.fraction)
-            if not stream.step():
-                reading.remove(stream)
-            if stream in unread:
-                unread.remove(stream)
-            self._give_way()  # between the two halves of a block's work
-            index.advance(lstream.rows, rstream.rows if rstream is not None else None)
-            if index.mismatch is not None and not told:
-                told = True
-                post(MismatchFound(generation, differing_pins(*index.mismatch), _key(index)))
-            if worker.is_cancelled:
-                return None
-            self._give_way()
-            if unread:
-                continue
-            if table is None:
-                table = index.table(
-                    lstream.partial(), rstream.partial() if rstream is not None else None
-                )
-            table.mode = index.mode
-            now = time.perf_counter()
-            if now - posted >= GROW_INTERVAL / 2:  # each post wakes the UI thread: not per block
-                posted = now
-                fraction = sum(s.fraction for s in streams) / len(streams)
-                post(CasesGrew(generation, table, fraction))  # the screen coalesces
-        assert lstream.run is not None
-        return lstream.run, rstream.run if rstream is not None else None, index
-
-    def _causes(self, diff: Diff) -> list[Cause]:
-        """What moved, by cause; none when a moved case's line cannot be read again (the
-        file changed since: the detail says so for that case)."""
-        try:
-            return find_causes(diff, self._give_way)
-        except (InputError, OSError):
-            return []
 
     def _current(
         self,
@@ -640,7 +448,7 @@ class ReviewScreen(Screen[None]):
             side.header = run.header
             side.reported = reported_models(run)
         self.query_one(PinsHeader).set_sides(self._sides)
-        self._read_notes(self.notes_file, runs, message.generation)
+        self.read_notes_for(runs, message.generation)
 
     @on(DiffReady)
     def _diff_ready(self, message: DiffReady) -> None:
@@ -929,110 +737,6 @@ class ReviewScreen(Screen[None]):
             left = self.left if self.left is not None else self.left_source
             self.open_runs(left, new_run)
 
-    # -- review notes (m) -------------------------------------------------------------
-
-    @work(
-        thread=True,
-        exclusive=True,
-        exit_on_error=False,
-        group="notes",
-        description="read the review notes",
-    )
-    def _read_notes(self, path: Path | None, runs: list[RunFile], generation: int) -> None:
-        """Read the notes file and match it to the runs' cases (the newer run's fixture
-        hash first), off the UI thread."""
-        book = read_notes(path)
-        noted = book.for_rows(*(run.rows for run in reversed(runs)))
-        self.post_message(NotesRead(generation, book, noted))
-
-    @on(NotesRead)
-    def _notes_read(self, message: NotesRead) -> None:
-        if message.generation != self.generation:
-            return
-        book, noted = message.book, message.noted
-        for note in self._written:  # written here while the file was being read
-            if note not in book.notes:
-                book.add(note)
-                self._note_on(noted, note)
-        self.book, self.noted = book, noted
-        self._show_notes()
-        warning = book.skipped_text()
-        if warning:
-            self.log.warning(warning)
-            self.notify(warning, title="review notes", severity="warning", markup=False)
-
-    @staticmethod
-    def _note_on(noted: dict[str, Note], note: Note) -> None:
-        if note.kind == CLEARED:
-            noted.pop(note.case_id, None)
-        else:
-            noted[note.case_id] = note
-
-    def _show_notes(self) -> None:
-        self.case_list.set_noted(frozenset(self.noted))
-        self.detail.set_review_notes(self.noted)
-
-    def action_note(self) -> None:
-        table, current = self.case_list.table, self.case_list.current
-        if table is None or current is None or self.banner_pending or self.notes_file is None:
-            self.notify("no case selected to note", timeout=2)
-            return
-        case = table.cases[current]
-        if table.right is not None and case.right:
-            fixture_hash = table.right.rows[case.right[0]].fixture_hash
-        else:
-            fixture_hash = table.left.rows[case.left[0]].fixture_hash if case.left else None
-        screen = NoteScreen(case.case_id, self.noted.get(case.case_id))
-        self.app.push_screen(
-            screen,
-            lambda choice: self._note_chosen(case.case_id, fixture_hash, self.generation, choice),
-        )
-
-    def _note_chosen(
-        self, case_id: str, fixture_hash: str | None, generation: int, choice: NoteChoice | None
-    ) -> None:
-        if choice is None or generation != self.generation or self.notes_file is None:
-            return
-        try:
-            note = make_note(case_id, fixture_hash, choice.kind, choice.text)
-        except ValueError as exc:
-            self.notify(str(exc), severity="warning", markup=False)
-            return
-        self._append_note(self.notes_file, note, generation)
-
-    @work(
-        thread=True,
-        exclusive=False,
-        exit_on_error=False,
-        group="note-write",
-        description="append a review note",
-    )
-    def _append_note(self, path: Path, note: Note, generation: int) -> None:
-        """One line appended under the file's lock (core/notes.py), off the UI thread."""
-        try:
-            append_note(path, note)
-        except OSError as exc:
-            error = f"{path}: {exc.strerror or exc}"
-            self.post_message(NoteWritten(generation, note, error))
-            return
-        self.post_message(NoteWritten(generation, note))
-
-    @on(NoteWritten)
-    def _note_written(self, message: NoteWritten) -> None:
-        if message.error is not None:
-            self.notify(message.error, title="note not written", severity="error", markup=False)
-            return
-        if message.generation != self.generation:
-            return
-        note = message.note
-        self._written.append(note)
-        if self.book is not None:
-            self.book.add(note)
-        self._note_on(self.noted, note)
-        self._show_notes()
-        what = "note cleared" if note.kind == CLEARED else "note saved"
-        self.notify(f"{what} in {self.notes_file}", timeout=3, markup=False)
-
     def action_toggle_theme(self) -> None:
         self.app.theme = "textual-light" if self.app.current_theme.dark else "textual-dark"
 
@@ -1040,12 +744,4 @@ class ReviewScreen(Screen[None]):
         self.pins_open = self.query_one(PinsHeader).folded
 
     def action_help(self) -> None:
-        from evalpin.tui.screens.help import HelpScreen
-
-        self.app.push_screen(HelpScreen())
-
-
-def _key(index: CaseIndex) -> tuple[str, int | None]:
-    assert index.mismatch is not None
-    row = index.mismatch[0]
-    return row.case_id, row.seed
+        self.app.show_help()

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core import runfile
+from evalpin.core import rundata
 from evalpin.core.formats import RunStream
-from evalpin.tui.screens import review as review_screen
+from evalpin.tui.screens import review_loading
 from tests.builders import case, grid, header, write_run
 from tests.tuikit import SIZE, new_app, screen_text, settle, wait_for
 
@@ -57,7 +57,7 @@ def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
         return step(stream)
 
     monkeypatch.setattr(RunStream, "step", gated)
-    monkeypatch.setattr(runfile, "_CHUNK", 1024)  # a few lines a block
+    monkeypatch.setattr(rundata, "_CHUNK", 1024)  # a few lines a block
     yield held
     held.opened.set()  # never leave the loader waiting
 
@@ -199,7 +199,7 @@ async def test_browsing_holds_the_list_still_and_it_grows_at_a_pause(
         review = app.review
         gate.allow(6)
         await wait_for(pilot, lambda: review.case_list.line_count() >= 2, "partial")
-        monkeypatch.setattr(review_screen, "BROWSING_PAUSE", 60.0)  # a reviewer at work
+        monkeypatch.setattr(review_loading, "BROWSING_PAUSE", 60.0)  # a reviewer at work
         await pilot.press("down")
         chosen = review.case_list.current
         # The loader waits for the answer to the key: the detail of the new case.
@@ -211,7 +211,7 @@ async def test_browsing_holds_the_list_still_and_it_grows_at_a_pause(
         await wait_for(pilot, lambda: gate.steps >= 26, "more read")
         await pilot.pause(0.3)
         assert review.case_list.line_count() == shown and review.case_list.current == chosen
-        monkeypatch.setattr(review_screen, "BROWSING_PAUSE", 0.0)  # the reviewer pauses
+        monkeypatch.setattr(review_loading, "BROWSING_PAUSE", 0.0)  # the reviewer pauses
         await wait_for(pilot, lambda: review.case_list.line_count() > shown, "grown")
         assert review.case_list.current == chosen
         gate.opened.set()

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, cast
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -35,20 +35,10 @@ from evalpin.core.formats import RunStream
 from evalpin.core.judge_apart import JudgeApart
 from evalpin.core.runfile import RunFile
 from evalpin.core.verdict import Verdict
-from evalpin.tui.loader import GROW_INTERVAL, Loader, RunSource, source_path
-from evalpin.tui.messages import (
-    CasesGrew,
-    CasesReady,
-    CausesReady,
-    DiffReady,
-    LoadFailed,
-    LoadProgress,
-    MismatchFound,
-    RunsRead,
-    VerdictsReady,
-)
+from evalpin.tui.loader import RunSource, source_path
 from evalpin.tui.screens.banner import BannerScreen
 from evalpin.tui.screens.causes import CLEAR, CausesScreen
+from evalpin.tui.screens.review_loading import ReviewLoading
 from evalpin.tui.screens.review_notes import ReviewNotes
 from evalpin.tui.widgets.case_list import CaseList
 from evalpin.tui.widgets.detail import DetailPane
@@ -58,9 +48,6 @@ from evalpin.tui.widgets.status import SearchBox, StatusLine
 if TYPE_CHECKING:
     from evalpin.tui.app import EvalpinApp
 
-# While the reviewer steps through a partial list it does not grow: it grows once they
-# have paused this long.
-BROWSING_PAUSE = 0.4
 LAUNCH_OFF_TEXT = "launch panel off: served on a non-loopback host (runs start only on 127.0.0.1)"
 NARROW_BELOW = 120  # columns: below this the list and the detail stack
 SHORT_BELOW = 30  # rows: below this (or when narrow) agreeing pins fold to one line
@@ -70,14 +57,7 @@ DELTA_TEXT = (
 )
 
 
-def reported_models(run: RunFile) -> str:
-    models = sorted(m for m in run.pin_values["reported_model"] if m is not None)
-    if not models:
-        return "<none reported>"
-    return ", ".join(models[:3]) + (f" and {len(models) - 3} more" if len(models) > 3 else "")
-
-
-class ReviewScreen(ReviewNotes, Screen[None]):
+class ReviewScreen(ReviewLoading, ReviewNotes, Screen[None]):
     """Two runs side by side (or one alone): pins, case list, detail."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -174,7 +154,7 @@ class ReviewScreen(ReviewNotes, Screen[None]):
         # the screen until then (see `tui.loader.YIELD_AT_MOST`).
         self._answered = threading.Event()
         self._answered.set()
-        self._moved_at = 0.0  # when the cursor last moved (see BROWSING_PAUSE)
+        self._moved_at = 0.0  # when the cursor last moved (see review_loading.BROWSING_PAUSE)
         self.noted, self._written = {}, []  # review notes (`m`, see ReviewNotes)
 
     @property
@@ -328,224 +308,8 @@ class ReviewScreen(ReviewNotes, Screen[None]):
         """What the list shows: the complete table, else the partial one."""
         return self.cases if self.cases is not None else self.preview
 
-    @work(
-        thread=True,
-        exclusive=True,
-        exit_on_error=False,
-        group="load",
-        description="read, index, join and judge the runs",
-    )
-    def load(
-        self, left: RunSource, right: RunSource | None, generation: int, refused: bool
-    ) -> None:
-        """Read, index, join, classify and judge the pair (`tui.loader`); every step
-        posted as a message."""
-        from textual.worker import get_current_worker
-
-        loader = Loader(
-            self.post_message, generation, get_current_worker(), self._answered, self._judging
-        )
-        loader.run(left, right, refused)
-
-    def _judging(self, apart: JudgeApart | None) -> None:
-        self._apart = apart
-
-    def _current(
-        self,
-        message: LoadProgress
-        | LoadFailed
-        | RunsRead
-        | DiffReady
-        | CasesGrew
-        | MismatchFound
-        | CasesReady
-        | VerdictsReady,
-    ) -> bool:
-        """A message from a loader whose pair was since replaced (or reopened) is ignored."""
-        return message.generation == self.generation
-
-    @on(LoadProgress)
-    def _progress(self, message: LoadProgress) -> None:
-        if self.cases is None and self._current(message):
-            self.status_line.set_progress(message.phase, message.done, message.total)
-            if self.preview is not None and not self.banner_pending:
-                self._update_status()
-
-    @on(CasesGrew)
-    def _cases_grew(self, message: CasesGrew) -> None:
-        """More of the runs read. The partial table grows in place behind `preview`; a
-        message comes at most every half `GROW_INTERVAL` (each one wakes this thread), and
-        a ticker shows the growth every `GROW_INTERVAL`, so the last of it shows even when
-        reading pauses. The cursor stays where it is."""
-        if not self._current(message) or self.cases is not None:
-            return
-        self.fraction = message.fraction
-        first = self.preview is None
-        self.preview = message.cases
-        if first:
-            self._stop_growing()
-            self._grow_timer = self.set_interval(GROW_INTERVAL, self._grow)
-            self._grow()
-
-    def _stop_growing(self) -> None:
-        if self._grow_timer is not None:
-            self._grow_timer.stop()
-            self._grow_timer = None
-
-    def _grow(self) -> None:
-        """Show what the partial table holds now, if it moved on since last shown."""
-        if self.cases is not None or self.preview is None:
-            self._stop_growing()  # the complete table is in
-            return
-        if self.banner_pending:
-            return  # the banner says why nothing shows
-        if time.perf_counter() < self._moved_at + BROWSING_PAUSE or not self._answered.is_set():
-            # The reviewer is stepping through the list: it grows when they pause, so a
-            # growth's frame never holds back the answer to their next key.
-            return
-        grown = (len(self.preview.cases), self.fraction, self.preview.mode)
-        if grown == self._grown:
-            return
-        self._grown = grown
-        self.case_list.placeholder = "no case matches"
-        self._apply(grow=self.case_list.table is self.preview)
-
-    def _envelope_notes(self) -> list[str]:
-        from evalpin.core.envelope import notes
-
-        if len(self._sides) < 2:
-            return []
-        return notes(self._sides[0].header, self._sides[1].header)
-
-    @on(MismatchFound)
-    def _mismatch_found(self, message: MismatchFound) -> None:
-        """A mismatched pair among what is read: refuse at once, before the files end."""
-        if not self._current(message) or self.banner is not None or self.delta:
-            return
-        if self.diff is None:
-            self._show_banner(
-                BannerScreen(headers=message.pins, first=message.key, notes=self._envelope_notes())
-            )
-
-    @on(LoadFailed)
-    def _failed(self, message: LoadFailed) -> None:
-        if not self._current(message):
-            return
-        self._stop_growing()
-        self.status_line.set_progress("cannot open: " + message.error)
-        self.case_list.placeholder = "nothing to show: a run file could not be read"
-        self.case_list.show_empty()
-        self.notify(message.error, title="cannot open run", severity="error", markup=False)
-
-    @on(RunsRead)
-    def _runs_read(self, message: RunsRead) -> None:
-        if not self._current(message):
-            return
-        self.left, self.right = message.left, message.right
-        runs = [message.left] + ([message.right] if message.right is not None else [])
-        for side, run in zip(self._sides, runs, strict=True):
-            side.run = run
-            side.header = run.header
-            side.reported = reported_models(run)
-        self.query_one(PinsHeader).set_sides(self._sides)
-        self.read_notes_for(runs, message.generation)
-
-    @on(DiffReady)
-    def _diff_ready(self, message: DiffReady) -> None:
-        if not self._current(message):
-            return
-        self.diff = message.diff
-        self._fold_pins()
-        if message.diff.refused:
-            if self.banner is not None:
-                self.banner.complete(message.diff, message.mismatches)
-            elif not self.delta:
-                self._show_banner(
-                    BannerScreen(message.diff, message.mismatches, notes=self._envelope_notes())
-                )
-        elif self.banner is not None:
-            # The headers said "different instrument" but no case is common to both, or
-            # the mismatch read early was a record a later repeat replaced.
-            early = self.banner.first is not None
-            self.banner.dismiss("compare")
-            self.notify(
-                "the whole join has no mismatched case (the last record of a repeated case"
-                " wins): compared"
-                if early
-                else "no case in common: nothing to refuse or compare",
-                timeout=4,
-            )
-
-    def _show_banner(self, banner: BannerScreen) -> None:
-        self.banner_pending = True
-        self.banner = banner
-        self.case_list.placeholder = "comparison refused: see the banner"
-        self.case_list.show_empty()
-        self.app.push_screen(banner, self._banner_choice)
-
-    def _banner_choice(self, choice: str | None) -> None:
-        self.banner = None
-        if choice not in ("delta", "compare"):
-            self.app.exit()
-            return
-        self.banner_pending = False
-        self.delta = choice == "delta"
-        self.case_list.placeholder = "indexing cases…"
-        if self.cases is not None:
-            self.case_list.placeholder = "no case matches"
-            self._fill()
-        elif self.preview is not None:
-            self.case_list.placeholder = "no case matches"
-            self._apply()
-
-    def watch_delta(self, delta: bool) -> None:
+    def watch_delta(self: ReviewScreen, delta: bool) -> None:
         self.set_class(delta, "-delta")
-
-    @on(CasesReady)
-    def _cases_ready(self, message: CasesReady) -> None:
-        if not self._current(message):
-            return
-        self.cases = message.cases
-        if self.banner_pending:  # behind the banner, the list keeps saying why
-            self.status_line.set_progress(f"every case indexed: {len(message.cases):,}")
-        else:
-            self.case_list.placeholder = "no case matches"
-            self._fill()
-
-    def _fill(self) -> None:
-        """Show the complete table. The cursor goes to the first regression, unless the
-        reviewer already moved, filtered or searched in the partial list: then it stays
-        on their case (a case keeps its number from the partial table to this one)."""
-        assert self.cases is not None
-        browsed = self.case_list.table is self.preview is not None and (
-            self.case_list.cursor or self.filter != ALL or self.search
-        )
-        if self.filter not in self.cases.filters:
-            self.set_reactive(ReviewScreen.filter, ALL)
-        if browsed:
-            self._apply()
-            return
-        self.rows = self._visible(self.cases)
-        self.changed = self.cases.changed_positions(self.rows)
-        start = self.cases.first_position(self.rows)
-        self.case_list.show(self.cases, self.rows, start)
-        self._cursor_moved()
-        self._update_status()
-
-    @on(CausesReady)
-    def _causes_ready(self, message: CausesReady) -> None:
-        if self._current(message):
-            self.causes = message.causes
-
-    @on(VerdictsReady)
-    def _verdicts_ready(self, message: VerdictsReady) -> None:
-        if not self._current(message) or self.left is None or self.cases is None:
-            return
-        self.verdicts = (message.left, message.right)
-        self._sides[0].verdict = message.left
-        if message.right is not None and len(self._sides) > 1:
-            self._sides[1].verdict = message.right
-        self.query_one(PinsHeader).set_sides(self._sides)
 
     # -- list and detail -------------------------------------------------------------
 

@@ -1,5 +1,6 @@
 """The bundled demo: `scripts/make_demo.py` regenerates runs/ in a fresh clone, and
-`evalpin diff`, `verdict` and `hash` on those runs say what the README says they say.
+`evalpin diff`, `verdict` and `hash` on those runs say what the docs say they say
+(docs/reference/demo.md, docs/concepts/).
 
 The script runs once per module, in a temporary copy of fixtures/, slots.yaml and
 scripts/ committed to a fresh git repository (so the scorer commit is clean).

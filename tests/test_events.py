@@ -1,4 +1,5 @@
-"""Progress events: one tagged union, the README's wire shape, decoded once."""
+"""Progress events: one tagged union, the documented wire shape (docs/how-to/run.md), decoded
+once."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from evalpin.run import events
 
 # Every kind with its fields in wire order, as `--progress json` printed them before the
-# events were typed (README: "one event per line on stdout").
+# events were typed (docs/how-to/run.md: "one event per line on stdout").
 WIRE = [
     {"event": "start", "out": "runs/x.jsonl", "run_id": "r1", "total": 6, "todo": 4,
      "network": "off-enforced"},

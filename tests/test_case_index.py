@@ -9,14 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core.case_index import CaseIndex
+from evalpin.core.case_index import CaseIndex, build_case_table
 from evalpin.core.cases import (
     CHANGED_STATUS,
     COMPARE,
     DELTA,
     DIFFERS,
     PENDING,
-    build_case_table,
 )
 from evalpin.core.compare import compare
 from evalpin.core.records import CaseRow

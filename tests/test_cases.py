@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core.cases import ALL, COMPARE, DELTA, SINGLE, build_case_table, step
+from evalpin.core.case_index import build_case_table
+from evalpin.core.cases import ALL, COMPARE, DELTA, SINGLE, step
 from evalpin.core.compare import compare
 from evalpin.core.discovery import default_pair, peek_header
 from evalpin.core.errors import InputError

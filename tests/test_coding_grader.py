@@ -9,7 +9,6 @@ import pytest
 
 from evalpin.core.fixtures import CodingItem
 from evalpin.core.graders.coding import (
-    approved_files,
     expected_tests,
     files_from_completion,
     grade_order,
@@ -17,10 +16,9 @@ from evalpin.core.graders.coding import (
     judge_report,
     rlimits,
     static_check,
-    surface_path,
-    surface_reasons,
     syntax_reasons,
 )
+from evalpin.core.graders.surface import approved_files, surface_path, surface_reasons
 from evalpin.core.records import Completion
 
 FENCE = "```"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core import halves, runfile
+from evalpin.core import halves, rundata
 from evalpin.core.records import CaseRecord
 from evalpin.core.report import build_report
 from evalpin.core.runfile import read_run
@@ -30,7 +30,7 @@ def small_split(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """A small split, and no helper process left behind by the test."""
     monkeypatch.setattr(halves, "SPLIT_BYTES", 1)
     monkeypatch.setattr(halves, "_WINDOW", 16 << 10)
-    monkeypatch.setattr(runfile, "_CHUNK", 4096)
+    monkeypatch.setattr(rundata, "_CHUNK", 4096)
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("the split needs two cores")  # pragma: no cover - CI has two
     before = children()

@@ -683,7 +683,7 @@ def test_a_sigkilled_grader_leaves_no_sandbox_or_cgroup_behind(
             break
         threading.Event().wait(0.05)
     assert surviving(sleep_mark) == []
-    from evalpin.run.sandbox import Cgroup
+    from evalpin.run.sandbox.cgroup import Cgroup
 
     left = f"evalpin-{grader.pid}-"
     if backend.pids_cgroup:

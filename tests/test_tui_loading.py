@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalpin.tui.messages import CasesReady
-from evalpin.tui.widgets.detail import DetailPane, Shown
+from evalpin.tui.widgets.detail import DetailPane
+from evalpin.tui.widgets.detail_model import Shown
 from tests.tuikit import SIZE, detail_ready, new_app, pair, screen_text, settle, wait_for
 
 
@@ -68,7 +69,7 @@ async def test_the_detail_reads_off_the_ui_thread_and_reports_a_vanished_file(
 
 
 def test_shown_compares_tables_by_identity(tmp_path: Path) -> None:
-    from evalpin.core.cases import build_case_table
+    from evalpin.core.case_index import build_case_table
     from evalpin.core.runfile import read_run
 
     left, _ = pair(tmp_path)

@@ -15,7 +15,8 @@ from evalpin.tui.screens.history import HistoryScreen
 from evalpin.tui.screens.launch import LaunchScreen
 from evalpin.tui.screens.verdict import VerdictScreen
 from evalpin.tui.widgets.case_list import CaseList
-from evalpin.tui.widgets.detail import KEY_WIDTH, DetailPane
+from evalpin.tui.widgets.detail import DetailPane
+from evalpin.tui.widgets.detail_model import KEY_WIDTH
 from evalpin.tui.widgets.history_table import WRAP_INDENT, HistoryTable
 from evalpin.tui.widgets.pins import PinsHeader
 from tests.builders import case, grid, header, write_run

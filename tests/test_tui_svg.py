@@ -253,7 +253,10 @@ def test_svg_triage_word_diff(here: Path, snap_compare, size: tuple[int, int]) -
         await loaded(pilot)
         detail = pilot.app.review.detail
         at = next(n for n, t in enumerate(detail.lines) if "left → right" in t.plain)
-        detail.scroll_to(y=at, animate=False)
+        await wait_for(pilot, lambda: detail.max_scroll_y > 0)  # laid out at its size
+        target = min(at, detail.max_scroll_y)
+        detail.scroll_to(y=target, animate=False)
+        await wait_for(pilot, lambda: round(detail.scroll_y) == target)
         await pilot.pause()
 
     assert snap_compare(triage_app(), terminal_size=size, run_before=word_diff)

@@ -1,4 +1,5 @@
-"""The command line: `review`, `serve`, `run`, `diff`, `verdict`, `history`, `power`, `hash`.
+"""The command line: `review`, `serve`, `run`, `diff`, `verdict`, `history`, `power`, `hash`,
+`check`, `seal`, `init`.
 
 Commands (cli/commands/) parse options, call the core and pick a renderer; renderers
 (cli/render_*.py) turn a finished result into terminal text. Commands import what they
@@ -13,11 +14,12 @@ import sys
 
 import click
 
-from evalpin import __version__
+from evalpin._version import __version__
 from evalpin.cli.commands.check import check_cmd
 from evalpin.cli.commands.diff import diff_cmd
 from evalpin.cli.commands.hash import hash_cmd
 from evalpin.cli.commands.history import history_cmd
+from evalpin.cli.commands.init import init_cmd
 from evalpin.cli.commands.power import power_cmd
 from evalpin.cli.commands.review import review_cmd
 from evalpin.cli.commands.run import run_cmd
@@ -51,6 +53,7 @@ for _command in (
     run_cmd,
     check_cmd,
     seal_cmd,
+    init_cmd,
 ):
     cli.add_command(_command)
 

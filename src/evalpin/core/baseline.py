@@ -21,7 +21,8 @@ from evalpin.core.history import (
     run_files,
 )
 from evalpin.core.report import BaselineChoice, InstrumentChange
-from evalpin.core.runfile import RunFile, read_run
+from evalpin.core.rundata import RunFile
+from evalpin.core.runfile import read_run
 
 
 def _same_file(a: Path, b: Path) -> bool:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from evalpin.core.files import write_atomic
 from evalpin.core.reasons import is_static
-from evalpin.core.runfile import RunFile
+from evalpin.core.rundata import RunFile
 from evalpin.core.sanitize import inert_line
 from evalpin.core.stats import PairedStats, p_text
 from evalpin.core.verdict import PUBLISHABLE, Verdict

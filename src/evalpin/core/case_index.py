@@ -43,6 +43,7 @@ from evalpin.core.cases import (
     DIFFERS,
     FAIL,
     FLAKY,
+    FLAKY_OF,
     PARTIAL_CHANGED,
     PASS,
     PASSED_ON,
@@ -50,6 +51,7 @@ from evalpin.core.cases import (
     ROWS_ON,
     SAME,
     SINGLE,
+    STATUS_OF,
     UNCHANGED,
     Case,
     CaseTable,
@@ -68,20 +70,26 @@ from evalpin.core.compare import (
     pins_equal,
 )
 from evalpin.core.records import CaseRow
-from evalpin.core.runfile import TRIPLE, RunFile
+from evalpin.core.rundata import TRIPLE, RunFile
 
 _CASE_ID = attrgetter("case_id")
 _PASSED = attrgetter("passed")
 _SEED = attrgetter("seed")
 _KEY = attrgetter("case_id", "seed")
 _TRIPLE_GETTERS = [attrgetter(key) for key in TRIPLE]
-_STATUS = attrgetter("status")
 _FLIPS = attrgetter("flips")
 _DRIFTS = attrgetter("drifts")
-_FLAKY = attrgetter("flaky")
 # The names of a case's rows and pass count on each side.
 _FIELDS = (("left", "left_passed"), ("right", "right_passed"))
 _LEFT_STOP = attrgetter("left.stop")
+
+
+def build_case_table(
+    left: RunFile, right: RunFile | None = None, diff: Diff | None = None
+) -> CaseTable:
+    """The case list of one run, or of a pair (`diff` is `compare(left, right)`), from
+    runs read whole (the review builds the same table while reading, with `CaseIndex`)."""
+    return CaseIndex(pair=right is not None).finish(left, right, diff)
 
 
 class CaseIndex:
@@ -441,7 +449,7 @@ class CaseIndex:
         either side, pending while a side has no rows, else settled; those that did move
         are left to `_restatus`, one by one."""
         cases = self.cases[first:last]
-        old = list(map(_STATUS, cases))
+        old = list(map(STATUS_OF, cases))
         flaky = flaky_on(cases, 0)
         if self.pair:
             flaky = list(map(or_, flaky, flaky_on(cases, 1)))
@@ -472,9 +480,9 @@ class CaseIndex:
         left ones unless a grade flipped (those moved: one by one in `_restatus`), so
         each is flaky as its left says, and settled."""
         cases = self.cases[first:last]
-        old = list(map(_STATUS, cases))
+        old = list(map(STATUS_OF, cases))
         names = (SAME if self.refused else UNCHANGED, FLAKY)
-        new = list(map(names.__getitem__, map(_FLAKY, cases)))
+        new = list(map(names.__getitem__, map(FLAKY_OF, cases)))
         moved = list(map(or_, map(_FLIPS, cases), map(_DRIFTS, cases)))
         if any(moved):  # these keep their status here, and get one in `_restatus`
             new = list(map(tuple.__getitem__, zip(new, old, strict=True), moved))

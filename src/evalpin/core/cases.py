@@ -17,7 +17,7 @@ and a status:
 
 Also here: the filters the `f` key cycles through, search by case id and the status
 counts. (Which runs `evalpin review` opens is `core.discovery`; the byte offsets that let a
-record be decoded alone are `runfile.LineIndex`.)
+record be decoded alone are `rundata.LineIndex`.)
 """
 
 from __future__ import annotations
@@ -33,11 +33,12 @@ import msgspec
 
 from evalpin.core.columns import error_rows
 from evalpin.core.compare import DRIFT, ERRORED, FIXED, RECOVERED, REGRESSED, Diff
-from evalpin.core.runfile import RunFile
+from evalpin.core.rundata import RunFile
 
 _PASSED = attrgetter("passed")
-_STATUS = attrgetter("status")
-_FLAKY = attrgetter("flaky")
+# A case's status and flakiness, as getters (shared with core.case_index).
+STATUS_OF = attrgetter("status")
+FLAKY_OF = attrgetter("flaky")
 _SLICE = 16384  # cases a C-level pass takes at once where other threads wait on the GIL
 # A case's rows and its pass count on each side (0 left, 1 right), as getters.
 ROWS_ON = (attrgetter("left"), attrgetter("right"))
@@ -174,7 +175,7 @@ class CaseTable:
             return {status: self.partial_counts.get(status, 0) for status in self.statuses}
         if self._prepared is not None:
             return dict(self._prepared[0])
-        return self._counted(list(map(_STATUS, self.cases)))
+        return self._counted(list(map(STATUS_OF, self.cases)))
 
     def _counted(self, statuses: list[str]) -> dict[str, int]:
         found = Counter(statuses)
@@ -204,10 +205,10 @@ class CaseTable:
         if filter_name == ALL:
             return found if self.partial and isinstance(found, range) else list(found)
         if filter_name == FLAKY:
-            passes = map(_FLAKY, map(cases.__getitem__, found))
+            passes = map(FLAKY_OF, map(cases.__getitem__, found))
         else:
             wanted = self.changed if filter_name == CHANGED_FILTER else frozenset({filter_name})
-            passes = map(wanted.__contains__, map(_STATUS, map(cases.__getitem__, found)))
+            passes = map(wanted.__contains__, map(STATUS_OF, map(cases.__getitem__, found)))
         return list(compress(found, passes))
 
     def changed_positions(self, visible: Sequence[int]) -> list[int]:
@@ -218,7 +219,7 @@ class CaseTable:
             return known[: bisect_left(known, visible.stop)]
         if self._prepared is not None and visible is self._all:
             return self._prepared[1]
-        return self._stops(map(_STATUS, map(self.cases.__getitem__, visible)))
+        return self._stops(map(STATUS_OF, map(self.cases.__getitem__, visible)))
 
     def _stops(self, statuses: Iterable[str]) -> list[int]:
         """Positions of the statuses n/p stop at."""
@@ -248,7 +249,7 @@ class CaseTable:
         self.visible()  # the whole list, kept: what is worked out here is for it
         statuses: list[str] = []
         for lo in range(0, len(self.cases), _SLICE):
-            statuses += map(_STATUS, self.cases[lo : lo + _SLICE])
+            statuses += map(STATUS_OF, self.cases[lo : lo + _SLICE])
         self._prepared = (
             self._counted(statuses),
             self._stops(statuses),
@@ -259,7 +260,7 @@ class CaseTable:
         """Where the list opens: the first regression, else the first changed case."""
         if self._prepared is not None and visible is self._all:
             return self._prepared[2]
-        return self._opening(list(map(_STATUS, map(self.cases.__getitem__, visible))))
+        return self._opening(list(map(STATUS_OF, map(self.cases.__getitem__, visible))))
 
     def _opening(self, statuses: list[str]) -> int:
         for want in ({REGRESSED}, self.changed):
@@ -288,16 +289,6 @@ def step(positions: Sequence[int], current: int, forward: bool) -> int | None:
         return positions[k] if k < len(positions) else None
     k = bisect_left(positions, current)
     return positions[k - 1] if k > 0 else None
-
-
-def build_case_table(
-    left: RunFile, right: RunFile | None = None, diff: Diff | None = None
-) -> CaseTable:
-    """The case list of one run, or of a pair (`diff` is `compare(left, right)`), from
-    runs read whole (the review builds the same table while reading: `core.case_index`)."""
-    from evalpin.core.case_index import CaseIndex
-
-    return CaseIndex(pair=right is not None).finish(left, right, diff)
 
 
 def classify(

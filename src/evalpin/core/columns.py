@@ -22,6 +22,18 @@ _PASSED = attrgetter("passed")
 _STATUS = attrgetter("status")
 
 
+# What `lone` says of a column that holds more than one value (or none).
+MIXED: Any = object()
+
+
+def lone(values: list[Any]) -> Any:
+    """The one value every entry of a column holds (a pin over a block, a relabelled
+    slot's), or MIXED: one C-level `list.count`, faster than a set takes every value."""
+    if values and values.count(values[0]) == len(values):
+        return values[0]
+    return MIXED
+
+
 def error_rows(rows: Sequence[Any]) -> list[int]:
     """Indices of the error cases (status "error": not judged); none, in most runs,
     found in one C pass."""

@@ -25,10 +25,10 @@ from itertools import compress, count, filterfalse, repeat
 from operator import and_, attrgetter, is_, is_not, ne, or_
 from typing import Any, NamedTuple
 
-from evalpin.core.columns import Columns
+from evalpin.core.columns import MIXED, Columns, lone
 from evalpin.core.pins import probe_split
 from evalpin.core.records import CaseRow
-from evalpin.core.runfile import TRIPLE, RunFile, gc_paused
+from evalpin.core.rundata import TRIPLE, RunFile, gc_paused
 from evalpin.core.shared_pins import PINS
 
 REGRESSED, FIXED, DRIFT = "regressed", "fixed", "drift"
@@ -176,11 +176,11 @@ class Diff:
             return out
         rows: tuple[list[CaseRow], list[CaseRow]] | None = None
         for key in PIN_KEYS:
-            lone = self._lone_values(key)
-            if lone is not None:
-                if pins_equal(key, *lone):
+            ones = self._lone_values(key)
+            if ones is not None:
+                if pins_equal(key, *ones):
                     continue
-                counted = Counter({lone: n})
+                counted = Counter({ones: n})
                 at = 0
             else:
                 if rows is None:
@@ -427,9 +427,9 @@ def pin_failures(lrows: Sequence[CaseRow], rrows: Sequence[CaseRow]) -> list[int
         lv, rv = list(map(get, lrows)), list(map(get, rrows))
         if lv == rv and (key not in TRIPLE or None not in lv):
             continue  # no row differs in this pin (the usual case)
-        lone = _lone(lv), _lone(rv)
-        if lone[0] is not _MIXED and lone[1] is not _MIXED:  # one value a side: decided once
-            if pins_equal(key, *lone):  # type: ignore[arg-type]
+        ones = lone(lv), lone(rv)
+        if ones[0] is not MIXED and ones[1] is not MIXED:  # one value a side: decided once
+            if pins_equal(key, *ones):
                 continue
             return list(range(len(lv)))  # every pair fails on this pin
         differs = map(ne, lv, rv)
@@ -440,16 +440,6 @@ def pin_failures(lrows: Sequence[CaseRow], rrows: Sequence[CaseRow]) -> list[int
             differs = map(and_, differs, both)
         failed = list(differs) if failed is None else list(map(or_, failed, differs))
     return [] if failed is None else list(compress(count(), failed))
-
-
-_MIXED = object()
-
-
-def _lone(values: list[str | None]) -> object:
-    """The one value of a column (a relabelled slot's, usually), or _MIXED."""
-    if values and values.count(values[0]) == len(values):
-        return values[0]
-    return _MIXED
 
 
 def _join(left: RunFile, right: RunFile) -> tuple[Diff, list[int], list[int]]:

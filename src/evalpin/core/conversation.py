@@ -71,3 +71,18 @@ def settle(completion: Completion) -> Completion:
     if completion.tools and list(completion.tools) != tools:
         raise ValueError("'tools' differs from the calls made in 'turns'")
     return msgspec.structs.replace(completion, text=text, tools=tools, turns=list(completion.turns))
+
+
+def recorded(answer: Any) -> Completion:
+    """A recorded answer (a replay line, a command's stdout: `text`, `tools`, `files`,
+    `model`, `turns`) as a settled completion; no text is empty text. ValueError as
+    `settle`."""
+    return settle(
+        Completion(
+            text=answer.text or "",
+            tools=answer.tools,
+            files=answer.files,
+            model=answer.model,
+            turns=answer.turns,
+        )
+    )

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from evalpin.core.errors import InputError
-from evalpin.core.files import not_utf8
+from evalpin.core.files import not_utf8, read_input
 from evalpin.core.pins import dataset_hash
 
 KIND_GOLDEN = "golden"
@@ -125,14 +125,7 @@ class FixtureSet:
 def load_fixtures(path: str | Path) -> FixtureSet:
     """Load a golden JSONL or coding YAML file; the kind is told by its suffix."""
     p = Path(path)
-    if p.is_dir():
-        raise InputError(path, "is a directory, not a fixture file")
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    data = read_input(path, folder="is a directory, not a fixture file")
     if not data.strip():
         raise InputError(path, "empty file")
     if p.suffix.lower() in (".yaml", ".yml"):
@@ -407,7 +400,7 @@ def _coding_item(path: Path, base: Path, item: Any, n: int, envelope: dict[str, 
     expected = _str_list(path, item_id, item, "expected_files")
     if not expected:
         raise InputError(path, f"{where} 'expected_files' must name at least one file")
-    from evalpin.core.graders.coding import reserved_name  # the grader owns the rule
+    from evalpin.core.graders.surface import reserved_name  # the grader owns the rule
 
     for name in expected:
         if Path(name).is_absolute() or ".." in Path(name).parts or name.startswith("~"):

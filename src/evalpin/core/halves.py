@@ -39,10 +39,11 @@ from evalpin.core.causes import Tally, causes_of, merged, tally_causes
 from evalpin.core.compare import Diff, Moved, Pair, compare
 from evalpin.core.discovery import header_mismatch
 from evalpin.core.errors import InputError
+from evalpin.core.files import open_input
 from evalpin.core.formats import sniff
 from evalpin.core.records import CaseRow, RunHeader, Summary
 from evalpin.core.report import DiffReport, build_from
-from evalpin.core.runfile import SHAPE_EVALPIN, LineIndex, RunFile, Scan, open_file
+from evalpin.core.rundata import SHAPE_EVALPIN, LineIndex, RunFile, Scan
 from evalpin.core.shared_pins import PINS
 from evalpin.core.stats import SharedTally, paired_from, tally_of
 
@@ -144,7 +145,7 @@ def _worth_splitting(left: Path, right: Path) -> bool:
 
 
 def _header(path: Path) -> RunHeader | None:
-    with open_file(path) as fh:
+    with open_input(path) as fh:
         line = fh.readline()
     try:
         return _HEADER.decode(line)
@@ -171,7 +172,7 @@ def _cuts(left: Path, right: Path) -> tuple[int, int] | None:
 def _keys_at(path: Path, offset: int) -> list[tuple[int, _Key]]:
     """(offset, key) of each whole case line in the window from `offset` on (the line
     `offset` falls inside is skipped: only its end is there)."""
-    with open_file(path) as fh:
+    with open_input(path) as fh:
         fh.seek(offset)
         data = fh.read(_WINDOW)
     pos = data.find(b"\n") + 1
@@ -254,7 +255,7 @@ def _scan(path: Path, span: tuple[int, int | None], header: RunHeader | None) ->
     # Each process holds a half, so the pass that shares equal digest strings to save
     # memory (~0.1 s a half) is not worth its time here.
     scan = Scan(path, SHAPE_EVALPIN, header, share_digests=False)
-    with open_file(path) as fh:
+    with open_input(path) as fh:
         for _ in scan.blocks(fh, *span):
             pass
     return scan.result()

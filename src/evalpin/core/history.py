@@ -59,7 +59,8 @@ from evalpin.core.envelope import Edit, edit
 from evalpin.core.errors import InputError
 from evalpin.core.formats import ReadOptions, log_files
 from evalpin.core.records import FixturesInfo
-from evalpin.core.runfile import TRIPLE, RunFile, read_run
+from evalpin.core.rundata import TRIPLE, RunFile
+from evalpin.core.runfile import read_run
 from evalpin.core.tiers import TIER_CHANGE, TIER_KEY, tier_of
 from evalpin.core.verdict import DIGEST, REPEAT_KEY, Verdict, judge
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-import evalpin
+from evalpin._version import __version__
 from evalpin.core.records import Completion
 
 GRADERS_DIR = Path(__file__).parent / "graders"
@@ -67,7 +67,7 @@ def env_components(grading_packages: list[str], controls: dict[str, Any]) -> dic
     return {
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "platform": f"{platform.system()} {platform.machine()}",
-        "evalpin": evalpin.__version__,
+        "evalpin": __version__,
         "packages": {name: _package_version(name) for name in sorted(grading_packages)},
         "controls": controls,
     }

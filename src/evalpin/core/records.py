@@ -1,8 +1,9 @@
 """Typed records of a run file (`evalpin.run/1`) and of a completion.
 
 A run file is JSONL: a `run` header, one `case` line per (case, seed), and a `summary`
-trailer when the run finished. The structs here are the contract; the reader and writer
-live in `runfile.py`.
+trailer when the run finished. The structs here are the contract; the reader lives in
+`rundata.py` (with `runfile.read_run` choosing among the formats), the writer in
+`runfile.py`.
 """
 
 from __future__ import annotations

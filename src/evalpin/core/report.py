@@ -31,7 +31,7 @@ from evalpin.core.compare import (
 )
 from evalpin.core.notes import Note, NoteBook, notes_json
 from evalpin.core.records import CaseRecord, CaseRow
-from evalpin.core.runfile import RunFile
+from evalpin.core.rundata import RunFile
 from evalpin.core.stats import PairedStats, paired_stats
 
 REFUSE_LINE = "REFUSE_DIFF: triple mismatch, not a prompt regression"

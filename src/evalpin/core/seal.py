@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from evalpin.core.errors import InputError
-from evalpin.core.files import not_utf8, write_atomic
+from evalpin.core.files import not_utf8, read_input, write_atomic
 from evalpin.core.fixtures import FixtureSet, envelope_hash
 
 LOCK_FORMAT = "evalpin-lock/v1"
@@ -221,14 +221,12 @@ def read_lock(path: Path, fs: FixtureSet | None = None) -> Lock:
     path = Path(path)
     if path.is_symlink():
         raise InputError(path, "lock is a symlink; a lock is a plain file beside its set")
-    if path.is_dir():
-        raise InputError(path, "lock is a directory, not a file")
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(path, "no such lock file") from None
-    except OSError as exc:
-        raise InputError(path, f"cannot read lock: {exc.strerror or exc}") from None
+    data = read_input(
+        path,
+        folder="lock is a directory, not a file",
+        missing="no such lock file",
+        unreadable="cannot read lock",
+    )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as bad:

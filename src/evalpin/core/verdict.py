@@ -23,12 +23,12 @@ from typing import Any
 from evalpin.core import stats, tiers
 from evalpin.core.columns import Columns, error_rows, judged
 from evalpin.core.errors import InputError
-from evalpin.core.files import not_utf8
+from evalpin.core.files import not_utf8, read_input
 from evalpin.core.fixtures import FIXTURE_KINDS, KIND_CODING, FixtureSet
 from evalpin.core.power import Power, power
 from evalpin.core.reasons import SANDBOX_ERROR, is_error
 from evalpin.core.records import RunHeader
-from evalpin.core.runfile import SHAPE_EVALPIN, TRIPLE, RunFile
+from evalpin.core.rundata import SHAPE_EVALPIN, TRIPLE, RunFile
 
 CONTAMINATED = "contaminated"
 UNCONTROLLED = "uncontrolled"
@@ -59,15 +59,7 @@ class Disclosure:
 
     @classmethod
     def load(cls, path: str | Path) -> Disclosure:
-        p = Path(path)
-        if p.is_dir():
-            raise InputError(path, "is a directory, not a disclosure list")
-        try:
-            data = p.read_bytes()
-        except FileNotFoundError:
-            raise InputError(path, "no such file") from None
-        except OSError as exc:
-            raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+        data = read_input(path, folder="is a directory, not a disclosure list")
         entries = set()
         for lineno, raw in enumerate(data.split(b"\n"), start=1):
             try:

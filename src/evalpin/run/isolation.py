@@ -49,7 +49,8 @@ from evalpin.core.graders.coding import (
     pytest_args,
 )
 from evalpin.core.reasons import SANDBOX_ERROR
-from evalpin.run.sandbox import Box, Spec, read_regular, write_tree
+from evalpin.run.sandbox.box import Box, read_regular, write_tree
+from evalpin.run.sandbox.mounts import Spec
 
 REPORT = "report.xml"
 NOTES = "unsupported.txt"

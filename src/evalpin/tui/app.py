@@ -74,7 +74,6 @@ class EvalpinApp(App[None]):
         assert isinstance(screen, ReviewScreen)
         return screen
 
-
     def show_help(self) -> None:
         """`?` on any screen: every key, read from the bindings (`screens/help.py`)."""
         from evalpin.tui.screens.help import HelpScreen, sections

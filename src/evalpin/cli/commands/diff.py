@@ -72,7 +72,7 @@ def diff_cmd(
     """
     from evalpin.cli import render_diff
     from evalpin.core.report import attach_notes
-    from evalpin.core.runfile import gc_paused
+    from evalpin.core.rundata import gc_paused
 
     # The terminal alone shows `limit` moves; JSON and every file show them all.
     everything = as_json or bool(markdown or junit or html) or limit <= 0

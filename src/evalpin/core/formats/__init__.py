@@ -4,7 +4,8 @@ Each format is a module here with a `sniff(probe)` and a `read(probe, options)` 
 a file into the same `RunFile` (header, lean rows, full records) evalpin's own reader
 gives, so nothing downstream asks which format a file was. Adding a format is one module
 and one row of `FORMATS`. Readers use the standard library and msgspec only: never the
-other tool.
+other tool. What a reader is given (`Probe`, `ReadOptions`) is in `probe.py`, and what
+it gives (`RunFile`) in `core/rundata.py`, so no reader imports this table.
 
 A folder stands for the one run it holds (`one_run`: an inspect log folder, an lm-eval
 `--output_path` folder with its model subfolder); a folder of several runs is refused
@@ -20,117 +21,34 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
 from evalpin.core.errors import InputError
+from evalpin.core.files import open_input
+from evalpin.core.formats.probe import ZIP_MAGIC, Probe, ReadOptions
 from evalpin.core.notes import NOTES_NAME
 from evalpin.core.records import CaseRow, RunHeader
-from evalpin.core.runfile import RunFile, Scan, open_file, problem
+from evalpin.core.rundata import RunFile, Scan, problem
 
-ZIP_MAGIC = b"PK\x03\x04"
+__all__ = [
+    "FORMATS",
+    "LOG_SUFFIXES",
+    "ZIP_MAGIC",
+    "Format",
+    "Probe",
+    "ReadOptions",
+    "RunStream",
+    "formats",
+    "log_files",
+    "one_run",
+    "read_log",
+    "runs_in",
+    "sniff",
+]
+
 _ANY = msgspec.json.Decoder()
-_KEYS = msgspec.json.Decoder(dict[str, msgspec.Raw])
-
-
-@dataclass(frozen=True)
-class ReadOptions:
-    """Choices a foreign log leaves open: which score decides pass/fail.
-
-    `scorer` (inspect-ai): a scorer's name, or `NAME.KEY` for one value of a scorer whose
-    score is a dict; None: the first the log lists (and its first key).
-    `metric` and `filter` (lm-eval): each entry is `NAME` (for every task that has it)
-    or `TASK=NAME` (for that task); a task named by neither keeps its first metric, and
-    its first filter. Given as a string, a list or None; kept as a tuple.
-    """
-
-    scorer: str | None = None
-    metric: tuple[str, ...] = ()
-    filter: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        for name in ("metric", "filter"):
-            value = getattr(self, name)
-            if value is None:
-                value = ()
-            elif isinstance(value, str):
-                value = (value,)
-            object.__setattr__(self, name, tuple(str(v) for v in value))
-
-    def choices(self, name: str) -> tuple[list[str], dict[str, str]]:
-        """(plain names, {task: name}) of `metric` or `filter`."""
-        plain: list[str] = []
-        per_task: dict[str, str] = {}
-        for entry in getattr(self, name):
-            task, eq, value = entry.partition("=")
-            if eq:
-                per_task[task.strip()] = value.strip()
-            else:
-                plain.append(entry.strip())
-        return plain, per_task
-
-    def to_json(self) -> dict[str, Any]:
-        """A JSON-able form (a child process's request); `from_json` reads it back."""
-        return {"scorer": self.scorer, "metric": list(self.metric), "filter": list(self.filter)}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ReadOptions:
-        return cls(data.get("scorer"), data.get("metric"), data.get("filter"))
-
-
-class Probe:
-    """What sniffing may look at, each part read only when a sniffer asks for it."""
-
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self.is_dir = self.path.is_dir()
-
-    @cached_property
-    def head(self) -> bytes:
-        if self.is_dir:
-            return b""
-        with open_file(self.path) as fh:
-            return fh.read(4)
-
-    @cached_property
-    def first_line(self) -> bytes:
-        """The first non-blank line; InputError on an empty or all-blank file."""
-        with open_file(self.path) as fh:
-            line = fh.readline()
-            while line and line.isspace():
-                line = fh.readline()
-            if not line:
-                raise InputError(
-                    self.path, "empty file" if fh.tell() == 0 else "file holds only whitespace"
-                )
-        return line
-
-    @cached_property
-    def first(self) -> Any:
-        """The first line decoded as JSON, or None when it is not JSON."""
-        try:
-            return _ANY.decode(self.first_line)
-        except msgspec.DecodeError:
-            return None
-
-    @cached_property
-    def data(self) -> bytes:
-        with open_file(self.path) as fh:
-            return fh.read()
-
-    @cached_property
-    def keys(self) -> frozenset[str]:
-        """Top-level keys of a JSON document (of its first line, when that is a whole
-        object: a document written on one line, or the first record of JSONL)."""
-        if isinstance(self.first, dict):
-            return frozenset(self.first)
-        try:
-            return frozenset(_KEYS.decode(self.data))
-        except msgspec.MsgspecError:
-            return frozenset()
 
 
 @dataclass(frozen=True)
@@ -175,7 +93,7 @@ LOG_SUFFIXES = (".jsonl", ".json", ".eval")
 
 
 def formats() -> tuple[Format, ...]:
-    """The table (built on first use: the modules import `runfile`, which imports us)."""
+    """The table, built on first use: only the formats a file asks for load."""
     global FORMATS
     if not FORMATS:
         FORMATS = _table()
@@ -349,7 +267,7 @@ class RunStream:
             self.run = self._fmt.read(self._probe, self.options)
             yield len(self.run.rows)
             return
-        with open_file(self._probe.path) as fh:
+        with open_input(self._probe.path) as fh:
             yield from self._scan.blocks(fh, 0, self.stop)
         self.run = self._scan.result()
 

@@ -4,8 +4,9 @@ model_slot` a line, with no header and no trailer, so completeness is unknown.""
 
 from __future__ import annotations
 
-from evalpin.core.formats import Probe, ReadOptions
-from evalpin.core.runfile import SHAPE_CASES, RunFile, Scan, open_file
+from evalpin.core.files import open_input
+from evalpin.core.formats.probe import Probe, ReadOptions
+from evalpin.core.rundata import SHAPE_CASES, RunFile, Scan
 
 NAME = SHAPE_CASES
 
@@ -16,7 +17,7 @@ def sniff(probe: Probe) -> bool:
 
 
 def read(probe: Probe, options: ReadOptions) -> RunFile:
-    with open_file(probe.path) as fh:
+    with open_input(probe.path) as fh:
         return Scan(probe.path, SHAPE_CASES).read(fh)
 
 

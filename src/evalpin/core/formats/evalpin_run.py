@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from evalpin.core.formats import Probe, ReadOptions
-from evalpin.core.runfile import SHAPE_EVALPIN, RunFile, Scan, open_file
+from evalpin.core.files import open_input
+from evalpin.core.formats.probe import Probe, ReadOptions
+from evalpin.core.rundata import SHAPE_EVALPIN, RunFile, Scan
 
 NAME = SHAPE_EVALPIN
 
@@ -15,7 +16,7 @@ def sniff(probe: Probe) -> bool:
 
 def read(probe: Probe, options: ReadOptions) -> RunFile:
     """The streaming block-decoding scan (the fast path `diff` is measured on)."""
-    with open_file(probe.path) as fh:
+    with open_input(probe.path) as fh:
         return Scan(probe.path, SHAPE_EVALPIN).read(fh)
 
 

@@ -9,7 +9,7 @@ import re
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from evalpin.core.records import CaseRow, Completion, Summary, ToolCall
+from evalpin.core.records import CaseRecord, CaseRow, Completion, Summary, ToolCall
 
 # What `json.dumps(..., ensure_ascii=True)` uses for a string.
 _encode = json.encoder.encode_basestring_ascii
@@ -33,6 +33,25 @@ def dataset_hash(cases: dict[str, str]) -> str | None:
     if not cases:
         return None
     return hashlib.sha256(canonical(sorted(cases.items())).encode()).hexdigest()
+
+
+def record_of(row: CaseRow, **detail: Any) -> CaseRecord:
+    """A foreign sample's full record: its lean row's fields, and what only the detail
+    view reads (`detail`: reasons, tool names, tail, text...)."""
+    return CaseRecord(
+        row.case_id,
+        row.passed,
+        seed=row.seed,
+        fixture_hash=row.fixture_hash,
+        grader_version=row.grader_version,
+        model_slot=row.model_slot,
+        text_digest=row.text_digest,
+        completion_digest=row.completion_digest,
+        reported_model=row.reported_model,
+        slot_settings=row.slot_settings,
+        status=row.status,
+        **detail,
+    )
 
 
 def short_hash(obj: Any, n: int = 12) -> str:

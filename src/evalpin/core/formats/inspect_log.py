@@ -25,19 +25,20 @@ from typing import Any
 import msgspec
 
 from evalpin.core.errors import InputError
-from evalpin.core.formats import ZIP_MAGIC, Probe, ReadOptions
 from evalpin.core.formats.foreign import (
     canonical,
     dataset_hash,
     digests,
     error_text,
     fixture_hash,
+    record_of,
     scrub_args,
     scrub_url,
     settings_digest,
     short_hash,
     summary_of,
 )
+from evalpin.core.formats.probe import ZIP_MAGIC, Probe, ReadOptions
 from evalpin.core.formats.ziplog import LogZip
 from evalpin.core.reasons import LOG_ERROR, SCORE
 from evalpin.core.records import (
@@ -49,7 +50,7 @@ from evalpin.core.records import (
     RunHeader,
     ToolCall,
 )
-from evalpin.core.runfile import RunFile, gc_paused
+from evalpin.core.rundata import RunFile, gc_paused
 
 EVAL = "inspect-eval"
 JSON = "inspect-json"
@@ -473,41 +474,20 @@ def _build(probe: Probe, log: _Log, options: ReadOptions, *, what: str, shape: s
             tail = score.explanation if score is not None else None
             if not isinstance(tail, str) or tail == text:
                 tail = None
-            rows.append(
-                CaseRow(
-                    case_id,
-                    passed,
-                    s.epoch,
-                    fx,
-                    grader,
-                    slot,
-                    cdig,
-                    reported,
-                    digest,
-                    tdig,
-                    status,
-                )
+            row = CaseRow(
+                case_id, passed, s.epoch, fx, grader, slot, cdig, reported, digest, tdig, status
             )
+            rows.append(row)
             details.append(
-                CaseRecord(
-                    case_id,
-                    passed,
-                    seed=s.epoch,
-                    fixture_hash=fx,
-                    grader_version=grader,
-                    model_slot=slot,
+                record_of(
+                    row,
                     reasons=reasons,
                     tool_names=[c.name for c in calls],
-                    text_digest=tdig,
-                    completion_digest=cdig,
                     seconds=s.total_time,
-                    reported_model=reported,
-                    slot_settings=digest,
                     tail=tail[-TAIL_CHARS:] if tail else None,
                     text=text,
                     tools=calls or None,
                     error=error,
-                    status=status,
                 )
             )
 

@@ -28,20 +28,21 @@ from typing import Any
 import msgspec
 
 from evalpin.core.errors import InputError
-from evalpin.core.formats import Probe, ReadOptions
 from evalpin.core.formats.foreign import (
     canonical,
     dataset_hash,
     digests,
     fixture_hash,
+    record_of,
     scrub_args,
     settings_digest,
     short_hash,
     summary_of,
 )
+from evalpin.core.formats.probe import Probe, ReadOptions
 from evalpin.core.reasons import LOG_ERROR, SCORE
 from evalpin.core.records import ERROR, SCHEMA, CaseRecord, CaseRow, FixturesInfo, RunHeader
-from evalpin.core.runfile import RunFile, gc_paused, problem
+from evalpin.core.rundata import RunFile, gc_paused, problem
 
 NAME = "lm-eval"
 REPEAT = 0
@@ -343,39 +344,19 @@ def read(probe: Probe, options: ReadOptions) -> RunFile:
                 tdig = cdig = None
                 if text is not None:
                     tdig, cdig = digests(text, [])
-                rows.append(
-                    CaseRow(
-                        case_id,
-                        passed,
-                        REPEAT,
-                        fx,
-                        grader,
-                        slot,
-                        cdig,
-                        None,
-                        digest,
-                        tdig,
-                        status,
-                    )
+                row = CaseRow(
+                    case_id, passed, REPEAT, fx, grader, slot, cdig, None, digest, tdig, status
                 )
+                rows.append(row)
                 details.append(
-                    CaseRecord(
-                        case_id,
-                        passed,
-                        seed=REPEAT,
-                        fixture_hash=fx,
-                        grader_version=grader,
-                        model_slot=slot,
+                    record_of(
+                        row,
                         reasons=reasons,
                         tool_names=[],
-                        text_digest=tdig,
-                        completion_digest=cdig,
-                        slot_settings=digest,
                         tail=tail,
                         text=text,
                         error=error,
                         source_id=_own_id(s.get("doc")),
-                        status=status,
                     )
                 )
     metrics_of.check()

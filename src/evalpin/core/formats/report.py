@@ -6,9 +6,9 @@ from __future__ import annotations
 import msgspec
 
 from evalpin.core.errors import InputError
-from evalpin.core.formats import Probe, ReadOptions
+from evalpin.core.formats.probe import Probe, ReadOptions
 from evalpin.core.records import SCHEMA, CaseRecord, CaseRow, FixturesInfo, Report, RunHeader
-from evalpin.core.runfile import SHAPE_REPORT, RunFile
+from evalpin.core.rundata import SHAPE_REPORT, RunFile
 
 NAME = SHAPE_REPORT
 _REPORT = msgspec.json.Decoder(Report)

@@ -1,5 +1,6 @@
-"""The coding-item grader: which files a completion may write, what is checked before any
-of its code runs, how pytest is invoked, and how its JUnit report becomes a grade.
+"""The coding-item grader: the files a completion gives, what is checked before any of
+its code runs, how pytest is invoked, and how its JUnit report becomes a grade (which
+files a completion may write is `surface.py`).
 
 Everything here is pure (no subprocess) and is part of the grader version, so the pytest
 invocation, its config and the resource limits live here too: changing any of them moves
@@ -10,11 +11,11 @@ the model's code never executes and the reasons say why. Reasons come out in
 `grade_order`, the order of core/reasons.py: outside_surface, missing_file, syntax_error,
 forbidden_import, then tampering, then tests_failed/timeout, then sandbox_error.
 
-Reason codes decided here: `outside_surface:PATH`, `missing_file:NAME`,
-`syntax_error:FILE`, `forbidden_import:MODULE`, `tampering:KIND` (in-process items) and
-`tests_failed` (a failing, erroring or skipped test, an expected test that did not run,
-no test at all, a non-zero pytest exit, or no readable report). `timeout` and
-`sandbox_error:KIND` are decided by the sandbox.
+Reason codes decided here: `outside_surface:PATH` and `missing_file:NAME` (by
+`surface.py`), `syntax_error:FILE`, `forbidden_import:MODULE`, `tampering:KIND`
+(in-process items) and `tests_failed` (a failing, erroring or skipped test, an expected
+test that did not run, no test at all, a non-zero pytest exit, or no readable report).
+`timeout` and `sandbox_error:KIND` are decided by the sandbox.
 
 How the candidate runs (`isolation`): the wire (wire/), the in-process witness
 (guard.py) and the boot scripts below are grader modules too, shipped into the sandbox.
@@ -29,10 +30,9 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Sequence
 
 from evalpin.core.fixtures import CodingItem
+from evalpin.core.graders.surface import approved_files, surface_reasons
 from evalpin.core.reasons import (
     FORBIDDEN_IMPORT,
-    MISSING_FILE,
-    OUTSIDE_SURFACE,
     SYNTAX_ERROR,
     TAMPERING,
     TESTS_FAILED,
@@ -133,115 +133,6 @@ def _name_before(lines: list[str], fence_at: int) -> str | None:
 def _name_inside(body: list[str]) -> str | None:
     named = _FIRST_LINE.match(body[0]) if body else None
     return named["name"] if named else None
-
-
-# -- the writable surface -------------------------------------------------------------
-
-# Never writable, even when an item lists them: each is read by Python or pytest on its
-# own initiative (config, plugins, startup hooks). Compared case-insensitively, since on
-# a case-insensitive file system `Conftest.py` is `conftest.py`.
-RESERVED_NAMES = frozenset(
-    {
-        "conftest.py",
-        "pytest.py",
-        "sitecustomize.py",
-        "usercustomize.py",
-        "pytest.ini",
-        ".pytest.ini",
-        "pytest.toml",
-        ".pytest.toml",
-        "setup.cfg",
-        "tox.ini",
-        "pyproject.toml",
-    }
-)
-RESERVED_DIRS = frozenset({"pytest", "_pytest", "__pycache__"})
-
-
-def surface_path(name: str) -> str | None:
-    """`name` as a canonical relative POSIX path, or None when it cannot be one.
-
-    Backslashes count as separators (a Windows-style `..\\conftest.py` is still an
-    escape), `.` and empty parts drop out and `..` is resolved lexically; an absolute
-    path, a drive letter, a leading `~`, a NUL or a `..` above the top are refused.
-    Lexical resolution is enough because the work directory is fresh: no symlinks exist.
-    """
-    if not name or "\0" in name or name.startswith("~"):
-        return None
-    path = name.replace("\\", "/")
-    if path.startswith("/") or re.match(r"[A-Za-z]:", path):
-        return None
-    parts: list[str] = []
-    for part in path.split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if not parts:
-                return None
-            parts.pop()
-        else:
-            parts.append(part)
-    return "/".join(parts) or None
-
-
-def reserved_name(name: str, test_name: str) -> bool:
-    """Whether a model may never write `name` (config, import hooks, the test itself)."""
-    path = surface_path(name)
-    return path is None or _reserved(path, test_name)
-
-
-def _reserved(path: str, test_name: str) -> bool:
-    parts = path.casefold().split("/")
-    return (
-        path.casefold() == test_name.casefold()
-        or parts[-1] in RESERVED_NAMES
-        or parts[-1].endswith(".pth")
-        or any(p in RESERVED_DIRS for p in parts[:-1])
-    )
-
-
-def approved_files(files: dict[str, str], item: CodingItem) -> dict[str, str]:
-    """The files the sandbox may write, under their canonical names.
-
-    Only `item.expected_files` are writable, never a reserved name or the test file's
-    own name; when two names land on the same file, the first one given wins.
-    """
-    expected = {surface_path(e) for e in item.expected_files}
-    approved: dict[str, str] = {}
-    for name, content in files.items():
-        path = surface_path(name)
-        if path in expected and path not in approved and not _reserved(path, _test_name(item)):
-            approved[path] = content
-    return approved
-
-
-def surface_reasons(files: dict[str, str], item: CodingItem) -> list[str]:
-    """`outside_surface:PATH` for every file that may not be written (in the order
-    given), then `missing_file:NAME` for every expected file not provided."""
-    approved = approved_files(files, item)
-    kept = list(approved)
-    reasons = []
-    for name in files:
-        path = surface_path(name)
-        if path in kept:
-            kept.remove(path)
-        else:
-            reasons.append(OUTSIDE_SURFACE(_printable(name)))
-    for name in item.expected_files:
-        if surface_path(name) not in approved:
-            reasons.append(MISSING_FILE(name))
-    return reasons
-
-
-def _test_name(item: CodingItem) -> str:
-    return item.test_file.name
-
-
-def _printable(name: str, limit: int = 120) -> str:
-    """A hostile name made safe for a reason string: control characters escaped, long
-    names cut, so a reason stays one short line."""
-    shown = re.sub(r"[\x00-\x1f\x7f]", lambda m: f"\\x{ord(m[0]):02x}", name)
-    return shown if len(shown) <= limit else shown[:limit] + "…"
 
 
 # -- static checks --------------------------------------------------------------------

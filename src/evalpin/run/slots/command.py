@@ -31,7 +31,7 @@ from typing import Any, ClassVar, Self
 
 import msgspec
 
-from evalpin.core.conversation import settle
+from evalpin.core.conversation import recorded
 from evalpin.core.errors import InputError
 from evalpin.core.reasons import PROVIDER_ERROR
 from evalpin.core.records import Completion, CompletionRequest, ToolCall, Turn
@@ -192,15 +192,7 @@ class CommandSlot(Slot):
             answer = msgspec.json.decode(out, type=_Output)
             if answer.text is None and not answer.turns:
                 raise ValueError("needs 'text' (or 'turns')")
-            return settle(
-                Completion(
-                    text=answer.text or "",
-                    tools=answer.tools,
-                    files=answer.files,
-                    model=answer.model,
-                    turns=answer.turns,
-                )
-            )
+            return recorded(answer)
         except (msgspec.DecodeError, ValueError, RecursionError) as exc:
             detail = f"stdout must be one JSON completion (log to stderr): {exc}"
             raise SlotError(PROVIDER_ERROR("bad_output"), detail) from None

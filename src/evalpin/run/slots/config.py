@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from evalpin.core.errors import InputError
+from evalpin.core.files import read_input
 from evalpin.core.tiers import TIER_KEY, UNKNOWN
 
 if TYPE_CHECKING:
@@ -107,14 +108,12 @@ class SlotConfig(ABC):
         return self.source or INLINE_WHERE
 
 
-def read_input(path: Path, what: str) -> bytes:
-    """The bytes of an input file, or the one-line `InputError` that says why not."""
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(path, f"no such {what}") from None
-    except OSError as exc:
-        raise InputError(path, f"cannot read {what}: {exc.strerror or exc}") from None
+def read_slot_file(path: Path, what: str) -> bytes:
+    """The bytes of a file a slot reads (`what`: "slots file", "replay file"), or the
+    one-line `InputError` that says why not."""
+    return read_input(
+        path, folder=None, missing=f"no such {what}", unreadable=f"cannot read {what}"
+    )
 
 
 class Entry:

@@ -16,7 +16,7 @@ from evalpin.core.fixtures import yaml_document
 from evalpin.core.tiers import TIER_KEY, UNKNOWN, check_declared, tier_of
 from evalpin.run.slots.base import Slot
 from evalpin.run.slots.command import CommandConfig
-from evalpin.run.slots.config import INLINE_WHERE, LABEL, Entry, SlotConfig, read_input
+from evalpin.run.slots.config import INLINE_WHERE, LABEL, Entry, SlotConfig, read_slot_file
 from evalpin.run.slots.openai_slot import OpenAIConfig
 from evalpin.run.slots.replay import ReplayConfig
 
@@ -43,7 +43,7 @@ def open_slot(config: SlotConfig) -> Slot:
 def load_slots(path: str | Path = DEFAULT_SLOTS_FILE) -> dict[str, SlotConfig]:
     """Every slot of a slots file, validated; relative paths resolve against its folder."""
     p = Path(path)
-    doc = yaml_document(p, read_input(p, "slots file"), "slots files")
+    doc = yaml_document(p, read_slot_file(p, "slots file"), "slots files")
     if not isinstance(doc, dict) or set(doc) != {"slots"} or not isinstance(doc["slots"], dict):
         raise InputError(p, "expected exactly one top-level key, 'slots', holding a mapping")
     slots: dict[str, SlotConfig] = {}

@@ -26,7 +26,7 @@ from typing import Annotated, Any, ClassVar, NamedTuple, Self, TypeVar
 import msgspec
 
 from evalpin.core import reasons
-from evalpin.core.conversation import settle
+from evalpin.core.conversation import recorded, settle
 from evalpin.core.errors import InputError
 from evalpin.core.files import not_utf8
 from evalpin.core.records import (
@@ -38,7 +38,7 @@ from evalpin.core.records import (
     Turn,
 )
 from evalpin.run.slots.base import NO_COMPLETION, Slot, SlotError
-from evalpin.run.slots.config import Entry, SlotConfig, read_input
+from evalpin.run.slots.config import Entry, SlotConfig, read_slot_file
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,7 +69,7 @@ class ReplayConfig(SlotConfig):
 
     def public_settings(self) -> dict[str, Any]:
         # The hash pins the recording: a re-recorded file under the same label shows up.
-        digest = hashlib.sha256(read_input(self.path, "replay file")).hexdigest()
+        digest = hashlib.sha256(read_slot_file(self.path, "replay file")).hexdigest()
         return {"provider": self.provider, "path": self.path_text, "sha256": digest}
 
     def settings_digest(self) -> None:
@@ -121,7 +121,7 @@ class ReplaySlot(Slot):
 
     def __init__(self, config: ReplayConfig) -> None:
         super().__init__(config)
-        data = read_input(config.path, "replay file")
+        data = read_slot_file(config.path, "replay file")
         if not data.strip():
             raise InputError(config.path, "empty replay file")
         self._answers: dict[_Key, Completion | _Recorded] = {}
@@ -148,14 +148,7 @@ class ReplaySlot(Slot):
         if kind is None:
             line = _decode(raw)
             key = (line.case_id, line.seed, line.loop)
-            answer = Completion(
-                text=line.text or "",
-                tools=line.tools,
-                files=line.files,
-                model=line.model,
-                turns=line.turns,
-            )
-            return key, settle(answer)
+            return key, recorded(line)
         if kind == "run":
             header = _decode_as(raw, RunHeader)
             if self.replay_of is None:

@@ -21,14 +21,10 @@ a pair as a word diff of left against right (`core.worddiff`), the case's `must_
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
-import msgspec
-from rich.cells import cell_len
-from rich.console import Console
 from rich.style import Style
 from rich.text import Text
 from textual import on, work
@@ -39,93 +35,25 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from evalpin.core import reasons as codes
-from evalpin.core import worddiff
 from evalpin.core.case_source import (
     SOURCES,
     CaseSource,
     Located,
     Stamp,
     Unavailable,
-    bare_test_name,
 )
 from evalpin.core.cases import CaseTable
 from evalpin.core.errors import InputError
-from evalpin.core.notes import MARK, Note
-from evalpin.core.records import CaseRecord, Turn
-from evalpin.core.runfile import RunFile
-from evalpin.core.sanitize import cap_block, inert_line
-from evalpin.core.worddiff import DELETE, EQUAL, INSERT, Piece
-from evalpin.tui.safe import block, line
-
-KEY_WIDTH = 15
-TEXT_LINES = 12
-TOOL_LINES = 8
-TURN_LINES = 40
-TURN_CHARS = 300  # per text, call or result in the transcript
-USER_LINES = 20  # of a golden case's user message
-PROMPT_LINES = 40  # of a coding item's prompt, from its start
-TEST_LINES = 200  # of a coding item's test file, from its start
-# While the runs are read, a case of up to this many records (both sides) is read at
-# once, not in a worker (see `DetailPane.show`).
-INLINE_RECORDS = 16
-
-
-def _finish(reason: str | None) -> str | None:
-    """The endpoint's finish reason, a cut answer said in words."""
-    return "length: cut at the token limit" if reason == "length" else reason
-
-
-def _seed(seed: int | None, label: str = "seed") -> str:
-    return f"no {label}" if seed is None else f"{label} {seed}"
-
-
-@dataclass
-class Shown:
-    """What the pane shows or was asked to show: a case of a case table (the same
-    table object: a reopened run is another table, even with equal contents)."""
-
-    table: CaseTable
-    case: int
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Shown) and other.table is self.table and other.case == self.case
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"Shown(case={self.case})"
-
-
-@dataclass
-class Compared:
-    """One block of answers (a test tail, the completion text, the tool calls, the
-    conversation) for the seeds whose answers in it are the same: on one side, or left
-    against right as a word diff. Worked out with the records, off the UI thread."""
-
-    what: str
-    seeds: list[int | None]
-    left: str | None  # as shown: inert, capped, tabs expanded (None: no such answer)
-    right: str | None
-    pieces: list[Piece] | None = None  # a pair with both sides: left against right
-    notes: list[str] = field(default_factory=list)  # what the caps cut
-    # The whole texts (not capped), for the needles: the grader looked at all of it.
-    raw: tuple[str | None, str | None] = (None, None)
-
-
-@dataclass
-class Decoded:
-    """A case's records as read from disk (by row index), or why they could not be."""
-
-    seeds: list[tuple[int | None, int | None, int | None]]
-    left: dict[int, CaseRecord]
-    right: dict[int, CaseRecord]
-    error: str | None = None
-    # The case's fixture set as looked for on disk (None: the run names none), the
-    # fixture hash its records carry, and the other side's where that differs.
-    located: Located | None = None
-    case_hash: str | None = None
-    other_hash: str | None = None
-    compared: list[Compared] = field(default_factory=list)
+from evalpin.core.notes import Note
+from evalpin.tui.safe import line
+from evalpin.tui.widgets.detail_layout import CaseLayout
+from evalpin.tui.widgets.detail_model import (
+    INLINE_RECORDS,
+    Decoded,
+    Shown,
+    compare_answers,
+    locate,
+)
 
 
 class DetailPane(ScrollView, can_focus=True):
@@ -227,7 +155,6 @@ class DetailPane(ScrollView, can_focus=True):
         self._strips: list[Strip | None] = []
         self._base: Style | None = None
         self._width = 0
-        self._repeat = "seed"  # what the shown run calls its repeat key (inspect: epoch)
         self._set_pending: Stamp | None = None  # the shown case's fixture set, being read
         self._reading: set[Stamp] = set()  # sets being read by a worker
         self.review_notes: dict[str, Note] = {}  # live review notes by case id
@@ -312,8 +239,8 @@ class DetailPane(ScrollView, can_focus=True):
             decoded = Decoded(seeds, {}, {}, f"{table.left.path}: {exc.strerror or exc}")
         if decoded.error is None:
             case_id = table.cases[wanted.case].case_id
-            _locate(decoded, table, case_id, cwd, fresh=not inline)
-            decoded.compared = _compare(decoded, table.right is not None)
+            locate(decoded, table, case_id, cwd, fresh=not inline)
+            decoded.compared = compare_answers(decoded, table.right is not None)
         return decoded
 
     @on(Loaded)
@@ -368,8 +295,24 @@ class DetailPane(ScrollView, can_focus=True):
         if decoded.error is not None:
             lines = [Text.assemble(("cannot show this case: ", "bold"), line(decoded.error))]
         else:
-            lines = self._render_case(self.shown, decoded)
+            lines = self._fitted(decoded)
         self._set_lines(lines, keep_scroll=keep_scroll)
+
+    def _fitted(self, decoded: Decoded) -> list[Text]:
+        """The case laid out to the width it will be shown at: beside the scrollbar when
+        it is taller than the pane, the whole width when it fits (laid out at one width
+        and shown at the other, its lines would be cut, or wrap differently from time to
+        time, by whether the scrollbar was showing before)."""
+        assert self.shown is not None
+        layout = CaseLayout(self._style, self.review_notes)
+        region = self.scrollable_content_region
+        bar = self.styles.scrollbar_size_vertical
+        full = region.width + (bar if self.show_vertical_scrollbar else 0)
+        source = self._source(decoded)
+        lines = layout.render(self.shown, decoded, source, full - bar)
+        if len(lines) <= region.height:  # no scrollbar: the whole width
+            lines = layout.render(self.shown, decoded, source, full)
+        return lines
 
     def text(self) -> str:
         """Everything the pane holds, as plain text (what scrolling would show)."""
@@ -410,161 +353,6 @@ class DetailPane(ScrollView, can_focus=True):
         if self.shown is not None and self._decoded is not None:
             self._lay_out(keep_scroll=True)
 
-    def _review_note(self, case_id: str) -> list[Text]:
-        """`✎ ticket: see 1432  (ana, 2026-12-03)`: the case's review note, inert."""
-        note = self.review_notes.get(case_id)
-        if note is None:
-            return []
-        by = note.byline()
-        return [
-            Text.assemble(
-                (f"{MARK} ", self._style("detail--block-title")),
-                line(note.summary(), width=600),
-                (f"  ({inert_line(by)})" if by else "", self._style("detail--muted")),
-            )
-        ]
-
-    def _render_case(self, shown: Shown, decoded: Decoded) -> list[Text]:
-        """The case as pre-laid-out lines of plain `Text` (no Rich tables: measuring and
-        rendering tables on every key press is what makes a detail pane slow)."""
-        case = shown.table.cases[shown.case]
-        seeds, left, right = decoded.seeds, decoded.left, decoded.right
-        pair = shown.table.right is not None
-        width = max(40, self.scrollable_content_region.width)
-        status = case.status.upper() if case.status == "regressed" else case.status
-        self._repeat = shown.table.left.repeat_label
-        title = Text.assemble(line(case.case_id, self._style("detail--title")))
-        own = next((r.source_id for r in (*left.values(), *right.values()) if r.source_id), None)
-        if own is not None:
-            title.append_text(Text.assemble("  (", line(own), ")"))
-        lines: list[Text] = [Text.assemble(title, "   ", (status, "bold"))]
-        summary = f"left {case.left_passed}/{len(case.left)} pass"
-        if pair:
-            summary += f"  ·  right {case.right_passed}/{len(case.right)} pass"
-        if case.mismatched:
-            summary += "  ·  instrument differs on this case (backend delta)"
-        lines.append(Text(summary, style=self._style("detail--muted")))
-        lines += self._review_note(case.case_id)
-        for seed, li, ri in seeds:
-            lrec = left.get(li) if li is not None else None
-            rrec = right.get(ri) if ri is not None else None
-            lines.append(Text(""))
-            lines += self._seed_rows(seed, lrec, rrec, pair, width)
-        source = self._source(decoded)
-        lines += self._case_lines(decoded, source, width)
-        needles = _needles(source, decoded)
-        legend = True  # said once, over the first block with a change marked
-        for compared in decoded.compared:
-            lines += self._compared(compared, pair, needles, width, legend=legend)
-            legend = legend and not (compared.pieces and worddiff.changed(compared.pieces))
-        if isinstance(source, CaseSource) and source.test_text is not None:
-            lines += self._test_file(source, decoded, pair, width)
-        return [part for text in lines for part in fold(text, width)]
-
-    def _seed_rows(
-        self,
-        seed: int | None,
-        lrec: CaseRecord | None,
-        rrec: CaseRecord | None,
-        pair: bool,
-        width: int,
-    ) -> list[Text]:
-        key = self._style("detail--key")
-        head = self._style("detail--block-title")
-        side = (width - KEY_WIDTH - 2) // 2 if pair else width - KEY_WIDTH - 1
-        recs = [lrec, rrec] if pair else [lrec]
-        rows: list[Text] = []
-
-        def cell(text: Text) -> Text:
-            text = text.copy()
-            text.truncate(side, pad=True)
-            return text
-
-        def row(name: str, cells: list[Text], style=key) -> None:
-            parts = [fold(c, side) for c in cells]
-            height = max(len(p) for p in parts)
-            for k in range(height):
-                label = Text(name if k == 0 else "", style=style)
-                label.truncate(KEY_WIDTH, pad=True)
-                out = Text.assemble(label, " ")
-                for n, p in enumerate(parts):
-                    if n:
-                        out.append(" ")
-                    out.append_text(cell(p[k]) if k < len(p) else Text(" " * side))
-                rows.append(out)
-
-        names = [Text("left" if pair else "", style=head)]
-        if pair:
-            names.append(Text("right", style=head))
-        row(_seed(seed, self._repeat), names, head)
-        row("grade", [self._grade(r) for r in recs])
-        lreasons = set(lrec.reasons or []) if lrec else set()
-        rreasons = set(rrec.reasons or []) if rrec else set()
-        reasons = [self._reasons(lrec, lreasons - rreasons if pair and rrec else set(), "- ")]
-        if pair:
-            reasons.append(self._reasons(rrec, rreasons - lreasons if lrec else set(), "+ "))
-        row("reasons", reasons)
-        row("tools", [self._plain(r, ", ".join(r.tool_names or []) if r else None) for r in recs])
-        for name, attr in (("text digest", "text_digest"), ("completion", "completion_digest")):
-            values = [getattr(r, attr) if r else None for r in recs]
-            differs = pair and None not in values and values[0] != values[1]
-            row(name, [self._digest(v, differs) for v in values])
-        row("latency", [self._plain(r, _seconds(r.seconds) if r else None) for r in recs])
-        row("repair loops", [self._plain(r, r.loops if r else None) for r in recs])
-        models = [r.reported_model if r else None for r in recs]
-        model_differs = pair and None not in models and models[0] != models[1]
-        row("reported model", [self._digest(m, model_differs) for m in models])
-        if any(r is not None and r.finish_reason for r in recs):
-            row("finish", [self._plain(r, _finish(r.finish_reason) if r else None) for r in recs])
-        if any(r is not None and r.error for r in recs):
-            row("error", [self._plain(r, r.error if r else None) for r in recs])
-        return rows
-
-    def _grade(self, rec: CaseRecord | None) -> Text:
-        if rec is None:
-            return Text("absent", style=self._style("detail--muted"))
-        if rec.errored:  # not judged: neither a pass nor a fail
-            return Text("ERROR (not judged)", style=self._style("detail--error"))
-        if rec.passed:
-            return Text("pass", style=self._style("detail--pass"))
-        return Text("FAIL", style=self._style("detail--fail"))
-
-    def _plain(self, rec: CaseRecord | None, value: object) -> Text:
-        if rec is None:
-            return Text("")
-        if value is None or value == "":
-            return Text("-", style=self._style("detail--muted"))
-        return line(value)
-
-    def _digest(self, value: str | None, differs: bool) -> Text:
-        if value is None:
-            return Text("-", style=self._style("detail--muted"))
-        if differs:
-            style = self._style("detail--differs")
-            return Text.assemble(("≠ ", style), line(value, style))
-        return line(value)
-
-    def _reasons(self, rec: CaseRecord | None, marked: set[str], mark: str) -> Text:
-        if rec is None:
-            return Text("")
-        if rec.reasons is None:
-            return Text("<reasons missing>", style=self._style("detail--muted"))
-        if not rec.reasons:
-            return Text("-", style=self._style("detail--muted"))
-        out = Text()
-        for k, reason in enumerate(rec.reasons):
-            if k:
-                out.append("\n")
-            kind = codes.kind_of(reason)
-            style = self._style(f"detail--reason-{kind}")
-            prefix = mark if reason in marked else "  "
-            out.append_text(Text.assemble((prefix, "bold"), line(reason, style)))
-            if kind == codes.UNKNOWN:
-                out.append("  (unknown code)", style=self._style("detail--muted"))
-        return out
-
-    # -- the case as its fixture set gives it ---------------------------------------
-
     def _source(self, decoded: Decoded) -> CaseSource | Unavailable | None:
         """The case from its set (no I/O: the set was read in a worker, or is being
         read), why it is not shown, or None: the run names no fixture set."""
@@ -578,397 +366,3 @@ class DetailPane(ScrollView, can_focus=True):
         if found is None and self._set_pending is None:
             return Unavailable(f"case not shown: the fixture set {located.shown} was not read")
         return found
-
-    def _head(self, title: str) -> Text:
-        return Text.assemble(
-            ("── ", self._style("detail--muted")),
-            line(title, self._style("detail--block-title"), width=400),
-        )
-
-    def _keyed(self, name: str, value: Text, width: int) -> list[Text]:
-        """`name` in the key column, `value` (its lines, each wrapped) beside it."""
-        key = Text(name, style=self._style("detail--key"))
-        key.truncate(KEY_WIDTH, pad=True)
-        parts = [
-            part
-            for row in value.split("\n", allow_blank=True)
-            for part in _wrapped(row, max(8, width - KEY_WIDTH - 1))
-        ]
-        return [
-            Text.assemble(key if k == 0 else " " * KEY_WIDTH, " ", part)
-            for k, part in enumerate(parts)
-        ]
-
-    def _case_lines(
-        self, decoded: Decoded, source: CaseSource | Unavailable | None, width: int
-    ) -> list[Text]:
-        """What the case asked, or exactly one line saying why it is not shown."""
-        located = decoded.located
-        if located is None:
-            return []
-        muted, note = self._style("detail--muted"), self._style("detail--note")
-        if source is None:
-            reading = f"case: reading the fixture set {located.shown}…"
-            return [Text(""), line(reading, muted, width=400)]
-        if isinstance(source, Unavailable):
-            return [Text(""), line(source.message, note, width=400)]
-        out = [Text("")]
-        if source.kind == "coding":
-            out.append(self._head(f"case · coding item · {source.set_path}"))
-            prompt, dropped = _head_lines(source.prompt, PROMPT_LINES)
-            out += self._keyed("prompt", line(source.prompt_file or "", muted), width)
-            for raw in prompt.split("\n"):
-                out += _wrapped(Text(raw), width)
-            if dropped or source.cut:
-                out.append(Text(_not_shown(dropped, source.cut), style=note))
-        else:
-            out.append(self._head(f"case · golden · {source.set_path}"))
-            user, dropped = _head_lines(source.prompt, USER_LINES)
-            out += self._keyed("user", Text(user), width)
-            if dropped:
-                out.append(Text(_not_shown(dropped, False), style=note))
-            for name, values in (
-                ("require tools", source.require_tools),
-                ("forbid tools", source.forbid_tools),
-                ("must include", source.must_include),
-                ("must not", source.must_not),
-            ):
-                value = line(", ".join(values), width=2000) if values else Text("-", style=muted)
-                out += self._keyed(name, value, width)
-        if decoded.other_hash is not None:
-            other = (
-                f"the other run's records carry fixture hash {decoded.other_hash} for this"
-                f" case: the case above is the one with {decoded.case_hash}"
-            )
-            out.append(line(other, note, width=400))
-        return out
-
-    def _test_file(
-        self, source: CaseSource, decoded: Decoded, pair: bool, width: int
-    ) -> list[Text]:
-        """A coding item's test file, numbered, each failing test's `def` marked (✗) with
-        the seeds it failed on."""
-        assert source.test_text is not None
-        failing = _failing(decoded, pair, self._repeat)
-        named = any(
-            rec.failed_tests is not None
-            for recs in (decoded.left, decoded.right)
-            for rec in recs.values()
-        )
-        title = f"test file · {source.test_file}"
-        if failing:
-            title += " · ✗ a failing test"
-        out = [Text(""), self._head(title)]
-        muted, fail, note = (
-            self._style("detail--muted"),
-            self._style("detail--fail"),
-            self._style("detail--note"),
-        )
-        if not named and any(
-            not rec.passed for recs in (decoded.left, decoded.right) for rec in recs.values()
-        ):
-            out.append(Text("(these records do not name their failing tests)", style=muted))
-        at_line = {n: name for name, n in source.tests.items()}
-        text, dropped = _head_lines(source.test_text, TEST_LINES)
-        rows = text.split("\n")
-        digits = len(str(len(rows)))
-        gutter = digits + 3
-        for n, raw in enumerate(rows, start=1):
-            name = at_line.get(n)
-            marked = name is not None and name in failing
-            body = Text(raw, style=fail if marked else "")
-            if marked:
-                assert name is not None
-                body.append(f"  ← failed: {failing[name]}", style=note)
-            for k, part in enumerate(_wrapped(body, max(8, width - gutter))):
-                mark = ("✗ " if marked else "  ") + f"{n:>{digits}} " if k == 0 else ""
-                out.append(Text.assemble((mark.ljust(gutter), fail if marked else muted), part))
-        if dropped or source.cut:
-            out.append(Text(_not_shown(dropped, source.cut), style=note))
-        lost = sorted(set(failing) - set(source.tests))
-        if lost:
-            listed = ", ".join(f"{name} ({failing[name]})" for name in lost)
-            out.append(
-                Text.assemble(("failed, not found in the file: ", fail), line(listed, width=2000))
-            )
-        return out
-
-    # -- answers, seed against seed and left against right --------------------------
-
-    def _compared(
-        self,
-        compared: Compared,
-        pair: bool,
-        needles: list[tuple[str, bool]],
-        width: int,
-        *,
-        legend: bool,
-    ) -> list[Text]:
-        """One block: a word diff (struck: only left; underlined: only right) or one side,
-        the needles highlighted and, under a completion text, found or absent."""
-        seeds = worddiff.seeds_label(compared.seeds, self._repeat)
-        if compared.pieces is not None:
-            diff = worddiff.changed(compared.pieces)
-            where = "left → right" if diff else "same on both sides"
-            pieces = compared.pieces
-        else:
-            where = ("left" if compared.left is not None else "right") if pair else ""
-            text = compared.left if compared.left is not None else compared.right
-            pieces = [Piece(EQUAL, text or "")]
-            diff = False
-        title = " · ".join(part for part in (compared.what, seeds, where) if part)
-        out = [Text(""), self._head(title)]
-        note = self._style("detail--note")
-        for text in compared.notes:
-            out.append(Text(f"({text})", style=note))
-        deleted, inserted = self._style("detail--deleted"), self._style("detail--inserted")
-        if diff and legend:
-            out.append(
-                Text.assemble(
-                    ("struck: ", self._style("detail--muted")),
-                    ("only on the left", deleted),
-                    (" · underlined: ", self._style("detail--muted")),
-                    ("only on the right", inserted),
-                )
-            )
-        is_text = compared.what == "completion text"
-        shown, marks = worddiff.display(pieces, [n for n, _ in needles] if is_text else [])
-        body = Text(shown)
-        styles = {DELETE: deleted, INSERT: inserted, worddiff.NEEDLE: self._style("detail--needle")}
-        for kind, start, stop in marks:
-            body.stylize(styles[kind], start, stop)
-        for part in body.split("\n", allow_blank=True):
-            out += _wrapped(part, width)
-        if is_text and needles:
-            out += self._needle_rows(compared, pair, needles, width)
-        return out
-
-    def _needle_rows(
-        self, compared: Compared, pair: bool, needles: list[tuple[str, bool]], width: int
-    ) -> list[Text]:
-        """Per needle: on both sides, absent on one, absent on both (a must_include
-        needle's absence and a must_not needle's presence in the fail style)."""
-        fail, plain = self._style("detail--fail"), Style()
-        lraw, rraw = compared.raw
-        rows: list[Text] = []
-        for wanted in (True, False):
-            parts: list[Text] = []
-            for needle, include in needles:
-                if include is not wanted:
-                    continue
-                here = [
-                    (name, worddiff.found(raw, needle))
-                    for name, raw in (("left", lraw), ("right", rraw))
-                    if raw is not None
-                ]
-                if not pair:
-                    said = "found" if here and here[0][1] else "absent"
-                elif len(here) == 2:
-                    said = {
-                        (True, True): "on both",
-                        (True, False): "absent on the right",
-                        (False, True): "absent on the left",
-                        (False, False): "absent on both",
-                    }[(here[0][1], here[1][1])]
-                else:
-                    name, present = here[0]
-                    said = f"{'found' if present else 'absent'} on the {name}"
-                presence = [present for _, present in here]
-                bad = not all(presence) if include else any(presence)
-                if parts:
-                    parts.append(Text(" · "))
-                said_style = fail if bad else plain
-                parts.append(Text.assemble(line(needle, width=400), (f": {said}", said_style)))
-            if parts:
-                name = "must include" if wanted else "must not"
-                rows += self._keyed(name, Text.assemble(*parts), width)
-        return rows
-
-
-def _wrapped(text: Text, width: int) -> list[Text]:
-    """One line of `text` as lines of at most `width` cells, broken between words (a
-    word wider than the line, like a digest, is cut); its styles kept."""
-    plain = text.plain
-    if cell_len(plain) <= width:
-        return [text]
-    return [text[start:end] for start, end in worddiff.wrap(plain, width, cell_len)]
-
-
-def _head_lines(value: str, most: int) -> tuple[str, int]:
-    """An untrusted multi-line text made inert, its first `most` lines (a prompt reads
-    from its start), tabs expanded; and how many lines were left out."""
-    lines = cap_block(value.rstrip("\n"), 10**9, 2000)[0].expandtabs(4).split("\n")
-    return "\n".join(lines[:most]), max(0, len(lines) - most)
-
-
-def _not_shown(dropped: int, cut: bool) -> str:
-    if not dropped:
-        return "(the rest of the file not shown)" if cut else ""
-    return f"({dropped} more line{'s' if dropped != 1 else ''} not shown)"
-
-
-def _locate(
-    decoded: Decoded, table: CaseTable, case_id: str, cwd: Path | None, *, fresh: bool = True
-) -> None:
-    """Look for the case's fixture set: the one the left run names (the right run's
-    where only it holds the case), with the fixture hash its records carry."""
-    sides: list[tuple[RunFile | None, dict[int, CaseRecord]]] = [
-        (table.left, decoded.left),
-        (table.right, decoded.right),
-    ]
-    hashes = [
-        next((r.fixture_hash for r in recs.values() if r.fixture_hash), None) for _, recs in sides
-    ]
-    for k, (run, recs) in enumerate(sides):
-        if run is None or not recs:
-            continue
-        header = run.header
-        fixtures = header.fixtures if header else None
-        decoded.located = SOURCES.locate(fixtures, run.path, cwd, case_id, fresh=fresh)
-        decoded.case_hash = hashes[k]
-        other = hashes[1 - k]
-        if other is not None and hashes[k] is not None and other != hashes[k]:
-            decoded.other_hash = other
-        return
-
-
-# What each block of answers shows from a record, and how many lines of it.
-def _calls(rec: CaseRecord) -> str | None:
-    if not rec.tools:
-        return None
-    return "\n".join(f"{call.name}({_json(call.args)})" for call in rec.tools)
-
-
-def _turns(rec: CaseRecord) -> str | None:
-    return _transcript(rec.turns) if rec.turns else None
-
-
-_ANSWERS: tuple[tuple[str, Any, int | None], ...] = (
-    ("test output tail", lambda rec: rec.tail or None, None),
-    ("completion text", lambda rec: rec.text or None, TEXT_LINES),
-    ("tool calls", _calls, TOOL_LINES),
-    ("tool conversation", _turns, TURN_LINES),
-)
-
-
-def _capped(value: str, most: int | None) -> tuple[str, str | None]:
-    shown, note = block(value) if most is None else block(value, max_lines=most)
-    return shown.plain.expandtabs(4), note
-
-
-def _compare(decoded: Decoded, pair: bool) -> list[Compared]:
-    """Each kind of answer, the seeds grouped where it is the same (on one side, or as a
-    pair), a pair's sides diffed word by word."""
-    out: list[Compared] = []
-    for what, get, most in _ANSWERS:
-        values = []
-        for seed, li, ri in decoded.seeds:
-            lrec = decoded.left.get(li) if li is not None else None
-            rrec = decoded.right.get(ri) if ri is not None else None
-            lval = get(lrec) if lrec is not None else None
-            rval = get(rrec) if rrec is not None else None
-            if lval is not None or rval is not None:
-                values.append((seed, (lval, rval)))
-        for seeds, (lval, rval) in worddiff.collapse(values):
-            left = right = None
-            notes = []
-            if lval is not None:
-                left, note = _capped(lval, most)
-                if note:
-                    notes.append(f"left: {note}" if pair else note)
-            if rval is not None:
-                right, note = _capped(rval, most)
-                if note:
-                    notes.append(f"right: {note}")
-            label = what
-            if what == "tool conversation":
-                counts = [v.count("\nturn ") + 1 for v in (lval, rval) if v is not None]
-                label = f"{what}, {' → '.join(map(str, counts))} turns"
-            pieces = None
-            if pair and left is not None and right is not None:
-                pieces = worddiff.diff_words(left, right)
-            out.append(Compared(label, seeds, left, right, pieces, notes, (lval, rval)))
-    return out
-
-
-def _needles(source: CaseSource | Unavailable | None, decoded: Decoded) -> list[tuple[str, bool]]:
-    """The case's text needles (True: must include, False: must not): from the case when
-    it is shown, and those the records' reasons name (`missing_text:`, `forbidden_text:`)."""
-    out: dict[tuple[str, bool], None] = {}
-    if isinstance(source, CaseSource):
-        out |= dict.fromkeys((n, True) for n in source.must_include if n)
-        out |= dict.fromkeys((n, False) for n in source.must_not if n)
-    for recs in (decoded.left, decoded.right):
-        for rec in recs.values():
-            for reason in rec.reasons or []:
-                code, _, detail = reason.partition(":")
-                if detail and code in ("missing_text", "forbidden_text"):
-                    out.setdefault((detail, code == "missing_text"), None)
-    return list(out)
-
-
-def _failing(decoded: Decoded, pair: bool, repeat: str = "seed") -> dict[str, str]:
-    """Each failing test (its name as a test file's functions are keyed) -> where it
-    failed: `left seeds 11, 29 · right seed 47`, or for one run `seeds 11, 29`."""
-    where: dict[str, dict[str, list[int | None]]] = {}
-    for side, recs in (("left", decoded.left), ("right", decoded.right)):
-        for rec in recs.values():
-            for name in rec.failed_tests or []:
-                seeds = where.setdefault(bare_test_name(name), {}).setdefault(side, [])
-                if rec.seed not in seeds:
-                    seeds.append(rec.seed)
-    out = {}
-    for name, sides in where.items():
-        parts = []
-        for side, seeds in sides.items():
-            ordered = sorted(seeds, key=lambda s: (s is not None, s or 0))
-            label = worddiff.seeds_label(ordered, repeat)
-            parts.append(f"{side} {label}" if pair else label)
-        out[name] = " · ".join(parts)
-    return out
-
-
-def _transcript(turns: list[Turn]) -> str:
-    """Each reply, then each call it made (→) and the result it was given (←)."""
-    out = []
-    for n, turn in enumerate(turns, start=1):
-        out.append(f"turn {n}: {_short(turn.text) if turn.text else '(no text)'}")
-        for call in turn.calls:
-            out.append(f"  → {_short(f'{call.name}({_json(call.args)})')}")
-            if call.result is msgspec.UNSET:
-                out.append("  ← (not sent: out of turns)")
-            else:
-                out.append(f"  ← {_short(_json(call.result))}")
-    return "\n".join(out)
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
-def _short(value: str) -> str:
-    """One inert line of at most TURN_CHARS characters."""
-    text = inert_line(value)
-    return text if len(text) <= TURN_CHARS else text[: TURN_CHARS - 1] + "…"
-
-
-def fold(text: Text, width: int) -> list[Text]:
-    """`text` as lines of at most `width` cells: its own lines, each wrapped at spaces
-    (and a word longer than the width, like a digest, folded), so a reason code, a model
-    name or a case id is never cut off at the pane's edge."""
-    out: list[Text] = []
-    for part in text.split("\n", allow_blank=True) if "\n" in text.plain else [text]:
-        if part.cell_len <= width:
-            out.append(part)
-            continue
-        for piece in part.wrap(_MEASURE, max(1, width), overflow="fold", no_wrap=False):
-            piece.rstrip()
-            out.append(piece)
-    return out
-
-
-_MEASURE = Console(width=1000, color_system=None, legacy_windows=False)
-
-
-def _seconds(value: float | None) -> str | None:
-    return None if value is None else f"{value:.2f} s"

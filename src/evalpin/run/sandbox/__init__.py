@@ -1,0 +1,69 @@
+"""Runs one coding item's tests in fresh, contained processes.
+
+API:
+- `probe_isolation(backends=BACKENDS) -> Isolation` (cached): the strongest containment
+  that works on this machine, tried for real once: `unshare`, else bubblewrap, else none.
+  `Isolation.network` is `off-enforced` or `off-unenforced`; `why` is one line for the
+  warning a caller must show when not enforced.
+- `run_item(item, files, *, workdir_parent=None, secret_names=(), allow_network=False,
+  isolation=None) -> Outcome`: grade one completion's files. `Outcome` has `passed`,
+  `reasons`, `tail` (last `TAIL_CHARS` of test output), `seconds` and `network`.
+- `execute(iso, box, specs, timeout)`: the primitive `evalpin.run.isolation` builds on:
+  each `Spec` in a sandbox of its own, the last one deciding when the run ends.
+
+What the grade means lives in `evalpin.core.graders.coding`; how the candidate and pytest
+are split into processes, in `evalpin.run.isolation`. This package only contains them,
+one concern a module, each importing only those before it:
+- `cgroup`: the per-run cgroup (process and memory caps), and killing what is in it;
+- `box`: the run's scratch space on the host, and link-safe writes and reads in it;
+- `mounts`: a sandboxed process (`Spec`) and the mount plan of its private root;
+- `backends`: unshare and bubblewrap, the wrapper command of each, `Isolation`;
+- `launcher`: the code that runs first inside every sandbox, as a string;
+- `execute`: starting, watching and killing the sandboxed processes;
+- `probe`: which backend works here; `item`: grading one item's files (`run_item`).
+
+Containment, the same for `unshare` and bubblewrap (both get one mount plan: the unshare
+launcher builds it with mount calls, bubblewrap from flags):
+- user, network (no interface but a downed loopback), pid (a fresh /proc; when the
+  namespace's init dies every process in it dies, `setsid` or not), ipc, uts and mount
+  namespaces;
+- a private root: a read-only tmpfs holding /usr and its links, two /etc files, the
+  interpreter's prefixes read-only, the process's own folders read-write, a minimal /dev,
+  and a private size-capped /tmp and /dev/shm; nothing else of the host;
+- every capability dropped (bounding, ambient and own sets, SECBIT_NOROOT, no_new_privs),
+  so nothing can be unmounted or remounted;
+- a cgroup per item over every process tree of it: at most MAX_PROCESSES processes and
+  the item's `memory_mb` (swap included); an OOM kill is `sandbox_error:memory`;
+  `setpriv --pdeathsig` ties the tree to the grader, and a later run removes the cgroups
+  of a grader that was SIGKILLed;
+- an environment built from an allow-list (never inherited PYTHON*, PYTEST_*, keys);
+- a wall-clock timeout, after which every tree is killed; output is read as it comes
+  and only its tail kept, with the sandbox paths made relative and secrets cut.
+Without namespaces only the environment, rlimits, cgroup, process-group kill and timeout
+remain, and network is recorded off-unenforced.
+"""
+
+from __future__ import annotations
+
+from evalpin.run.sandbox.backends import (
+    BACKENDS,
+    NETWORK_ON,
+    OFF_ENFORCED,
+    OFF_UNENFORCED,
+    Isolation,
+)
+from evalpin.run.sandbox.execute import execute
+from evalpin.run.sandbox.item import Outcome, run_item
+from evalpin.run.sandbox.probe import probe_isolation
+
+__all__ = [
+    "BACKENDS",
+    "NETWORK_ON",
+    "OFF_ENFORCED",
+    "OFF_UNENFORCED",
+    "Isolation",
+    "Outcome",
+    "execute",
+    "probe_isolation",
+    "run_item",
+]

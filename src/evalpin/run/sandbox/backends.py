@@ -1,0 +1,77 @@
+"""The two namespace backends, unshare and bubblewrap, and which one a run gets.
+
+`wrapper` is the command that puts the launcher in its namespaces (both backends get
+the same mount plan: the unshare launcher builds it with mount calls, bubblewrap from
+flags); `prefix` is what runs before it, tying the tree to the grader and moving it into
+the run's cgroup. `Isolation` records the choice (`probe_isolation` makes it).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from evalpin.run.sandbox.box import Box
+from evalpin.run.sandbox.mounts import Spec, plan
+
+BACKENDS = ("unshare", "bwrap")
+OFF_ENFORCED = "off-enforced"
+OFF_UNENFORCED = "off-unenforced"
+NETWORK_ON = "on"
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """Which containment a run gets here, and whether network-off is enforced."""
+
+    kind: str  # "unshare", "bwrap" or "none"
+    network: str  # OFF_ENFORCED or OFF_UNENFORCED
+    why: str
+    pids_cgroup: bool = False  # a cgroup per run: process and memory caps
+
+
+def wrapper(
+    iso: Isolation, box: Box, spec: Spec, allow_network: bool
+) -> tuple[list[str], str | None]:
+    """The command that puts the launcher in its namespaces, and the mount point of the
+    private root the launcher builds (unshare only; bubblewrap builds it from flags)."""
+    tool = shutil.which(iso.kind) if iso.kind != "none" else None
+    if iso.kind != "none" and tool is None:
+        raise FileNotFoundError(f"{iso.kind} not found on PATH")
+    if iso.kind == "unshare":  # by its path: the shell before it need not search PATH
+        net = [] if allow_network else ["--net"]
+        mount_point = Path(tempfile.mkdtemp(prefix="root-", dir=box.root))
+        return [tool, "--map-root-user", *net, *_UNSHARE_REST], str(mount_point)
+    if iso.kind == "bwrap":
+        args = [tool, "--unshare-all", *(["--share-net"] if allow_network else [])]
+        args += ["--die-with-parent", "--cap-drop", "ALL"]
+        for op, src, dst, opt in plan(spec):
+            if op in ("ro", "rw"):
+                args += ["--ro-bind" if op == "ro" else "--bind", src, dst]
+            elif op == "tmpfs":
+                args += ["--perms", str(src), "--size", str(opt), "--tmpfs", dst]
+            elif op in ("dev", "proc"):
+                args += [f"--{op}", dst]
+            else:
+                args += ["--symlink", src, dst]
+        return [*args, "--remount-ro", "/", "--chdir", str(spec.cwd), "--"], None
+    return [], None
+
+
+_UNSHARE_REST = ["--ipc", "--uts", "--pid", "--fork", "--kill-child", "--mount-proc", "--"]
+
+
+def prefix(box: Box) -> list[str]:
+    """What runs before the wrapper, in the same process: `setpriv` makes it die with
+    the grader (a SIGKILLed grader leaves no sandbox running: unshare's --kill-child and
+    bubblewrap's --die-with-parent take the rest down), then a shell moves it into the
+    run's cgroup, so the namespace tools and everything they start are counted."""
+    setpriv = shutil.which("setpriv")
+    first = [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
+    if box.cgroup is None:
+        return first
+    script = 'for f in "$@"; do [ "$f" = -- ] && break; echo 0 > "$f" || exit 71; done; '
+    script += 'while [ "$1" != -- ]; do shift; done; shift; exec "$@"'
+    return [*first, "/bin/sh", "-c", script, "sh", *box.cgroup.procs, "--"]

@@ -1,0 +1,157 @@
+"""A cgroup per sandboxed run: a cap on its processes and its memory, swap included.
+
+`Cgroup.create` makes one child cgroup (one per v1 `pids`/`memory` hierarchy, or one v2
+folder) named `evalpin-PID-RANDOM`, so a later run removes what a SIGKILLed grader
+left; `oom_killed` tells a memory kill apart; `remove` kills what is left and removes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import secrets
+import signal
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from evalpin.core.graders.coding import MAX_PROCESSES
+
+
+@functools.cache
+def _cgroup_parents() -> dict[str, Path]:
+    """Our own cgroup's folder per controller we can use: cgroup v1 `pids` and `memory`
+    hierarchies, or the v2 unified one (key `cgroup2`)."""
+    try:
+        mounts = Path("/proc/self/mountinfo").read_text().splitlines()
+        groups = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return {}
+    own = {}
+    for line in groups:
+        _, controllers, path = line.split(":", 2)
+        for name in controllers.split(",") if controllers else ["cgroup2"]:
+            own[name] = path
+    found: dict[str, Path] = {}
+    for line in mounts:
+        fields, _, tail = line.partition(" - ")
+        fstype, _source, options = [*tail.split(), "", ""][:3]
+        mount_root, mount_point = fields.split()[3:5]
+        for key in ("pids", "memory") if fstype == "cgroup" else ("cgroup2",):
+            if (fstype == "cgroup2" or key in options.split(",")) and key in own:
+                rel = os.path.relpath(own[key], mount_root)
+                found.setdefault(key, Path(mount_point, "" if rel == "." else rel))
+    if "pids" in found and "memory" in found:
+        return {k: found[k] for k in ("pids", "memory")}
+    v2 = found.get("cgroup2")
+    if v2 is not None:
+        try:
+            controllers = (v2 / "cgroup.subtree_control").read_text().split()
+        except OSError:
+            controllers = []
+        if {"pids", "memory"} <= set(controllers):
+            return {"cgroup2": v2}
+    return {}
+
+
+class Cgroup:
+    """A child cgroup per run (one per v1 hierarchy, or one v2 folder) that caps the
+    number of processes (the fork-bomb limit that still holds for root, where
+    RLIMIT_NPROC does not) and the memory of the whole process tree, swap included.
+    Named `evalpin-PID-RANDOM`, so a later run can remove what a killed grader left."""
+
+    def __init__(self, paths: list[Path], memory: Path) -> None:
+        self.paths = paths
+        self.memory = memory
+        self.procs = [str(p / "cgroup.procs") for p in paths]
+
+    @classmethod
+    def create(cls, memory_bytes: int) -> Cgroup | None:
+        parents = _cgroup_parents()
+        if not parents:
+            return None
+        name = f"evalpin-{os.getpid()}-{secrets.token_hex(4)}"
+        made: list[Path] = []
+        try:
+            for key, parent in parents.items():
+                _remove_stale(parent)
+                path = parent / name
+                path.mkdir()
+                made.append(path)
+                if key in ("pids", "cgroup2"):
+                    (path / "pids.max").write_text(str(MAX_PROCESSES))
+                if key == "cgroup2":
+                    (path / "memory.max").write_text(str(memory_bytes))
+                    with contextlib.suppress(OSError):
+                        (path / "memory.swap.max").write_text("0")
+                elif key == "memory":
+                    (path / "memory.limit_in_bytes").write_text(str(memory_bytes))
+                    with contextlib.suppress(OSError):
+                        (path / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
+        except OSError:
+            for path in made:
+                with contextlib.suppress(OSError):
+                    path.rmdir()
+            return None
+        memory = next(p for p, k in zip(made, parents, strict=True) if k != "pids")
+        return cls(made, memory)
+
+    def members(self) -> list[int]:
+        pids: set[int] = set()
+        for procs in self.procs:
+            with contextlib.suppress(OSError):
+                pids.update(int(p) for p in Path(procs).read_text().split())
+        return sorted(pids)
+
+    def oom_killed(self) -> bool:
+        """Whether the kernel killed a process of this run for reaching the memory cap."""
+        for name in ("memory.events", "memory.oom_control"):
+            with contextlib.suppress(OSError):
+                for line in (self.memory / name).read_text().splitlines():
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill" and value.strip() != "0":
+                        return True
+        return False
+
+    def remove(self) -> None:
+        """Kill what is left in it and remove it; the kernel frees it once empty."""
+        for path in self.paths:
+            _remove_cgroup(path)
+
+
+def _remove_cgroup(path: Path) -> None:
+    for _ in range(200):
+        with contextlib.suppress(OSError):
+            kill_all(int(p) for p in (path / "cgroup.procs").read_text().split())
+        try:
+            path.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.01)
+
+
+def _remove_stale(parent: Path) -> None:
+    """Remove the cgroups of evalpin graders that died without cleaning up (SIGKILL)."""
+    for path in parent.glob("evalpin-*"):
+        owner = path.name.split("-")[1] if path.name.count("-") >= 2 else ""
+        if owner.isdigit() and not _alive(int(owner)):
+            _remove_cgroup(path)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def kill_all(pids: Iterable[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)

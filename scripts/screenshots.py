@@ -10,7 +10,10 @@ the cursor blink off. Run: python scripts/screenshots.py [--out screenshots]
 - launch.svg: the launch panel in the middle of a run;
 - history.svg: the history screen (`h`) over ten nights with a slot change and a grader
   change, two runs of different series marked;
-- review-80x24.svg: the review in an 80 x 24 terminal (list above detail, pins folded).
+- review-80x24.svg: the review in an 80 x 24 terminal (list above detail, pins folded);
+- causes.svg: what moved between the bundled demo nights, by cause (`c`);
+- triage.svg: the demo's `status-late-apology` with a review note, the case itself and
+  its lost apology as a word diff.
 
 `--only NAME` writes just that file (e.g. `--only review-80x24.svg`).
 """
@@ -22,6 +25,7 @@ import asyncio
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -327,6 +331,67 @@ async def shoot(out: Path) -> list[Path]:
         finally:
             os.chdir(cwd)
     saved.append(await shoot_history(out))
+    saved += await shoot_triage(out)
+    return saved
+
+
+ROOT = Path(__file__).resolve().parent.parent
+LATE = "status-late-apology"
+
+
+async def shoot_triage(out: Path) -> list[Path]:
+    """The bundled demo pair (its runs and fixtures copied, so names are relative): the
+    causes, and the detail of the case that lost its apology, a review note on it."""
+    from evalpin.core.notes import TICKET, append_note, make_note
+    from evalpin.tui.screens.causes import CausesScreen
+
+    saved = []
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        shutil.copytree(ROOT / "fixtures", folder / "fixtures")
+        (folder / "runs").mkdir()
+        for night in ("demo-night-1.jsonl", "demo-night-2.jsonl"):
+            shutil.copy(ROOT / "runs" / night, folder / "runs" / night)
+        right = Path("runs/demo-night-2.jsonl")
+        fixture_hash = next(
+            rec["fixture_hash"]
+            for rec in map(json.loads, (folder / right).read_text().splitlines())
+            if rec.get("case_id") == LATE
+        )
+        note = make_note(
+            LATE,
+            fixture_hash,
+            TICKET,
+            "accepted: new tone, see ticket 1432",
+            author="ana",
+            written_at="2026-12-03T09:14:02Z",
+        )
+        append_note(folder / "runs" / "notes.jsonl", note)
+        cwd = Path.cwd()
+        os.chdir(folder)
+        try:
+            app = make_app(Path("runs/demo-night-1.jsonl"), right, cursor_blink=False, cwd=folder)
+            async with app.run_test(size=SIZE) as pilot:
+                review = app.review
+                while not (review.reached("verdicts") and review.reached("causes")):
+                    await pilot.pause(0.02)
+                await pilot.press("c")
+                while not isinstance(app.screen, CausesScreen):
+                    await pilot.pause(0.02)
+                await pilot.pause()
+                saved.append(out / "causes.svg")
+                saved[-1].write_text(app.export_screenshot(title="evalpin review"))
+                await pilot.press("escape", "slash", *LATE, "enter")
+                while not review.reached("notes") or review.detail.decoding:
+                    await pilot.pause(0.02)
+                detail = review.detail
+                at = next(n for n, t in enumerate(detail.lines) if "── case ·" in t.plain)
+                detail.scroll_to(y=min(at, detail.max_scroll_y), animate=False)
+                await pilot.pause()
+                saved.append(out / "triage.svg")
+                saved[-1].write_text(app.export_screenshot(title="evalpin review"))
+        finally:
+            os.chdir(cwd)
     return saved
 
 

@@ -5,7 +5,7 @@ grepped, diffed and counted by scripts. Everything that makes, orders, colours o
 codes reads this table: graders and slots build codes through the constructors below
 (which refuse a prefix or a closed detail that is not registered), the coding grader
 records reasons in `order`, the detail pane colours by `kind`, the publish card counts
-`static` codes, and the README's table is `markdown_table()` (a test keeps them equal).
+`static` codes, and the docs' reason page is `markdown_table()` (a test keeps them equal).
 Adding a code is one `_code(...)` line here plus a test that emits it.
 
 `order` decides the order reasons are recorded in, so this module is part of the grader
@@ -170,7 +170,7 @@ PROVIDER_ERROR = _code(
     "KIND",
     order=21,
     # Closed on purpose: records are grepped and diffed on these strings, so a new kind
-    # is a contract change (README changelog), not a free-form message.
+    # is a contract change (CHANGELOG.md), not a free-form message.
     details={
         "timeout": "no answer in time: client timeout, HTTP 408, or a command past timeout_s",
         "connection": "the endpoint could not be reached or dropped the connection",
@@ -265,7 +265,7 @@ def in_order(codes: list[str]) -> list[str]:
 
 
 def markdown_table() -> str:
-    """The README's reason-code table, in registry order."""
+    """The reason-code table of the docs (reference/reasons), in registry order."""
     rows = ["| code | kind | static check | meaning |", "|---|---|---|---|"]
     for c in sorted(REGISTRY.values(), key=lambda c: c.order):
         meaning = c.meaning

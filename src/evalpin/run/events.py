@@ -2,7 +2,7 @@
 
 The runner and the session produce these; `evalpin run --progress json` writes each as one
 JSON line (`encode`), and the TUI's launch panel, which runs that command as a child,
-reads them back (`decode`). The wire shape is the README's: an object whose `event` key
+reads them back (`decode`). The wire shape (as the docs give it): an object whose `event` key
 names the kind (`start`, `case`, `pace`, `warning`, `done`, `interrupted`, `failed`),
 fields in the order below. Adding an event is one struct here, one line in `Event`, and
 its handling in the two displays (cli/render_run.py, tui/screens/launch.py). Fields added

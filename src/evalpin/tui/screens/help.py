@@ -2,7 +2,7 @@
 
 Nothing here is written by hand but the section titles: each section lists the
 `BINDINGS` of the widgets and screens it names, with the binding's tooltip (or, where it
-has none, its description). A new binding shows up here by itself; the README's key
+has none, its description). A new binding shows up here by itself; the docs' key
 table is checked against the same bindings by a test.
 """
 

@@ -6,7 +6,7 @@ relatively. The candidate's end is a `Worker`, the
 pytest process's end a `Judge`; messages are strict, tagged JSON lines over two pipes.
 Nothing is ever unpickled, and no code of the other side runs on either side.
 
-What crosses, and how (the README's guarantees section says the same for users):
+What crosses, and how (the docs' isolation page says the same for users):
 
 - Plain data (None, bool, int, float, str, bytes, list, tuple, dict, set, frozenset) and
   the standard library's value types (collections' Counter, OrderedDict, defaultdict,

@@ -8,8 +8,8 @@ command's best time). Run: python benchmarks/bench_diff.py
 
 At a million records (`--records 1000000`, ~600 MB a file): the whole command under
 3 s and under 1 GB peak RSS (the largest of the command's processes: it reads a half of
-each run in a forked helper, core/halves.py; from RUSAGE_CHILDREN); the json baseline
-(minutes at that size) is left out.
+each run in a forked helper, core/review/halves.py; from RUSAGE_CHILDREN); the json
+baseline (minutes at that size) is left out.
 """
 
 from __future__ import annotations
@@ -75,9 +75,9 @@ def main() -> None:
 
 def clustered_share(left: Path, right: Path, repeat: int) -> float:
     """Best time of the clustered comparison alone, on the pair already joined."""
-    from evalpin.core.compare import compare
-    from evalpin.core.runfile import read_run
-    from evalpin.core.stats import clustered_from, tally_of
+    from evalpin.core.judge.compare import compare
+    from evalpin.core.judge.paired import clustered_from, tally_of
+    from evalpin.core.read.runfile import read_run
 
     diff = compare(read_run(left), read_run(right))
     best, median = best_of(max(repeat, 10), lambda: clustered_from(diff.moved, tally_of(diff)))

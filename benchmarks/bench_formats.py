@@ -40,7 +40,7 @@ def make_log(path: Path, samples: int, epochs: int, night: int) -> Path:
     """An inspect-shaped log; `night` shifts which samples pass, so two logs differ."""
     if path.exists():
         return path
-    from evalpin.core.formats.ziplog import LogZip
+    from evalpin.core.read.formats.ziplog import LogZip
 
     with LogZip(TEMPLATE) as src:
         header = json.loads(src.read("header.json"))
@@ -131,7 +131,7 @@ def main() -> None:
     left = make_log(args.data / f"{stem}-a.eval", args.samples, args.epochs, night=0)
     right = make_log(args.data / f"{stem}-b.eval", args.samples, args.epochs, night=1)
 
-    from evalpin.core.runfile import read_run
+    from evalpin.core.read.runfile import read_run
 
     rows = len(read_run(left).rows)
     ours, ours_median = best_of(args.repeat, lambda: read_run(left))

@@ -32,8 +32,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from evalpin.core.read.runfile import RunWriter, read_run
 from evalpin.core.records import SCHEMA, CaseRecord, FixturesInfo, RunHeader, Summary
-from evalpin.core.runfile import RunWriter, read_run
 
 sys.path.insert(0, str(Path(__file__).parent))
 from synth import make_pair

@@ -13,7 +13,7 @@ read once first (this VM pages out file pages unused for a minute):
   runs are still read (the reviewer browsing before indexing ends; that takes the
   loader's time, so its `listed` is not held to the target);
 - peak memory: the TUI process's maximum resident set size (a child judging big runs,
-  core/judge_apart.py, is a process of its own).
+  core/review/judge_apart.py, is a process of its own).
 
 Targets at 100k: first paint < 0.5 s, listed < 2.5 s, key p95 < 50 ms, peak RSS < 400 MB.
 At 1M (--records 1000000): first cases < 1.0 s, listed < 8 s, key p95 < 50 ms while

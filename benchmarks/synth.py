@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from evalpin.core.read.runfile import RunWriter
 from evalpin.core.records import SCHEMA, CaseRecord, FixturesInfo, RunHeader, Summary
-from evalpin.core.runfile import RunWriter
 
 SEEDS = (11, 29, 47)
 

@@ -104,8 +104,8 @@ import asyncio, html, re, sys, time
 from pathlib import Path
 
 import evalpin
-from evalpin.core.discovery import pair_to_review
-from evalpin.core.formats import RunStream
+from evalpin.core.read.discovery import pair_to_review
+from evalpin.core.read.formats import RunStream
 from evalpin.tui.app import make_app
 
 package = Path(evalpin.__file__).resolve().parent

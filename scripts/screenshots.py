@@ -29,8 +29,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from evalpin.core.read.runfile import RunWriter
 from evalpin.core.records import SCHEMA, CaseRecord, FixturesInfo, RunHeader, Summary
-from evalpin.core.runfile import RunWriter
 from evalpin.tui.app import make_app
 
 SIZE = (150, 44)

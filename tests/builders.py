@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from evalpin.core.read.runfile import RunWriter
 from evalpin.core.records import SCHEMA, CaseRecord, FixturesInfo, RunHeader, Summary
-from evalpin.core.runfile import RunWriter
 
 
 def header(**over: Any) -> RunHeader:

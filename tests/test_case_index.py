@@ -9,17 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core.case_index import CaseIndex, build_case_table
-from evalpin.core.cases import (
+from evalpin.core.judge.compare import compare
+from evalpin.core.read.runfile import read_run
+from evalpin.core.records import CaseRow
+from evalpin.core.review.case_index import CaseIndex, build_case_table
+from evalpin.core.review.cases import (
     CHANGED_STATUS,
     COMPARE,
     DELTA,
     DIFFERS,
     PENDING,
 )
-from evalpin.core.compare import compare
-from evalpin.core.records import CaseRow
-from evalpin.core.runfile import read_run
 from tests.builders import case, grid, write_run
 
 # What a partial table must never say: movement and one-sidedness need the whole join.

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core.case_source import (
+from evalpin.core.instrument.fixtures import load_fixtures
+from evalpin.core.records import FixturesInfo
+from evalpin.core.review.case_source import (
     CaseSource,
     CaseSources,
     Unavailable,
     bare_test_name,
     def_lines,
 )
-from evalpin.core.fixtures import load_fixtures
-from evalpin.core.records import FixturesInfo
 
 CASE = {
     "id": "late",

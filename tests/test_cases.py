@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core.case_index import build_case_table
-from evalpin.core.cases import ALL, COMPARE, DELTA, SINGLE, step
-from evalpin.core.compare import compare
-from evalpin.core.discovery import default_pair, peek_header
 from evalpin.core.errors import InputError
-from evalpin.core.runfile import read_run
+from evalpin.core.judge.compare import compare
+from evalpin.core.read.discovery import default_pair, peek_header
+from evalpin.core.read.runfile import read_run
+from evalpin.core.review.case_index import build_case_table
+from evalpin.core.review.cases import ALL, COMPARE, DELTA, SINGLE, step
 from tests.builders import grid, header, write_run
 from tests.tuikit import pair
 
@@ -149,7 +149,7 @@ def test_default_pair_without_runs_is_an_input_error(tmp_path: Path) -> None:
 
 
 def test_review_falls_back_to_the_bundled_demo(tmp_path: Path, monkeypatch) -> None:
-    from evalpin.core import discovery
+    from evalpin.core.read import discovery
 
     runs = tmp_path / "runs"
     left, right, note = discovery.pair_to_review(runs)  # no ./runs: the demo that ships
@@ -168,7 +168,7 @@ def test_start_times_are_read_as_utc_everywhere() -> None:
     # One rule for the default pair and the history: no offset means UTC, never local.
     from datetime import UTC, datetime
 
-    from evalpin.core.discovery import started_at
+    from evalpin.core.read.discovery import started_at
 
     noon = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
     assert started_at("2026-11-29T12:00:00Z") == noon

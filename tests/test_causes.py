@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evalpin.core.causes import find_causes
-from evalpin.core.compare import compare
-from evalpin.core.report import build_report
-from evalpin.core.runfile import read_run
+from evalpin.core.judge.causes import find_causes
+from evalpin.core.judge.compare import compare
+from evalpin.core.judge.report import build_report
+from evalpin.core.read.runfile import read_run
 from tests.builders import case, header, write_run
 from tests.clirun import cli
 

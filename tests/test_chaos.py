@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core.runfile import read_run
+from evalpin.core.read.runfile import read_run
 from evalpin.run.sandbox import probe_isolation
 
 ROUNDS = int(os.environ.get("EVALPIN_CHAOS_ROUNDS", "2"))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core.fixtures import load_fixtures
+from evalpin.core.instrument.fixtures import load_fixtures
 from tests.builders import case, grid, header, write_run
 from tests.clirun import cli, cli_process
 
@@ -145,9 +145,9 @@ def test_verdict_not_publishable_exits_one(capsys, tmp_path: Path) -> None:
 
 
 def test_verdict_card_is_the_tuis_card(capsys, tmp_path: Path) -> None:
-    from evalpin.core.card import export_card
-    from evalpin.core.runfile import read_run
-    from evalpin.core.verdict import judge
+    from evalpin.core.judge.card import export_card
+    from evalpin.core.judge.verdict import judge
+    from evalpin.core.read.runfile import read_run
 
     run = write_run(tmp_path / "r.jsonl", grid({"a": [True] * 3, "b": [True, False, True]}))
     target = tmp_path / "cards" / "r.md"

@@ -26,8 +26,8 @@ from typing import Any
 import psutil
 import pytest
 
-from evalpin.core.pins import env_digest
-from evalpin.core.runfile import read_run
+from evalpin.core.instrument.pins import env_digest
+from evalpin.core.read.runfile import read_run
 from evalpin.run import events
 from evalpin.run.executors import DaskExecutor, GradeJob
 from evalpin.run.sandbox import probe_isolation
@@ -445,7 +445,7 @@ async def test_launch_panel_executor_field_picks_jobs_or_a_cluster(tmp_path: Pat
 
 def test_a_job_refuses_a_worker_unlike_the_coordinator(tmp_path: Path) -> None:
     """What a late-joining worker does with a job meant for another instrument."""
-    from evalpin.core.fixtures import load_fixtures
+    from evalpin.core.instrument.fixtures import load_fixtures
     from evalpin.run.executors import WorkerRefused, grade_here, grade_remote, machine_facts
 
     project = make_project(tmp_path, 2)

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 from scipy import stats as sp
 
-from evalpin.core import stats
-from evalpin.core.compare import compare
-from evalpin.core.runfile import read_run
+from evalpin.core.judge import mcnemar, stats
+from evalpin.core.judge.compare import compare
+from evalpin.core.judge.paired import paired_stats
+from evalpin.core.read.runfile import read_run
 from tests.builders import grid, write_run
 from tests.clirun import cli
 
@@ -42,7 +43,7 @@ def diff_of(tmp_path: Path, left: dict, right: dict, seeds=(11, 29, 47), shuffle
         rrows = list(reversed(rrows))
     lrun = read_run(write_run(tmp_path / "l.jsonl", lrows))
     rrun = read_run(write_run(tmp_path / "r.jsonl", rrows))
-    paired = stats.paired_stats(compare(lrun, rrun))
+    paired = paired_stats(compare(lrun, rrun))
     assert paired is not None
     return paired
 
@@ -82,15 +83,15 @@ def test_one_seed_per_case_is_mcnemar(tmp_path: Path) -> None:
     assert c.statistic == pytest.approx((b - f) ** 2 / (b + f), rel=1e-12)  # McNemar's X^2
     assert c.exact and c.p_value == pooled.p_value  # the headline stays the exact test
     assert c.p_value == pytest.approx(sp.binomtest(f, b + f, 0.5).pvalue, rel=1e-9)
-    assert stats.chi2_1df_sf(c.statistic) == pytest.approx(sp.chi2.sf(c.statistic, 1), rel=1e-12)
+    assert mcnemar.chi2_1df_sf(c.statistic) == pytest.approx(sp.chi2.sf(c.statistic, 1), rel=1e-12)
     # Whole-case thresholds follow the exact test too: 6 with none the other way.
-    assert c.regressions_needed == stats.flips_needed(2, 30)
+    assert c.regressions_needed == mcnemar.flips_needed(2, 30)
 
 
 def test_seeds_that_agree_count_once() -> None:
     """A case whose seeds are copies counts as one case however many seeds it has."""
     for seeds in (1, 3, 10):
-        c = stats.clustered(
+        c = mcnemar.clustered(
             [(seeds, seeds, 0)] * 9 + [(seeds, 0, seeds)] * 2,
             unmoved_cases=50,
             unmoved_pairs=50 * seeds,
@@ -98,34 +99,34 @@ def test_seeds_that_agree_count_once() -> None:
         assert c.statistic == pytest.approx(49 / 11)
         assert (c.regressed_cases, c.fixed_cases) == (9, 2)
         assert c.mean_difference == pytest.approx(-7 / 61)
-    assert stats.clustered([(3, 3, 0)] * 9 + [(3, 0, 3)] * 2).p_value == pytest.approx(
+    assert mcnemar.clustered([(3, 3, 0)] * 9 + [(3, 0, 3)] * 2).p_value == pytest.approx(
         sp.chi2.sf(49 / 11, 1)
     )
 
 
 def test_no_discordant_case() -> None:
-    nothing = stats.clustered([], unmoved_cases=40, unmoved_pairs=120)
+    nothing = mcnemar.clustered([], unmoved_cases=40, unmoved_pairs=120)
     assert (nothing.statistic, nothing.p_value, nothing.significant) == (0.0, 1.0, False)
     assert nothing.mean_difference == 0.0 and nothing.se == 0.0
     assert nothing.ci95 == (0.0, 0.0) and nothing.mde80 == 0.0
     # One seed regressed and one fixed in each moved case: b_k = c_k, no discordance.
-    even = stats.clustered([(3, 1, 1)] * 5, unmoved_cases=10, unmoved_pairs=30)
+    even = mcnemar.clustered([(3, 1, 1)] * 5, unmoved_cases=10, unmoved_pairs=30)
     assert (even.statistic, even.p_value) == (0.0, 1.0)
     assert (even.regressed_cases, even.fixed_cases) == (0, 0)
     # Discordant cases that cancel: X^2 = 0 / 18.
-    cancel = stats.clustered([(3, 3, 0), (3, 0, 3)], unmoved_cases=8, unmoved_pairs=24)
+    cancel = mcnemar.clustered([(3, 3, 0), (3, 0, 3)], unmoved_cases=8, unmoved_pairs=24)
     assert (cancel.statistic, cancel.p_value) == (0.0, 1.0)
     assert cancel.mean_difference == 0.0 and cancel.se is not None and cancel.se > 0
 
 
 def test_every_case_moved_alike_has_zero_spread() -> None:
-    c = stats.clustered([(3, 3, 0)] * 20)
+    c = mcnemar.clustered([(3, 3, 0)] * 20)
     assert c.statistic == pytest.approx(20.0) and c.mean_difference == -1.0
     assert c.se == 0.0 and c.ci95 == (-1.0, -1.0)
 
 
 def test_single_case_has_no_standard_error() -> None:
-    c = stats.clustered([(3, 2, 0)])
+    c = mcnemar.clustered([(3, 2, 0)])
     assert c.cases == 1 and c.regressed_cases == 1
     assert c.statistic == 1.0 and c.p_value == pytest.approx(sp.chi2.sf(1.0, 1))
     assert c.mean_difference == pytest.approx(-2 / 3)
@@ -135,7 +136,7 @@ def test_single_case_has_no_standard_error() -> None:
 
 
 def test_no_shared_case() -> None:
-    c = stats.clustered([])
+    c = mcnemar.clustered([])
     assert (c.cases, c.statistic, c.p_value, c.exact) == (0, 0.0, 1.0, False)
     assert (c.mean_difference, c.se, c.ci95, c.mde80) == (None, None, None, None)
 
@@ -143,19 +144,19 @@ def test_no_shared_case() -> None:
 def test_diff_with_no_shared_case_has_no_stats(tmp_path: Path) -> None:
     lrun = read_run(write_run(tmp_path / "l.jsonl", grid({"a": [True] * 3})))
     rrun = read_run(write_run(tmp_path / "r.jsonl", grid({"b": [False] * 3})))
-    assert stats.paired_stats(compare(lrun, rrun)) is None
+    assert paired_stats(compare(lrun, rrun)) is None
 
 
 @pytest.mark.parametrize("counts", [(0, 0, 0), (2, 2, 1), (3, -1, 0), (3, 0, 4)])
 def test_impossible_counts_are_refused(counts: tuple[int, int, int]) -> None:
     with pytest.raises(ValueError):
-        stats.clustered([counts])
+        mcnemar.clustered([counts])
 
 
 def test_listing_unmoved_cases_or_counting_them_agrees() -> None:
     moved = [(3, 2, 0), (3, 0, 1), (2, 1, 1), (3, 3, 0)]
-    listed = stats.clustered([*moved, *[(3, 0, 0)] * 30])
-    counted = stats.clustered(moved, unmoved_cases=30, unmoved_pairs=90)
+    listed = mcnemar.clustered([*moved, *[(3, 0, 0)] * 30])
+    counted = mcnemar.clustered(moved, unmoved_cases=30, unmoved_pairs=90)
     assert listed.to_json() == counted.to_json()
 
 
@@ -171,7 +172,7 @@ def test_against_numpy_and_scipy() -> None:
             b = rng.randrange(n + 1) if rng.random() < 0.3 else 0
             c = rng.randrange(n - b + 1) if rng.random() < 0.3 else 0
             cases.append((n, b, c))
-        got = stats.clustered(cases)
+        got = mcnemar.clustered(cases)
         arr = np.array(cases, dtype=float)
         diff = arr[:, 1] - arr[:, 2]
         if not diff.any():
@@ -195,23 +196,23 @@ def test_constants_match_scipy() -> None:
     assert sp.norm.ppf(0.975) == pytest.approx(stats.Z95, rel=1e-14)
     assert sp.norm.ppf(0.80) == pytest.approx(stats.Z80, rel=1e-14)
     for x in (0.0, 1e-9, 0.5, 3.841458820694124, 6.9, 40.0, 400.0):
-        assert stats.chi2_1df_sf(x) == pytest.approx(sp.chi2.sf(x, 1), rel=1e-12, abs=1e-300)
+        assert mcnemar.chi2_1df_sf(x) == pytest.approx(sp.chi2.sf(x, 1), rel=1e-12, abs=1e-300)
 
 
 @pytest.mark.parametrize("other", [0, 1, 3, 12, 150])
 def test_cases_needed_is_the_threshold(other: int) -> None:
     """Whole-case flips: `needed` cases regressing on every seed reach p < 0.05 with the
     clustered test, one fewer does not (3 seeds or 10: the answer does not move)."""
-    needed = stats.cases_needed(other, 10**5, exact=False)
+    needed = mcnemar.cases_needed(other, 10**5, exact=False)
     assert needed is not None
     for seeds in (3, 10):
 
         def p_with(x: int, s: int = seeds) -> float:
-            return stats.clustered([(s, s, 0)] * x + [(s, 0, s)] * other).p_value
+            return mcnemar.clustered([(s, s, 0)] * x + [(s, 0, s)] * other).p_value
 
         assert p_with(needed) < 0.05 <= p_with(needed - 1)
-    assert stats.cases_needed(other, needed - 1, exact=False) is None
-    assert stats.cases_needed(other, needed, exact=False) == needed
+    assert mcnemar.cases_needed(other, needed - 1, exact=False) is None
+    assert mcnemar.cases_needed(other, needed, exact=False) == needed
 
 
 # -- through the command line ----------------------------------------------------------
@@ -278,7 +279,7 @@ def test_clustered_of_a_diff_matches_counting_by_hand(tmp_path: Path) -> None:
             )
             for lo, ro in zip(left.values(), right.values(), strict=True)
         ]
-        expect = stats.clustered(
+        expect = mcnemar.clustered(
             per_case,
             can_regress=sum(any(lo) for lo in left.values()),
             can_fix=sum(not all(lo) for lo in left.values()),

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evalpin.core.power import power
-from evalpin.core.runfile import read_run
+from evalpin.core.judge.power import power
+from evalpin.core.read.runfile import read_run
 from evalpin.tui.screens.verdict import VerdictScreen
 from tests.builders import grid, write_run
 from tests.clirun import cli

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core.fixtures import CodingItem
-from evalpin.core.graders.coding import (
+from evalpin.core.instrument.fixtures import CodingItem
+from evalpin.core.instrument.graders.coding import (
     expected_tests,
     files_from_completion,
     grade_order,
@@ -18,7 +18,7 @@ from evalpin.core.graders.coding import (
     static_check,
     syntax_reasons,
 )
-from evalpin.core.graders.surface import approved_files, surface_path, surface_reasons
+from evalpin.core.instrument.graders.surface import approved_files, surface_path, surface_reasons
 from evalpin.core.records import Completion
 
 FENCE = "```"

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core.compare import compare
-from evalpin.core.runfile import read_run
+from evalpin.core.judge.compare import compare
+from evalpin.core.read.runfile import read_run
 from tests.builders import case, grid, write_run
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core.envelope import edit
-from evalpin.core.fixtures import load_fixtures
+from evalpin.core.instrument.fixtures import load_fixtures
+from evalpin.core.judge.envelope import edit
 from evalpin.core.records import FixturesInfo
 from tests.clirun import cli
 

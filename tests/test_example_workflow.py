@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from evalpin.core.report import REFUSE_LINE
+from evalpin.core.judge.report import REFUSE_LINE
 
 ROOT = Path(__file__).parent.parent
 WORKFLOW = ROOT / "examples" / "nightly.yml"

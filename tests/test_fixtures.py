@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evalpin.core.errors import InputError
-from evalpin.core.fixtures import KIND_CODING, KIND_GOLDEN, load_fixtures
+from evalpin.core.instrument.fixtures import KIND_CODING, KIND_GOLDEN, load_fixtures
 from tests.conftest import GOLDEN_CASES
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from evalpin.core.errors import InputError
-from evalpin.core.formats import ReadOptions, runs_in
+from evalpin.core.read.formats import ReadOptions, runs_in
+from evalpin.core.read.runfile import RunFile, read_run
 from evalpin.core.records import ERROR
-from evalpin.core.runfile import RunFile, read_run
 from tests.clirun import cli
 
 DATA = Path(__file__).parent / "data"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core.fixtures import CodingItem, load_fixtures
+from evalpin.core.instrument.fixtures import CodingItem, load_fixtures
 from evalpin.run.sandbox import Isolation, Outcome, probe_isolation, run_item
 from tests.procs import surviving
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core.formats import sniff
-from evalpin.core.formats.inspect_log import grade
-from evalpin.core.runfile import read_run
+from evalpin.core.read.formats import sniff
+from evalpin.core.read.formats.inspect_log import grade
+from evalpin.core.read.runfile import read_run
 from tests.builders import grid, write_run
 from tests.clirun import cli
 
@@ -112,7 +112,7 @@ def test_scorer_option_picks_the_grade(capsys) -> None:
     r = cli(capsys, "verdict", ins("night1.eval"), "--scorer", "nope")
     one_error_line(r, ins("night1.eval"))
     assert "includes, match" in r.err
-    from evalpin.core.formats import ReadOptions
+    from evalpin.core.read.formats import ReadOptions
 
     m = read_run(ins("night1.eval"), ReadOptions(scorer="match"))
     assert m.header.grader_version != inc.header.grader_version
@@ -160,7 +160,7 @@ def _rezip(src: Path, dest: Path, rename: dict[str, str] | None = None, edit=Non
         for info in zin.infolist():
             data = zin.read(info.filename) if info.compress_type != 93 else None
             if data is None:
-                from evalpin.core.formats.ziplog import LogZip
+                from evalpin.core.read.formats.ziplog import LogZip
 
                 with LogZip(src) as raw:
                     data = raw.read(info.filename)
@@ -330,8 +330,8 @@ def test_tool_calls_name_tools_and_move_the_completion_digest(capsys, tmp_path: 
     "text", ["", "apple", 'quote " and \\ back', "é✓\u202e\x1b[2J", "\U0001f600"]
 )
 def test_fast_digest_equals_evalpins_own(text: str) -> None:
-    from evalpin.core.formats.foreign import digests
-    from evalpin.core.pins import completion_digest, text_digest
+    from evalpin.core.instrument.pins import completion_digest, text_digest
+    from evalpin.core.read.formats.foreign import digests
     from evalpin.core.records import Completion
 
     assert digests(text, []) == (text_digest(text), completion_digest(Completion(text=text)))
@@ -348,7 +348,7 @@ def test_disclosed_sample_ids_contaminate_an_inspect_log(capsys, tmp_path: Path)
 
 
 def test_too_many_members_is_one_line(capsys, tmp_path: Path, monkeypatch) -> None:
-    from evalpin.core.formats import ziplog
+    from evalpin.core.read.formats import ziplog
 
     monkeypatch.setattr(ziplog, "MAX_MEMBERS", 5)
     r = cli(capsys, "verdict", ins("night1.eval"))

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core import pins
-from evalpin.core.fixtures import load_fixtures
-from evalpin.core.graders.tools import grade_golden
+from evalpin.core.instrument import pins
+from evalpin.core.instrument.fixtures import load_fixtures
+from evalpin.core.instrument.graders.tools import grade_golden
 from evalpin.core.records import Completion, ToolCall
 
 

@@ -1,4 +1,4 @@
-"""`diff` a half per process (core/halves.py): the same report as one process, or none.
+"""`diff` a half per process (core/review/halves.py): the same report as one process, or none.
 
 The split is made small here (any size, a few kilobytes searched for the cut, small read
 chunks), so files of a few hundred records go through every path the 1M-record benchmark
@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core import halves, rundata
+from evalpin.core.judge.report import build_report
+from evalpin.core.read import rundata
+from evalpin.core.read.runfile import read_run
 from evalpin.core.records import CaseRecord
-from evalpin.core.report import build_report
-from evalpin.core.runfile import read_run
+from evalpin.core.review import halves
 from evalpin.core.shared_pins import PINS
 from tests.builders import case, write_run
 from tests.clirun import cli

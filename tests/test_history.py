@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from evalpin.core.history import (
+from evalpin.core.judge.history import load_history
+from evalpin.core.judge.series import (
     BACKEND_DELTA,
     DATASET_EDIT,
     ENV_CHANGE,
     RUBRIC_CHANGE,
     UNPINNED,
     Change,
-    load_history,
 )
 from evalpin.core.records import FixturesInfo
 from tests.builders import case, grid, header, write_run
@@ -324,7 +324,7 @@ def test_history_streams_one_run_at_a_time(tmp_path: Path, monkeypatch) -> None:
     the repeat check's reference keeps packed bytes, not a run's rows or key tuples."""
     import weakref
 
-    import evalpin.core.history as history
+    import evalpin.core.judge.history as history
 
     class Rows(list):  # a list that can be weakly referenced
         pass

@@ -1,4 +1,6 @@
-"""The shape of the source: no import circles of files, no module over 600 lines.
+"""The shape of the source: no import circles of files, no module over 600 lines, and no
+import upward through the stages (core root < instrument < read < judge < review < run <
+tui < cli).
 
 The import graph is read from the source with `ast`, never by importing it: every
 `import` and `from ... import` anywhere in a module (inside functions too) is an edge,
@@ -188,6 +190,78 @@ def test_no_module_over_600_lines() -> None:
         if count > MAX_LINES:
             over.append(f"    {path.relative_to(SRC)}: {count} lines")
     assert not over, f"{len(over)} module(s) over {MAX_LINES} lines:\n" + "\n".join(sorted(over))
+
+
+# The stages, lowest first: a module may import its own stage and the stages below it,
+# never one above. Each is a package prefix; the core root is whatever of `evalpin.core`
+# is in no core stage (the shared vocabulary). `_version` sits below everything; the
+# front door (`evalpin`, `__main__`, `api`) above. The `init` templates are not imported.
+CORE_STAGES = ("instrument", "read", "judge", "review")
+STAGES = (
+    "evalpin._version",
+    "evalpin.core",
+    *(f"evalpin.core.{s}" for s in CORE_STAGES),
+    "evalpin.run",
+    "evalpin.tui",
+    "evalpin.cli",
+    "evalpin",
+)
+UNSTAGED = ("evalpin.scaffold",)
+
+
+def _within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def stage_of(name: str) -> int | None:
+    """The index in STAGES of a module's stage (the longest prefix); None: unstaged."""
+    if any(_within(name, u) for u in UNSTAGED):
+        return None
+    found = [i for i, package in enumerate(STAGES) if _within(name, package)]
+    return max(found, key=lambda i: len(STAGES[i])) if found else None
+
+
+def upward(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of a higher stage, as `a (its stage) -> b (its stage)`."""
+    edges = []
+    for here in sorted(graph):
+        low = stage_of(here)
+        for target in sorted(graph[here]):
+            high = stage_of(target)
+            if low is not None and high is not None and high > low:
+                edges.append(f"    {here} ({STAGES[low]}) -> {target} ({STAGES[high]})")
+    return edges
+
+
+def test_no_import_goes_up_a_stage() -> None:
+    found = upward(import_graph())
+    assert not found, f"{len(found)} import(s) up the stages:\n" + "\n".join(found)
+
+
+def test_every_core_package_is_a_stage() -> None:
+    """A new sub-package of the core is one of the stages (or joins one), never a room
+    the stage order does not know."""
+    core = SRC / ROOT / "core"
+    packages = sorted(p.parent.name for p in core.glob("*/__init__.py"))
+    assert packages == sorted(CORE_STAGES)
+
+
+def test_the_stage_order_reads_as_it_should() -> None:
+    assert stage_of("evalpin.core.errors") == stage_of("evalpin.core") == 1
+    assert stage_of("evalpin.core.read.formats.lm_eval") == STAGES.index("evalpin.core.read")
+    assert stage_of("evalpin.api") == STAGES.index("evalpin")
+    assert stage_of("evalpin.scaffold.agents.agent") is None
+    graph = {
+        "evalpin.core.errors": {"evalpin.core.judge.stats"},
+        "evalpin.core.judge.stats": {"evalpin.core.errors", "evalpin.core.read.rundata"},
+        "evalpin.core.read.rundata": {"evalpin.core.errors"},
+        "evalpin.tui.app": {"evalpin.run.session", "evalpin.cli.console"},
+        "evalpin.cli.console": {"evalpin.tui.app", "evalpin._version"},
+    }
+    assert upward(graph) == [
+        "    evalpin.core.errors (evalpin.core) -> evalpin.core.judge.stats (evalpin.core.judge)",
+        "    evalpin.tui.app (evalpin.tui) -> evalpin.cli.console (evalpin.cli)",
+    ]
 
 
 def test_the_graph_reader_sees_what_it_should() -> None:

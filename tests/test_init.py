@@ -16,7 +16,7 @@ import yaml
 
 from evalpin import __version__
 from evalpin.cli.commands.init import VERSION_TOKEN, templates
-from evalpin.core.report import REFUSE_LINE
+from evalpin.core.judge.report import REFUSE_LINE
 from tests.clirun import cli
 
 LAYOUT = {

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core import judge_apart
-from evalpin.core.formats import ReadOptions, RunStream
-from evalpin.core.judge_apart import JudgeApart, Request
-from evalpin.core.runfile import RunWriter, read_run
-from evalpin.core.verdict import judge
+from evalpin.core.judge.verdict import judge
+from evalpin.core.read.formats import ReadOptions, RunStream
+from evalpin.core.read.runfile import RunWriter, read_run
+from evalpin.core.review import judge_apart
+from evalpin.core.review.judge_apart import JudgeApart, Request
 from tests.builders import case, grid, write_run
 from tests.procs import surviving
 from tests.tuikit import SIZE, new_app, settle
@@ -98,7 +98,7 @@ async def test_the_review_shows_the_childs_verdicts_and_leaves_no_child(
         lv, rv = app.review.verdicts
         assert lv.to_json() == judge(read_run(left)).to_json()
         assert rv is not None and rv.to_json() == judge(read_run(right)).to_json()
-    assert not surviving("evalpin.core.judge_apart")
+    assert not surviving("evalpin.core.review.judge_apart")
 
 
 async def test_closing_the_review_kills_a_child_still_judging(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core.runfile import read_run
+from evalpin.core.read.runfile import read_run
 from evalpin.run.pace import Pace
 from tests.clirun import cli, cli_process
 from tests.conftest import GOLDEN_CASES
@@ -406,7 +406,7 @@ def test_coding_set_grades_at_most_jobs_at_once_while_completions_overlap(
 ) -> None:
     import shutil
 
-    from evalpin.core.fixtures import load_fixtures
+    from evalpin.core.instrument.fixtures import load_fixtures
     from evalpin.run import sandbox
 
     shutil.copytree(REPO / "fixtures" / "repairs", live / "repairs")
@@ -463,8 +463,8 @@ def test_coding_set_grades_at_most_jobs_at_once_while_completions_overlap(
 async def test_review_says_replay_of_run_and_the_verdict_screen_shows_tokens(
     tmp_path: Path,
 ) -> None:
+    from evalpin.core.read.runfile import RunWriter
     from evalpin.core.records import Summary, Usage
-    from evalpin.core.runfile import RunWriter
     from evalpin.tui.screens.verdict import VerdictScreen
     from tests.builders import grid, header
     from tests.tuikit import SIZE, new_app, screen_text, settle

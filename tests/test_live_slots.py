@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from evalpin.core.fixtures import case_hash, load_fixtures
-from evalpin.core.runfile import read_run
+from evalpin.core.instrument.fixtures import case_hash, load_fixtures
+from evalpin.core.read.runfile import read_run
 from evalpin.run.slots import resolve_slot
 from tests.builders import case, header, write_run
 from tests.clirun import cli

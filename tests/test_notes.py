@@ -1,4 +1,4 @@
-"""Review notes (`core/notes.py`): the file's format, bad lines, concurrent writers, and
+"""Review notes (`core/read/notes.py`): the file's format, bad lines, concurrent writers, and
 `diff` carrying the notes without their changing a grade, a count or the exit code."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core.notes import (
+from evalpin.core.read.notes import (
     CLEARED,
     FLAKY,
     TICKET,

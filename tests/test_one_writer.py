@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from evalpin.core.runfile import read_run
+from evalpin.core.read.runfile import read_run
 from tests.clirun import cli_process
 from tests.test_runner import project, slow_project, start, wait_for_cases
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats as sp
 
-from evalpin.core import power as pw
+from evalpin.core.judge import power as pw
 from tests.builders import case, grid, header, write_run
 from tests.clirun import cli
 
@@ -138,7 +138,7 @@ def test_power_command(capsys, tmp_path: Path) -> None:
 
 
 def read_rows(path: Path):
-    from evalpin.core.runfile import read_run
+    from evalpin.core.read.runfile import read_run
 
     return read_run(path).rows
 

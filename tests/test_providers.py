@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Self
 import pytest
 
 from evalpin.core.records import Completion, CompletionRequest
-from evalpin.run.runner import Executor
+from evalpin.run.case_executor import Executor
 from evalpin.run.session import RunRequest, plan_run
 from evalpin.run.slots import PROVIDERS, Slot, SlotConfig, load_slots, resolve_slot
 from evalpin.run.slots.config import Entry

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core import pins, reasons
-from evalpin.core.card import metrics
-from evalpin.core.runfile import read_run
+from evalpin.core import reasons
+from evalpin.core.instrument import pins
+from evalpin.core.judge.card import metrics
+from evalpin.core.read.runfile import read_run
 from tests.builders import case, write_run
 
 REPO = Path(__file__).resolve().parent.parent
@@ -116,9 +117,9 @@ def test_registry_moves_the_grader_version(tmp_path: Path, monkeypatch) -> None:
 # under these folders). Every code they record must be built by a registry constructor.
 EMITTERS = sorted(
     [
-        *(SRC / "core" / "graders").glob("*.py"),
+        *(SRC / "core" / "instrument" / "graders").glob("*.py"),
         *(SRC / "run").rglob("*.py"),
-        *(SRC / "core" / "formats").rglob("*.py"),
+        *(SRC / "core" / "read" / "formats").rglob("*.py"),
     ]
 )
 _CODE_LITERAL = re.compile(r"^([a-z][a-z0-9]*_[a-z0-9_]*|timeout|score):\S")
@@ -222,8 +223,8 @@ def test_recorded_order_follows_the_registry() -> None:
 
 
 def test_grader_output_is_registered(golden_file: Path) -> None:
-    from evalpin.core.fixtures import load_fixtures
-    from evalpin.core.graders.tools import grade_golden
+    from evalpin.core.instrument.fixtures import load_fixtures
+    from evalpin.core.instrument.graders.tools import grade_golden
     from evalpin.core.records import Completion, ToolCall
 
     fs = load_fixtures(golden_file)

@@ -27,10 +27,10 @@ from unittest import mock
 
 import pytest
 
-from evalpin.core.graders.wire import mirror, stubs
-from evalpin.core.graders.wire.judge import Judge
-from evalpin.core.graders.wire.values import ProtocolError, RemoteGone, Unsupported
-from evalpin.core.graders.wire.worker import Worker
+from evalpin.core.instrument.graders.wire import mirror, stubs
+from evalpin.core.instrument.graders.wire.judge import Judge
+from evalpin.core.instrument.graders.wire.values import ProtocolError, RemoteGone, Unsupported
+from evalpin.core.instrument.graders.wire.worker import Worker
 
 CANDIDATE = """
 import collections, dataclasses, datetime, decimal, enum, fractions, math, pathlib, uuid

@@ -12,8 +12,8 @@ import msgspec
 import pytest
 from markdown_it import MarkdownIt
 
-from evalpin.core.report import REFUSE_LINE, build_report
-from evalpin.core.runfile import read_run
+from evalpin.core.judge.report import REFUSE_LINE, build_report
+from evalpin.core.read.runfile import read_run
 from tests.builders import case, grid, header, write_run
 from tests.clirun import cli
 
@@ -216,7 +216,7 @@ def test_the_terminal_refusal_decodes_no_case_from_disk(
 ) -> None:
     # A refused pair of big runs lists every case only where an output asks for it
     # (--json, --artifact, --html); the terminal's per-key summary needs no record.
-    from evalpin.core.runfile import RunFile
+    from evalpin.core.read.runfile import RunFile
 
     outcomes = {f"c{i}": [True, i % 2 == 0, True] for i in range(30)}
     left = write_run(tmp_path / "l.jsonl", grid(outcomes))

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from evalpin.core.errors import InputError
-from evalpin.core.rundata import SHAPE_CASES, SHAPE_EVALPIN, SHAPE_REPORT
-from evalpin.core.runfile import RunWriter, read_run, trim_torn_tail
+from evalpin.core.read.rundata import SHAPE_CASES, SHAPE_EVALPIN, SHAPE_REPORT
+from evalpin.core.read.runfile import RunWriter, read_run, trim_torn_tail
 from tests.builders import case, header, write_run
 
 
@@ -156,7 +156,7 @@ def test_missing_and_directory(tmp_path: Path) -> None:
 @pytest.fixture(params=[64, 1 << 22], ids=["tiny-blocks", "default-blocks"])
 def block_size(request, monkeypatch) -> int:
     """Run a test with blocks far smaller than a line, and with the default."""
-    import evalpin.core.rundata as rundata
+    import evalpin.core.read.rundata as rundata
 
     monkeypatch.setattr(rundata, "_CHUNK", request.param)
     return request.param

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core.fixtures import load_fixtures
-from evalpin.core.runfile import read_run
+from evalpin.core.instrument.fixtures import load_fixtures
+from evalpin.core.read.runfile import read_run
 from tests.clirun import cli, cli_process
 from tests.conftest import GOLDEN_CASES
 from tests.fake_openai import FakeOpenAI, tool_model

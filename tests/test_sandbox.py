@@ -22,8 +22,13 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core.fixtures import CodingItem, load_fixtures
-from evalpin.core.graders.coding import MAX_PROCESSES, PYTEST_ENV, PYTEST_INI, pytest_argv
+from evalpin.core.instrument.fixtures import CodingItem, load_fixtures
+from evalpin.core.instrument.graders.coding import (
+    MAX_PROCESSES,
+    PYTEST_ENV,
+    PYTEST_INI,
+    pytest_argv,
+)
 from evalpin.core.records import TAIL_CHARS
 from evalpin.run.sandbox import (
     OFF_ENFORCED,
@@ -532,7 +537,7 @@ HUNT = CORRECT + textwrap.dedent(
 # only the pid namespace hides it.
 GRADER = """
 import json, sys
-from evalpin.core.fixtures import load_fixtures
+from evalpin.core.instrument.fixtures import load_fixtures
 from evalpin.run.sandbox import Isolation, run_item
 item = load_fixtures(sys.argv[1]).cases[0]
 files = {"solution.py": open(sys.argv[3]).read()}
@@ -653,7 +658,7 @@ def test_bwrap_is_found_when_installed() -> None:
 
 KILLED_GRADER = """
 import json, sys
-from evalpin.core.fixtures import load_fixtures
+from evalpin.core.instrument.fixtures import load_fixtures
 from evalpin.run.sandbox import probe_isolation, run_item
 item = load_fixtures(sys.argv[1]).cases[0]
 iso = probe_isolation((sys.argv[2],))

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from evalpin.core.errors import InputError
-from evalpin.core.fixtures import load_fixtures
+from evalpin.core.instrument.fixtures import load_fixtures
+from evalpin.core.judge.verdict import INTERNAL, judge
+from evalpin.core.read.runfile import read_run
 from evalpin.core.records import CaseRecord, ToolCall
-from evalpin.core.runfile import read_run
-from evalpin.core.verdict import INTERNAL, judge
 from evalpin.run.scrub import REDACTED, scrub_record, secret_values
 from tests.builders import grid, header, write_run
 from tests.clirun import cli

@@ -22,8 +22,8 @@ import pytest
 import yaml
 
 from evalpin.core.errors import InputError
-from evalpin.core.fixtures import load_fixtures
-from evalpin.core.seal import (
+from evalpin.core.instrument.fixtures import load_fixtures
+from evalpin.core.instrument.seal import (
     BUMPED,
     EDITED,
     MATCHED,

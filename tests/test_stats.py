@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core import stats
-from evalpin.core.compare import compare
-from evalpin.core.runfile import read_run
+from evalpin.core.judge import mcnemar, stats
+from evalpin.core.judge.compare import compare
+from evalpin.core.judge.paired import paired_stats
+from evalpin.core.read.runfile import read_run
 from tests.builders import case, grid, write_run
 from tests.clirun import cli
 
@@ -51,22 +52,22 @@ def _exact_cdf(k: int, n: int) -> float:
 def test_binomial_cdf_matches_exact_arithmetic() -> None:
     for n in (1, 2, 7, 20, 61, 150, 399, 1000):
         cumulative = list(accumulate(comb(n, i) for i in range(n + 1)))
-        assert stats.binom_half_cdf(-1, n) == 0.0 and stats.binom_half_cdf(n + 1, n) == 1.0
+        assert mcnemar.binom_half_cdf(-1, n) == 0.0 and mcnemar.binom_half_cdf(n + 1, n) == 1.0
         for k in range(n + 1):
-            assert stats.binom_half_cdf(k, n) == float(Fraction(cumulative[k], 2**n))
+            assert mcnemar.binom_half_cdf(k, n) == float(Fraction(cumulative[k], 2**n))
     # Past 1,000 trials the sum runs in floating point: check it on either side of the
     # middle and far out in the tail.
     for n in (1001, 1999, 2500):
         for k in (0, 1, 17, n // 3, n // 2 - 1, n // 2, n // 2 + 1, n - 5):
-            assert stats.binom_half_cdf(k, n) == pytest.approx(_exact_cdf(k, n), rel=1e-11)
+            assert mcnemar.binom_half_cdf(k, n) == pytest.approx(_exact_cdf(k, n), rel=1e-11)
 
 
 def test_mcnemar_bentur_example() -> None:
     # Fagerland, Lydersen & Laake (2013), BMC Med Res Methodol 13:91, Table 1 (Bentur et
     # al. 2009): discordant pairs 1 and 7; McNemar exact conditional p = 0.070. By hand:
     # 2 * (C(8,0) + C(8,1)) / 2^8 = 18/256 = 0.0703125.
-    assert stats.mcnemar_exact(1, 7) == pytest.approx(18 / 256, rel=1e-12)
-    assert stats.mcnemar_exact(7, 1) == stats.mcnemar_exact(1, 7)
+    assert mcnemar.mcnemar_exact(1, 7) == pytest.approx(18 / 256, rel=1e-12)
+    assert mcnemar.mcnemar_exact(7, 1) == mcnemar.mcnemar_exact(1, 7)
 
 
 @pytest.mark.parametrize(
@@ -81,7 +82,7 @@ def test_mcnemar_bentur_example() -> None:
     ],
 )
 def test_mcnemar_by_hand(b: int, c: int, p: float) -> None:
-    assert stats.mcnemar_exact(b, c) == pytest.approx(p, rel=1e-12)
+    assert mcnemar.mcnemar_exact(b, c) == pytest.approx(p, rel=1e-12)
 
 
 # Two-sided sign test at alpha = 0.05, largest count of the rarer sign that is still
@@ -92,30 +93,30 @@ SIGN_TEST_CRITICAL = {6: 0, 8: 0, 9: 1, 11: 1, 12: 2, 14: 2, 15: 3, 17: 4, 20: 5
 
 @pytest.mark.parametrize(("n", "r"), SIGN_TEST_CRITICAL.items())
 def test_mcnemar_agrees_with_sign_test_table(n: int, r: int) -> None:
-    assert stats.mcnemar_exact(r, n - r) < 0.05
-    assert stats.mcnemar_exact(r + 1, n - r - 1) >= 0.05
+    assert mcnemar.mcnemar_exact(r, n - r) < 0.05
+    assert mcnemar.mcnemar_exact(r + 1, n - r - 1) >= 0.05
 
 
 def test_flips_needed_definition() -> None:
-    assert stats.flips_needed(0, 200) == 6  # p(6, 0) = 0.031; p(5, 0) = 0.0625
-    assert stats.flips_needed(0, 6) == 6
-    assert stats.flips_needed(0, 5) is None  # five pairs cannot show anything
-    assert stats.flips_needed(5, 200) == 15  # table: n = 20 allows 5 of the rarer sign
-    assert stats.flips_needed(5, 14) is None  # only 14 could flip this way
+    assert mcnemar.flips_needed(0, 200) == 6  # p(6, 0) = 0.031; p(5, 0) = 0.0625
+    assert mcnemar.flips_needed(0, 6) == 6
+    assert mcnemar.flips_needed(0, 5) is None  # five pairs cannot show anything
+    assert mcnemar.flips_needed(5, 200) == 15  # table: n = 20 allows 5 of the rarer sign
+    assert mcnemar.flips_needed(5, 14) is None  # only 14 could flip this way
     # Independent of the case count above the ceiling: the test conditions on flips.
-    assert stats.flips_needed(3, 100) == stats.flips_needed(3, 10**6) == 12
+    assert mcnemar.flips_needed(3, 100) == mcnemar.flips_needed(3, 10**6) == 12
     for other in (0, 1, 4, 40, 400):
-        x = stats.flips_needed(other, 10**6)
+        x = mcnemar.flips_needed(other, 10**6)
         assert x is not None
-        assert stats.mcnemar_exact(x, other) < 0.05 <= stats.mcnemar_exact(x - 1, other)
+        assert mcnemar.mcnemar_exact(x, other) < 0.05 <= mcnemar.mcnemar_exact(x - 1, other)
 
 
 def test_large_counts_stay_fast_and_sane() -> None:
-    p = stats.mcnemar_exact(50_000, 51_000)
+    p = mcnemar.mcnemar_exact(50_000, 51_000)
     assert 0 < p < 0.01
-    assert stats.mcnemar_exact(150, 86) < 1e-4  # Agresti's approval ratings, z = -4.17
-    x = stats.flips_needed(1500, 100_000)
-    assert x is not None and stats.mcnemar_exact(x, 1500) < 0.05
+    assert mcnemar.mcnemar_exact(150, 86) < 1e-4  # Agresti's approval ratings, z = -4.17
+    x = mcnemar.flips_needed(1500, 100_000)
+    assert x is not None and mcnemar.mcnemar_exact(x, 1500) < 0.05
 
 
 def test_stability_and_flip_rate() -> None:
@@ -149,7 +150,7 @@ def test_paired_stats_from_a_diff(tmp_path: Path) -> None:
     right[0] = case("c0", False, 11, completion_digest="moved")
     lrun = read_run(write_run(tmp_path / "l.jsonl", left))
     rrun = read_run(write_run(tmp_path / "r.jsonl", right))
-    paired = stats.paired_stats(compare(lrun, rrun))
+    paired = paired_stats(compare(lrun, rrun))
     assert paired is not None
     p = paired.pooled
     assert (p.shared, p.regressed, p.fixed) == (30, 4, 0)
@@ -172,7 +173,7 @@ def test_paired_stats_through_the_general_join(tmp_path: Path) -> None:
     right = list(reversed(grid({"a": [False] * 3, "b": [True] * 3, "c": [True] * 3})))
     lrun = read_run(write_run(tmp_path / "l.jsonl", left))
     rrun = read_run(write_run(tmp_path / "r.jsonl", right))
-    p = stats.paired_stats(compare(lrun, rrun))
+    p = paired_stats(compare(lrun, rrun))
     assert p is not None
     assert (p.pooled.shared, p.pooled.regressed, p.pooled.right.passed) == (6, 3, 3)
 
@@ -180,7 +181,7 @@ def test_paired_stats_through_the_general_join(tmp_path: Path) -> None:
 def test_no_paired_stats_on_refusal(tmp_path: Path) -> None:
     lrun = read_run(write_run(tmp_path / "l.jsonl", grid({"a": [True] * 3})))
     rrun = read_run(write_run(tmp_path / "r.jsonl", grid({"a": [True] * 3}, model_slot="x")))
-    assert stats.paired_stats(compare(lrun, rrun)) is None
+    assert paired_stats(compare(lrun, rrun)) is None
 
 
 def test_digest_conflicts_ignore_missing_digests() -> None:

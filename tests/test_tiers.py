@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
-from evalpin.core.card import NotPublishable, export_card
-from evalpin.core.history import ENV_CHANGE, Change, load_history
-from evalpin.core.runfile import read_run
+from evalpin.core.judge.card import NotPublishable, export_card
+from evalpin.core.judge.history import load_history
+from evalpin.core.judge.series import ENV_CHANGE, Change
+from evalpin.core.judge.verdict import judge
+from evalpin.core.read.runfile import read_run
 from evalpin.core.tiers import NOT_DECLARED, NOT_FORMAL, TIER_CHANGE
-from evalpin.core.verdict import judge
 from evalpin.run.slots import inline_spec, load_slots, resolve_slot
 from tests.builders import grid, header, write_run
 from tests.clirun import cli

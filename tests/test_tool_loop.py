@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from evalpin.core.conversation import CannedResults, settle
+from evalpin.core.instrument.conversation import CannedResults, settle
 from evalpin.core.records import Completion, CompletionRequest, Message, ToolCall, Turn, TurnCall
 from evalpin.run.slots import OpenAIConfig, Slot, SlotError, open_slot
 from tests.fake_openai import FakeOpenAI, Reply, chat, conversation_problem, tool_model
@@ -237,8 +237,8 @@ def test_a_body_nested_past_any_sense_is_bad_response_not_a_crash(
 
 
 def test_the_grader_marks_a_conversation_that_ran_out_of_turns() -> None:
-    from evalpin.core.fixtures import GoldenCase
-    from evalpin.core.graders.tools import grade_golden
+    from evalpin.core.instrument.fixtures import GoldenCase
+    from evalpin.core.instrument.graders.tools import grade_golden
 
     case = GoldenCase("c", "u", ["t"], [], ["done"], [], [], "h", 1)
     answered = settle(Completion(turns=[Turn(calls=[TurnCall("t", {}, 1)]), Turn(text="done")]))

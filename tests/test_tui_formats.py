@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evalpin.core.runfile import read_run
+from evalpin.core.read.runfile import read_run
 from evalpin.tui.screens.banner import BannerScreen
 from evalpin.tui.widgets.detail import DetailPane
 from tests.tuikit import SIZE, new_app, screen_text, settle

@@ -13,7 +13,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from evalpin.core.history import load_history
+from evalpin.core.judge.history import load_history
 from evalpin.tui.app import EvalpinApp
 from evalpin.tui.loader import source_path
 from evalpin.tui.screens.banner import REFUSE_LINE, BannerScreen

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, Select
 
-from evalpin.core.runfile import read_run
+from evalpin.core.read.runfile import read_run
 from evalpin.tui.screens.launch import LaunchRequest, LaunchScreen, find_fixture_sets
 from tests.clirun import cli_process
 from tests.conftest import GOLDEN_CASES

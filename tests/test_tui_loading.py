@@ -69,8 +69,8 @@ async def test_the_detail_reads_off_the_ui_thread_and_reports_a_vanished_file(
 
 
 def test_shown_compares_tables_by_identity(tmp_path: Path) -> None:
-    from evalpin.core.case_index import build_case_table
-    from evalpin.core.runfile import read_run
+    from evalpin.core.read.runfile import read_run
+    from evalpin.core.review.case_index import build_case_table
 
     left, _ = pair(tmp_path)
     one, two = build_case_table(read_run(left)), build_case_table(read_run(left))
@@ -81,8 +81,8 @@ def test_shown_compares_tables_by_identity(tmp_path: Path) -> None:
 async def test_while_partial_a_small_case_is_shown_at_once_else_through_the_worker(
     tmp_path: Path,
 ) -> None:
-    from evalpin.core.case_index import CaseIndex
-    from evalpin.core.runfile import read_run
+    from evalpin.core.read.runfile import read_run
+    from evalpin.core.review.case_index import CaseIndex
     from evalpin.tui.widgets import detail as detail_module
     from tests.builders import case, write_run
 

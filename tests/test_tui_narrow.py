@@ -8,8 +8,8 @@ from pathlib import Path
 
 from textual.widgets import Button, Input, Select
 
+from evalpin.core.read.runfile import read_run
 from evalpin.core.records import CaseRecord
-from evalpin.core.runfile import read_run
 from evalpin.tui.screens.help import HelpScreen
 from evalpin.tui.screens.history import HistoryScreen
 from evalpin.tui.screens.launch import LaunchScreen

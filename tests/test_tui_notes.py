@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core.notes import MARK, read_notes
+from evalpin.core.read.notes import MARK, read_notes
 from evalpin.tui.screens.note import NoteScreen
 from tests.tuikit import new_app, screen_text, settle, wait_for
 

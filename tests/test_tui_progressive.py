@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core import rundata
-from evalpin.core.formats import RunStream
+from evalpin.core.read import rundata
+from evalpin.core.read.formats import RunStream
 from evalpin.tui.screens import review_loading
 from tests.builders import case, grid, header, write_run
 from tests.tuikit import SIZE, new_app, screen_text, settle, wait_for

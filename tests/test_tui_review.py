@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
-from evalpin.core.runfile import read_run
+from evalpin.core.read.runfile import read_run
 from evalpin.tui.screens.banner import BannerScreen
 from evalpin.tui.screens.help import HelpScreen
 from evalpin.tui.screens.verdict import VerdictScreen
@@ -313,7 +313,7 @@ def test_review_refuses_bad_files_before_any_screen(capsys, tmp_path: Path) -> N
 def test_review_without_runs_or_demo_says_so(capsys, tmp_path: Path, monkeypatch) -> None:
     # With runs of its own or a bundled demo, `review` opens them (tested in
     # test_cases); with neither, it says so in one line instead of opening nothing.
-    import evalpin.core.discovery as discovery
+    import evalpin.core.read.discovery as discovery
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(discovery, "bundled_demo", lambda: None)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core.notes import TICKET, append_note, make_note
+from evalpin.core.read.notes import TICKET, append_note, make_note
 from evalpin.tui.app import EvalpinApp, make_app
 from evalpin.tui.screens.causes import CausesScreen
 from evalpin.tui.screens.history import HistoryScreen

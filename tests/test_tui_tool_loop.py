@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evalpin.core.discovery import header_mismatch
+from evalpin.core.read.discovery import header_mismatch
 from evalpin.core.records import Turn, TurnCall
 from evalpin.tui.screens.banner import BannerScreen
 from evalpin.tui.widgets.detail import DetailPane

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from rich.style import Style
 
-from evalpin.core import case_source
-from evalpin.core.fixtures import load_fixtures
+from evalpin.core.instrument.fixtures import load_fixtures
 from evalpin.core.records import FixturesInfo
+from evalpin.core.review import case_source
 from evalpin.tui.widgets.detail import DetailPane
 from tests.builders import case, header, write_run
 from tests.tuikit import new_app, settle, wait_for

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from evalpin.core.errors import InputError
+from evalpin.core.judge.verdict import Disclosure, judge
+from evalpin.core.read.runfile import read_run
 from evalpin.core.records import FixturesInfo
-from evalpin.core.runfile import read_run
-from evalpin.core.verdict import Disclosure, judge
 from tests.builders import case, grid, header, write_run
 from tests.conftest import GOLDEN_CASES
 
@@ -69,7 +69,7 @@ def test_each_label(tmp_path: Path, head, label: str, reason: str) -> None:
 )
 def test_the_label_and_reasons_are_the_checklist(tmp_path: Path, head) -> None:
     """The checklist decides: label = most severe failed check, reasons = their whys."""
-    from evalpin.core.verdict import LABELS
+    from evalpin.core.judge.verdict import LABELS
 
     v = verdict_of(tmp_path, finished=bool(head), **head)
     failed = [c for c in v.checklist if not c.ok]
@@ -104,7 +104,7 @@ def test_band_decides_unstable(tmp_path: Path) -> None:
 
 
 def test_contamination_by_case_id_and_folded_prompt(tmp_path: Path, golden_file: Path) -> None:
-    from evalpin.core.fixtures import load_fixtures
+    from evalpin.core.instrument.fixtures import load_fixtures
 
     fs = load_fixtures(golden_file)
     info = FixturesInfo(path=str(golden_file), kind="golden", dataset_hash=fs.dataset_hash)

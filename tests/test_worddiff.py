@@ -10,8 +10,8 @@ from itertools import pairwise
 import pytest
 from rich.cells import cell_len
 
-from evalpin.core import worddiff
-from evalpin.core.worddiff import (
+from evalpin.core.review import worddiff
+from evalpin.core.review.worddiff import (
     DELETE,
     EQUAL,
     INSERT,

@@ -40,11 +40,8 @@ from typing import TYPE_CHECKING, Any, overload
 import msgspec
 
 from evalpin.core.errors import InputError
-from evalpin.core.formats import ReadOptions
-from evalpin.core.records import CaseRecord, CaseRow, RunHeader, Summary
-from evalpin.core.report import REFUSE_LINE, DiffReport, Movement, Side
-from evalpin.core.runfile import RunFile
-from evalpin.core.verdict import (
+from evalpin.core.judge.report import REFUSE_LINE, DiffReport, Movement, Side
+from evalpin.core.judge.verdict import (
     CONTAMINATED,
     DEFAULT_BAND,
     DEMO_NOTE,
@@ -58,6 +55,9 @@ from evalpin.core.verdict import (
     Pin,
     Verdict,
 )
+from evalpin.core.read.formats import ReadOptions
+from evalpin.core.read.runfile import RunFile
+from evalpin.core.records import CaseRecord, CaseRow, RunHeader, Summary
 
 if TYPE_CHECKING:
     import pandas
@@ -112,7 +112,7 @@ class Run:
     (case, seed).
 
     Attributes:
-        file: The underlying reader's result (`evalpin.core.runfile.RunFile`); internal,
+        file: The underlying reader's result (`evalpin.core.read.runfile.RunFile`); internal,
             for code that needs what this class does not expose yet.
     """
 
@@ -171,7 +171,7 @@ class Run:
         """The instrument as the diff's pins table shows it: `dataset_hash`,
         `envelope_hash`, `grader_version`, `model_slot`, `reported_model`,
         `slot_settings`, `env_digest`, `scorer_commit`, `seeds` (None: missing)."""
-        from evalpin.core.report import side_of
+        from evalpin.core.judge.report import side_of
 
         pins = dict(side_of(self.file).pins)
         pins["envelope_hash"] = self.file.envelope_hash
@@ -299,7 +299,7 @@ def read_run(
         InputError: The file is missing, unreadable or invalid; the message names the
             file and the line.
     """
-    from evalpin.core.runfile import read_run as read
+    from evalpin.core.read.runfile import read_run as read
 
     options = ReadOptions(scorer=scorer, metric=metric, filter=filter)
     return Run(read(Path(path), options))
@@ -332,7 +332,7 @@ def compare(left: RunLike, right: RunLike) -> DiffReport:
     Raises:
         InputError: A path that is no readable run.
     """
-    from evalpin.core.report import build_report
+    from evalpin.core.judge.report import build_report
 
     return build_report(_file(left), _file(right), detail=None)
 
@@ -372,7 +372,7 @@ def verdict(
     Raises:
         InputError: A path that is no readable run, or an unreadable disclosure list.
     """
-    from evalpin.core.verdict import judge
+    from evalpin.core.judge.verdict import judge
 
     if disclosed is not None and not isinstance(disclosed, Disclosure):
         disclosed = Disclosure.load(disclosed)

@@ -34,7 +34,7 @@ def log_options(command: Callable[..., Any]) -> Callable[..., Any]:
         filter: tuple[str, ...],
         **kwargs: Any,
     ) -> Any:
-        from evalpin.core.formats import ReadOptions  # loaded by the command, not at start
+        from evalpin.core.read.formats import ReadOptions  # loaded by the command, not at start
 
         options = ReadOptions(scorer=scorer, metric=metric, filter=filter)
         return command(*args, options=options, **kwargs)

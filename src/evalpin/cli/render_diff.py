@@ -7,12 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalpin.cli.console import console, rate_text, reasons_text, seed_text, text
-from evalpin.core.causes import APPEARED, TOOL, Cause
-from evalpin.core.compare import PIN_LABELS, probes_differ
-from evalpin.core.notes import MARK, sorted_notes
-from evalpin.core.report import REFUSE_LINE, BaselineChoice, DiffReport
+from evalpin.core.judge.causes import APPEARED, TOOL, Cause
+from evalpin.core.judge.compare import PIN_LABELS, probes_differ
+from evalpin.core.judge.mcnemar import p_text
+from evalpin.core.judge.paired import PairedStats
+from evalpin.core.judge.report import REFUSE_LINE, BaselineChoice, DiffReport
+from evalpin.core.read.notes import MARK, sorted_notes
 from evalpin.core.sanitize import inert_line
-from evalpin.core.stats import PairedStats, p_text
 
 _KIND_STYLE = {
     "regressed": "bold red",

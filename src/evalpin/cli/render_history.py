@@ -62,7 +62,7 @@ def print_history(history) -> None:  # history: history.History
 
 
 def _print_series(out, series) -> None:  # series: history.Series
-    from evalpin.core.history import DATED_BY_MTIME
+    from evalpin.core.judge.series import DATED_BY_MTIME
 
     pins = series.pins
     dataset = pins["dataset_hash"]

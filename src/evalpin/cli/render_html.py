@@ -13,8 +13,8 @@ import base64
 import hashlib
 
 from evalpin.cli.escape import h, h_block
-from evalpin.core.notes import MARK, sorted_notes
-from evalpin.core.report import REFUSE_LINE, DiffReport, Movement
+from evalpin.core.judge.report import REFUSE_LINE, DiffReport, Movement
+from evalpin.core.read.notes import MARK, sorted_notes
 
 # A browser stays responsive well past this; the JSON output has every case.
 MAX_CASES = 5000

@@ -11,8 +11,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from evalpin.cli.escape import xml_block, xml_line
-from evalpin.core.notes import Note, sorted_notes
-from evalpin.core.report import REFUSE_LINE, DiffReport, Movement
+from evalpin.core.judge.report import REFUSE_LINE, DiffReport, Movement
+from evalpin.core.read.notes import Note, sorted_notes
 
 CLASSNAME = "evalpin"
 

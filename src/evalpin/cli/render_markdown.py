@@ -8,8 +8,8 @@ Every untrusted string goes through `escape.md`; the only HTML is this module's 
 from __future__ import annotations
 
 from evalpin.cli.escape import md
-from evalpin.core.notes import MARK, sorted_notes
-from evalpin.core.report import REFUSE_LINE, DiffReport, Movement
+from evalpin.core.judge.report import REFUSE_LINE, DiffReport, Movement
+from evalpin.core.read.notes import MARK, sorted_notes
 
 # A step summary holds at most 1 MiB: past these the report says how many it left out.
 MAX_ROWS = 200

@@ -9,7 +9,7 @@ records reasons in `order`, the detail pane colours by `kind`, the publish card 
 Adding a code is one `_code(...)` line here plus a test that emits it.
 
 `order` decides the order reasons are recorded in, so this module is part of the grader
-version (core/pins.py hashes it with the grader modules).
+version (core/instrument/pins.py hashes it with the grader modules).
 """
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ class Completion(msgspec.Struct, frozen=True, omit_defaults=True):
     """What a slot returned for one request (also the replay and command line shape).
 
     `turns` is the whole tool conversation when there was one; `text` is then its last
-    reply's text and `tools` every call it made, in order (core/conversation.py).
+    reply's text and `tools` every call it made, in order (core/instrument/conversation.py).
     `usage` is what the endpoint reported for it (None: not reported, or not spent by
     this run, as for a replay); it is not part of the completion digest.
     """

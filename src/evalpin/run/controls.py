@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalpin.core.conversation import DEFAULT_MAX_TURNS
 from evalpin.core.errors import InputError
+from evalpin.core.instrument.conversation import DEFAULT_MAX_TURNS
 
 DEFAULT_SEEDS = (11, 29, 47)
 DEFAULT_TEMPERATURE = 0.0

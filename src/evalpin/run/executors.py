@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evalpin.core.errors import InputError
-from evalpin.core.fixtures import CodingItem
-from evalpin.core.pins import env_components, env_digest, grader_version
+from evalpin.core.instrument.fixtures import CodingItem
+from evalpin.core.instrument.pins import env_components, env_digest, grader_version
 from evalpin.core.reasons import SANDBOX_ERROR
 from evalpin.run.scrub import SECRETISH
 

@@ -4,7 +4,7 @@
 only to the worker's folder and imported only by the worker, a sandbox that sees that
 folder, the wire module and the system, nothing else. The pytest process runs in a
 second sandbox whose copy of each candidate `.py` file is a generated stand-in that
-forwards to the worker over two pipes (`core/graders/wire/`): plain data and
+forwards to the worker over two pipes (`core/instrument/graders/wire/`): plain data and
 handles only, never code, never pickles. pytest writes its JUnit report into a control
 folder the worker's sandbox does not contain, and the grader reads it from there. No
 process that ran candidate code can write to the report or to the pytest process.
@@ -31,9 +31,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from evalpin.core.fixtures import CodingItem
-from evalpin.core.graders import guard, wire
-from evalpin.core.graders.coding import (
+from evalpin.core.instrument.fixtures import CodingItem
+from evalpin.core.instrument.graders import guard, wire
+from evalpin.core.instrument.graders.coding import (
     GUARDED_PYTEST_BOOT,
     IMPORTABLE_SUFFIXES,
     PYTEST_BOOT,

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from evalpin.core.errors import InputError
-from evalpin.core.fixtures import KIND_CODING, load_fixtures
+from evalpin.core.instrument.fixtures import KIND_CODING, load_fixtures
+from evalpin.core.read.runfile import read_run
 from evalpin.core.records import RunHeader
-from evalpin.core.runfile import read_run
 from evalpin.run import events
 from evalpin.run.controls import (
     NETWORK_NOT_APPLICABLE,
@@ -27,7 +27,8 @@ from evalpin.run.controls import (
     resolve_workdir,
 )
 from evalpin.run.pace import DEFAULT_CONCURRENCY
-from evalpin.run.runner import Interrupted, Plan, default_jobs, default_out, run
+from evalpin.run.plan import Plan, default_jobs, default_out
+from evalpin.run.runner import Interrupted, run
 from evalpin.run.slots import DEFAULT_SLOTS_FILE, inline_spec, open_slot, resolve_slot
 
 EXIT_DONE, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
@@ -119,7 +120,7 @@ def plan_run(request: RunRequest, env: Mapping[str, str]) -> Plan:
         request, _ = _resume_defaults(request)
     fixtures_path, _ = resolve_fixtures(request.fixtures, env)
     fixtures = load_fixtures(fixtures_path)
-    from evalpin.core.seal import lock_state  # a garbage lock is bad input: exit 3
+    from evalpin.core.instrument.seal import lock_state  # a garbage lock is bad input: exit 3
 
     lock = lock_state(fixtures).status
     if not request.slot:
@@ -219,7 +220,7 @@ def start_run(
 
 def _failure(out: Path, exc: OSError) -> str:
     """One line: the file, what failed, and how to go on (nothing written is lost)."""
-    from evalpin.core.runfile import RunBusy
+    from evalpin.core.read.runfile import RunBusy
 
     what = exc.strerror or str(exc)
     if isinstance(exc, RunBusy):

@@ -42,7 +42,7 @@ class EvalpinApp(App[None]):
 
     notes: Path | None
     """The review notes file (`--notes`); None: `$EVALPIN_NOTES`, else `notes.jsonl`
-    in the folder of the right-hand run (or of the only one). See `core/notes.py`."""
+    in the folder of the right-hand run (or of the only one). See `core/read/notes.py`."""
 
     def __init__(
         self,

@@ -20,17 +20,17 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from evalpin.core import judge_apart
-from evalpin.core.case_index import CaseIndex
-from evalpin.core.cases import CaseTable
-from evalpin.core.causes import Cause, find_causes
-from evalpin.core.compare import PIN_KEYS, Diff, pins_equal
 from evalpin.core.errors import InputError
-from evalpin.core.formats import RunStream
-from evalpin.core.judge_apart import JudgeApart
+from evalpin.core.judge.causes import Cause, find_causes
+from evalpin.core.judge.compare import PIN_KEYS, Diff, pins_equal
+from evalpin.core.judge.verdict import judge
+from evalpin.core.read.formats import RunStream
+from evalpin.core.read.runfile import RunFile, gc_paused
 from evalpin.core.records import CaseRow
-from evalpin.core.runfile import RunFile, gc_paused
-from evalpin.core.verdict import judge
+from evalpin.core.review import judge_apart
+from evalpin.core.review.case_index import CaseIndex
+from evalpin.core.review.cases import CaseTable
+from evalpin.core.review.judge_apart import JudgeApart
 from evalpin.tui.messages import (
     CasesGrew,
     CasesReady,

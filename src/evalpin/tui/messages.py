@@ -12,12 +12,12 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from evalpin.core.cases import CaseTable
-from evalpin.core.causes import Cause
-from evalpin.core.compare import Diff, KeyMismatch
-from evalpin.core.history import History
-from evalpin.core.runfile import RunFile
-from evalpin.core.verdict import Verdict
+from evalpin.core.judge.causes import Cause
+from evalpin.core.judge.compare import Diff, KeyMismatch
+from evalpin.core.judge.series import History
+from evalpin.core.judge.verdict import Verdict
+from evalpin.core.read.runfile import RunFile
+from evalpin.core.review.cases import CaseTable
 
 
 @dataclass

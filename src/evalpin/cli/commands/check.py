@@ -1,4 +1,4 @@
-"""`evalpin check F`: validate a fixture set before it is sealed (core/set_check.py)."""
+"""`evalpin check F`: validate a fixture set before it is sealed (run/set_check.py)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ def check_cmd(fixtures: Path, as_json: bool, strict: bool) -> None:
     """Validate a fixture set: each coding item's reference solution passes, its starting
     code fails on a test, and both isolations grade them alike; golden cases are
     well-formed. Exit 0 when nothing is wrong, 1 when something is (each named)."""
-    from evalpin.core.fixtures import load_fixtures
-    from evalpin.core.set_check import check_set
+    from evalpin.core.instrument.fixtures import load_fixtures
+    from evalpin.run.set_check import check_set
 
     fs = load_fixtures(fixtures)
 

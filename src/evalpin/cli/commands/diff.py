@@ -11,10 +11,10 @@ import click
 
 from evalpin.cli.console import emit_json, write_json_atomic
 from evalpin.cli.log_options import log_options
-from evalpin.core.report import REFUSE_LINE
+from evalpin.core.judge.report import REFUSE_LINE
 
 if TYPE_CHECKING:
-    from evalpin.core.formats import ReadOptions
+    from evalpin.core.read.formats import ReadOptions
 
 __all__ = ["REFUSE_LINE", "diff_cmd"]
 
@@ -71,8 +71,8 @@ def diff_cmd(
     2: refused, the triples differ (an instrument change, not a prompt regression).
     """
     from evalpin.cli import render_diff
-    from evalpin.core.report import attach_notes
-    from evalpin.core.rundata import gc_paused
+    from evalpin.core.judge.report import attach_notes
+    from evalpin.core.read.rundata import gc_paused
 
     # The terminal alone shows `limit` moves; JSON and every file show them all.
     everything = as_json or bool(markdown or junit or html) or limit <= 0
@@ -111,7 +111,7 @@ def diff_cmd(
 def _notes(run: Path, notes_file: Path | None):
     """The review notes for the runs (a NoteBook); lines that are no note are named on
     stderr, and nothing else changes: the file is never written here."""
-    from evalpin.core.notes import notes_path, read_notes
+    from evalpin.core.read.notes import notes_path, read_notes
     from evalpin.core.sanitize import inert_line
 
     book = read_notes(notes_path(run, notes_file))
@@ -129,12 +129,12 @@ def _build(
     every_row: bool,
 ):
     """Read both sides and build the report. Two big evalpin runs are read a half per
-    process (core/halves.py) unless an output lists every row (`--junit`)."""
-    from evalpin.core.report import build_report, refusal_without_left
-    from evalpin.core.runfile import read_run
+    process (core/review/halves.py) unless an output lists every row (`--junit`)."""
+    from evalpin.core.judge.report import build_report, refusal_without_left
+    from evalpin.core.read.runfile import read_run
 
     if baseline is not None:
-        from evalpin.core.baseline import choose_baseline
+        from evalpin.core.judge.baseline import choose_baseline
 
         rrun = read_run(runs[0], options)
         choice, lrun = choose_baseline(baseline, runs[0], rrun, options)
@@ -142,7 +142,7 @@ def _build(
             return refusal_without_left(rrun, choice)
         return build_report(lrun, rrun, choice, detail)
     if not every_row:
-        from evalpin.core.halves import diff_in_halves
+        from evalpin.core.review.halves import diff_in_halves
 
         report = diff_in_halves(runs[0], runs[1], detail)
         if report is not None:

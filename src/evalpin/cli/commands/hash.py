@@ -15,8 +15,8 @@ from evalpin.cli.console import emit_json
 def hash_cmd(fixtures: Path, as_json: bool) -> None:
     """Print a fixture set's dataset hash, its envelope hash (the fixture file and every
     file its cases read: the one to publish), the grader version and each case's hash."""
-    from evalpin.core.fixtures import load_fixtures
-    from evalpin.core.pins import grader_version
+    from evalpin.core.instrument.fixtures import load_fixtures
+    from evalpin.core.instrument.pins import grader_version
 
     fs = load_fixtures(fixtures)
     gv = grader_version()

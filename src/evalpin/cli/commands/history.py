@@ -11,7 +11,7 @@ from evalpin.cli.console import emit_json
 from evalpin.cli.log_options import log_options
 
 if TYPE_CHECKING:
-    from evalpin.core.formats import ReadOptions
+    from evalpin.core.read.formats import ReadOptions
 
 
 @click.command("history")
@@ -29,7 +29,7 @@ def history_cmd(folder: Path, as_json: bool, options: ReadOptions) -> None:
     did not reproduce their completion are flagged. Unreadable files are listed, never
     fatal. Exit 0; 3 when FOLDER is not a readable folder.
     """
-    from evalpin.core.history import load_history
+    from evalpin.core.judge.history import load_history
 
     history = load_history(folder, options)
     if as_json:

@@ -10,7 +10,7 @@ import click
 from evalpin.cli.log_options import log_options
 
 if TYPE_CHECKING:
-    from evalpin.core.formats import ReadOptions
+    from evalpin.core.read.formats import ReadOptions
 
 
 @click.command("review")
@@ -39,8 +39,8 @@ def review_cmd(
     whose first block cannot be read, exits 3 before any screen opens; the rest is read
     behind the first screen of cases, and a bad line further on is reported there.
     """
-    from evalpin.core.discovery import pair_to_review
-    from evalpin.core.formats import RunStream
+    from evalpin.core.read.discovery import pair_to_review
+    from evalpin.core.read.formats import RunStream
 
     if left is None:
         left, right, note = pair_to_review(Path("runs"))

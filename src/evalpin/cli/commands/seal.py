@@ -37,8 +37,8 @@ def seal_cmd(fixtures: tuple[Path, ...], check: bool, force: bool, as_json: bool
     dataset_version was bumped since: re-seal), 1 when it was edited without a version
     bump or has no lock.
     """
-    from evalpin.core.fixtures import load_fixtures
-    from evalpin.core.seal import lock_state
+    from evalpin.core.instrument.fixtures import load_fixtures
+    from evalpin.core.instrument.seal import lock_state
 
     if check and force:
         raise click.UsageError("--force re-seals; it has no meaning with --check")
@@ -65,7 +65,7 @@ def _check(states: list, as_json: bool) -> int:
 
 
 def _check_lines(state) -> list[str]:
-    from evalpin.core.seal import BUMPED, EDITED, MATCHED, quote
+    from evalpin.core.instrument.seal import BUMPED, EDITED, MATCHED, quote
 
     where = _shown(state.fixtures)
     if state.status == MATCHED:
@@ -115,7 +115,7 @@ def _check_lines(state) -> list[str]:
 
 
 def _seal(sets: list, states: list, force: bool, as_json: bool) -> int:
-    from evalpin.core.seal import EDITED
+    from evalpin.core.instrument.seal import EDITED
 
     refused = [s for s in states if s.status == EDITED and not force]
     if refused:  # nothing is written, not even the sets that could be sealed
@@ -153,7 +153,14 @@ def _refuse_lines(state) -> list[str]:
 
 def _write(fs, state) -> str:
     """Write the lock for the set `fs` (compared as `state`); what was done, in words."""
-    from evalpin.core.seal import BUMPED, EDITED, MATCHED, UNSEALED, render_lock, write_lock
+    from evalpin.core.instrument.seal import (
+        BUMPED,
+        EDITED,
+        MATCHED,
+        UNSEALED,
+        render_lock,
+        write_lock,
+    )
 
     if state.status == MATCHED and _same_bytes(state.lock_path, render_lock(fs)):
         return "unchanged"
@@ -192,7 +199,7 @@ def _command(fixtures: Path, *flags: str) -> str:
 
 
 def _version(version: str | None) -> str:
-    from evalpin.core.seal import quote
+    from evalpin.core.instrument.seal import quote
 
     return "none" if version is None else quote(version)
 

@@ -85,7 +85,7 @@ def serve_cmd(
     is loopback; elsewhere it is off, the screen says so, and the served app gets no
     secret from the environment.
     """
-    from evalpin.core.runfile import read_run
+    from evalpin.core.read.runfile import read_run
 
     if len(runs) > 2:
         raise click.UsageError("at most two runs: LEFT [RIGHT]")

@@ -12,7 +12,7 @@ from evalpin.cli.console import emit_json, fail, side
 from evalpin.cli.log_options import log_options
 
 if TYPE_CHECKING:
-    from evalpin.core.formats import ReadOptions
+    from evalpin.core.read.formats import ReadOptions
 
 
 @click.command("verdict")
@@ -45,8 +45,8 @@ def verdict_cmd(
     options: ReadOptions,
 ) -> None:
     """Apply the publish rule to RUN. Exit 0 only when it is publishable."""
-    from evalpin.core.runfile import read_run
-    from evalpin.core.verdict import PUBLISHABLE, Disclosure, judge
+    from evalpin.core.judge.verdict import PUBLISHABLE, Disclosure, judge
+    from evalpin.core.read.runfile import read_run
 
     disclosure = Disclosure.load(disclosed) if disclosed is not None else None
     runfile = read_run(run, options)
@@ -64,7 +64,7 @@ def verdict_cmd(
 
 def _export_card(runfile, v, path: Path) -> None:  # runfile: RunFile, v: Verdict
     """Write the card, or say on stderr why not, in the TUI's words."""
-    from evalpin.core.card import NotPublishable, export_card
+    from evalpin.core.judge.card import NotPublishable, export_card
 
     try:
         written = export_card(runfile, v, path)

@@ -11,7 +11,7 @@ API:
 - `execute(iso, box, specs, timeout)`: the primitive `evalpin.run.isolation` builds on:
   each `Spec` in a sandbox of its own, the last one deciding when the run ends.
 
-What the grade means lives in `evalpin.core.graders.coding`; how the candidate and pytest
+What the grade means lives in `evalpin.core.instrument.graders.coding`; how the candidate and pytest
 are split into processes, in `evalpin.run.isolation`. This package only contains them,
 one concern a module, each importing only those before it:
 - `cgroup`: the per-run cgroup (process and memory caps), and killing what is in it;

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalpin.core.graders.coding import FILE_SIZE_BYTES
+from evalpin.core.instrument.graders.coding import FILE_SIZE_BYTES
 from evalpin.run.sandbox.cgroup import Cgroup
 
 

@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from evalpin.core.graders.coding import MAX_PROCESSES
+from evalpin.core.instrument.graders.coding import MAX_PROCESSES
 
 
 @functools.cache

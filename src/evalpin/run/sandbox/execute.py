@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalpin.core.graders.coding import MAX_PROCESSES
+from evalpin.core.instrument.graders.coding import MAX_PROCESSES
 from evalpin.run.sandbox.backends import Isolation, prefix, wrapper
 from evalpin.run.sandbox.box import Box
 from evalpin.run.sandbox.cgroup import Cgroup, kill_all

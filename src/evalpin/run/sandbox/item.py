@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalpin.core.fixtures import ISOLATION_PROCESS, CodingItem
-from evalpin.core.graders.coding import PYTEST_ENV, grade_order, rlimits, static_check
-from evalpin.core.graders.surface import approved_files
+from evalpin.core.instrument.fixtures import ISOLATION_PROCESS, CodingItem
+from evalpin.core.instrument.graders.coding import PYTEST_ENV, grade_order, rlimits, static_check
+from evalpin.core.instrument.graders.surface import approved_files
 from evalpin.core.reasons import SANDBOX_ERROR, TESTS_FAILED, TIMEOUT
 from evalpin.core.records import TAIL_CHARS
 from evalpin.run.sandbox.backends import NETWORK_ON, Isolation

@@ -7,8 +7,8 @@ import os
 import shutil
 import sys
 
-from evalpin.core.fixtures import DEFAULT_MEMORY_MB
-from evalpin.core.graders.coding import MAX_PROCESSES
+from evalpin.core.instrument.fixtures import DEFAULT_MEMORY_MB
+from evalpin.core.instrument.graders.coding import MAX_PROCESSES
 from evalpin.run.sandbox.backends import BACKENDS, OFF_ENFORCED, OFF_UNENFORCED, Isolation
 from evalpin.run.sandbox.box import scratch
 from evalpin.run.sandbox.execute import execute

@@ -31,8 +31,8 @@ from typing import Any, ClassVar, Self
 
 import msgspec
 
-from evalpin.core.conversation import recorded
 from evalpin.core.errors import InputError
+from evalpin.core.instrument.conversation import recorded
 from evalpin.core.reasons import PROVIDER_ERROR
 from evalpin.core.records import Completion, CompletionRequest, ToolCall, Turn
 from evalpin.run.slots.base import Slot, SlotError

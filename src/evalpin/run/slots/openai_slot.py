@@ -8,7 +8,7 @@ decide. The body is decoded by us from the raw response, so a malformed or oddly
 body is `bad_response` rather than whatever a lenient parse happens to leave behind.
 
 A reply with tool calls is answered from the case's canned `tool_results` and the model
-is asked again, up to `max_turns` requests (core/conversation.py). The client is built
+is asked again, up to `max_turns` requests (core/instrument/conversation.py). The client is built
 from explicit values only: the SDK would otherwise pick up `OPENAI_BASE_URL`,
 `OPENAI_ORG_ID`, `OPENAI_PROJECT_ID` and `OPENAI_CUSTOM_HEADERS` from the environment
 and send them to whatever endpoint the slot names. Organization, project and extra
@@ -35,13 +35,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Self
 
 import msgspec
 
-from evalpin.core.conversation import (
+from evalpin.core.errors import InputError
+from evalpin.core.instrument.conversation import (
     DEFAULT_MAX_TURNS,
     CannedResults,
     bad_arguments,
     settle,
 )
-from evalpin.core.errors import InputError
 from evalpin.core.reasons import PROVIDER_ERROR
 from evalpin.core.records import Completion, CompletionRequest, Turn, TurnCall, Usage
 from evalpin.run.slots.base import Slot, SlotError

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from evalpin.core.errors import InputError
-from evalpin.core.fixtures import yaml_document
+from evalpin.core.instrument.fixtures import yaml_document
 from evalpin.core.tiers import TIER_KEY, UNKNOWN, check_declared, tier_of
 from evalpin.run.slots.base import Slot
 from evalpin.run.slots.command import CommandConfig

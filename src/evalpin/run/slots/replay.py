@@ -7,7 +7,7 @@ become `no_completion`, which the run records. A missing or empty file is an `In
 
 A line may hold a whole tool conversation as `turns` (what a live run's case record
 keeps), so a recorded loop replays to the same grade; its `text` and `tools` are then
-derived from the turns (core/conversation.py), and a line whose own `text` or `tools`
+derived from the turns (core/instrument/conversation.py), and a line whose own `text` or `tools`
 contradict its turns is skipped.
 
 An evalpin run file is a recording too: its case records answer with their text, tools,
@@ -26,9 +26,9 @@ from typing import Annotated, Any, ClassVar, NamedTuple, Self, TypeVar
 import msgspec
 
 from evalpin.core import reasons
-from evalpin.core.conversation import recorded, settle
 from evalpin.core.errors import InputError
 from evalpin.core.files import not_utf8
+from evalpin.core.instrument.conversation import recorded, settle
 from evalpin.core.records import (
     CaseRecord,
     Completion,

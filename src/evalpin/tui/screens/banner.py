@@ -23,7 +23,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from evalpin.core.compare import Diff, KeyMismatch, probes_differ
+from evalpin.core.judge.compare import Diff, KeyMismatch, probes_differ
 from evalpin.core.sanitize import inert_line
 from evalpin.tui.safe import line
 

@@ -1,6 +1,6 @@
 """`c`: what moved, by cause. Choosing one narrows the case list to its cases.
 
-The list is the report's causes (core/causes.py): each reason code, tool call and failing
+The list is the report's causes (core/judge/causes.py): each reason code, tool call and failing
 test that appeared or went between the two runs, with its cases and (case, seed) pairs.
 The screen only shows them and says which was chosen; the review screen filters.
 """
@@ -18,7 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from evalpin.core.causes import APPEARED, TOOL, Cause
+from evalpin.core.judge.causes import APPEARED, TOOL, Cause
 from evalpin.tui.safe import line
 
 CLEAR = -1  # the first option: every case again

@@ -23,7 +23,8 @@ from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
 
 from evalpin.core.errors import InputError
-from evalpin.core.history import History, HistoryRun, Series, load_history
+from evalpin.core.judge.history import load_history
+from evalpin.core.judge.series import History, HistoryRun, Series
 from evalpin.core.sanitize import inert_line
 from evalpin.tui.messages import HistoryFailed, HistoryRead
 from evalpin.tui.safe import line, path_line

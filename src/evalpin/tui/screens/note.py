@@ -1,4 +1,4 @@
-"""`m`: a reviewer's note on the selected case (see `core/notes.py` for the file).
+"""`m`: a reviewer's note on the selected case (see `core/read/notes.py` for the file).
 
 A small modal: the quick kinds (acknowledged, known flaky) save at once with Enter; a
 ticket or a line of text is typed in the box below (choosing either puts the cursor
@@ -22,7 +22,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from evalpin.core.notes import (
+from evalpin.core.read.notes import (
     ACKNOWLEDGED,
     CLEARED,
     FLAKY,

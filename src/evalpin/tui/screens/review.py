@@ -27,14 +27,14 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static
 
-from evalpin.core.cases import ALL, CaseTable, step
-from evalpin.core.causes import Cause
-from evalpin.core.compare import Diff
-from evalpin.core.discovery import header_mismatch, peek_header
-from evalpin.core.formats import RunStream
-from evalpin.core.judge_apart import JudgeApart
-from evalpin.core.runfile import RunFile
-from evalpin.core.verdict import Verdict
+from evalpin.core.judge.causes import Cause
+from evalpin.core.judge.compare import Diff
+from evalpin.core.judge.verdict import Verdict
+from evalpin.core.read.discovery import header_mismatch, peek_header
+from evalpin.core.read.formats import RunStream
+from evalpin.core.read.runfile import RunFile
+from evalpin.core.review.cases import ALL, CaseTable, step
+from evalpin.core.review.judge_apart import JudgeApart
 from evalpin.tui.loader import RunSource, source_path
 from evalpin.tui.screens.banner import BannerScreen
 from evalpin.tui.screens.causes import CLEAR, CausesScreen

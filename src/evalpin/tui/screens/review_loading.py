@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 
 from textual import work
 
-from evalpin.core.cases import ALL
-from evalpin.core.judge_apart import JudgeApart
-from evalpin.core.runfile import RunFile
+from evalpin.core.read.runfile import RunFile
+from evalpin.core.review.cases import ALL
+from evalpin.core.review.judge_apart import JudgeApart
 from evalpin.tui.loader import GROW_INTERVAL, Loader, RunSource
 from evalpin.tui.messages import (
     CasesGrew,
@@ -133,7 +133,7 @@ class ReviewLoading:
         self._apply(grow=self.case_list.table is self.preview)
 
     def _envelope_notes(self: ReviewScreen) -> list[str]:
-        from evalpin.core.envelope import notes
+        from evalpin.core.judge.envelope import notes
 
         if len(self._sides) < 2:
             return []

@@ -2,7 +2,7 @@
 reviewer's note, and show the live notes in the list and the detail.
 
 A mixin of `ReviewScreen` (one concern of the screen, kept apart so the screen stays a
-screen); the file itself is `core/notes.py`'s. Reading and writing happen in thread
+screen); the file itself is `core/read/notes.py`'s. Reading and writing happen in thread
 workers: a notes file on a slow disk never holds a key press back. Its message handlers
 go by Textual's naming (`on_notes_read`), since `@on` is only collected on widgets.
 """
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from textual import work
 
-from evalpin.core.notes import (
+from evalpin.core.read.notes import (
     CLEARED,
     Note,
     NoteBook,
@@ -23,7 +23,7 @@ from evalpin.core.notes import (
     notes_path,
     read_notes,
 )
-from evalpin.core.runfile import RunFile
+from evalpin.core.read.runfile import RunFile
 from evalpin.tui.screens.note import NoteChoice, NoteScreen, NotesRead, NoteWritten
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ class ReviewNotes:
         description="append a review note",
     )
     def _append_note(self: ReviewScreen, path: Path, note: Note, generation: int) -> None:
-        """One line appended under the file's lock (core/notes.py), off the UI thread."""
+        """One line appended under the file's lock (core/read/notes.py), off the UI thread."""
         try:
             append_note(path, note)
         except OSError as exc:

@@ -15,11 +15,12 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from evalpin.core import stats
-from evalpin.core.compare import Diff
-from evalpin.core.runfile import RunFile
+from evalpin.core.judge import stats
+from evalpin.core.judge.compare import Diff
+from evalpin.core.judge.paired import paired_stats
+from evalpin.core.judge.verdict import Check, Verdict
+from evalpin.core.read.runfile import RunFile
 from evalpin.core.tiers import TIER_CHANGE, tier_of
-from evalpin.core.verdict import Check, Verdict
 from evalpin.tui.safe import line, path_line
 from evalpin.tui.widgets.pins import badge_class
 
@@ -88,7 +89,7 @@ class VerdictScreen(Screen[None]):
         if right is not None and right_verdict is not None:
             self.runs.append((right, right_verdict))
         self.messages: list[Text] = []
-        self.paired = stats.paired_stats(diff) if diff is not None else None
+        self.paired = paired_stats(diff) if diff is not None else None
         self.stacked = False  # runs one above the other (a narrow terminal)
 
     def compose(self) -> ComposeResult:
@@ -310,7 +311,7 @@ class VerdictScreen(Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="export")
     def export(self) -> None:
         """Write a card beside each publishable run; say why not for the others."""
-        from evalpin.core.card import NotPublishable, export_card
+        from evalpin.core.judge.card import NotPublishable, export_card
 
         out: list[tuple[str, str]] = []
         names = ("left", "right") if len(self.runs) == 2 else ("run",)

@@ -17,8 +17,8 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.strip import Strip
 
-from evalpin.core.cases import Case, CaseTable
-from evalpin.core.notes import MARK
+from evalpin.core.read.notes import MARK
+from evalpin.core.review.cases import Case, CaseTable
 from evalpin.core.sanitize import inert_line
 from evalpin.tui.widgets.cursor_view import CursorView
 
@@ -187,7 +187,7 @@ class CaseList(CursorView):
         self.grow_stops(range(len(visible)))
 
     def set_noted(self, case_ids: frozenset[str] | set[str]) -> None:
-        """The case ids with a review note (`core/notes.py`), marked with `MARK`."""
+        """The case ids with a review note (`core/read/notes.py`), marked with `MARK`."""
         if case_ids != self.noted:
             self.noted = case_ids
             self.redraw()

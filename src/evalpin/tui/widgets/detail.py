@@ -35,16 +35,16 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from evalpin.core import reasons as codes
-from evalpin.core.case_source import (
+from evalpin.core.errors import InputError
+from evalpin.core.read.notes import Note
+from evalpin.core.review.case_source import (
     SOURCES,
     CaseSource,
     Located,
     Stamp,
     Unavailable,
 )
-from evalpin.core.cases import CaseTable
-from evalpin.core.errors import InputError
-from evalpin.core.notes import Note
+from evalpin.core.review.cases import CaseTable
 from evalpin.tui.safe import line
 from evalpin.tui.widgets.detail_layout import CaseLayout
 from evalpin.tui.widgets.detail_model import (
@@ -348,7 +348,7 @@ class DetailPane(ScrollView, can_focus=True):
         return self.get_component_rich_style(name, partial=True)
 
     def set_review_notes(self, notes: dict[str, Note]) -> None:
-        """The review notes by case id (`core/notes.py`); the case shown is laid out again."""
+        """The review notes by case id (`core/read/notes.py`); the case shown is laid out again."""
         self.review_notes = notes
         if self.shown is not None and self._decoded is not None:
             self._lay_out(keep_scroll=True)

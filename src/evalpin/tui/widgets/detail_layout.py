@@ -16,12 +16,12 @@ from rich.style import Style
 from rich.text import Text
 
 from evalpin.core import reasons as codes
-from evalpin.core import worddiff
-from evalpin.core.case_source import CaseSource, Unavailable
-from evalpin.core.notes import MARK, Note
+from evalpin.core.read.notes import MARK, Note
 from evalpin.core.records import CaseRecord
+from evalpin.core.review import worddiff
+from evalpin.core.review.case_source import CaseSource, Unavailable
+from evalpin.core.review.worddiff import DELETE, EQUAL, INSERT, Piece
 from evalpin.core.sanitize import inert_line
-from evalpin.core.worddiff import DELETE, EQUAL, INSERT, Piece
 from evalpin.tui.safe import line
 from evalpin.tui.widgets.detail_model import (
     KEY_WIDTH,

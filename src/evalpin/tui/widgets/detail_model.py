@@ -19,13 +19,19 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-from evalpin.core import worddiff
-from evalpin.core.case_source import SOURCES, CaseSource, Located, Unavailable, bare_test_name
-from evalpin.core.cases import CaseTable
+from evalpin.core.read.runfile import RunFile
 from evalpin.core.records import CaseRecord, Turn
-from evalpin.core.runfile import RunFile
+from evalpin.core.review import worddiff
+from evalpin.core.review.case_source import (
+    SOURCES,
+    CaseSource,
+    Located,
+    Unavailable,
+    bare_test_name,
+)
+from evalpin.core.review.cases import CaseTable
+from evalpin.core.review.worddiff import Piece
 from evalpin.core.sanitize import cap_block, inert_line
-from evalpin.core.worddiff import Piece
 from evalpin.tui.safe import block
 
 KEY_WIDTH = 15

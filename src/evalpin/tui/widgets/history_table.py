@@ -18,7 +18,7 @@ from typing import ClassVar
 from rich.segment import Segment
 from textual.strip import Strip
 
-from evalpin.core.history import (
+from evalpin.core.judge.series import (
     DATED_BY_MTIME,
     ENV_CHANGE,
     Break,
@@ -28,9 +28,9 @@ from evalpin.core.history import (
     Series,
     Unreadable,
 )
+from evalpin.core.judge.verdict import CONTAMINATED, PUBLISHABLE, UNCONTROLLED
 from evalpin.core.sanitize import inert_line
 from evalpin.core.tiers import TIER_CHANGE
-from evalpin.core.verdict import CONTAMINATED, PUBLISHABLE, UNCONTROLLED
 from evalpin.tui.widgets.cursor_view import CursorView
 from evalpin.tui.widgets.trend import MARKED, PALETTE
 

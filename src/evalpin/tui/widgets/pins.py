@@ -13,10 +13,10 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from evalpin.core.judge.verdict import CONTAMINATED, PUBLISHABLE, UNCONTROLLED, Verdict
+from evalpin.core.read.runfile import RunFile
 from evalpin.core.records import RunHeader
-from evalpin.core.runfile import RunFile
 from evalpin.core.tiers import tier_of
-from evalpin.core.verdict import CONTAMINATED, PUBLISHABLE, UNCONTROLLED, Verdict
 from evalpin.tui.safe import line, path_line
 
 PENDING = "…"

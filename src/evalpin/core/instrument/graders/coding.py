@@ -1,0 +1,547 @@
+"""The coding-item grader: the files a completion gives, what is checked before any of
+its code runs, how pytest is invoked, and how its JUnit report becomes a grade (which
+files a completion may write is `surface.py`).
+
+Everything here is pure (no subprocess) and is part of the grader version, so the pytest
+invocation, its config and the resource limits live here too: changing any of them moves
+the version. `evalpin.run.sandbox` executes what this module describes.
+
+A case that fails a static check (surface, syntax, forbidden import) is not run at all:
+the model's code never executes and the reasons say why. Reasons come out in
+`grade_order`, the order of core/reasons.py: outside_surface, missing_file, syntax_error,
+forbidden_import, then tampering, then tests_failed/timeout, then sandbox_error.
+
+Reason codes decided here: `outside_surface:PATH` and `missing_file:NAME` (by
+`surface.py`), `syntax_error:FILE`, `forbidden_import:MODULE`, `tampering:KIND`
+(in-process items) and `tests_failed` (a failing, erroring or skipped test, an expected
+test that did not run, no test at all, a non-zero pytest exit, or no readable report).
+`timeout` and `sandbox_error:KIND` are decided by the sandbox.
+
+How the candidate runs (`isolation`): the wire (wire/), the in-process witness
+(guard.py) and the boot scripts below are grader modules too, shipped into the sandbox.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator, Sequence
+
+from evalpin.core.instrument.fixtures import CodingItem
+from evalpin.core.instrument.graders.surface import approved_files, surface_reasons
+from evalpin.core.reasons import (
+    FORBIDDEN_IMPORT,
+    SYNTAX_ERROR,
+    TAMPERING,
+    TESTS_FAILED,
+)
+from evalpin.core.reasons import in_order as grade_order
+from evalpin.core.records import Completion
+
+# -- files from a completion ----------------------------------------------------------
+
+_FENCE_OPEN = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+# A file name needs an extension that starts with a letter, so "1.5" or "python" is not one.
+_NAME = r"[\w./\\-]*\w\.[A-Za-z]\w*"
+_PATHLIKE = re.compile(rf"^{_NAME}$")
+_INFO_KEY = re.compile(r"""\b(?:title|file|filename|path)=(?:"([^"]+)"|'([^']+)'|(\S+))""")
+_NAME_LINE = re.compile(
+    rf"""^\s*(?:\#+\s*|//\s*)?[*`]*\s*(?:(?:file|filename|path)\s*:\s*)?[*`]*
+    (?P<name>{_NAME})[*`]*\s*:?\s*[*`]*\s*$""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_FIRST_LINE = re.compile(rf"^\s*(?:\#|//)\s*(?:(?:file|filename)\s*:\s*)?(?P<name>{_NAME})\s*$")
+
+
+def files_from_completion(
+    completion: Completion, expected_files: Sequence[str] = ()
+) -> dict[str, str]:
+    """The completion's `files` map when it has one, else files from named fenced blocks.
+
+    A fenced block (``` or ~~~) is taken as a file when it is named, first match wins:
+    1. in its info string: ```` ```python title=solution.py ```` (also `file=`,
+       `filename=`, `path=`, quoted or not), ```` ```solution.py ````,
+       ```` ```python solution.py ```` or ```` ```python:solution.py ````;
+    2. by the nearest non-blank line before the fence when that line is only a name,
+       optionally decorated: `solution.py`, `# file: solution.py`, `**solution.py**`,
+       `` `solution.py` ``, `### solution.py`, `File: solution.py`, `solution.py:`;
+    3. by its own first line when that is only a comment naming it: `# solution.py`,
+       `# file: solution.py` (the line is kept in the content).
+    A name needs an extension. When a name repeats, the last block wins (models restate a
+    file after correcting it). Unnamed blocks are ignored, with one exception: an answer
+    holding no named block and exactly one unnamed block, for an item that expects
+    exactly one file, is that file (the commonest shape of a model's answer). An unclosed
+    block runs to the end of the text, as in CommonMark, so a truncated answer still
+    yields its file.
+    """
+    if completion.files:
+        return dict(completion.files)
+    files: dict[str, str] = {}
+    unnamed: list[str] = []
+    for name, body in _blocks(completion.text.splitlines()):
+        if name is None:
+            unnamed.append(body)
+            continue
+        files.pop(name, None)
+        files[name] = body
+    if not files and len(unnamed) == 1 and len(expected_files) == 1:
+        files[expected_files[0]] = unnamed[0]
+    return files
+
+
+def _blocks(lines: list[str]) -> Iterator[tuple[str | None, str]]:
+    i = 0
+    while i < len(lines):
+        opened = _FENCE_OPEN.match(lines[i])
+        if not opened or (opened["fence"][0] == "`" and "`" in opened["info"]):
+            i += 1
+            continue
+        fence = opened["fence"]
+        close = re.compile(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}\s*$")
+        end = i + 1
+        while end < len(lines) and not close.match(lines[end]):
+            end += 1
+        body = lines[i + 1 : end]
+        name = _name_from_info(opened["info"]) or _name_before(lines, i) or _name_inside(body)
+        yield name, "\n".join(body) + "\n"
+        i = end + 1
+
+
+def _name_from_info(info: str) -> str | None:
+    keyed = _INFO_KEY.search(info)
+    if keyed:
+        return next(g for g in keyed.groups() if g)
+    for token in info.split():
+        candidate = token.split(":", 1)[1] if ":" in token else token
+        if _PATHLIKE.match(candidate):
+            return candidate
+    return None
+
+
+def _name_before(lines: list[str], fence_at: int) -> str | None:
+    j = fence_at - 1
+    while j >= 0 and not lines[j].strip():
+        j -= 1
+    if j < 0 or _FENCE_OPEN.match(lines[j]):
+        return None
+    named = _NAME_LINE.match(lines[j])
+    return named["name"] if named else None
+
+
+def _name_inside(body: list[str]) -> str | None:
+    named = _FIRST_LINE.match(body[0]) if body else None
+    return named["name"] if named else None
+
+
+# -- static checks --------------------------------------------------------------------
+
+
+def _compile_error(name: str, source: str) -> str | None:
+    """Why `source` does not compile, or None. Compiled, never executed."""
+    try:
+        source.encode("utf-8")
+        compile(source, name, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        return f"{name}:{exc.lineno}:{exc.offset}: {exc.msg}"
+    except (UnicodeEncodeError, ValueError, RecursionError, MemoryError) as exc:
+        return f"{name}: {type(exc).__name__}: {exc}"
+    return None
+
+
+def syntax_reasons(files: dict[str, str]) -> list[str]:
+    """`syntax_error:FILE` for every `.py` file that does not compile."""
+    return [
+        SYNTAX_ERROR(name)
+        for name, source in files.items()
+        if name.endswith(".py") and _compile_error(name, source)
+    ]
+
+
+_IMPORT_CALLS = frozenset({"__import__", "import_module"})
+
+
+def _imported_modules(tree: ast.AST) -> Iterator[str]:
+    """Absolute module names a module imports, as far as a static reading can tell."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node.module
+            # `from os import path` imports the submodule `os.path`.
+            yield from (f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Call):
+            func = node.func
+            called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+            if called not in _IMPORT_CALLS:
+                continue
+            arg = (
+                node.args[0]
+                if node.args
+                else next((k.value for k in node.keywords if k.arg == "name"), None)
+            )
+            name = arg.value if isinstance(arg, ast.Constant) else None
+            if isinstance(name, str) and not name.startswith("."):  # "." = the model's own
+                yield name
+
+
+def import_reasons(files: dict[str, str], forbidden: list[str]) -> list[str]:
+    """`forbidden_import:MODULE` for every forbidden module (or a submodule of it) that a
+    `.py` file imports, in the order the item lists them.
+
+    Advisory only: this reads `import`, `from ... import`, `__import__('m')` and
+    `import_module('m')` (however `import_module` was reached) with literal names, so
+    `__import__('o' + 's')`, `exec` or `getattr` defeat it. Containment is the sandbox's
+    job; this check exists to fail honest-but-forbidden solutions early and clearly.
+    """
+    seen: set[str] = set()
+    for name, source in files.items():
+        if not name.endswith(".py"):
+            continue
+        try:
+            tree = ast.parse(source, name)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue  # reported by syntax_reasons
+        seen.update(_imported_modules(tree))
+    return [
+        FORBIDDEN_IMPORT(module)
+        for module in forbidden
+        if any(m == module or m.startswith(module + ".") for m in seen)
+    ]
+
+
+def static_check(files: dict[str, str], item: CodingItem) -> tuple[list[str], str]:
+    """All pre-run checks, in grade order, with a short note for the model's repair loop
+    (where a file does not compile, the compiler's message)."""
+    approved = approved_files(files, item)
+    reasons = surface_reasons(files, item)
+    reasons += syntax_reasons(approved)
+    reasons += import_reasons(approved, item.forbidden_imports)
+    if not reasons:
+        return [], ""
+    reasons = grade_order(reasons)
+    errors = [e for n, s in approved.items() if n.endswith(".py") and (e := _compile_error(n, s))]
+    return reasons, "\n".join(["static checks failed: " + " ".join(reasons), *errors])
+
+
+# -- the pytest run -------------------------------------------------------------------
+
+# evalpin's own pytest config, passed with `-c`: no file in the work directory is read as
+# config. Collection prefixes are pytest's defaults, pinned so `expected_tests` and pytest
+# agree; an empty parametrization and a passing xfail are errors, not quiet skips.
+PYTEST_INI = """\
+[pytest]
+python_classes = Test
+python_functions = test
+empty_parameter_set_mark = fail_at_collect
+xfail_strict = true
+console_output_style = classic
+junit_family = xunit2
+junit_logging = no
+"""
+PYTEST_INI_NAME = "evalpin-pytest.ini"
+
+# Set by evalpin, never inherited: no plugin installed in the caller's environment is
+# loaded through its entry point (the variable works on every supported pytest; the
+# `--disable-plugin-autoload` flag only from 8.4).
+PYTEST_ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+
+def pytest_argv(python: str, ini: str, workdir: str, report: str, test_name: str) -> list[str]:
+    """`python -I -B -m pytest` with `pytest_args`; see there."""
+    return [python, "-I", "-B", "-m", "pytest", *pytest_args(ini, workdir, report, test_name)]
+
+
+def pytest_args(ini: str, workdir: str, report: str, test_name: str) -> list[str]:
+    """The command that runs one item's tests; cwd is `workdir`, the test copy is in it.
+
+    `-I` (isolated mode) keeps the cwd off `sys.path` at startup, so a model-written
+    `pytest.py` or `sitecustomize.py` cannot shadow the real ones, and ignores PYTHON*
+    variables. The test still imports the model's files because `--import-mode=prepend`
+    puts the test file's folder (the work dir) first on `sys.path` when the test module
+    is imported, after pytest itself is loaded. `-c` with evalpin's ini plus
+    `--noconftest` means no config or conftest from the work dir is read;
+    `-p no:cacheprovider` keeps pytest from writing or reading a cache.
+    """
+    return [
+        "-q",
+        "--tb=short",
+        "-rfE",
+        "--color=no",
+        "-c",
+        ini,
+        "--noconftest",
+        "-p",
+        "no:cacheprovider",
+        "--rootdir",
+        workdir,
+        "--import-mode=prepend",
+        "--junitxml",
+        report,
+        "--",
+        test_name,
+    ]
+
+
+# How the sandboxed processes start (`python -I -B -c BOOT ...`). The runtime folder
+# (argv[1]) holds the wire package as `evalpin_wire` and, in-process, guard.py as
+# `evalpin_guard`; it leaves sys.path once they are imported.
+WORKER_BOOT = """\
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+import evalpin_wire.worker
+sys.path[0] = os.getcwd()
+evalpin_wire.worker.worker(int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4]))
+"""
+PYTEST_BOOT = """\
+import sys
+sys.path.insert(0, sys.argv[1])
+import evalpin_wire.stubs
+del sys.path[0]
+import pytest
+sys.exit(pytest.main(sys.argv[2:]))
+"""
+GUARDED_PYTEST_BOOT = """\
+import sys
+sys.path.insert(0, sys.argv[1])
+import evalpin_guard
+del sys.path[0]
+guard = evalpin_guard.Guard(int(sys.argv[2]))
+import pytest
+sys.exit(pytest.main(sys.argv[3:], plugins=[guard]))
+"""
+STUB = """\
+# evalpin stand-in: the candidate's module runs in a separate process; this forwards.
+import evalpin_wire.stubs
+evalpin_wire.stubs.stub({name!r}, globals())
+"""
+# A candidate file the pytest process would import or load if it were copied there.
+IMPORTABLE_SUFFIXES = (".py", ".pyw", ".pyc", ".pyo", ".so", ".pyd", ".dll", ".dylib", ".pth")
+
+
+def module_name(path: str) -> str | None:
+    """The module a candidate `.py` file is imported as (`pkg/__init__.py` -> `pkg`)."""
+    if not path.endswith(".py"):
+        return None
+    parts = path[:-3].split("/")
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
+
+
+# Resource limits for the test process and its children.
+ADDRESS_SPACE_BYTES = 2 * 1024**3
+FILE_SIZE_BYTES = 64 * 1024**2
+MAX_PROCESSES = 128
+CPU_SLACK_S = 2
+
+
+def rlimits(timeout_s: float) -> dict[str, int]:
+    """`resource` limit names and values for an item; CPU time a little over its timeout
+    so the wall-clock timeout, not SIGXCPU, is what normally stops a busy loop."""
+    return {
+        "RLIMIT_CPU": math.ceil(timeout_s) + CPU_SLACK_S,
+        "RLIMIT_AS": ADDRESS_SPACE_BYTES,
+        "RLIMIT_FSIZE": FILE_SIZE_BYTES,
+        "RLIMIT_CORE": 0,
+    }
+
+
+# -- the report -----------------------------------------------------------------------
+
+
+def _test_functions(body: list[ast.stmt], prefix: str) -> Iterator[str]:
+    for node in body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            if node.name.startswith("test"):
+                yield prefix + node.name
+        elif isinstance(node, ast.ClassDef) and _collected_class(node):
+            yield from _test_functions(node.body, f"{prefix}{node.name}::")
+
+
+def _collected_class(node: ast.ClassDef) -> bool:
+    """pytest skips a `Test*` class that defines `__init__` or sets `__test__ = False`."""
+    return node.name.startswith("Test") and not any(
+        _defines(stmt, "__init__") or _opts_out(stmt) for stmt in node.body
+    )
+
+
+def _defines(stmt: ast.stmt, name: str) -> bool:
+    return isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.name == name
+
+
+def _opts_out(stmt: ast.stmt) -> bool:
+    return (
+        isinstance(stmt, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "__test__" for t in stmt.targets)
+        and isinstance(stmt.value, ast.Constant)
+        and not stmt.value.value
+    )
+
+
+def expected_tests(test_source: str) -> list[str]:
+    """The tests a test file defines, read statically: top-level `test*` functions and
+    `test*` methods of `Test*` classes (nested classes too), as `name` or
+    `Class::name`. The prefixes are pytest's, as pinned in PYTEST_INI, so this is the set
+    pytest collects from the file's own definitions. An unparsable file has none (pytest
+    then reports a collection error, which fails the case)."""
+    try:
+        tree = ast.parse(test_source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    return list(dict.fromkeys(_test_functions(tree.body, "")))
+
+
+_FAILED = ("failure", "error", "skipped")
+
+
+def judge_report(
+    xml_bytes: bytes | None, expected: list[str], *, exit_code: int | None = None
+) -> tuple[bool, list[str]]:
+    """Pass only when the JUnit report shows at least one test, every expected test ran
+    (parametrized ids match by the name before `[`), nothing failed, errored or was
+    skipped, and, when given, pytest exited 0. Anything else, including no report or
+    one that does not parse, is `tests_failed`: a missing report never passes.
+
+    DTDs and entities are refused before parsing; pytest never writes them.
+    """
+    failed = (False, [TESTS_FAILED()])
+    if exit_code not in (None, 0):
+        return failed
+    root = _parse_report(xml_bytes)
+    if root is None:
+        return failed
+    ran: set[str] = set()
+    for suite in root.iter("testsuite"):
+        if suite.get("errors", "0") != "0" or suite.get("failures", "0") != "0":
+            return failed
+    for case in root.iter("testcase"):
+        if any(child.tag in _FAILED for child in case):
+            return failed
+        # classname is "module" or "module.Class[.Inner]"; the test copy is top-level.
+        classes = (case.get("classname") or "").split(".")[1:]
+        ran.add("::".join([*classes, (case.get("name") or "").split("[", 1)[0]]))
+    if not ran or any(name not in ran for name in expected):
+        return failed
+    return True, []
+
+
+def _parse_report(xml_bytes: bytes | None) -> ET.Element | None:
+    """A JUnit report's root, or None for no report, a malformed one, or one with a DTD or
+    entities (refused before parsing; pytest never writes them)."""
+    if not xml_bytes:
+        return None
+    head = xml_bytes.upper()
+    if b"<!DOCTYPE" in head or b"<!ENTITY" in head:
+        return None
+    try:
+        return ET.fromstring(xml_bytes)
+    except ET.ParseError:
+        return None
+
+
+def report_outcomes(xml_bytes: bytes | None) -> dict[str, str] | None:
+    """Each test's outcome in a JUnit report (`passed`, `skipped` or `failed`; the worst
+    over parametrized ids), or None when there is no well-formed report."""
+    root = _parse_report(xml_bytes)
+    if root is None:
+        return None
+    rank = {"passed": 0, "skipped": 1, "failed": 2}
+    outcomes: dict[str, str] = {}
+    for case in root.iter("testcase"):
+        tags = {child.tag for child in case}
+        outcome = (
+            "failed"
+            if tags & {"failure", "error"}
+            else "skipped"
+            if "skipped" in tags
+            else "passed"
+        )
+        classes = (case.get("classname") or "").split(".")[1:]
+        name = "::".join([*classes, (case.get("name") or "").split("[", 1)[0]])
+        outcomes[name] = max(outcomes.get(name, "passed"), outcome, key=rank.__getitem__)
+    return outcomes
+
+
+def failed_tests(
+    xml_bytes: bytes | None, expected: list[str], set_aside: tuple[str, ...] = ()
+) -> list[str]:
+    """The tests a failing grade names: each test that failed, errored or was skipped in
+    the report, then each expected test that never ran, in file order (`set_aside`: the
+    guard's canaries). Shown to the reviewer only; the grade never reads it."""
+    root = _parse_report(xml_bytes)
+    ran: set[str] = set()
+    bad: list[str] = []
+    for case in root.iter("testcase") if root is not None else ():
+        classname = case.get("classname") or ""
+        if not classname:  # a module that did not collect: its tests never ran
+            continue
+        name = "::".join([*classname.split(".")[1:], (case.get("name") or "").split("[", 1)[0]])
+        ran.add(name)
+        if name not in set_aside and any(child.tag in _FAILED for child in case):
+            bad.append(name)
+    return list(dict.fromkeys([*bad, *(n for n in expected if n not in ran)]))
+
+
+def judge_in_process(
+    xml_bytes: bytes | None,
+    guard_bytes: bytes | None,
+    expected: list[str],
+    canaries: tuple[str, str],
+    *,
+    exit_code: int | None,
+    test_file_intact: bool,
+) -> tuple[bool, list[str]]:
+    """The grade of an `isolation: in-process` item, with its tamper checks.
+
+    `tampering:test_file` when the test copy changed during the run;
+    `tampering:report` when a report exists without the guard's record (the session did
+    not end normally after something wrote it) or the two disagree on any test;
+    `tampering:pytest` when the guard saw pytest's plugins, hooks, internals, atexit
+    callbacks or threads change, or the session ran on in a forked process;
+    `tampering:canary` when the guard added its canaries and the must-pass one did not
+    pass or the must-fail one did not fail (in the report or the guard's record).
+    Without tampering, the grade is `judge_report`'s, with the canaries set aside
+    (pytest exits 1 for the failing one).
+    """
+    must_pass, must_fail = canaries
+    report = report_outcomes(xml_bytes)
+    guard = _guard_record(guard_bytes)
+    reasons = [] if test_file_intact else [TAMPERING("test_file")]
+    if report is not None and guard is None:
+        reasons.append(TAMPERING("report"))
+    if guard is not None:
+        if guard["changed"]:
+            reasons.append(TAMPERING("pytest"))
+        if report is not None and report != guard["outcomes"]:
+            reasons.append(TAMPERING("report"))
+    if guard is not None and guard["canaries"]:
+        for outcomes in (o for o in (report, guard["outcomes"]) if o is not None):
+            if outcomes.get(must_pass) != "passed" or outcomes.get(must_fail) != "failed":
+                reasons.append(TAMPERING("canary"))
+    if reasons:
+        return False, grade_order(reasons)
+    if guard is None or not guard["canaries"] or report is None or exit_code != 1:
+        return False, [TESTS_FAILED()]  # crashed, or nothing collected to attach them to
+    tests = {n: o for n, o in report.items() if n not in canaries}
+    if not tests or any(o != "passed" for o in tests.values()):
+        return False, [TESTS_FAILED()]
+    if any(name not in tests for name in expected):
+        return False, [TESTS_FAILED()]
+    return True, []
+
+
+def _guard_record(data: bytes | None) -> dict | None:
+    import json
+
+    try:
+        record = json.loads(data) if data else None
+    except ValueError:
+        return None
+    if not isinstance(record, dict):
+        return None
+    changed, outcomes = record.get("changed"), record.get("outcomes")
+    if not isinstance(changed, list) or not isinstance(outcomes, dict):
+        return None
+    return {"changed": changed, "outcomes": outcomes, "canaries": record.get("canaries") is True}

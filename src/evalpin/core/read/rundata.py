@@ -1,0 +1,499 @@
+"""A run as read, whatever its format (`RunFile`), and the JSONL scan evalpin's own
+files and header-less case records share (`Scan`, with its sparse `LineIndex`).
+
+The scan streams a file once, keeps a small typed row per case plus the byte offset of
+its line (so a case's bulky detail is decoded only when shown), and labels the file with
+its shape, what pins it lacks and whether it is complete. Every reader in
+`core/read/formats/` fills the same `RunFile`; choosing one, `read_run`, and writing run
+files live in `core/read/runfile.py`.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from array import array
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import accumulate, islice, repeat
+from operator import add, attrgetter
+from pathlib import Path
+from typing import BinaryIO, NoReturn
+
+import msgspec
+
+from evalpin.core.columns import MIXED, lone
+from evalpin.core.errors import InputError
+from evalpin.core.files import not_utf8
+from evalpin.core.records import (
+    SCHEMA,
+    CaseRecord,
+    CaseRow,
+    Marks,
+    RunHeader,
+    Summary,
+)
+from evalpin.core.shared_pins import PINS, PinSharing
+
+SHAPE_EVALPIN = "evalpin"
+SHAPE_CASES = "case-records"
+SHAPE_REPORT = "report"
+
+_CHUNK = 1 << 20
+_OTHER = msgspec.json.Decoder(Summary | RunHeader)
+_ANY = msgspec.json.Decoder()
+
+TRIPLE = ("fixture_hash", "grader_version", "model_slot")
+_FIXTURE_HASH = attrgetter("fixture_hash")
+_PIN_GETTERS = [attrgetter(key) for key in PINS]
+
+
+@dataclass
+class RunFile:
+    """A run as read, whatever its format: header (given or built from the log), one
+    lean row per (case, repeat), and how to decode a case in full.
+
+    Every format's reader fills the same fields, so the commands and the TUI never ask
+    which format a file was: `what` and `repeat_label` say it for display.
+    """
+
+    path: str
+    shape: str
+    header: RunHeader | None
+    rows: list[CaseRow]
+    summary: Summary | None = None
+    torn: bool = False
+    index: LineIndex | None = field(default=None, repr=False)
+    # Formats read whole keep each row's full record here instead of a line index.
+    details: Sequence[CaseRecord] | None = field(default=None, repr=False)
+    what: str = "evalpin run"
+    complete: bool | None = None
+    incomplete_why: str = "no summary trailer"
+    repeat_label: str = "seed"
+
+    @property
+    def seeds(self) -> list[int]:
+        if self.header is not None and self.header.seeds:
+            return list(self.header.seeds)
+        return sorted({r.seed for r in self.rows if r.seed is not None})
+
+    @property
+    def dataset_hash(self) -> str | None:
+        return (self.header.fixtures.dataset_hash or None) if self.header else None
+
+    @property
+    def envelope_hash(self) -> str | None:
+        """The hash over the fixture file and every file its cases read (None for runs
+        made before envelopes, and for other tools' logs)."""
+        return (self.header.fixtures.envelope_hash or None) if self.header else None
+
+    @cached_property
+    def pin_values(self) -> dict[str, frozenset[str | None]]:
+        """The distinct values of each pin the rows repeat (`shared_pins.PINS`), None
+        where a row lacks it: one C-level pass a pin (or gathered while reading, a block
+        at a time: `Scan`)."""
+        return {key: frozenset(map(attrgetter(key), self.rows)) for key in PINS}
+
+    @cached_property
+    def lacks_fixture_hash(self) -> bool:
+        """Whether some row has no fixture hash."""
+        return None in map(attrgetter("fixture_hash"), self.rows)
+
+    @cached_property
+    def missing_pins(self) -> list[str]:
+        """Pins this file does not carry; missing pins are never filled with defaults."""
+        missing: list[str] = []
+        h = self.header
+        if not self.dataset_hash:
+            missing.append("dataset_hash")
+        for key in TRIPLE:
+            lacks = (
+                self.lacks_fixture_hash if key == "fixture_hash" else None in self.pin_values[key]
+            )
+            if not self.rows or lacks:
+                missing.append(key)
+        if not self.seeds:
+            missing.append("seeds")
+        if h is None or not h.env_digest:
+            missing.append("env_digest")
+        if h is None or not h.scorer_commit:
+            missing.append("scorer_commit")
+        if h is None or not h.controls:
+            missing.append("controls")
+        return missing
+
+    def label(self) -> str:
+        """One line saying what this file is, for every reader to print."""
+        if self.complete is None:
+            state = "completeness unknown"
+        else:
+            state = "complete" if self.complete else f"INCOMPLETE ({self.incomplete_why})"
+        if self.torn:
+            state += "; torn last line dropped"
+        text = f"{self.what}, {len(self.rows)} case records, {state}"
+        missing = self.missing_pins
+        if missing:
+            text += "; missing pins: " + ", ".join(missing)
+        return text
+
+    def record(self, index: int) -> CaseRecord:
+        """Decode one case in full (reasons, tail, text, files) from its byte offset."""
+        return self.records([index])[index]
+
+    def records(self, indices: Iterable[int]) -> dict[int, CaseRecord]:
+        """Decode several cases in full, reading the file once in offset order."""
+        wanted = sorted(set(indices))
+        if self.details is not None:
+            return {i: self.details[i] for i in wanted}
+        if self.index is None:
+            raise InputError(self.path, "no line index: file was not read by read_run")
+        out = {}
+        with open(self.path, "rb") as fh:
+            for i in wanted:
+                fh.seek(self.index.offset(i, fh))
+                out[i] = _decode_full(self.path, fh.readline())
+        return out
+
+    def marks(self, indices: Iterable[int]) -> dict[int, Marks]:
+        """Each case's reasons, tools and failing tests (`Marks`), in offset order: what
+        the cause view needs of every moved case, far cheaper than `records`."""
+        wanted = sorted(set(indices))
+        if self.details is not None:
+            d = self.details
+            return {i: Marks(d[i].reasons, d[i].tool_names, d[i].failed_tests) for i in wanted}
+        if self.index is None:
+            raise InputError(self.path, "no line index: file was not read by read_run")
+        with open(self.path, "rb") as fh:
+            return {i: _decode_marks(self.path, line) for i, line in self.index.lines(wanted, fh)}
+
+
+_MARKS = msgspec.json.Decoder(Marks)
+
+
+def _decode_marks(path: str, line: bytes) -> Marks:
+    try:
+        return _MARKS.decode(line)
+    except msgspec.MsgspecError as exc:
+        raise InputError(path, f"case record changed on disk: {exc}") from None
+
+
+def _decode_full(path: str, line: bytes) -> CaseRecord:
+    try:
+        data = _ANY.decode(line)
+        data["record"] = "case"  # header-less lines from other tools carry no tag
+        return msgspec.convert(data, CaseRecord)
+    except (msgspec.MsgspecError, TypeError) as exc:
+        raise InputError(path, f"case record changed on disk: {exc}") from None
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Rows are untracked structs; pausing the cyclic GC saves its needless passes."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def problem(exc: Exception, line: bytes) -> str:
+    if isinstance(exc, msgspec.ValidationError):
+        return f"record of the wrong shape: {exc}"
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return not_utf8(line, bad)
+    return f"not JSON: {exc}"
+
+
+class Scan:
+    """One streaming pass over a JSONL run file.
+
+    The whole lines inside each chunk are decoded by one `decode_lines` call through a
+    memoryview (the fast path, no copy); the line that straddles two chunks, and any
+    chunk holding more than case lines (the header, the trailer, an error), go line by
+    line (the slow path). Line numbers are counted only when an error names one.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        shape: str,
+        header: RunHeader | None = None,
+        *,
+        share_digests: bool = True,
+    ) -> None:
+        self.path = path
+        self.shape = shape
+        self.header: RunHeader | None = None
+        self.summary: Summary | None = None
+        self.torn = False
+        self.rows: list[CaseRow] = []
+        self.index = LineIndex(str(path))
+        self._pins = PinSharing(share_digests=share_digests)
+        self.done = 0  # bytes read so far, of `total`
+        self.total = 0
+        self.finished = False  # `blocks` ran to the end
+        # The run's pin values and whether a row lacks its fixture hash, gathered a block
+        # at a time (see RunFile.pin_values): no pass over every row once it is read.
+        self._values: dict[str, set[str | None]] = {key: set() for key in PINS}
+        self._lacks_fixture = False
+        if header is not None:  # a scan of a later part of the file (core/review/halves.py)
+            self.header = header
+            self._pins.learn_header(header)
+
+    def read(self, fh: BinaryIO) -> RunFile:
+        """The whole file at once."""
+        for _ in self.blocks(fh):
+            pass
+        return self.result()
+
+    def blocks(self, fh: BinaryIO, start: int = 0, stop: int | None = None) -> Iterator[int]:
+        """Read chunk by chunk, yielding the number of rows known after each chunk, so
+        a caller (the review's progressive loader) can use the prefix read so far.
+        InputError is raised where the problem is met, as `read` raises it.
+        `start`, `stop`: the byte range to read, each at a line start (default: all)."""
+        self.total = (os.fstat(fh.fileno()).st_size if stop is None else stop) - start
+        carry = b""
+        pos = start  # file offset of the first byte of `carry`
+        fh.seek(start)
+        while chunk := fh.read(_CHUNK if stop is None else min(_CHUNK, stop - pos - len(carry))):
+            self.done = pos - start + len(carry) + len(chunk)
+            first = chunk.find(b"\n")
+            if first < 0:
+                carry += chunk
+                continue
+            with gc_paused():  # per chunk: never left paused while the caller runs
+                self._line(carry + chunk[:first], pos, ended=True)
+                begin = pos + len(carry) + first + 1
+                last = chunk.rfind(b"\n")
+                if last > first:
+                    self._block(memoryview(chunk)[first + 1 : last + 1], begin)
+            pos += len(carry) + last + 1
+            carry = chunk[last + 1 :]
+            yield len(self.rows)
+        if carry:
+            self._line(carry, pos, ended=False)
+        if self.shape == SHAPE_EVALPIN and self.header is None:
+            raise InputError(self.path, "no run header", 1)
+        self.done = self.total
+        self.finished = True
+        yield len(self.rows)
+
+    def result(self) -> RunFile:
+        """The run as read (call after `blocks` is exhausted; before that, the prefix
+        read so far, whose pin values are counted when asked)."""
+        own = self.shape == SHAPE_EVALPIN
+        run = RunFile(
+            str(self.path),
+            self.shape,
+            self.header,
+            self.rows,
+            self.summary,
+            self.torn,
+            index=self.index,
+            what="evalpin run" if own else "case records without a run header",
+            complete=(self.summary is not None) if own else None,
+        )
+        if self.finished:
+            run.__dict__["pin_values"] = {k: frozenset(v) for k, v in self._values.items()}
+            run.__dict__["lacks_fixture_hash"] = self._lacks_fixture
+        return run
+
+    def _count(self, rows: list[CaseRow]) -> None:
+        """Gather the pin values of rows just read (C-level passes over a block). A pin
+        usually holds one value over a whole block, which `lone` sees faster than a set
+        takes every row's."""
+        for get, values in zip(_PIN_GETTERS, self._values.values(), strict=True):
+            column = list(map(get, rows))
+            one = lone(column)
+            if one is MIXED:
+                values.update(column)
+            else:
+                values.add(one)
+        if not self._lacks_fixture:
+            self._lacks_fixture = None in map(_FIXTURE_HASH, rows)
+
+    def _block(self, block: memoryview, start: int) -> None:
+        if self.summary is None and (self.header is not None or self.shape == SHAPE_CASES):
+            if self._fast(block, start):
+                return
+            # The usual reason is the trailer on the block's last line: peel it off.
+            last = bytes(block[:-1]).rfind(b"\n") + 1
+            if last and self._fast(block[:last], start):
+                self._line(bytes(block[last:-1]), start + last, ended=True)
+                return
+        offset = start
+        for line in bytes(block).split(b"\n")[:-1]:
+            self._line(line, offset, ended=True)
+            offset += len(line) + 1
+
+    def _fast(self, block: memoryview, start: int) -> bool:
+        """Decode a block of case lines in one call; False when it holds anything else."""
+        try:
+            decoded = self._pins.decode(block)
+        except msgspec.MsgspecError:
+            return False
+        self.index.add(len(self.rows), start)
+        self.rows.extend(decoded)
+        self._count(decoded)
+        return True
+
+    def _line(self, line: bytes, offset: int, *, ended: bool) -> None:
+        try:
+            row = self._pins.decode_line(line)
+        except msgspec.MsgspecError as exc:
+            self._other(line, offset, exc, ended=ended)
+            return
+        if self.summary is not None:
+            self._fail("case record after the summary trailer", offset)
+        if self.shape == SHAPE_EVALPIN and self.header is None:
+            self._fail("a case record before the run header", offset)
+        self.index.add(len(self.rows), offset)
+        self.rows.append(row)
+        self._count([row])
+
+    def _fail(self, message: str, offset: int) -> NoReturn:
+        with open(self.path, "rb") as fh:
+            lineno = fh.read(offset).count(b"\n") + 1
+        raise InputError(self.path, message, lineno)
+
+    def _other(self, line: bytes, offset: int, exc: Exception, *, ended: bool) -> None:
+        if not line or line.isspace():
+            return
+        if not ended and isinstance(exc, msgspec.DecodeError):
+            self.torn = True  # a write cut short by a kill: report it, keep the rest
+            return
+        try:
+            rec = _OTHER.decode(line)
+        except msgspec.MsgspecError as other:
+            # Name the problem of the record kind the line claims to be.
+            claimed = _claimed_kind(line) in ("run", "summary")
+            self._fail(problem(other if claimed else exc, line), offset)
+        if isinstance(rec, RunHeader):
+            if self.shape != SHAPE_EVALPIN or self.header is not None or self.rows:
+                self._fail("a run header where a case record was expected", offset)
+            if rec.schema != SCHEMA:
+                self._fail(f"unknown schema {rec.schema!r}, expected {SCHEMA}", offset)
+            self.header = rec
+            self._pins.learn_header(rec)
+        else:
+            if self.shape != SHAPE_EVALPIN or self.summary is not None:
+                self._fail("an unexpected summary trailer", offset)
+            self.summary = rec
+
+
+class LineIndex:
+    """Where each case line starts, kept sparse: one segment per decoded block.
+
+    A segment says "row r is the first non-blank line at byte b, and the rows after
+    it follow line by line". Reading costs one entry per block; a segment's line
+    starts are computed (and cached) only when one of its rows is shown.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.first_rows = array("q")
+        self.starts = array("q")
+        self._lines: dict[int, array] = {}
+
+    def add(self, first_row: int, start: int) -> None:
+        self.first_rows.append(first_row)
+        self.starts.append(start)
+
+    def offset(self, row: int, fh: BinaryIO) -> int:
+        seg = bisect_right(self.first_rows, row) - 1
+        if seg < 0:
+            raise InputError(self.path, f"no case record {row}")
+        lines = self._lines.get(seg)
+        if lines is None:
+            lines = self._lines[seg] = self._segment(seg, fh)
+        k = row - self.first_rows[seg]
+        if k >= len(lines):
+            raise InputError(self.path, "file changed on disk since it was read")
+        return lines[k]
+
+    def lines(self, rows: Sequence[int], fh: BinaryIO) -> Iterator[tuple[int, bytes]]:
+        """Each of `rows` (sorted) with its line's bytes, reading each segment that
+        holds one once: many rows spread over a file cost one read of it, not a seek
+        and a read per row."""
+        k = 0
+        while k < len(rows):
+            seg = bisect_right(self.first_rows, rows[k]) - 1
+            if seg < 0:
+                raise InputError(self.path, f"no case record {rows[k]}")
+            start, data = self._read(seg, fh)
+            first = self.first_rows[seg]
+            parts = self._plain_lines(seg, data)
+            if parts is not None:  # no blank lines (the usual case): line k is part k
+                while k < len(rows) and rows[k] - first < len(parts):
+                    yield rows[k], parts[rows[k] - first]
+                    k += 1
+            else:
+                lines = self._lines.get(seg)
+                if lines is None:
+                    lines = self._lines[seg] = self._starts(seg, start, data)
+                while k < len(rows) and rows[k] - first < len(lines):
+                    at = lines[rows[k] - first] - start
+                    stop = data.find(b"\n", at)
+                    yield rows[k], data[at : stop if stop >= 0 else len(data)]
+                    k += 1
+            if k < len(rows) and bisect_right(self.first_rows, rows[k]) - 1 == seg:
+                raise InputError(self.path, "file changed on disk since it was read")
+
+    def _plain_lines(self, seg: int, data: bytes) -> list[bytes] | None:
+        """A segment's lines when it has no blank line (then row k is line k), else None."""
+        last = seg + 1 == len(self.starts)
+        parts = data.split(b"\n")
+        if not last and not parts[-1]:
+            parts.pop()
+        elif last and parts and not parts[-1]:
+            parts.pop()  # the file's final newline
+        if b"" in parts or any(map(bytes.isspace, parts)):
+            return None
+        if not last:
+            del parts[self.first_rows[seg + 1] - self.first_rows[seg] :]
+        return parts
+
+    def _read(self, seg: int, fh: BinaryIO) -> tuple[int, bytes]:
+        start = self.starts[seg]
+        last = seg + 1 == len(self.starts)
+        fh.seek(start)
+        return start, fh.read(_CHUNK * 2 if last else self.starts[seg + 1] - start)
+
+    def _segment(self, seg: int, fh: BinaryIO) -> array:
+        start, data = self._read(seg, fh)
+        return self._starts(seg, start, data)
+
+    def _starts(self, seg: int, start: int, data: bytes) -> array:
+        last = seg + 1 == len(self.starts)
+        want = (1 << 62) if last else self.first_rows[seg + 1] - self.first_rows[seg]
+        parts = data.split(b"\n")
+        if not last and not parts[-1]:
+            parts.pop()  # the newline that ends the segment, not a blank line
+        if b"" not in parts and not any(map(bytes.isspace, parts)):
+            # No blank lines (the usual case): every start at C speed.
+            starts = accumulate(map(add, map(len, parts), repeat(1)), initial=start)
+            return array("q", islice(starts, min(len(parts), want)))
+        lines = array("q")
+        offset = start
+        for part in parts:
+            if len(lines) == want:
+                break
+            if part and not part.isspace():
+                lines.append(offset)
+            offset += len(part) + 1
+        return lines
+
+
+def _claimed_kind(line: bytes) -> object:
+    try:
+        data = _ANY.decode(line)
+    except msgspec.DecodeError:
+        return None
+    return data.get("record") if isinstance(data, dict) else None

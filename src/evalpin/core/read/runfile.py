@@ -1,0 +1,186 @@
+"""Reading and writing run files.
+
+`read_run` reads a run of any accepted format: the formats, and how one is chosen, live
+in `core/read/formats/`; what every reader gives (`RunFile`) and the JSONL scan evalpin's own
+files and header-less case records share live in `core/read/rundata.py`.
+
+The writer appends one `os.write` per record to an `O_APPEND` descriptor, ASCII-escaped,
+so a run killed at any moment leaves whole lines plus at most one torn last line, which
+the reader reports and `--resume` trims.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import socket
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from evalpin.core.files import write_atomic
+
+# What the TUI and the Python API import from here; their home is `core/read/rundata.py`.
+from evalpin.core.read.rundata import RunFile, gc_paused
+
+if TYPE_CHECKING:
+    from evalpin.core.read.formats import ReadOptions
+
+__all__ = [
+    "RunBusy",
+    "RunFile",
+    "RunWriter",
+    "gc_paused",
+    "read_run",
+    "trim_torn_tail",
+]
+
+_TAIL = 1 << 20  # how far back from the end `trim_torn_tail` looks for the last newline
+
+
+def read_run(path: str | Path, options: ReadOptions | None = None) -> RunFile:
+    """Read a run of any accepted format (chosen by sniffing), or raise InputError
+    naming the file and line."""
+    from evalpin.core.read.formats import read_log
+
+    return read_log(path, options)
+
+
+class RunBusy(OSError):
+    """Another process is writing this run file (it holds the file's lock)."""
+
+
+class RunWriter:
+    """Appends records to a run file, one `os.write` each, flushed as they arrive.
+
+    One writer per file: the writer holds an exclusive kernel lock (`flock`) on the file
+    for its whole life, so a second `run` (or `--resume`) on it is refused at once, and a
+    lock left by a killed process is gone with it. Who holds it (pid, host, since) is kept
+    beside the file in a hidden `.NAME.writer`, for the refusal to name; readers never
+    take the lock."""
+
+    def __init__(self, path: str | Path, *, new: bool) -> None:
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | (os.O_EXCL if new else 0)
+        self.path = str(path)
+        while True:
+            self._fd = os.open(self.path, flags, 0o644)
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(self._fd)
+                self._fd = -1
+                raise RunBusy(
+                    errno.EBUSY, f"being written by {_holder(self.path)}", self.path
+                ) from None
+            if new or _same_file(self._fd, self.path):
+                break
+            os.close(self._fd)  # the file was replaced (`rewrite`) while we waited: again
+        self._mark = _holder_path(self.path)
+        holder = {"pid": os.getpid(), "host": socket.gethostname(), "since": _now()}
+        with contextlib.suppress(OSError):
+            write_atomic(Path(self._mark), json.dumps(holder))
+
+    @classmethod
+    def claim(cls, path: Path) -> RunWriter:
+        """A new file at `path`, or at `STEM-2`, `STEM-3`... when another run took it
+        first: concurrent runs that picked the same default name never collide."""
+        stem, n = path.stem, 2
+        while True:
+            try:
+                return cls(path, new=True)
+            except FileExistsError:
+                path = path.with_name(f"{stem}-{n}{path.suffix}")
+                n += 1
+
+    def rewrite(self, data: bytes) -> None:
+        """Replace the file's bytes with `data`, crash-safe and without letting go of
+        the lock: written to a locked temporary beside it, synced, renamed over it. A
+        kill leaves the old file or the new one, never a mix."""
+        head, name = os.path.split(self.path)
+        tmp = os.path.join(head, f".{name}.rewrite")
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)  # left by a killed rewrite: the file itself is whole
+        fd = os.open(tmp, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+            os.replace(tmp, self.path)
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        os.close(self._fd)
+        self._fd = fd
+
+    def write(self, record: msgspec.Struct | dict) -> None:
+        obj = msgspec.to_builtins(record) if isinstance(record, msgspec.Struct) else record
+        line = json.dumps(obj, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+        view = memoryview((line + "\n").encode("ascii"))
+        while view:
+            view = view[os.write(self._fd, view) :]
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            with contextlib.suppress(OSError):
+                os.unlink(self._mark)
+            os.close(self._fd)  # releases the lock
+            self._fd = -1
+
+    def __enter__(self) -> RunWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _same_file(fd: int, path: str) -> bool:
+    try:
+        now = os.stat(path)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino)
+
+
+def _holder_path(path: str) -> str:
+    head, name = os.path.split(path)
+    return os.path.join(head, f".{name}.writer")
+
+
+def _holder(path: str) -> str:
+    """Who holds a run file's lock, as its `.writer` mark says (best effort)."""
+    try:
+        with open(_holder_path(path), encoding="utf-8") as fh:
+            info = json.loads(fh.read(4096))
+        return f"pid {int(info['pid'])} on {str(info['host'])[:64]} since {str(info['since'])[:40]}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "another process"
+
+
+def _now() -> str:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def trim_torn_tail(path: str | Path) -> int:
+    """Cut a last line that has no newline (a write torn by a kill); return bytes cut."""
+    with open(path, "rb+") as fh:
+        size = fh.seek(0, os.SEEK_END)
+        if size == 0:
+            return 0
+        fh.seek(max(0, size - _TAIL))
+        tail = fh.read()
+        if tail.endswith(b"\n"):
+            return 0
+        cut_at = size - len(tail) + tail.rfind(b"\n") + 1
+        fh.truncate(cut_at)
+        return size - cut_at

@@ -342,7 +342,7 @@ LATE = "status-late-apology"
 async def shoot_triage(out: Path) -> list[Path]:
     """The bundled demo pair (its runs and fixtures copied, so names are relative): the
     causes, and the detail of the case that lost its apology, a review note on it."""
-    from evalpin.core.notes import TICKET, append_note, make_note
+    from evalpin.core.read.notes import TICKET, append_note, make_note
     from evalpin.tui.screens.causes import CausesScreen
 
     saved = []

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, overload
 import msgspec
 
 from evalpin.core.errors import InputError
-from evalpin.core.judge.report import REFUSE_LINE, DiffReport, Movement, Side
+from evalpin.core.judge.report import PIN_ROWS, REFUSE_LINE, DiffReport, Movement, Side
 from evalpin.core.judge.verdict import (
     CONTAMINATED,
     DEFAULT_BAND,
@@ -252,17 +252,8 @@ class Run:
         return pd.DataFrame(self.to_dicts(detail=detail), columns=columns)
 
 
-_PIN_ORDER = (
-    "dataset_hash",
-    "envelope_hash",
-    "grader_version",
-    "model_slot",
-    "reported_model",
-    "slot_settings",
-    "env_digest",
-    "scorer_commit",
-    "seeds",
-)
+# The report's pins, the envelope hash beside the dataset's (a run's pins as data).
+_PIN_ORDER = (PIN_ROWS[0], "envelope_hash", *PIN_ROWS[1:])
 _ROW_FIELDS = tuple(f.name for f in msgspec.structs.fields(CaseRow))
 
 

@@ -149,10 +149,7 @@ def _causes(report: DiffReport) -> list[str]:
             f"<tr><td>{h(c.label)}</td><td>{len(c.cases)}</td><td>{c.pairs}</td>"
             f"<td>{which}{more}</td></tr>"
         )
-    out.append("</table>")
-    if len(report.causes) > MAX_CASES:
-        out.append(f"<p>... and {len(report.causes) - MAX_CASES} more (see --json)</p>")
-    return out
+    return out + _table_end(len(report.causes))
 
 
 def _cases(report: DiffReport) -> list[str]:
@@ -170,10 +167,13 @@ def _cases(report: DiffReport) -> list[str]:
             f"<td>{m.right_status or 'fail'}</td>"
             f"<td><details><summary>reasons and output</summary>{_detail(m)}</details></td></tr>"
         )
-    out.append("</table>")
-    if len(moves) > MAX_CASES:
-        out.append(f"<p>... and {len(moves) - MAX_CASES} more (see --json)</p>")
-    return out
+    return out + _table_end(len(moves))
+
+
+def _table_end(rows: int) -> list[str]:
+    """The end of a table of `rows` rows shown up to `MAX_CASES`, and how many it left out."""
+    more = [f"<p>... and {rows - MAX_CASES} more (see --json)</p>"] if rows > MAX_CASES else []
+    return ["</table>", *more]
 
 
 def _review_notes(report: DiffReport) -> list[str]:
@@ -190,10 +190,7 @@ def _review_notes(report: DiffReport) -> list[str]:
             f"<tr><td>{MARK} {h(case_id)}</td><td>{h(note.summary())}</td>"
             f"<td>{h(note.byline()) or '-'}</td></tr>"
         )
-    out.append("</table>")
-    if len(notes) > MAX_CASES:
-        out.append(f"<p>... and {len(notes) - MAX_CASES} more (see --json)</p>")
-    return out
+    return out + _table_end(len(notes))
 
 
 def _delta(report: DiffReport) -> list[str]:

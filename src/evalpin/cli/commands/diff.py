@@ -11,6 +11,7 @@ import click
 
 from evalpin.cli.console import emit_json, write_json_atomic
 from evalpin.cli.log_options import log_options
+from evalpin.cli.notes_option import notes_option
 from evalpin.core.judge.report import REFUSE_LINE
 
 if TYPE_CHECKING:
@@ -37,12 +38,8 @@ _OUT = click.Path(dir_okay=False, path_type=Path)
 @click.option("--markdown", type=_OUT, help="Write a Markdown report (for a CI step summary).")
 @click.option("--junit", type=_OUT, help="Write JUnit XML: one test case per (case, seed).")
 @click.option("--html", type=_OUT, help="Write a self-contained HTML report.")
-@click.option(
-    "--notes",
-    "notes_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Review notes to show beside the cases (default: notes.jsonl beside the right "
-    "run, or $EVALPIN_NOTES). Notes never change a grade, a count or the exit code.",
+@notes_option(
+    "Review notes to show beside the cases; they never change a grade, a count or the exit code"
 )
 @click.option(
     "--limit",

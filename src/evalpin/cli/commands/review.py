@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from evalpin.cli.log_options import log_options
+from evalpin.cli.notes_option import notes_option
 
 if TYPE_CHECKING:
     from evalpin.core.read.formats import ReadOptions
@@ -17,13 +18,7 @@ if TYPE_CHECKING:
 @click.argument("left", required=False, type=click.Path(path_type=Path))
 @click.argument("right", required=False, type=click.Path(path_type=Path))
 @click.option("--launch/--no-launch", default=True, hidden=True)  # set by `evalpin serve`
-@click.option(
-    "--notes",
-    "notes_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The review notes file (`m` writes to it; default: notes.jsonl beside the right "
-    "run, or $EVALPIN_NOTES).",
-)
+@notes_option("The review notes file: `m` writes to it")
 @log_options
 def review_cmd(
     left: Path | None,

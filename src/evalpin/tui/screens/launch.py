@@ -24,6 +24,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import Button, Footer, Input, Label, ProgressBar, Select, Static
 
 from evalpin.core.errors import InputError
@@ -159,28 +160,28 @@ class LaunchScreen(ModalScreen[str | None]):
                 temperature = f"{like.controls['temperature']:g}"
         with VerticalScroll(id="launch"):
             yield Static(Text("Launch a pinned run", style="bold"), markup=False)
-            with Horizontal(classes="launch-row"):
-                yield Label("fixture set", classes="launch-label")
-                yield Select(
+            yield _row(
+                "fixture set",
+                Select(
                     [(Text(choice), choice) for choice in choices],
                     prompt="pick from fixtures/",
                     id="fixture-pick",
                     value=fixture_default,
-                )
-            with Horizontal(classes="launch-row"):
-                yield Label("or path", classes="launch-label")
-                yield Input(placeholder="path to a fixture set", id="fixture-path")
-            with Horizontal(classes="launch-row"):
-                yield Label("slot", classes="launch-label")
-                yield Select(
+                ),
+            )
+            yield _row("or path", Input(placeholder="path to a fixture set", id="fixture-path"))
+            yield _row(
+                "slot",
+                Select(
                     [(Text(label), label) for label in labels],
                     prompt="pick from slots.yaml",
                     id="slot-pick",
                     value=slot_default,
-                )
-            with Horizontal(classes="launch-row"):
-                yield Label("or inline", classes="launch-label")
-                yield Input(placeholder="LABEL=replay:PATH[,tier=free]", id="slot-inline")
+                ),
+            )
+            yield _row(
+                "or inline", Input(placeholder="LABEL=replay:PATH[,tier=free]", id="slot-inline")
+            )
             with Horizontal(classes="launch-row"):
                 yield Label("seeds", classes="launch-label")
                 yield Input(seeds, id="seeds")
@@ -417,3 +418,8 @@ class LaunchScreen(ModalScreen[str | None]):
         if self.final is not None:
             text = Text.assemble(text, "\n", self.final)
         self._show_status(text)
+
+
+def _row(label: str, field: Widget) -> Horizontal:
+    """One labelled field of the panel."""
+    return Horizontal(Label(label, classes="launch-label"), field, classes="launch-row")

@@ -175,6 +175,25 @@ def _note_demo(right: Path, text: str = "accepted: new tone, see ticket 1432") -
     append_note(right.parent / "notes.jsonl", note)
 
 
+def every_report(capsys, folder: Path, left: Path, right: Path):
+    """`diff` with its text on stdout and a Markdown, JUnit and HTML report in `folder`:
+    the result and the three files."""
+    md, junit, page = folder / "r.md", folder / "r.xml", folder / "r.html"
+    done = cli(
+        capsys,
+        "diff",
+        str(left),
+        str(right),
+        "--markdown",
+        str(md),
+        "--junit",
+        str(junit),
+        "--html",
+        str(page),
+    )
+    return done, md, junit, page
+
+
 def test_diff_carries_a_note_and_nothing_else_changes(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, nights: tuple[Path, Path]
 ) -> None:
@@ -187,19 +206,7 @@ def test_diff_carries_a_note_and_nothing_else_changes(
     assert after.pop("review_notes")[CASE]["text"] == "accepted: new tone, see ticket 1432"
     assert after == before  # grades, counts, causes, label: all as they were
 
-    md, junit, page = tmp_path / "r.md", tmp_path / "r.xml", tmp_path / "r.html"
-    text = cli(
-        capsys,
-        "diff",
-        str(left),
-        str(right),
-        "--markdown",
-        str(md),
-        "--junit",
-        str(junit),
-        "--html",
-        str(page),
-    )
+    text, md, junit, page = every_report(capsys, tmp_path, left, right)
     assert text.code == bare.code
     assert "review notes (1):" in text.out and "ticket: accepted: new tone" in text.out
     assert f"| ✎ {CASE} | ticket: accepted: new tone, see ticket 1432 | ana," in md.read_text()
@@ -240,19 +247,7 @@ def test_note_text_is_inert_in_every_report(
     left, right = nights
     hostile = "\x1b[2J\x1b]8;;http://x\x07[bold]x[/bold] <script>alert(1)</script> | a |"
     _note_demo(right, hostile)
-    md, junit, page = tmp_path / "r.md", tmp_path / "r.xml", tmp_path / "r.html"
-    done = cli(
-        capsys,
-        "diff",
-        str(left),
-        str(right),
-        "--markdown",
-        str(md),
-        "--junit",
-        str(junit),
-        "--html",
-        str(page),
-    )
+    done, md, junit, page = every_report(capsys, tmp_path, left, right)
     assert "\x1b" not in done.out and "\x07" not in done.out
     assert "[bold]x[/bold]" in done.out  # shown as typed, not as markup
     assert "<script>" not in page.read_text() and "<script>" not in md.read_text()

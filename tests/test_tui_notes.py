@@ -11,7 +11,7 @@ import pytest
 
 from evalpin.core.read.notes import MARK, read_notes
 from evalpin.tui.screens.note import NoteScreen
-from tests.tuikit import new_app, screen_text, settle, wait_for
+from tests.tuikit import new_app, open_case, screen_text, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 LATE = "status-late-apology"
@@ -26,19 +26,6 @@ def nights(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     two = Path(shutil.copy(ROOT / "runs/demo-night-2.jsonl", tmp_path / "night-2.jsonl"))
     three = Path(shutil.copy(two, tmp_path / "night-3.jsonl"))
     return [one, two, three]
-
-
-async def go_to(pilot, app, case_id: str) -> None:
-    await settle(pilot, app, "notes")
-    await pilot.press("slash", *case_id, "enter")
-    detail = app.review.detail
-
-    def showing() -> bool:
-        shown = detail.shown
-        here = shown is not None and shown.table.cases[shown.case].case_id == case_id
-        return here and not detail.decoding
-
-    await wait_for(pilot, showing, f"the detail of {case_id}")
 
 
 async def write_note(pilot, app, kind_index: int, text: str = "") -> None:
@@ -63,7 +50,7 @@ async def test_a_ticket_note_shows_and_follows_the_case_to_the_next_night(
     one, two, three = nights
     app = new_app(one, two, cwd=ROOT)
     async with app.run_test(size=WIDE) as pilot:
-        await go_to(pilot, app, LATE)
+        await open_case(pilot, app, LATE, "notes")
         counts = app.review.cases.counts()
         await write_note(pilot, app, 2, "accepted: new tone, see ticket 1432")
         await pilot.pause()
@@ -78,7 +65,7 @@ async def test_a_ticket_note_shows_and_follows_the_case_to_the_next_night(
     for pair in ((one, two), (two, three)):  # the pair again; the next night
         app = new_app(*pair, cwd=ROOT)
         async with app.run_test(size=SMALL) as pilot:
-            await go_to(pilot, app, LATE)
+            await open_case(pilot, app, LATE, "notes")
             assert "ticket: accepted: new tone" in detail_text(app)
             assert set(app.review.noted) == {LATE}
 
@@ -87,7 +74,7 @@ async def test_acknowledged_then_cleared(nights: list[Path]) -> None:
     one, two, _ = nights
     app = new_app(one, two, cwd=ROOT)
     async with app.run_test(size=WIDE) as pilot:
-        await go_to(pilot, app, LATE)
+        await open_case(pilot, app, LATE, "notes")
         await write_note(pilot, app, 0)
         assert app.review.noted[LATE].kind == "acknowledged"
         await pilot.press("m")
@@ -105,7 +92,7 @@ async def test_escape_writes_nothing(nights: list[Path]) -> None:
     one, two, _ = nights
     app = new_app(one, two, cwd=ROOT)
     async with app.run_test(size=WIDE) as pilot:
-        await go_to(pilot, app, LATE)
+        await open_case(pilot, app, LATE, "notes")
         await pilot.press("m")
         await wait_for(pilot, lambda: isinstance(app.screen, NoteScreen), "the note screen")
         await pilot.press("escape")
@@ -122,7 +109,7 @@ async def test_a_garbage_notes_file_opens_says_which_line_and_is_kept(
     notes.write_bytes(data)
     app = new_app(one, two, cwd=ROOT)
     async with app.run_test(size=WIDE) as pilot:
-        await go_to(pilot, app, LATE)
+        await open_case(pilot, app, LATE, "notes")
         said = " ".join(str(n.message) for n in app._notifications)
         assert "skipped" in said and "line 1:" in said and "left as it is" in said
         assert notes.read_bytes() == data
@@ -136,7 +123,7 @@ async def test_note_text_is_shown_inert(nights: list[Path]) -> None:
     one, two, _ = nights
     app = new_app(one, two, cwd=ROOT)
     async with app.run_test(size=WIDE) as pilot:
-        await go_to(pilot, app, LATE)
+        await open_case(pilot, app, LATE, "notes")
         await write_note(pilot, app, 3, "[bold red]loud[/] \x1b[31m")
         await pilot.pause()
         shown = detail_text(app)

@@ -18,27 +18,12 @@ from evalpin.core.records import FixturesInfo
 from evalpin.core.review import case_source
 from evalpin.tui.widgets.detail import DetailPane
 from tests.builders import case, header, write_run
-from tests.tuikit import new_app, settle, wait_for
+from tests.tuikit import new_app, open_case, wait_for
 
 ROOT = Path(__file__).parent.parent
 NIGHTS = (ROOT / "runs/demo-night-1.jsonl", ROOT / "runs/demo-night-2.jsonl")
 WIDE, SMALL = (160, 48), (80, 24)
 LATE = "status-late-apology"
-
-
-async def open_case(pilot, app, case_id: str) -> DetailPane:
-    """Search for the case, and wait until the detail shows it, its fixture set read."""
-    await settle(pilot, app, "verdicts")
-    await pilot.press("slash", *case_id, "enter")
-    detail = app.review.detail
-
-    def showing() -> bool:
-        shown = detail.shown
-        here = shown is not None and shown.table.cases[shown.case].case_id == case_id
-        return here and not detail.decoding
-
-    await wait_for(pilot, showing, f"the detail of {case_id}")
-    return detail
 
 
 def lines_with(detail: DetailPane, text: str) -> list[int]:

@@ -103,8 +103,34 @@ def screen_text(app: EvalpinApp) -> str:
     return "\n".join(out)
 
 
+async def open_case(pilot, app: EvalpinApp, case_id: str, milestone: str = "verdicts"):
+    """Wait for `milestone`, search for the case, and wait until the detail shows it
+    (its fixture set read); the detail pane."""
+    await settle(pilot, app, milestone)
+    await pilot.press("slash", *case_id, "enter")
+    detail = app.review.detail
+
+    def showing() -> bool:
+        shown = detail.shown
+        here = shown is not None and shown.table.cases[shown.case].case_id == case_id
+        return here and not detail.decoding
+
+    await wait_for(pilot, showing, f"the detail of {case_id}")
+    return detail
+
+
 def new_app(left, right=None, **kw) -> EvalpinApp:
     return make_app(left, right, cursor_blink=False, **kw)
 
 
-__all__ = ["SIZE", "case", "detail_ready", "new_app", "pair", "screen_text", "settle", "wait_for"]
+__all__ = [
+    "SIZE",
+    "case",
+    "detail_ready",
+    "new_app",
+    "open_case",
+    "pair",
+    "screen_text",
+    "settle",
+    "wait_for",
+]

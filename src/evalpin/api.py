@@ -100,10 +100,14 @@ PathArg = str | PathLike[str]
 
 # The keys of `Run.to_dicts()`, in order: the run file's own names ("pass", not "passed").
 ROW_KEYS = tuple(f.encode_name for f in msgspec.structs.fields(CaseRow))
-# The keys `Run.to_dicts(detail=True)` has besides ROW_KEYS.
-DETAIL_KEYS = tuple(
-    f.encode_name for f in msgspec.structs.fields(CaseRecord) if f.encode_name not in ROW_KEYS
+# A record's fields beyond the row's (attribute name, key), and the keys
+# `Run.to_dicts(detail=True)` has besides ROW_KEYS.
+_DETAIL_FIELDS = tuple(
+    (f.name, f.encode_name)
+    for f in msgspec.structs.fields(CaseRecord)
+    if f.encode_name not in ROW_KEYS
 )
+DETAIL_KEYS = tuple(key for _, key in _DETAIL_FIELDS)
 
 
 @dataclass(frozen=True, eq=False)
@@ -224,10 +228,8 @@ class Run:
         if detail:
             for out, record in zip(rows, self.records(), strict=True):
                 values = msgspec.to_builtins(msgspec.structs.asdict(record))
-                fields = msgspec.structs.fields(CaseRecord)
-                for f in fields:
-                    if f.encode_name not in ROW_KEYS:
-                        out[f.encode_name] = values[f.name]
+                for name, key in _DETAIL_FIELDS:
+                    out[key] = values[name]
         return rows
 
     def to_pandas(self, *, detail: bool = False) -> pandas.DataFrame:

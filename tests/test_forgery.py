@@ -386,6 +386,56 @@ def test_an_honest_in_process_item_passes(item, grade, backend) -> None:
     assert (outcome.passed, outcome.reasons) == (True, []), outcome.tail
 
 
+# A candidate that reads the expected value out of its caller's frames: under plain
+# pytest it passes (the test's locals are up the stack); across the wire the stack above
+# the candidate is the worker's, and the test has nothing to give away.
+EXPECTED_TEST = """\
+from repair import normalize_csv
+
+
+def test_normalizes():
+    expected = "a,b"
+    assert normalize_csv(" A , B ") == expected
+"""
+STEAL_EXPECTED = """\
+import sys
+
+
+def normalize_csv(text):
+    frame = sys._getframe(1)
+    while frame is not None:
+        if "expected" in frame.f_locals:
+            return frame.f_locals["expected"]
+        frame = frame.f_back
+    return text
+"""
+
+
+def test_reading_the_callers_frames_finds_no_expected_value(item, grade, backend) -> None:
+    outcome = grade(item(EXPECTED_TEST), STEAL_EXPECTED, backend)
+    assert (outcome.passed, outcome.reasons) == (False, ["tests_failed"]), outcome.tail
+
+
+# pytest's own `tmp_path` registers an atexit cleanup the first time a test asks for it:
+# that is pytest at work, not the candidate, and no reason to call the run tampered.
+TMP_PATH_TEST = """\
+from repair import normalize_csv
+
+
+def test_writes_what_it_normalized(tmp_path):
+    out = tmp_path / "out.csv"
+    out.write_text(normalize_csv("A , b"))
+    assert out.read_text() == "a,b"
+"""
+
+
+def test_a_test_using_tmp_path_is_judged_in_process(item, grade, backend) -> None:
+    right = grade(item(TMP_PATH_TEST, isolation="in-process"), RIGHT, backend)
+    assert (right.passed, right.reasons) == (True, []), right.tail
+    wrong = grade(item(TMP_PATH_TEST, isolation="in-process"), WRONG, backend)
+    assert (wrong.passed, wrong.reasons) == (False, ["tests_failed"]), wrong.tail
+
+
 CALLBACK_TEST = """\
 from repair import apply
 

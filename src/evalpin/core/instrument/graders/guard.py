@@ -102,6 +102,11 @@ class Guard:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionstart(self, session) -> None:
+        # pytest registers its temporary folders' atexit cleanup when a test first asks
+        # for `tmp_path`: made here, that registration is in the snapshot, not a change.
+        factory = getattr(session.config, "_tmp_path_factory", None)
+        if factory is not None:
+            factory.getbasetemp()
         self.before = self._snapshot(session.config)
 
     @pytest.hookimpl(trylast=True)

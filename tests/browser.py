@@ -107,6 +107,14 @@ class Browser:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
+            # Chromium keeps its crash reports under the XDG config folder whatever the
+            # profile: pointed into the profile, nothing is written to the host's home.
+            env={
+                **os.environ,
+                "HOME": str(profile),
+                "XDG_CONFIG_HOME": str(profile / "config"),
+                "XDG_CACHE_HOME": str(profile / "cache"),
+            },
         )
         self.profile = profile
         self._ids = itertools.count(1)

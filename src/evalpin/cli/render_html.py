@@ -75,18 +75,8 @@ def _banner(report: DiffReport) -> list[str]:
     items = []
     choice = report.baseline
     if choice is not None and choice.refused:
-        if choice.last_on_fixtures is None:
-            items.append(f"no earlier run on these fixtures in {h(choice.folder)}")
-        else:
-            items.append(
-                f"no earlier run in {h(choice.folder)} on the same instrument; since the "
-                f"last run on these fixtures ({h(choice.last_on_fixtures)}): "
-                f"<strong>{h(', '.join(choice.kinds))}</strong>"
-            )
-            items += [
-                f"{h(c.key)}: {h(str(c.before))} (last) vs {h(str(c.after))} (this run)"
-                for c in choice.changes
-            ]
+        first, moved = choice.said(h, lambda kinds: f"<strong>{h(', '.join(kinds))}</strong>")
+        items += [first, *moved]
     for m in report.mismatches:
         pairs = "; ".join(f"{h(lv)} (left) vs {h(rv)} (right), {n}" for lv, rv, n in m.pairs[:5])
         more = f"; and {len(m.pairs) - 5} more" if len(m.pairs) > 5 else ""

@@ -43,18 +43,8 @@ def _refusal_text(report: DiffReport) -> str:
     lines = []
     choice = report.baseline
     if choice is not None and choice.refused:
-        if choice.last_on_fixtures is None:
-            lines.append(f"no earlier run on these fixtures in {xml_line(choice.folder)}")
-        else:
-            lines.append(
-                "no earlier run on the same instrument; since the last run on these "
-                f"fixtures ({xml_line(choice.last_on_fixtures)}): {', '.join(choice.kinds)}"
-            )
-            lines += [
-                f"{xml_line(c.key)}: {xml_line(str(c.before))} (last) vs "
-                f"{xml_line(str(c.after))} (this run)"
-                for c in choice.changes
-            ]
+        first, moved = choice.said(xml_line, ", ".join)
+        lines += [first, *moved]
     for m in report.mismatches:
         for lv, rv, n in m.pairs:
             lines.append(f"{m.key}: {xml_line(lv)} (left) vs {xml_line(rv)} (right) on {n}")

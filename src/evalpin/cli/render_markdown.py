@@ -52,19 +52,10 @@ def _refusal(report: DiffReport) -> list[str]:
     lines = [f"> **{md(REFUSE_LINE)}**", ""]
     choice = report.baseline
     if choice is not None and choice.refused:
-        if choice.last_on_fixtures is None:
-            lines.append(f"- no earlier run on these fixtures in {md(choice.folder)}")
-        else:
-            kinds = ", ".join(md(k) for k in choice.kinds)
-            lines.append(
-                f"- no earlier run in {md(choice.folder)} on the same instrument; since "
-                f"the last run on these fixtures ({md(choice.last_on_fixtures)}): **{kinds}**"
-            )
-            for c in choice.changes:
-                lines.append(
-                    f"  - {md(c.key)}: {_value(_str(c.before))} (last) vs "
-                    f"{_value(_str(c.after))} (this run)"
-                )
+        first, moved = choice.said(
+            md, lambda kinds: "**" + ", ".join(md(k) for k in kinds) + "**", pin=_pin
+        )
+        lines += [f"- {first}", *(f"  - {line}" for line in moved)]
     for m in report.mismatches:
         lines.append(f"- {md(m.key)} differs on {m.cases} case(s):")
         for lv, rv, n in m.pairs[:3]:
@@ -82,8 +73,9 @@ def _refusal(report: DiffReport) -> list[str]:
     return lines
 
 
-def _str(value: object) -> str | None:
-    return None if value is None else str(value)
+def _pin(value: object) -> str:
+    """A pin's value; a pin that was not recorded reads *missing*."""
+    return _value(None if value is None else str(value))
 
 
 def _call(report: DiffReport) -> list[str]:

@@ -41,28 +41,27 @@ def not_utf8(data: bytes, bad: UnicodeDecodeError) -> str:
     return f"not UTF-8: byte 0x{data[bad.start]:02x} at column {bad.start - line_start + 1}"
 
 
+# What an input file that cannot be read is called, unless its reader says better.
+FOLDER, MISSING, UNREADABLE = "is a directory, not a file", "no such file", "cannot read"
+
+
 def read_input(
     path: str | Path,
     *,
-    folder: str | None = "is a directory, not a file",
-    missing: str = "no such file",
-    unreadable: str = "cannot read",
+    folder: str | None = FOLDER,
+    missing: str = MISSING,
+    unreadable: str = UNREADABLE,
 ) -> bytes:
-    """The bytes of an input file, or InputError naming it (see `open_input`)."""
+    """The bytes of an input file, or InputError naming it: `folder` when it is a
+    directory (None: no such check), `missing` when it does not exist, `unreadable: WHY`
+    for any other OS error."""
     return _input(path, Path.read_bytes, folder, missing, unreadable)
 
 
-def open_input(
-    path: str | Path,
-    *,
-    folder: str | None = "is a directory, not a file",
-    missing: str = "no such file",
-    unreadable: str = "cannot read",
-) -> BinaryIO:
+def open_input(path: str | Path) -> BinaryIO:
     """An input file opened for binary reading (closed by the caller), or InputError
-    naming it: `folder` when it is a directory (None: no such check), `missing` when it
-    does not exist, `unreadable: WHY` for any other OS error."""
-    return _input(path, _open_binary, folder, missing, unreadable)
+    naming it in `read_input`'s default words."""
+    return _input(path, _open_binary, FOLDER, MISSING, UNREADABLE)
 
 
 def _open_binary(path: Path) -> BinaryIO:

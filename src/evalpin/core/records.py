@@ -8,7 +8,7 @@ trailer when the run finished. The structs here are the contract; the reader liv
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -136,7 +136,25 @@ class RunHeader(msgspec.Struct, tag="run", tag_field="record", omit_defaults=Tru
     probes: dict[str, Any] | None = None
 
 
-class CaseRow(msgspec.Struct, gc=False):
+class CaseKey(msgspec.Struct):
+    """What every case line starts with, in this order: which case and seed, its pass,
+    and the instrument it was measured with. `CaseRow` and `CaseRecord` both begin so."""
+
+    case_id: str
+    passed: bool = msgspec.field(name="pass")
+    seed: int | None = None
+    fixture_hash: str | None = None
+    grader_version: str | None = None
+    model_slot: str | None = None
+    if TYPE_CHECKING:
+        status: str | None  # each subclass's last field
+
+    @property
+    def errored(self) -> bool:
+        return self.status == ERROR
+
+
+class CaseRow(CaseKey, gc=False):
     """The part of a case record that joining, listing and verdicts need.
 
     Only scalars, so decoding is cheap and the rows are invisible to the cyclic GC: this
@@ -145,12 +163,6 @@ class CaseRow(msgspec.Struct, gc=False):
     struct reads evalpin lines and header-less case records from other tools.
     """
 
-    case_id: str
-    passed: bool = msgspec.field(name="pass")
-    seed: int | None = None
-    fixture_hash: str | None = None
-    grader_version: str | None = None
-    model_slot: str | None = None
     completion_digest: str | None = None
     reported_model: str | None = None
     slot_settings: str | None = None
@@ -159,20 +171,10 @@ class CaseRow(msgspec.Struct, gc=False):
     # tool's sample errored). Neither a pass nor a fail; absent for a judged case.
     status: str | None = None
 
-    @property
-    def errored(self) -> bool:
-        return self.status == ERROR
 
-
-class CaseRecord(msgspec.Struct, tag="case", tag_field="record", omit_defaults=True):
+class CaseRecord(CaseKey, tag="case", tag_field="record", omit_defaults=True):
     """A whole case line, decoded lazily when one case is shown."""
 
-    case_id: str
-    passed: bool = msgspec.field(name="pass")
-    seed: int | None = None
-    fixture_hash: str | None = None
-    grader_version: str | None = None
-    model_slot: str | None = None
     reasons: list[str] | None = None
     tool_names: list[str] | None = None
     text_digest: str | None = None
@@ -198,10 +200,6 @@ class CaseRecord(msgspec.Struct, tag="case", tag_field="record", omit_defaults=T
     # A coding case's failing tests, as pytest names them (`test_x`, `TestA::test_y`):
     # the ones that failed, errored or were skipped, and expected ones that never ran.
     failed_tests: list[str] | None = None
-
-    @property
-    def errored(self) -> bool:
-        return self.status == ERROR
 
 
 class Marks(msgspec.Struct, gc=False):

@@ -21,86 +21,84 @@ from evalpin.core.review.cases import CaseTable
 
 
 @dataclass
-class LoadProgress(Message):
-    """A phase of loading (`reading left`, `comparing`, `indexing`...) and how far."""
+class LoaderMessage(Message):
+    """What every run loader's message carries: the generation of the load that sent it."""
 
     generation: int
+
+
+@dataclass
+class LoadProgress(LoaderMessage):
+    """A phase of loading (`reading left`, `comparing`, `indexing`...) and how far."""
+
     phase: str
     done: int = 0
     total: int = 0
 
 
 @dataclass
-class RunsRead(Message):
+class RunsRead(LoaderMessage):
     """Both files read: headers, completeness and rows are known."""
 
-    generation: int
     left: RunFile
     right: RunFile | None
 
 
 @dataclass
-class DiffReady(Message):
+class DiffReady(LoaderMessage):
     """The pair joined; `diff.refused` means the banner must come before any case.
     `mismatches` is `diff.key_mismatches()`, computed in the worker (it walks every
     mismatched case)."""
 
-    generation: int
     diff: Diff
     mismatches: list[KeyMismatch]
 
 
 @dataclass
-class CasesGrew(Message):
+class CasesGrew(LoaderMessage):
     """More of the runs read: `cases` is the partial table (the same object each time,
     growing behind the message), `fraction` how much of the files is read."""
 
-    generation: int
     cases: CaseTable
     fraction: float
 
 
 @dataclass
-class MismatchFound(Message):
+class MismatchFound(LoaderMessage):
     """A common (case, seed) read so far was measured with another instrument: the
     comparison is refused before the files are done. `pins` is each differing pin as
     (key, left value, right value); `key` the (case id, seed)."""
 
-    generation: int
     pins: list[tuple[str, str, str]]
     key: tuple[str, int | None]
 
 
 @dataclass
-class CasesReady(Message):
+class CasesReady(LoaderMessage):
     """Every case listed and navigable."""
 
-    generation: int
     cases: CaseTable
 
 
 @dataclass
-class CausesReady(Message):
+class CausesReady(LoaderMessage):
     """What moved, by cause (a pair only): found while the verdicts are judged."""
 
-    generation: int
     causes: list[Cause]
 
 
 @dataclass
-class VerdictsReady(Message):
+class VerdictsReady(LoaderMessage):
     """The publish rule applied to each run."""
 
-    generation: int
     left: Verdict
     right: Verdict | None
 
 
 @dataclass
-class LoadFailed(Message):
+class LoadFailed(LoaderMessage):
     """A file could not be read (already one line: `path:line: what is wrong`)."""
 
-    generation: int
     error: str
 
 

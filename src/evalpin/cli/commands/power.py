@@ -7,21 +7,24 @@ from pathlib import Path
 import click
 
 from evalpin.cli.console import emit_json, side
+from evalpin.cli.option_kinds import bounded, resolved_later
 
 
 @click.command("power")
 @click.argument("run", type=click.Path(path_type=Path))
-@click.option(
+@bounded(
     "--drop",
     default=0.02,
-    show_default=True,
-    type=click.FloatRange(0, 1, min_open=True),
+    low=0,
+    high=1,
+    low_open=True,
     help="Pass-rate drop to detect (0.02: two points).",
 )
-@click.option(
+@resolved_later(
     "--seeds",
     type=click.IntRange(min=1),
-    help="Seeds per case to plan for.  [default: the run's]",
+    help="Seeds per case to plan for.",
+    shown="the run's",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 def power_cmd(run: Path, drop: float, seeds: int | None, as_json: bool) -> None:

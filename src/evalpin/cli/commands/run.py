@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from evalpin.cli.option_kinds import resolved_later
+
 # One thread per completion in flight: a typo such as 100000 must not start that many.
 MAX_CONCURRENCY = 1024
 
@@ -24,40 +26,45 @@ MAX_CONCURRENCY = 1024
     "slot",
     help="Slot label from the slots file, or LABEL=replay:PATH[,tier=free|dedicated|local].",
 )
-@click.option(
+@resolved_later(
     "--slots",
     "slots_file",
     type=click.Path(path_type=Path),
-    help="Slots file.  [default: ./slots.yaml]",
+    help="Slots file.",
+    shown="./slots.yaml",
 )
 @click.option("--seeds", help="Comma-separated seeds. Default: $EVAL_SEEDS, else 11,29,47.")
 @click.option(
     "--temperature", type=float, help="Sampling temperature. Default: $EVAL_TEMPERATURE, else 0."
 )
-@click.option(
-    "--max-tokens", type=click.IntRange(min=1), help="Completion token cap.  [default: 2048]"
+@resolved_later(
+    "--max-tokens", type=click.IntRange(min=1), help="Completion token cap.", shown=2048
 )
-@click.option(
+@resolved_later(
     "--loops",
     type=click.IntRange(min=0),
-    help="Repair rounds for coding items (failing tail sent back).  [default: 0]",
+    help="Repair rounds for coding items (failing tail sent back).",
+    shown=0,
 )
-@click.option(
+@resolved_later(
     "--max-turns",
     type=click.IntRange(min=1),
-    help="Model requests in one tool conversation (golden sets).  [default: 4]",
+    help="Model requests in one tool conversation (golden sets).",
+    shown=4,
 )
-@click.option(
+@resolved_later(
     "--jobs",
     type=click.IntRange(min=1),
-    help="Sandboxed grading processes at once (coding sets).  [default: cores]",
+    help="Sandboxed grading processes at once (coding sets).",
+    shown="cores",
 )
-@click.option(
+@resolved_later(
     "--concurrency",
     type=click.IntRange(min=1, max=MAX_CONCURRENCY),
     help="Fix the completions in flight (one thread each; lowered on rate limits, raised"
-    " again as requests succeed).  [default: found as the run goes, from 1 up to 16: more"
-    " while throughput rises, fewer when latency grows without it]",
+    " again as requests succeed).",
+    shown="found as the run goes, from 1 up to 16: more while throughput rises, fewer when"
+    " latency grows without it",
 )
 @click.option(
     "--cluster",
@@ -65,10 +72,11 @@ MAX_CONCURRENCY = 1024
     help="Grade coding items on a Dask cluster: tcp://HOST:PORT or local:N "
     "(needs evalpin[cluster]).",
 )
-@click.option(
+@resolved_later(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Run file to write.  [default: runs/DATE-SLOT-HASH.jsonl]",
+    help="Run file to write.",
+    shown="runs/DATE-SLOT-HASH.jsonl",
 )
 @click.option(
     "--resume", is_flag=True, help="Finish the missing cases of an unfinished --out file."

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import click
 
+from evalpin.cli.option_kinds import bounded
+
 INSTALL_HINT = "evalpin serve needs textual-serve: pip install 'evalpin[serve]'"
 # What a served review app needs from the environment off loopback; nothing else passes.
 SERVED_ENV = ("PATH", "HOME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR")
@@ -52,25 +54,25 @@ def review_command(runs: tuple[Path, ...], launch: bool) -> str:
 
 @click.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
-@click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
+@bounded("--port", default=8000, low=1, high=65535)
 @click.option(
     "--no-token",
     is_flag=True,
     help="Serve without a token: loopback only, and anyone on this machine can open it.",
 )
-@click.option(
+@bounded(
     "--max-sessions",
     default=4,
-    show_default=True,
-    type=click.IntRange(1, 64),
+    low=1,
+    high=64,
     help="Browser sessions (each a review process) at once.",
 )
-@click.option(
+@bounded(
     "--idle",
     "idle_s",
     default=1800,
-    show_default=True,
-    type=click.IntRange(1, 7 * 86400),
+    low=1,
+    high=7 * 86400,
     help="Seconds without input after which a session is closed.",
 )
 @click.argument("runs", nargs=-1, type=click.Path(path_type=Path))

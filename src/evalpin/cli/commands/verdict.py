@@ -10,6 +10,7 @@ import click
 
 from evalpin.cli.console import emit_json, fail, side
 from evalpin.cli.log_options import log_options
+from evalpin.cli.option_kinds import bounded
 
 if TYPE_CHECKING:
     from evalpin.core.read.formats import ReadOptions
@@ -23,11 +24,11 @@ if TYPE_CHECKING:
     type=click.Path(path_type=Path),
     help="File of disclosed case ids or prompts, one a line ('#' comments).",
 )
-@click.option(
+@bounded(
     "--band",
     default=0.05,
-    show_default=True,
-    type=click.FloatRange(0, 1),
+    low=0,
+    high=1,
     help="Spread across seeds above which the run is flagged unstable.",
 )
 @click.option(

@@ -9,7 +9,7 @@ the backend delta. Renderers (terminal, JSON, Markdown, JUnit, HTML) only read i
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -140,6 +140,27 @@ class BaselineChoice:
     @property
     def refused(self) -> bool:
         return self.chosen is None
+
+    def said(
+        self,
+        esc: Callable[[str], str],
+        kinds: Callable[[list[str]], str],
+        pin: Callable[[Any], str] | None = None,
+    ) -> tuple[str, list[str]]:
+        """A refusal in the words every report uses: its first line and one line per
+        moved pin, with values escaped by `esc` (pins' values by `pin`) for the format."""
+        if self.last_on_fixtures is None:
+            return f"no earlier run on these fixtures in {esc(self.folder)}", []
+        shown = pin or (lambda value: esc(str(value)))
+        first = (
+            f"no earlier run in {esc(self.folder)} on the same instrument; since the last run"
+            f" on these fixtures ({esc(self.last_on_fixtures)}): {kinds(self.kinds)}"
+        )
+        moved = [
+            f"{esc(c.key)}: {shown(c.before)} (last) vs {shown(c.after)} (this run)"
+            for c in self.changes
+        ]
+        return first, moved
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -56,8 +56,7 @@ FLAKY = "flaky"
 TICKET = "ticket"
 TEXT = "text"
 CLEARED = "cleared"
-KINDS = (ACKNOWLEDGED, FLAKY, TICKET, TEXT, CLEARED)
-# How each kind reads before its text.
+# Every kind, in the order they are offered, and how each reads before its text.
 KIND_LABELS = {
     ACKNOWLEDGED: "acknowledged",
     FLAKY: "known flaky",
@@ -65,6 +64,7 @@ KIND_LABELS = {
     TEXT: "note",
     CLEARED: "cleared",
 }
+KINDS = tuple(KIND_LABELS)
 NEEDS_TEXT = frozenset({TICKET, TEXT})
 MAX_TEXT = 500  # characters of a note's text; longer is cut when written
 MAX_AUTHOR = 64

@@ -40,6 +40,11 @@ from evalpin.core.records import (
 from evalpin.run.slots.base import NO_COMPLETION, Slot, SlotError
 from evalpin.run.slots.config import Entry, SlotConfig, read_slot_file
 
+_T = TypeVar("_T")
+
+# (case_id, seed or None for "every seed", repair loop)
+_Key = tuple[str, int | None, int]
+
 
 @dataclass(frozen=True, kw_only=True)
 class ReplayConfig(SlotConfig):
@@ -80,12 +85,6 @@ class ReplayConfig(SlotConfig):
 
     def open(self) -> ReplaySlot:
         return ReplaySlot(self)
-
-
-_T = TypeVar("_T")
-
-# (case_id, seed or None for "every seed", repair loop)
-_Key = tuple[str, int | None, int]
 
 
 class _Line(msgspec.Struct):

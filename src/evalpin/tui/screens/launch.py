@@ -160,25 +160,11 @@ class LaunchScreen(ModalScreen[str | None]):
                 temperature = f"{like.controls['temperature']:g}"
         with VerticalScroll(id="launch"):
             yield Static(Text("Launch a pinned run", style="bold"), markup=False)
-            yield _row(
-                "fixture set",
-                Select(
-                    [(Text(choice), choice) for choice in choices],
-                    prompt="pick from fixtures/",
-                    id="fixture-pick",
-                    value=fixture_default,
-                ),
+            yield _pick(
+                "fixture set", choices, "pick from fixtures/", "fixture-pick", fixture_default
             )
             yield _row("or path", Input(placeholder="path to a fixture set", id="fixture-path"))
-            yield _row(
-                "slot",
-                Select(
-                    [(Text(label), label) for label in labels],
-                    prompt="pick from slots.yaml",
-                    id="slot-pick",
-                    value=slot_default,
-                ),
-            )
+            yield _pick("slot", labels, "pick from slots.yaml", "slot-pick", slot_default)
             yield _row(
                 "or inline", Input(placeholder="LABEL=replay:PATH[,tier=free]", id="slot-inline")
             )
@@ -423,3 +409,10 @@ class LaunchScreen(ModalScreen[str | None]):
 def _row(label: str, field: Widget) -> Horizontal:
     """One labelled field of the panel."""
     return Horizontal(Label(label, classes="launch-label"), field, classes="launch-row")
+
+
+def _pick(label: str, names: list[str], prompt: str, id: str, value: object) -> Horizontal:
+    """A labelled choice among names read from disk (shown as plain text, never markup)."""
+    return _row(
+        label, Select([(Text(name), name) for name in names], prompt=prompt, id=id, value=value)
+    )

@@ -33,7 +33,7 @@ from evalpin.core.judge.verdict import Verdict
 from evalpin.core.read.discovery import header_mismatch, peek_header
 from evalpin.core.read.formats import RunStream
 from evalpin.core.read.runfile import RunFile
-from evalpin.core.review.cases import ALL, CaseTable, step
+from evalpin.core.review.cases import ALL, COMPARE, FILTERS, SINGLE, CaseTable, step
 from evalpin.core.review.judge_apart import JudgeApart
 from evalpin.tui.loader import RunSource, source_path
 from evalpin.tui.screens.banner import BannerScreen
@@ -57,6 +57,12 @@ DELTA_TEXT = (
 )
 
 
+# What `f` cycles through, said from the table it cycles.
+FILTER_TIP = (
+    f"cycle the filter: {', '.join(FILTERS[COMPARE])} (one run: {', '.join(FILTERS[SINGLE])})"
+)
+
+
 class ReviewScreen(ReviewLoading, ReviewNotes, Screen[None]):
     """Two runs side by side (or one alone): pins, case list, detail."""
 
@@ -65,12 +71,7 @@ class ReviewScreen(ReviewLoading, ReviewNotes, Screen[None]):
         Binding("question_mark", "help", "help", key_display="?", tooltip="every key (this help)"),
         Binding("n", "step(1)", "next changed", tooltip="next changed case"),
         Binding("p", "step(-1)", "prev changed", tooltip="previous changed case"),
-        Binding(
-            "f",
-            "cycle_filter",
-            "filter",
-            tooltip="cycle the filter: all, changed, regressed, fixed, drift, flaky",
-        ),
+        Binding("f", "cycle_filter", "filter", tooltip=FILTER_TIP),
         Binding(
             "slash",
             "search",

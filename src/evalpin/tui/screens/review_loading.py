@@ -19,18 +19,8 @@ from textual import work
 from evalpin.core.read.runfile import RunFile
 from evalpin.core.review.cases import ALL
 from evalpin.core.review.judge_apart import JudgeApart
+from evalpin.tui import messages
 from evalpin.tui.loader import GROW_INTERVAL, Loader, RunSource
-from evalpin.tui.messages import (
-    CasesGrew,
-    CasesReady,
-    CausesReady,
-    DiffReady,
-    LoadFailed,
-    LoadProgress,
-    MismatchFound,
-    RunsRead,
-    VerdictsReady,
-)
 from evalpin.tui.screens.banner import BannerScreen
 from evalpin.tui.widgets.pins import PinsHeader
 
@@ -76,25 +66,18 @@ class ReviewLoading:
 
     def _current(
         self: ReviewScreen,
-        message: LoadProgress
-        | LoadFailed
-        | RunsRead
-        | DiffReady
-        | CasesGrew
-        | MismatchFound
-        | CasesReady
-        | VerdictsReady,
+        message: messages.LoaderMessage,
     ) -> bool:
         """A message from a loader whose pair was since replaced (or reopened) is ignored."""
         return message.generation == self.generation
 
-    def on_load_progress(self: ReviewScreen, message: LoadProgress) -> None:
+    def on_load_progress(self: ReviewScreen, message: messages.LoadProgress) -> None:
         if self.cases is None and self._current(message):
             self.status_line.set_progress(message.phase, message.done, message.total)
             if self.preview is not None and not self.banner_pending:
                 self._update_status()
 
-    def on_cases_grew(self: ReviewScreen, message: CasesGrew) -> None:
+    def on_cases_grew(self: ReviewScreen, message: messages.CasesGrew) -> None:
         """More of the runs read. The partial table grows in place behind `preview`; a
         message comes at most every half `GROW_INTERVAL` (each one wakes this thread), and
         a ticker shows the growth every `GROW_INTERVAL`, so the last of it shows even when
@@ -139,7 +122,7 @@ class ReviewLoading:
             return []
         return notes(self._sides[0].header, self._sides[1].header)
 
-    def on_mismatch_found(self: ReviewScreen, message: MismatchFound) -> None:
+    def on_mismatch_found(self: ReviewScreen, message: messages.MismatchFound) -> None:
         """A mismatched pair among what is read: refuse at once, before the files end."""
         if not self._current(message) or self.banner is not None or self.delta:
             return
@@ -148,7 +131,7 @@ class ReviewLoading:
                 BannerScreen(headers=message.pins, first=message.key, notes=self._envelope_notes())
             )
 
-    def on_load_failed(self: ReviewScreen, message: LoadFailed) -> None:
+    def on_load_failed(self: ReviewScreen, message: messages.LoadFailed) -> None:
         if not self._current(message):
             return
         self._stop_growing()
@@ -157,7 +140,7 @@ class ReviewLoading:
         self.case_list.show_empty()
         self.notify(message.error, title="cannot open run", severity="error", markup=False)
 
-    def on_runs_read(self: ReviewScreen, message: RunsRead) -> None:
+    def on_runs_read(self: ReviewScreen, message: messages.RunsRead) -> None:
         if not self._current(message):
             return
         self.left, self.right = message.left, message.right
@@ -169,7 +152,7 @@ class ReviewLoading:
         self.query_one(PinsHeader).set_sides(self._sides)
         self.read_notes_for(runs, message.generation)
 
-    def on_diff_ready(self: ReviewScreen, message: DiffReady) -> None:
+    def on_diff_ready(self: ReviewScreen, message: messages.DiffReady) -> None:
         if not self._current(message):
             return
         self.diff = message.diff
@@ -216,7 +199,7 @@ class ReviewLoading:
             self.case_list.placeholder = "no case matches"
             self._apply()
 
-    def on_cases_ready(self: ReviewScreen, message: CasesReady) -> None:
+    def on_cases_ready(self: ReviewScreen, message: messages.CasesReady) -> None:
         if not self._current(message):
             return
         self.cases = message.cases
@@ -246,11 +229,11 @@ class ReviewLoading:
         self._cursor_moved()
         self._update_status()
 
-    def on_causes_ready(self: ReviewScreen, message: CausesReady) -> None:
+    def on_causes_ready(self: ReviewScreen, message: messages.CausesReady) -> None:
         if self._current(message):
             self.causes = message.causes
 
-    def on_verdicts_ready(self: ReviewScreen, message: VerdictsReady) -> None:
+    def on_verdicts_ready(self: ReviewScreen, message: messages.VerdictsReady) -> None:
         if not self._current(message) or self.left is None or self.cases is None:
             return
         self.verdicts = (message.left, message.right)

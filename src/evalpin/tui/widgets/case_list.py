@@ -21,6 +21,7 @@ from evalpin.core.read.notes import MARK
 from evalpin.core.review.cases import Case, CaseTable
 from evalpin.core.sanitize import inert_line
 from evalpin.tui.widgets.cursor_view import CursorView
+from evalpin.tui.widgets.tones import component_css
 
 STATUS_WIDTH = 11
 SHORT_WIDTH = 4
@@ -88,47 +89,23 @@ def seeds_text(passed: int, total: int) -> str:
 class CaseList(CursorView):
     """One row per case id: status, seeds passed left and right, case id."""
 
-    DEFAULT_CSS = """
-    CaseList > .case-list--cursor {
-        background: $primary 45%;
-        text-style: bold;
-    }
-    CaseList > .case-list--cursor-blurred {
-        background: $primary 20%;
-        text-style: bold;
-    }
-    CaseList > .case-list--regressed {
-        color: $text-error;
-        text-style: bold;
-    }
-    CaseList > .case-list--fixed {
-        color: $text-success;
-    }
-    CaseList > .case-list--drift {
-        color: $text-warning;
-    }
-    CaseList > .case-list--flaky {
-        color: $text-accent;
-    }
-    CaseList > .case-list--quiet,
-    CaseList > .case-list--seeds {
-        color: $text-muted;
-    }
-    CaseList > .case-list--only {
-        color: $text-primary;
-    }
-    CaseList > .case-list--differs {
-        color: $text-warning;
-        text-style: bold;
-    }
-    CaseList > .case-list--mismatch {
-        color: $text-error;
-    }
-    CaseList > .case-list--error {
-        color: $text-warning;
-        text-style: bold italic;
-    }
-    """
+    DEFAULT_CSS = component_css(
+        "CaseList",
+        {
+            "case-list--cursor": "cursor",
+            "case-list--cursor-blurred": "cursor-blurred",
+            "case-list--regressed": "bad",
+            "case-list--fixed": "good",
+            "case-list--drift": "warn",
+            "case-list--flaky": "accent",
+            "case-list--quiet": "muted",
+            "case-list--seeds": "muted",
+            "case-list--only": "primary",
+            "case-list--differs": "alert",
+            "case-list--mismatch": "fault",
+            "case-list--error": "errored",
+        },
+    )
 
     BINDINGS: ClassVar[list[BindingType]] = [
         *CursorView.BINDINGS,

@@ -54,6 +54,7 @@ from evalpin.tui.widgets.detail_model import (
     compare_answers,
     locate,
 )
+from evalpin.tui.widgets.tones import component_css
 
 
 class DetailPane(ScrollView, can_focus=True):
@@ -66,32 +67,38 @@ class DetailPane(ScrollView, can_focus=True):
     current token.
     """
 
+    # The pane itself and the looks only one class has, literal; the rest are tones.
     DEFAULT_CSS = """
     DetailPane {
         padding: 0 1;
         overflow-x: hidden;
         scrollbar-size-vertical: 1;
     }
-    DetailPane > .detail--title { text-style: bold; }
-    DetailPane > .detail--key, DetailPane > .detail--muted { color: $text-muted; }
-    DetailPane > .detail--pass { color: $text-success; text-style: bold; }
-    DetailPane > .detail--fail { color: $text-error; text-style: bold; }
-    DetailPane > .detail--error { color: $text-warning; text-style: bold italic; }
-    DetailPane > .detail--differs { color: $text-warning; text-style: bold; }
-    DetailPane > .detail--note { color: $text-warning; text-style: italic; }
-    DetailPane > .detail--block-title { color: $text-accent; text-style: bold; }
-    DetailPane > .detail--reason-tool { color: $text-primary; }
-    DetailPane > .detail--reason-text { color: $text-accent; }
-    DetailPane > .detail--reason-test { color: $text-error; }
-    DetailPane > .detail--reason-static { color: $text-warning; }
     DetailPane > .detail--reason-infra { color: $text-error; text-style: italic; }
-    DetailPane > .detail--reason-integrity { color: $text-error; text-style: bold; }
-    DetailPane > .detail--reason-score { color: $text; }
     DetailPane > .detail--reason-unknown { color: $text; text-style: underline; }
     DetailPane > .detail--deleted { color: $text-error; text-style: strike; }
     DetailPane > .detail--inserted { color: $text-success; text-style: underline; }
-    DetailPane > .detail--needle { text-style: bold reverse; }
-    """
+    """ + component_css(
+        "DetailPane",
+        {
+            "detail--title": "strong",
+            "detail--key": "muted",
+            "detail--muted": "muted",
+            "detail--pass": "pass",
+            "detail--fail": "bad",
+            "detail--error": "errored",
+            "detail--differs": "alert",
+            "detail--note": "note",
+            "detail--block-title": "marked",
+            "detail--reason-tool": "primary",
+            "detail--reason-text": "accent",
+            "detail--reason-test": "fault",
+            "detail--reason-static": "warn",
+            "detail--reason-integrity": "bad",
+            "detail--reason-score": "plain",
+            "detail--needle": "inverse",
+        },
+    )
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "back to list", show=True, tooltip="back to the case list"),

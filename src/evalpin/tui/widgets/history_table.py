@@ -32,6 +32,7 @@ from evalpin.core.judge.verdict import CONTAMINATED, PUBLISHABLE, UNCONTROLLED
 from evalpin.core.sanitize import inert_line
 from evalpin.core.tiers import TIER_CHANGE
 from evalpin.tui.widgets.cursor_view import CursorView
+from evalpin.tui.widgets.tones import component_css
 from evalpin.tui.widgets.trend import MARKED, PALETTE
 
 FIXTURES, SERIES, NOTE, BREAK, RUN, UNREADABLE, ERROR, BLANK = (
@@ -261,66 +262,23 @@ def break_cells(row: Row, width: int) -> Cells:
 class HistoryTable(CursorView):
     """Fixture sets, series headings, break separators and runs; the cursor on runs."""
 
-    DEFAULT_CSS = """
-    HistoryTable > .history--muted {
-        color: $text-muted;
-    }
-    HistoryTable > .history--heading,
-    HistoryTable > .history--key {
-        text-style: bold;
-    }
-    HistoryTable > .history--good {
-        color: $text-success;
-    }
-    HistoryTable > .history--warn,
-    HistoryTable > .history--env {
-        color: $text-warning;
-    }
-    HistoryTable > .history--break {
-        color: $text-warning;
-        text-style: bold;
-    }
-    HistoryTable > .history--bad {
-        color: $text-error;
-        text-style: bold;
-    }
-    HistoryTable > .history--marked {
-        color: $text-accent;
-        text-style: bold;
-    }
-    HistoryTable > .history--cursor {
-        background: $primary 45%;
-        text-style: bold;
-    }
-    HistoryTable > .history--cursor-blurred {
-        background: $primary 20%;
-        text-style: bold;
-    }
-    HistoryTable > .trend--s0 {
-        color: #4c9be8;
-    }
-    HistoryTable > .trend--s1 {
-        color: #e8883a;
-    }
-    HistoryTable > .trend--s2 {
-        color: #3fae5a;
-    }
-    HistoryTable > .trend--s3 {
-        color: #b96ad9;
-    }
-    HistoryTable > .trend--s4 {
-        color: #2eb3b3;
-    }
-    HistoryTable > .trend--s5 {
-        color: #d9577a;
-    }
-    HistoryTable > .trend--s6 {
-        color: #b3a02e;
-    }
-    HistoryTable > .trend--s7 {
-        color: #8c7ae6;
-    }
-    """
+    DEFAULT_CSS = component_css(
+        "HistoryTable",
+        {
+            "history--muted": "muted",
+            "history--heading": "strong",
+            "history--key": "strong",
+            "history--good": "good",
+            "history--warn": "warn",
+            "history--env": "warn",
+            "history--break": "alert",
+            "history--bad": "bad",
+            "history--marked": "marked",
+            "history--cursor": "cursor",
+            "history--cursor-blurred": "cursor-blurred",
+            **{f"trend--s{k}": f"series-{k}" for k in range(PALETTE)},
+        },
+    )
 
     CURSOR_CLASSES = ("history--cursor", "history--cursor-blurred")
     CACHE_SIZE = 512

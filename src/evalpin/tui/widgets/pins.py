@@ -18,6 +18,7 @@ from evalpin.core.read.runfile import RunFile
 from evalpin.core.records import RunHeader
 from evalpin.core.tiers import tier_of
 from evalpin.tui.safe import line, path_line
+from evalpin.tui.widgets.tones import component_css
 
 PENDING = "…"
 
@@ -100,34 +101,19 @@ def badge_class(label: str) -> str:
 class PinsHeader(Static):
     """Each run's pins and verdict badge; values that differ between the runs are marked."""
 
-    DEFAULT_CSS = """
-    PinsHeader > .pins--key,
-    PinsHeader > .pins--muted {
-        color: $text-muted;
-    }
-    PinsHeader > .pins--side {
-        text-style: bold;
-    }
-    PinsHeader > .pins--differs {
-        color: $text-warning;
-        text-style: bold;
-    }
-    PinsHeader > .pins--missing {
-        color: $text-error;
-    }
-    PinsHeader > .pins--good {
-        color: $text-success;
-        text-style: bold reverse;
-    }
-    PinsHeader > .pins--warn {
-        color: $text-warning;
-        text-style: bold reverse;
-    }
-    PinsHeader > .pins--bad {
-        color: $text-error;
-        text-style: bold reverse;
-    }
-    """
+    DEFAULT_CSS = component_css(
+        "PinsHeader",
+        {
+            "pins--key": "muted",
+            "pins--muted": "muted",
+            "pins--side": "strong",
+            "pins--differs": "alert",
+            "pins--missing": "fault",
+            "pins--good": "good-badge",
+            "pins--warn": "warn-badge",
+            "pins--bad": "bad-badge",
+        },
+    )
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "pins--key",

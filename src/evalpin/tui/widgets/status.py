@@ -12,6 +12,7 @@ from textual.message import Message
 from textual.widgets import Input, Static
 
 from evalpin.tui.safe import line
+from evalpin.tui.widgets.tones import component_css
 
 _STATUS_CLASS = {
     "regressed": "status--bad",
@@ -40,31 +41,18 @@ class StatusLine(Static):
     """`regressed 12 · fixed 3 · …   filter: changed   search: abc` or loading progress;
     while the list is partial, led by `PARTIAL`, a progress bar and what is being done."""
 
-    DEFAULT_CSS = """
-    StatusLine > .status--bad {
-        color: $text-error;
-        text-style: bold;
-    }
-    StatusLine > .status--good {
-        color: $text-success;
-    }
-    StatusLine > .status--warn {
-        color: $text-warning;
-    }
-    StatusLine > .status--delta {
-        color: $text-warning;
-        text-style: bold;
-    }
-    StatusLine > .status--only {
-        color: $text-primary;
-    }
-    StatusLine > .status--muted {
-        color: $text-muted;
-    }
-    StatusLine > .status--key {
-        text-style: bold;
-    }
-    """
+    DEFAULT_CSS = component_css(
+        "StatusLine",
+        {
+            "status--bad": "bad",
+            "status--good": "good",
+            "status--warn": "warn",
+            "status--delta": "alert",
+            "status--only": "primary",
+            "status--muted": "muted",
+            "status--key": "strong",
+        },
+    )
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "status--bad",

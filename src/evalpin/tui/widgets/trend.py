@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import pairwise
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 from rich.segment import Segment
 from rich.style import Style
@@ -28,8 +28,9 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from evalpin.core.sanitize import inert_line
+from evalpin.tui.widgets.tones import SERIES, component_css
 
-PALETTE = 8
+PALETTE = len(SERIES)  # series colours; a ninth series takes the first again
 TIME = "time"
 ORDER = "run order"
 BRAILLE = 0x2800
@@ -41,8 +42,7 @@ GUTTER = 6  # "100% ┤"
 Y_LABELS = (1.0, 0.75, 0.5, 0.25, 0.0)
 
 
-@dataclass(frozen=True)
-class Point:
+class Point(NamedTuple):
     """One run on the chart: its file (the key), when it started, its pass rate."""
 
     path: str
@@ -227,49 +227,18 @@ def tick_row(ticks: Sequence[tuple[int, str]], width: int) -> str:
 class TrendChart(Widget):
     """Pass rate over time for the series of one fixture set, with axes and a legend."""
 
-    DEFAULT_CSS = """
-    TrendChart > .trend--muted,
-    TrendChart > .trend--axis {
-        color: $text-muted;
-    }
-    TrendChart > .trend--title {
-        text-style: bold;
-    }
-    TrendChart > .trend--break {
-        color: $text-warning;
-    }
-    TrendChart > .trend--env {
-        color: $text-warning;
-        text-style: bold;
-    }
-    TrendChart > .trend--cursor {
-        text-style: reverse bold;
-    }
-    TrendChart > .trend--s0 {
-        color: #4c9be8;
-    }
-    TrendChart > .trend--s1 {
-        color: #e8883a;
-    }
-    TrendChart > .trend--s2 {
-        color: #3fae5a;
-    }
-    TrendChart > .trend--s3 {
-        color: #b96ad9;
-    }
-    TrendChart > .trend--s4 {
-        color: #2eb3b3;
-    }
-    TrendChart > .trend--s5 {
-        color: #d9577a;
-    }
-    TrendChart > .trend--s6 {
-        color: #b3a02e;
-    }
-    TrendChart > .trend--s7 {
-        color: #8c7ae6;
-    }
-    """
+    DEFAULT_CSS = component_css(
+        "TrendChart",
+        {
+            "trend--muted": "muted",
+            "trend--axis": "muted",
+            "trend--title": "strong",
+            "trend--break": "warn",
+            "trend--env": "alert",
+            "trend--cursor": "inverse",
+            **{f"trend--s{k}": f"series-{k}" for k in range(PALETTE)},
+        },
+    )
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "trend--title",

@@ -85,12 +85,33 @@ def _ints(payload, n: int) -> list:
     return payload
 
 
-# name -> (module, class, to wire, from wire): the receiver rebuilds with its own class,
-# imported only when a value of it arrives (a module nobody uses costs nothing).
 def _items(v, e) -> list:
     return [[e(k), e(x)] for k, x in dict.items(v)]
 
 
+def _ints_of(module: str, cls: str, *fields: str) -> tuple[str, str, object, object]:
+    """A value type that is its integer fields, rebuilt from them in order."""
+    return (
+        module,
+        cls,
+        lambda v, e: [getattr(v, f) for f in fields],
+        lambda p, d, c: c(*_ints(p, len(fields))),
+    )
+
+
+def _clock_of(module: str, cls: str, *fields: str) -> tuple[str, str, object, object]:
+    """A date-time or time: its integer fields and `fold`, then its time zone."""
+    n = len(fields)
+    return (
+        module,
+        cls,
+        lambda v, e: [[*(getattr(v, f) for f in fields), v.fold], _tz(v.tzinfo, e)],
+        lambda p, d, c: c(*_ints(p[0], n + 1)[:n], tzinfo=_untz(p[1], d), fold=p[0][n]),
+    )
+
+
+# name -> (module, class, to wire, from wire): the receiver rebuilds with its own class,
+# imported only when a value of it arrives (a module nobody uses costs nothing).
 _VALUES: dict[str, tuple[str, str, object, object]] = {
     "Counter": ("collections", "Counter", _items, lambda p, d, c: c(dict(_pairs(p, d)))),
     "OrderedDict": ("collections", "OrderedDict", _items, lambda p, d, c: c(_pairs(p, d))),
@@ -106,41 +127,15 @@ _VALUES: dict[str, tuple[str, str, object, object]] = {
         lambda v, e: [[e(x) for x in v], v.maxlen],
         lambda p, d, c: c([d(x) for x in p[0]], p[1]),
     ),
-    "date": (
-        "datetime",
-        "date",
-        lambda v, e: [v.year, v.month, v.day],
-        lambda p, d, c: c(*_ints(p, 3)),
+    "date": _ints_of("datetime", "date", "year", "month", "day"),
+    "datetime": _clock_of(
+        "datetime", "datetime", "year", "month", "day", "hour", "minute", "second", "microsecond"
     ),
-    "datetime": (
-        "datetime",
-        "datetime",
-        lambda v, e: [
-            [v.year, v.month, v.day, v.hour, v.minute, v.second, v.microsecond, v.fold],
-            _tz(v.tzinfo, e),
-        ],
-        lambda p, d, c: c(*_ints(p[0], 8)[:7], tzinfo=_untz(p[1], d), fold=p[0][7]),
-    ),
-    "time": (
-        "datetime",
-        "time",
-        lambda v, e: [[v.hour, v.minute, v.second, v.microsecond, v.fold], _tz(v.tzinfo, e)],
-        lambda p, d, c: c(*_ints(p[0], 5)[:4], tzinfo=_untz(p[1], d), fold=p[0][4]),
-    ),
-    "timedelta": (
-        "datetime",
-        "timedelta",
-        lambda v, e: [v.days, v.seconds, v.microseconds],
-        lambda p, d, c: c(*_ints(p, 3)),
-    ),
+    "time": _clock_of("datetime", "time", "hour", "minute", "second", "microsecond"),
+    "timedelta": _ints_of("datetime", "timedelta", "days", "seconds", "microseconds"),
     "timezone": ("datetime", "timezone", lambda v, e: _tz(v, e), lambda p, d, c: _untz(p, d)),
     "Decimal": ("decimal", "Decimal", lambda v, e: str(v), lambda p, d, c: c(_s(p))),
-    "Fraction": (
-        "fractions",
-        "Fraction",
-        lambda v, e: [v.numerator, v.denominator],
-        lambda p, d, c: c(*_ints(p, 2)),
-    ),
+    "Fraction": _ints_of("fractions", "Fraction", "numerator", "denominator"),
     "UUID": ("uuid", "UUID", lambda v, e: v.hex, lambda p, d, c: c(hex=_s(p))),
     "PurePosixPath": ("pathlib", "PurePosixPath", _str, lambda p, d, c: c(_s(p))),
     "PureWindowsPath": ("pathlib", "PureWindowsPath", _str, lambda p, d, c: c(_s(p))),
@@ -151,12 +146,7 @@ _VALUES: dict[str, tuple[str, str, object, object]] = {
         lambda v, e: [e(v.real), e(v.imag)],
         lambda p, d, c: complex(_f(d(p[0])), _f(d(p[1]))),
     ),
-    "range": (
-        "builtins",
-        "range",
-        lambda v, e: [v.start, v.stop, v.step],
-        lambda p, d, c: range(*_ints(p, 3)),
-    ),
+    "range": _ints_of("builtins", "range", "start", "stop", "step"),
     "slice": (
         "builtins",
         "slice",

@@ -165,6 +165,24 @@ def test_baseline_refuses_and_names_the_change_since_the_last_run(capsys, tmp_pa
     assert any("grader_version: g1 (last) vs g2 (this run)" in line for line in lines)
 
 
+def test_every_report_says_the_baseline_refusal_in_the_same_words(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a folder name that no format escapes
+    folder = tmp_path / "nights"
+    folder.mkdir()
+    night(folder, "n1.jsonl", "2026-11-27T02:00:00Z")
+    new = night(folder, "n2.jsonl", "2026-11-28T02:00:00Z", head={"grader_version": "g2"})
+    paths = {kind: tmp_path / f"r.{kind}" for kind in ("md", "xml", "html")}
+    args = ["--markdown", paths["md"], "--junit", paths["xml"], "--html", paths["html"]]
+    result = cli(capsys, "diff", "--baseline", "nights", str(new), *map(str, args))
+    assert result.code == 2
+    said = "no earlier run in nights on the same instrument; since the last run"
+    assert said in result.out
+    for kind, path in paths.items():
+        text = path.read_text()
+        assert said in text, kind
+        assert "version: g1 (last) vs g2 (this run)" in text, kind
+
+
 def test_baseline_refuses_a_dataset_edit_even_where_shared_cases_agree(capsys, tmp_path):
     night(tmp_path, "n1.jsonl", "2026-11-27T02:00:00Z")
     edited = msgspec.structs.replace(header().fixtures, dataset_hash="f" * 64)

@@ -50,3 +50,26 @@ async def test_the_case_list_keeps_its_colours_outside_the_app() -> None:
         fixed = cases.get_component_rich_style("case-list--fixed", partial=True)
         assert regressed.bold and regressed.color is not None and fixed.color is not None
         assert regressed.color != fixed.color
+
+
+def test_component_css_says_each_tone_once_and_refuses_an_unknown_one() -> None:
+    import doctest
+
+    from evalpin.tui.widgets import tones
+
+    assert doctest.testmod(tones).failed == 0
+    css = tones.component_css("W", {"w--a": "bad", "w--b": "bad", "w--c": "muted"})
+    assert css.count("$text-error") == 1 and "W > .w--a,\nW > .w--b {" in css
+    with pytest.raises(KeyError, match="no tone 'nope'"):
+        tones.component_css("W", {"w--a": "nope"})
+
+
+@pytest.mark.parametrize(
+    ("label", "tone"),
+    [("publishable", "good"), ("internal", "warn"), ("uncontrolled", "bad")],
+)
+def test_a_verdict_label_reads_the_same_in_pins_and_history(label: str, tone: str) -> None:
+    from evalpin.tui.widgets.history_table import label_class
+    from evalpin.tui.widgets.pins import badge_class
+
+    assert badge_class(label) == f"pins--{tone}" and label_class(label) == f"history--{tone}"

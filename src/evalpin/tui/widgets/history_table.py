@@ -28,11 +28,10 @@ from evalpin.core.judge.series import (
     Series,
     Unreadable,
 )
-from evalpin.core.judge.verdict import CONTAMINATED, PUBLISHABLE, UNCONTROLLED
 from evalpin.core.sanitize import inert_line
 from evalpin.core.tiers import TIER_CHANGE
 from evalpin.tui.widgets.cursor_view import CursorView
-from evalpin.tui.widgets.tones import component_css
+from evalpin.tui.widgets.tones import component_css, verdict_tone
 from evalpin.tui.widgets.trend import MARKED, PALETTE
 
 FIXTURES, SERIES, NOTE, BREAK, RUN, UNREADABLE, ERROR, BLANK = (
@@ -130,11 +129,7 @@ def unreadable_text(u: Unreadable) -> str:
 
 
 def label_class(label: str) -> str:
-    if label == PUBLISHABLE:
-        return "history--good"
-    if label in (UNCONTROLLED, CONTAMINATED):
-        return "history--bad"
-    return "history--warn"
+    return f"history--{verdict_tone(label)}"
 
 
 def pct(rate: float | None) -> str:
@@ -262,39 +257,26 @@ def break_cells(row: Row, width: int) -> Cells:
 class HistoryTable(CursorView):
     """Fixture sets, series headings, break separators and runs; the cursor on runs."""
 
-    DEFAULT_CSS = component_css(
-        "HistoryTable",
-        {
-            "history--muted": "muted",
-            "history--heading": "strong",
-            "history--key": "strong",
-            "history--good": "good",
-            "history--warn": "warn",
-            "history--env": "warn",
-            "history--break": "alert",
-            "history--bad": "bad",
-            "history--marked": "marked",
-            "history--cursor": "cursor",
-            "history--cursor-blurred": "cursor-blurred",
-            **{f"trend--s{k}": f"series-{k}" for k in range(PALETTE)},
-        },
-    )
+    # Each component class and its tone (tones.py): its style here, and its name for Textual.
+    TONES_OF: ClassVar[dict[str, str]] = {
+        "history--muted": "muted",
+        "history--heading": "strong",
+        "history--key": "strong",
+        "history--good": "good",
+        "history--warn": "warn",
+        "history--env": "warn",
+        "history--break": "alert",
+        "history--bad": "bad",
+        "history--marked": "marked",
+        "history--cursor": "cursor",
+        "history--cursor-blurred": "cursor-blurred",
+        **{f"trend--s{k}": f"series-{k}" for k in range(PALETTE)},
+    }
+    DEFAULT_CSS = component_css("HistoryTable", TONES_OF)
 
     CURSOR_CLASSES = ("history--cursor", "history--cursor-blurred")
     CACHE_SIZE = 512
-    COMPONENT_CLASSES: ClassVar[set[str]] = {
-        *CURSOR_CLASSES,
-        "history--heading",
-        "history--key",
-        "history--muted",
-        "history--break",
-        "history--env",
-        "history--good",
-        "history--warn",
-        "history--bad",
-        "history--marked",
-        *(f"trend--s{k}" for k in range(PALETTE)),
-    }
+    COMPONENT_CLASSES: ClassVar[set[str]] = set(TONES_OF)
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

@@ -13,12 +13,12 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from evalpin.core.judge.verdict import CONTAMINATED, PUBLISHABLE, UNCONTROLLED, Verdict
+from evalpin.core.judge.verdict import Verdict
 from evalpin.core.read.runfile import RunFile
 from evalpin.core.records import RunHeader
 from evalpin.core.tiers import tier_of
 from evalpin.tui.safe import line, path_line
-from evalpin.tui.widgets.tones import component_css
+from evalpin.tui.widgets.tones import component_css, verdict_tone
 
 PENDING = "…"
 
@@ -91,40 +91,26 @@ class Side:
 
 
 def badge_class(label: str) -> str:
-    if label == PUBLISHABLE:
-        return "pins--good"
-    if label in (UNCONTROLLED, CONTAMINATED):
-        return "pins--bad"
-    return "pins--warn"
+    return f"pins--{verdict_tone(label)}"
 
 
 class PinsHeader(Static):
     """Each run's pins and verdict badge; values that differ between the runs are marked."""
 
-    DEFAULT_CSS = component_css(
-        "PinsHeader",
-        {
-            "pins--key": "muted",
-            "pins--muted": "muted",
-            "pins--side": "strong",
-            "pins--differs": "alert",
-            "pins--missing": "fault",
-            "pins--good": "good-badge",
-            "pins--warn": "warn-badge",
-            "pins--bad": "bad-badge",
-        },
-    )
-
-    COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "pins--key",
-        "pins--differs",
-        "pins--missing",
-        "pins--muted",
-        "pins--good",
-        "pins--warn",
-        "pins--bad",
-        "pins--side",
+    # Each component class and its tone (tones.py): its style here, and its name for Textual.
+    TONES_OF: ClassVar[dict[str, str]] = {
+        "pins--key": "muted",
+        "pins--muted": "muted",
+        "pins--side": "strong",
+        "pins--differs": "alert",
+        "pins--missing": "fault",
+        "pins--good": "good-badge",
+        "pins--warn": "warn-badge",
+        "pins--bad": "bad-badge",
     }
+    DEFAULT_CSS = component_css("PinsHeader", TONES_OF)
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = set(TONES_OF)
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(markup=False, id=id)

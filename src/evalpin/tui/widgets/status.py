@@ -41,28 +41,19 @@ class StatusLine(Static):
     """`regressed 12 · fixed 3 · …   filter: changed   search: abc` or loading progress;
     while the list is partial, led by `PARTIAL`, a progress bar and what is being done."""
 
-    DEFAULT_CSS = component_css(
-        "StatusLine",
-        {
-            "status--bad": "bad",
-            "status--good": "good",
-            "status--warn": "warn",
-            "status--delta": "alert",
-            "status--only": "primary",
-            "status--muted": "muted",
-            "status--key": "strong",
-        },
-    )
-
-    COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "status--bad",
-        "status--good",
-        "status--warn",
-        "status--delta",
-        "status--only",
-        "status--muted",
-        "status--key",
+    # Each component class and its tone (tones.py): its style here, and its name for Textual.
+    TONES_OF: ClassVar[dict[str, str]] = {
+        "status--bad": "bad",
+        "status--good": "good",
+        "status--warn": "warn",
+        "status--delta": "alert",
+        "status--only": "primary",
+        "status--muted": "muted",
+        "status--key": "strong",
     }
+    DEFAULT_CSS = component_css("StatusLine", TONES_OF)
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = set(TONES_OF)
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(markup=False, id=id)

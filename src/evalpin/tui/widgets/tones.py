@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from evalpin.core.judge.verdict import CONTAMINATED, PUBLISHABLE, UNCONTROLLED
+
 SERIES = ("#4c9be8", "#e8883a", "#3fae5a", "#b96ad9", "#2eb3b3", "#d9577a", "#b3a02e", "#8c7ae6")
 """The series colours of the history chart and table, fixed (not theme colours)."""
 
@@ -57,3 +59,12 @@ def component_css(widget: str, tones: Mapping[str, str]) -> str:
         ",\n".join(f"{widget} > .{name}" for name in names) + f" {{ {TONES[tone]} }}\n"
         for tone, names in classes.items()
     )
+
+
+def verdict_tone(label: str) -> str:
+    """`good`, `warn` or `bad`: how a verdict label reads wherever it is shown."""
+    if label == PUBLISHABLE:
+        return "good"
+    if label in (UNCONTROLLED, CONTAMINATED):
+        return "bad"
+    return "warn"

@@ -227,28 +227,19 @@ def tick_row(ticks: Sequence[tuple[int, str]], width: int) -> str:
 class TrendChart(Widget):
     """Pass rate over time for the series of one fixture set, with axes and a legend."""
 
-    DEFAULT_CSS = component_css(
-        "TrendChart",
-        {
-            "trend--muted": "muted",
-            "trend--axis": "muted",
-            "trend--title": "strong",
-            "trend--break": "warn",
-            "trend--env": "alert",
-            "trend--cursor": "inverse",
-            **{f"trend--s{k}": f"series-{k}" for k in range(PALETTE)},
-        },
-    )
-
-    COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "trend--title",
-        "trend--axis",
-        "trend--muted",
-        "trend--break",
-        "trend--env",
-        "trend--cursor",
-        *(f"trend--s{k}" for k in range(PALETTE)),
+    # Each component class and its tone (tones.py): its style here, and its name for Textual.
+    TONES_OF: ClassVar[dict[str, str]] = {
+        "trend--muted": "muted",
+        "trend--axis": "muted",
+        "trend--title": "strong",
+        "trend--break": "warn",
+        "trend--env": "alert",
+        "trend--cursor": "inverse",
+        **{f"trend--s{k}": f"series-{k}" for k in range(PALETTE)},
     }
+    DEFAULT_CSS = component_css("TrendChart", TONES_OF)
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = set(TONES_OF)
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

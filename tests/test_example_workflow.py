@@ -9,61 +9,19 @@ no movement, the job passes.
 
 from __future__ import annotations
 
-import os
-import re
 import shutil
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import yaml
-
 from evalpin.core.judge.report import REFUSE_LINE
+from tests import actions
 
 ROOT = Path(__file__).parent.parent
 WORKFLOW = ROOT / "examples" / "nightly.yml"
-_EXPR = re.compile(r"\$\{\{\s*([\w.]+)\s*\}\}")
 
 
-def steps() -> list[dict]:
-    return [s for s in yaml.safe_load(WORKFLOW.read_text())["jobs"]["nightly"]["steps"]]
-
-
-def run_step(step: dict, project: Path, context: dict[str, str]) -> subprocess.CompletedProcess:
-    script = _EXPR.sub(lambda m: context[m.group(1)], step["run"])
-    env = {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-        "GITHUB_OUTPUT": str(project / "gh-output"),
-        "GITHUB_STEP_SUMMARY": str(project / "gh-summary.md"),
-    }
-    return subprocess.run(
-        ["bash", "-e", "-c", script],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-
-
-def night(project: Path, run_id: str) -> dict[str, subprocess.CompletedProcess]:
-    """The job's own steps, in order, as one night would run them."""
-    (project / "gh-output").write_text("")
-    context = {"github.run_id": run_id}
-    done = {}
-    for step in steps():
-        if step.get("id") not in ("run", "diff", "gate"):
-            continue  # checkout, install, artifacts: Actions' own
-        result = run_step(step, project, context)
-        done[step["id"]] = result
-        for line in (project / "gh-output").read_text().splitlines():
-            key, _, value = line.partition("=")
-            context[f"steps.{step['id']}.outputs.{key}"] = value
-        assert step["id"] == "gate" or result.returncode == 0, result.stderr
-    return done
+def night(project: Path, run_id: str) -> actions.Done:
+    return actions.night(WORKFLOW, project, run_id)
 
 
 def test_the_example_workflow_runs_two_nights(tmp_path):

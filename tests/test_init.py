@@ -7,8 +7,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ import yaml
 from evalpin import __version__
 from evalpin.cli.commands.init import VERSION_TOKEN, templates
 from evalpin.core.judge.report import REFUSE_LINE
+from tests import actions
 from tests.clirun import cli
 
 LAYOUT = {
@@ -253,39 +252,8 @@ def test_the_ci_job_pins_this_version_of_evalpin() -> None:
     assert f'pip install "evalpin=={__version__}"' in job
 
 
-_EXPR = re.compile(r"\$\{\{\s*([\w.]+)\s*\}\}")
-
-
-def _night(project: Path, run_id: str) -> dict[str, subprocess.CompletedProcess[str]]:
-    """The job's own steps with an id (run, diff, gate), as one night runs them."""
-    steps = yaml.safe_load((project / "ci/nightly.yml").read_text())["jobs"]["nightly"]["steps"]
-    (project / "gh-output").write_text("")
-    context = {"github.run_id": run_id}
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EVAL_")}
-    env.update(
-        PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}",
-        GITHUB_OUTPUT=str(project / "gh-output"),
-        GITHUB_STEP_SUMMARY=str(project / "gh-summary.md"),
-    )
-    done = {}
-    for step in steps:
-        if step.get("id") not in ("run", "diff", "gate"):
-            continue
-        script = _EXPR.sub(lambda m: context[m.group(1)], step["run"])
-        done[step["id"]] = result = subprocess.run(
-            ["bash", "-e", "-c", script],
-            cwd=project,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        for line in (project / "gh-output").read_text().splitlines():
-            key, _, value = line.partition("=")
-            context[f"steps.{step['id']}.outputs.{key}"] = value
-        assert step["id"] == "gate" or result.returncode == 0, result.stderr
-    return done
+def _night(project: Path, run_id: str) -> actions.Done:
+    return actions.night(project / "ci/nightly.yml", project, run_id)
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="the job's steps are bash")

@@ -224,7 +224,8 @@ class Run:
             `slot_settings`, `text_digest`, `status` (`ROW_KEYS`; None where a row lacks
             one), then `DETAIL_KEYS` when `detail` is true.
         """
-        rows = [dict(zip(ROW_KEYS, _row_values(row), strict=True)) for row in self.file.rows]
+        astuple = msgspec.structs.astuple
+        rows = [dict(zip(ROW_KEYS, astuple(row), strict=True)) for row in self.file.rows]
         if detail:
             for out, record in zip(rows, self.records(), strict=True):
                 values = msgspec.to_builtins(msgspec.structs.asdict(record))
@@ -256,13 +257,6 @@ class Run:
 
 # The report's pins, the envelope hash beside the dataset's (a run's pins as data).
 _PIN_ORDER = (PIN_ROWS[0], "envelope_hash", *PIN_ROWS[1:])
-_ROW_FIELDS = tuple(f.name for f in msgspec.structs.fields(CaseRow))
-
-
-def _row_values(row: CaseRow) -> Iterator[Any]:
-    return (getattr(row, name) for name in _ROW_FIELDS)
-
-
 RunLike = Run | RunFile | PathArg
 
 

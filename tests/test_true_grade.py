@@ -1928,6 +1928,43 @@ CORRECT = _corpus(
             """
         ),
     ),
+    Case(
+        "stdlib-zoneinfo-handed-and-returned",
+        "meeting.py",
+        _d(
+            """
+            from datetime import datetime, time
+
+
+            def local_time(moment: datetime, tz) -> time:
+                return moment.astimezone(tz).timetz()
+
+
+            def zone_of(moment: datetime):
+                return moment.tzinfo
+            """
+        ),
+        _d(
+            """
+            from datetime import datetime, time, timezone
+            from zoneinfo import ZoneInfo
+
+            import meeting as m
+
+            BERLIN = ZoneInfo("Europe/Berlin")
+
+
+            def test_a_zone_handed_over_comes_back_on_the_time():
+                t = m.local_time(datetime(2026, 7, 1, 12, tzinfo=timezone.utc), BERLIN)
+                assert t.replace(tzinfo=None) == time(14, 0)
+                assert t.tzinfo is BERLIN  # ZoneInfo caches by key: the same object
+
+
+            def test_a_zone_returned_is_the_zone():
+                assert m.zone_of(datetime(2026, 1, 1, tzinfo=BERLIN)) is BERLIN
+            """
+        ),
+    ),
 )
 
 
@@ -1964,6 +2001,34 @@ def _forge_code(module: str, names: list[str]) -> str:
 
 
 ATTACKS = _corpus(
+    # Would fool plain pytest: the candidate patches a pure-Python stdlib class that the
+    # test compares with (every Fraction equals every value), then answers wrong.
+    Case(
+        "stdlib-class-patched-equality",
+        "ratio.py",
+        _d(
+            """
+            import fractions
+
+            fractions.Fraction.__eq__ = lambda self, other: True
+
+
+            def share(part, whole):
+                return fractions.Fraction(7, 3)
+            """
+        ),
+        _d(
+            """
+            from fractions import Fraction
+
+            import ratio as m
+
+
+            def test_share():
+                assert m.share(1, 2) == Fraction(1, 2)
+            """
+        ),
+    ),
     # (a) Would fool plain pytest: the generator is the test's, its frame's builtins are
     # the pytest process's, and the code run through them forges the report and exits 0.
     Case(

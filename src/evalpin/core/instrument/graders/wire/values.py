@@ -134,6 +134,7 @@ _VALUES: dict[str, tuple[str, str, object, object]] = {
     "time": _clock_of("datetime", "time", "hour", "minute", "second", "microsecond"),
     "timedelta": _ints_of("datetime", "timedelta", "days", "seconds", "microseconds"),
     "timezone": ("datetime", "timezone", lambda v, e: _tz(v, e), lambda p, d, c: _untz(p, d)),
+    "ZoneInfo": ("zoneinfo", "ZoneInfo", lambda v, e: _tz(v, e), lambda p, d, c: _untz(p, d)),
     "Decimal": ("decimal", "Decimal", lambda v, e: str(v), lambda p, d, c: c(_s(p))),
     "Fraction": _ints_of("fractions", "Fraction", "numerator", "denominator"),
     "UUID": ("uuid", "UUID", lambda v, e: v.hex, lambda p, d, c: c(hex=_s(p))),

@@ -27,7 +27,7 @@ import msgspec
 
 from evalpin.core.errors import InputError
 from evalpin.core.files import open_input
-from evalpin.core.read.formats.probe import ZIP_MAGIC, Probe, ReadOptions
+from evalpin.core.read.formats.probe import ZIP_MAGIC, Probe, ReadOptions, SeveralRuns
 from evalpin.core.read.notes import NOTES_NAME
 from evalpin.core.read.rundata import RunFile, Scan, problem
 from evalpin.core.records import CaseRow, RunHeader
@@ -40,6 +40,7 @@ __all__ = [
     "Probe",
     "ReadOptions",
     "RunStream",
+    "SeveralRuns",
     "formats",
     "log_files",
     "one_run",
@@ -69,7 +70,14 @@ class Format:
 
 
 def _table() -> tuple[Format, ...]:
-    from evalpin.core.read.formats import case_records, evalpin_run, inspect_log, lm_eval, report
+    from evalpin.core.read.formats import (
+        case_records,
+        evalpin_run,
+        inspect_log,
+        lm_eval,
+        promptfoo,
+        report,
+    )
 
     return (
         Format(inspect_log.EVAL, inspect_log.sniff_eval, inspect_log.read_eval),
@@ -80,9 +88,11 @@ def _table() -> tuple[Format, ...]:
             lm_eval.represented_by,
             run_folder=lm_eval.is_run_folder,
         ),
+        Format(promptfoo.JSONL, promptfoo.sniff_jsonl, promptfoo.read_jsonl),
         Format(evalpin_run.NAME, evalpin_run.sniff, evalpin_run.read, scan=evalpin_run.scan),
         Format(case_records.NAME, case_records.sniff, case_records.read, scan=case_records.scan),
         Format(inspect_log.JSON, inspect_log.sniff_json, inspect_log.read_json),
+        Format(promptfoo.NAME, promptfoo.sniff, promptfoo.read),
         Format(report.NAME, report.sniff, report.read),
     )
 

@@ -67,6 +67,9 @@ class Format:
     # A subfolder the tool lays its runs out in (lm-eval's `<output_path>/<model>/`): a
     # folder listing looks inside it.
     run_folder: Callable[[Path], bool] = lambda path: False
+    # A file the tool writes beside its runs that is not one (inspect's eval-set
+    # manifests): a folder listing leaves it out, and reading it as a run says so.
+    manifest: Callable[[Path], bool] = lambda path: False
 
 
 def _table() -> tuple[Format, ...]:
@@ -80,7 +83,12 @@ def _table() -> tuple[Format, ...]:
     )
 
     return (
-        Format(inspect_log.EVAL, inspect_log.sniff_eval, inspect_log.read_eval),
+        Format(
+            inspect_log.EVAL,
+            inspect_log.sniff_eval,
+            inspect_log.read_eval,
+            manifest=inspect_log.is_manifest,
+        ),
         Format(
             lm_eval.NAME,
             lm_eval.sniff,
@@ -124,6 +132,10 @@ def sniff(path: str | Path) -> tuple[Format, Probe]:
     for fmt in formats():
         if fmt.sniff(probe):
             return fmt, probe
+    if not probe.is_dir and any(f.manifest(probe.path) for f in formats()):
+        raise InputError(
+            path, "an inspect-ai eval-set manifest, not a run: name one of the logs beside it"
+        )
     raise InputError(path, _unknown(probe), 1)
 
 
@@ -196,6 +208,8 @@ def log_files(folder: Path, entries: list[Path], *, nested: bool = False) -> lis
             continue
         if p.suffix not in LOG_SUFFIXES or not p.is_file():
             continue
+        if any(f.manifest(p) for f in formats()):
+            continue  # inspect's logs.json, eval-set.json: beside the runs, not one
         if any((rep := f.represented_by(p)) is not None and rep.name in names for f in formats()):
             continue
         out.append(p)

@@ -52,7 +52,7 @@ from evalpin.core.read.formats.promptfoo_doc import (
     Pair,
     Response,
     Results,
-    Test,
+    TestCase,
     case_ids,
     choose,
     expanded,
@@ -184,7 +184,7 @@ def _base_url(entry: dict[str, Any] | None) -> str | None:
     return None
 
 
-def _grader(test: Test, version: str | None) -> str:
+def _grader(test: TestCase, version: str | None) -> str:
     """The grader version of one test: its assertions and threshold, its grading
     options where an assertion is model-graded, and promptfoo's version."""
     asserts = test.assertions if isinstance(test.assertions, list) else []

@@ -49,7 +49,9 @@ class Response(msgspec.Struct):
     cached: bool | None = None
 
 
-class Test(msgspec.Struct):
+class TestCase(msgspec.Struct):
+    """A result's `testCase`: the test as promptfoo ran it (defaultTest merged)."""
+
     description: Any = None
     vars: Any = None
     assertions: Any = msgspec.field(default=None, name="assert")
@@ -68,7 +70,7 @@ class Result(msgspec.Struct, rename="camel"):
     error: Any = None
     failure_reason: int | None = None
     grading_result: Grading | None = None
-    test_case: Test | None = None
+    test_case: TestCase | None = None
     vars: Any = None
     latency_ms: float | None = None
 
@@ -201,10 +203,10 @@ def choose(probe: Probe, pairs: list[Pair], options: ReadOptions) -> Pair:
 # -- cases -------------------------------------------------------------------------
 
 
-def test_of(r: Result) -> Test:
-    test = r.test_case or Test()
+def test_of(r: Result) -> TestCase:
+    test = r.test_case or TestCase()
     if test.vars is None and r.vars is not None:
-        test = Test(test.description, r.vars, test.assertions, test.options, test.threshold)
+        test = TestCase(test.description, r.vars, test.assertions, test.options, test.threshold)
     return test
 
 
@@ -221,7 +223,7 @@ def case_ids(doc: Doc) -> dict[str, str]:
     """Each distinct test (by its canonical form) -> its case id: the description where
     it names one test (in the results, and in the config's tests where they are listed),
     else `vars:` + a hash of the vars, else `test:` + a hash of vars and assertions."""
-    tests: dict[str, Test] = {}
+    tests: dict[str, TestCase] = {}
     for r in doc.results.results:
         test = test_of(r)
         tests.setdefault(identity(test), test)
@@ -249,13 +251,13 @@ def case_ids(doc: Doc) -> dict[str, str]:
     return out
 
 
-def identity(test: Test) -> str:
+def identity(test: TestCase) -> str:
     return canonical(
         {"description": test.description, "vars": test.vars, "assert": test.assertions}
     )
 
 
-def vars_text(test: Test) -> str | None:
+def vars_text(test: TestCase) -> str | None:
     """A readable name for a case known by a hash: its vars, briefly."""
     if not isinstance(test.vars, dict):
         return None

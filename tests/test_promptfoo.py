@@ -358,3 +358,32 @@ def test_malformed_promptfoo_output_is_one_line(capsys, tmp_path: Path) -> None:
     path.write_text(json.dumps(doc))
     r = cli(capsys, "verdict", str(path))
     assert r.code == 3 and len(r.err.strip().splitlines()) == 1 and str(path) in r.err
+
+
+def test_row_numbers_promptfoo_gives_csv_tests_are_positions_not_ids(tmp_path: Path) -> None:
+    """promptfoo names a test loaded from a CSV `Row #N`: a position, so the vars decide."""
+    doc = json.loads((DATA / "night1.json").read_text())
+    for n, r in enumerate(doc["results"]["results"]):
+        r["testCase"]["description"] = f"Row #{n + 1}"
+    path = tmp_path / "csv.json"
+    path.write_text(json.dumps(doc))
+    ids = [r.case_id for r in read_run(path).rows]
+    assert all(i.startswith("vars:") for i in ids) and len(set(ids)) == len(ids)
+
+
+def test_a_local_provider_has_no_endpoint_to_miss(tmp_path: Path) -> None:
+    doc = json.loads((DATA / "night1.json").read_text())
+    for r in doc["results"]["results"]:
+        r["provider"] = {"id": "echo"}
+    doc["config"]["providers"] = ["echo"]
+    path = tmp_path / "echo.json"
+    path.write_text(json.dumps(doc))
+    run = read_run(path)
+    assert run.header.model_slot == "echo"
+    assert not any("no base URL" in n for n in run.notes)
+    # an HTTP provider without one is said
+    doc["config"]["providers"] = [{"id": "openai:chat:night-model", "config": {"temperature": 0}}]
+    for r in doc["results"]["results"]:
+        r["provider"] = {"id": "openai:chat:night-model"}
+    path.write_text(json.dumps(doc))
+    assert any("no base URL" in n for n in read_run(path).notes)

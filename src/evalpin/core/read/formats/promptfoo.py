@@ -75,6 +75,11 @@ TAIL_CHARS = 800
 ERRORED = 2  # promptfoo's ResultFailureReason.ERROR
 # Config keys that hold a provider's endpoint.
 _URL_KEYS = ("apiBaseUrl", "apiBaseURL", "baseUrl", "baseURL", "base_url", "apiHost", "url")
+# Providers that answer on this machine (no endpoint to pin): promptfoo's echo, a
+# script or a program.
+LOCAL = re.compile(
+    r"^(echo$|exec:|python:|golang:|ruby:|file://|sequence|script:)|\.(py|js|mjs|ts)$"
+)
 # Sampling settings in a provider's config, recorded as the run's controls.
 _CONTROL_KEYS = ("temperature", "max_tokens", "max_completion_tokens", "top_p", "seed")
 # Assertion types graded by a model (the test's grading provider decides them).
@@ -371,7 +376,7 @@ def _notes(
             f" ({'JSONL output' if shape == JSONL else 'not listed'}): the slot is the"
             " provider id alone, its settings not checked"
         )
-    elif url is None:
+    elif url is None and not LOCAL.match(pair.provider_id or ""):
         notes.append(
             "no base URL in the provider config: promptfoo took it from the environment or"
             " its default, so another server under this provider id cannot be seen"

@@ -6,6 +6,7 @@ never a position). The reader that builds a run from them is `promptfoo.py`.
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -18,6 +19,9 @@ from evalpin.core.read.formats.foreign import canonical, short_hash
 from evalpin.core.read.formats.probe import Probe, ReadOptions, SeveralRuns
 
 NAMED = 40  # characters of a prompt label shown when listing a file's runs
+# Descriptions promptfoo gives tests loaded from a CSV or sheet: their row number, a
+# position (a row added above shifts them), never a case id.
+POSITIONAL = re.compile(r"^Row #\d+$")
 
 
 class Provider(msgspec.Struct):
@@ -221,8 +225,9 @@ def expanded(test: dict[str, Any]) -> int:
 
 def case_ids(doc: Doc) -> dict[str, str]:
     """Each distinct test (by its canonical form) -> its case id: the description where
-    it names one test (in the results, and in the config's tests where they are listed),
-    else `vars:` + a hash of the vars, else `test:` + a hash of vars and assertions."""
+    it names one test (in the results, and in the config's tests where they are listed)
+    and is not one promptfoo made from a position, else `vars:` + a hash of the vars,
+    else `test:` + a hash of vars and assertions."""
     tests: dict[str, TestCase] = {}
     for r in doc.results.results:
         test = test_of(r)
@@ -242,7 +247,13 @@ def case_ids(doc: Doc) -> dict[str, str]:
     out = {}
     for ident, test in tests.items():
         desc = test.description
-        if isinstance(desc, str) and desc and len(by_desc[desc]) == 1 and in_config[desc] <= 1:
+        if (
+            isinstance(desc, str)
+            and desc
+            and not POSITIONAL.match(desc)
+            and len(by_desc[desc]) == 1
+            and in_config[desc] <= 1
+        ):
             out[ident] = desc
         elif len(by_vars[canonical(test.vars)]) == 1:
             out[ident] = f"vars:{short_hash(test.vars)}"

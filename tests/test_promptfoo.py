@@ -387,3 +387,14 @@ def test_a_local_provider_has_no_endpoint_to_miss(tmp_path: Path) -> None:
         r["provider"] = {"id": "openai:chat:night-model"}
     path.write_text(json.dumps(doc))
     assert any("no base URL" in n for n in read_run(path).notes)
+
+
+def test_an_output_without_success_is_graded_by_its_grading(tmp_path: Path) -> None:
+    """Older outputs carry no `success`: the grading result's `pass` decides, the same."""
+    doc = json.loads((DATA / "night2.json").read_text())
+    for r in doc["results"]["results"]:
+        del r["success"]
+    path = tmp_path / "older.json"
+    path.write_text(json.dumps(doc))
+    grades = lambda run: [(r.case_id, r.passed, r.status) for r in run.rows]  # noqa: E731
+    assert grades(read_run(path)) == grades(read_run(pf("night2.json")))

@@ -251,11 +251,12 @@ def _build(probe: Probe, doc: Doc, options: ReadOptions, *, shape: str, what: st
                 passed, reasons, status = False, [LOG_ERROR("error")], ERROR
                 error = error_text(text_of(r.error) or text_of(response.error) or "errored")
             else:
-                passed = bool(r.success)
+                grading = r.grading_result
+                passed = bool(r.success if r.success is not None else grading and grading.passed)
                 reasons = []
-                if not passed:
-                    grading = r.grading_result
-                    failing = failing_types(grading.component_results if grading else None)
+                if not passed and grading is not None:
+                    failing = failing_types(grading.component_results)
+                    # none failed one by one: the test's weighted score missed its threshold
                     reasons = [ASSERT(t) for t in dict.fromkeys(failing)] or [ASSERT("threshold")]
             tdig = cdig = None
             if text is not None and status is None:

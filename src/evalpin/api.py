@@ -266,18 +266,24 @@ def read_run(
     scorer: str | None = None,
     metric: str | Sequence[str] = (),
     filter: str | Sequence[str] = (),
+    prompt: str | None = None,
+    provider: str | None = None,
 ) -> Run:
     """Read a run of any format evalpin reads (chosen by sniffing the file).
 
     Args:
         path: An evalpin run file, header-less case records, a JSON report, an inspect-ai
-            log (`.eval` or `.json`), lm-eval `samples_*.jsonl` or its output folder.
+            log (`.eval` or `.json`), lm-eval `samples_*.jsonl` or its output folder,
+            promptfoo's output (`-o out.json`, `export`, `-o out.jsonl`).
         scorer: inspect-ai logs: the scorer that decides pass/fail (`NAME` or
             `NAME.KEY`); default the first the log lists.
         metric: lm-eval logs: the metric whose value 1 is a pass (`NAME` or
             `TASK=NAME`, one or several); default each task's first.
         filter: lm-eval logs: the filter whose answers are graded; default each task's
             first.
+        prompt: promptfoo output holding several (prompt, provider) runs: the prompt's
+            label, template or id (prefix).
+        provider: promptfoo output holding several runs: the provider's label or id.
 
     Returns:
         The run.
@@ -288,7 +294,7 @@ def read_run(
     """
     from evalpin.core.read.runfile import read_run as read
 
-    options = ReadOptions(scorer=scorer, metric=metric, filter=filter)
+    options = ReadOptions(scorer, metric, filter, prompt, provider)  # type: ignore[arg-type]
     return Run(read(Path(path), options))
 
 

@@ -11,7 +11,7 @@ from evalpin.core.judge.causes import APPEARED, TOOL, Cause
 from evalpin.core.judge.compare import PIN_LABELS, probes_differ
 from evalpin.core.judge.mcnemar import p_text
 from evalpin.core.judge.paired import PairedStats
-from evalpin.core.judge.report import REFUSE_LINE, BaselineChoice, DiffReport
+from evalpin.core.judge.report import REFUSE_LINE, BaselineChoice, DiffReport, shown_part
 from evalpin.core.read.notes import MARK, sorted_notes
 from evalpin.core.sanitize import inert_line
 
@@ -78,6 +78,7 @@ def print_refusal(report: DiffReport, artifact: Path | None) -> None:
     label = report.repeat_label
     if report.baseline is not None and report.baseline.refused:
         _print_baseline(out, report.baseline)
+    print_prompt_changes(out, report)
     for m in report.mismatches:
         lv, rv, n = m.pairs[0]
         name = PIN_LABELS.get(m.key, m.key)
@@ -125,6 +126,22 @@ def print_refusal(report: DiffReport, artifact: Path | None) -> None:
     else:
         out.print(
             text(("To study it anyway: evalpin diff LEFT RIGHT --artifact delta.json", "dim"))
+        )
+
+
+def print_prompt_changes(out, report: DiffReport) -> None:
+    """What the user changed in the prompt, named (few-shot count, chat template, system
+    instruction, solver chain): said before the pins it moved."""
+    for c in report.prompt_changes:
+        out.print(
+            text(
+                ("  prompt changed: ", "bold red"),
+                f"{inert_line(c.key)}: ",
+                (inert_line(shown_part(c.before)), "red"),
+                " (left) vs ",
+                (inert_line(shown_part(c.after)), "red"),
+                " (right)",
+            )
         )
 
 

@@ -13,7 +13,7 @@ import base64
 import hashlib
 
 from evalpin.cli.escape import h, h_block
-from evalpin.core.judge.report import REFUSE_LINE, DiffReport, Movement
+from evalpin.core.judge.report import REFUSE_LINE, DiffReport, Movement, shown_part
 from evalpin.core.read.notes import MARK, sorted_notes
 
 # A browser stays responsive well past this; the JSON output has every case.
@@ -77,6 +77,11 @@ def _banner(report: DiffReport) -> list[str]:
     if choice is not None and choice.refused:
         first, moved = choice.said(h, lambda kinds: f"<strong>{h(', '.join(kinds))}</strong>")
         items += [first, *moved]
+    for c in report.prompt_changes:
+        items.append(
+            f"prompt changed: {h(c.key)}: {h(shown_part(c.before))} (left) vs"
+            f" {h(shown_part(c.after))} (right)"
+        )
     for m in report.mismatches:
         pairs = "; ".join(f"{h(lv)} (left) vs {h(rv)} (right), {n}" for lv, rv, n in m.pairs[:5])
         more = f"; and {len(m.pairs) - 5} more" if len(m.pairs) > 5 else ""

@@ -8,7 +8,7 @@ Every untrusted string goes through `escape.md`; the only HTML is this module's 
 from __future__ import annotations
 
 from evalpin.cli.escape import md
-from evalpin.core.judge.report import REFUSE_LINE, DiffReport, Movement
+from evalpin.core.judge.report import REFUSE_LINE, DiffReport, Movement, shown_part
 from evalpin.core.read.notes import MARK, sorted_notes
 
 # A step summary holds at most 1 MiB: past these the report says how many it left out.
@@ -56,6 +56,11 @@ def _refusal(report: DiffReport) -> list[str]:
             md, lambda kinds: "**" + ", ".join(md(k) for k in kinds) + "**", pin=_pin
         )
         lines += [f"- {first}", *(f"  - {line}" for line in moved)]
+    for c in report.prompt_changes:
+        lines.append(
+            f"- prompt changed: {md(c.key)}: {md(shown_part(c.before))} (left) vs"
+            f" {md(shown_part(c.after))} (right)"
+        )
     for m in report.mismatches:
         lines.append(f"- {md(m.key)} differs on {m.cases} case(s):")
         for lv, rv, n in m.pairs[:3]:

@@ -45,6 +45,15 @@ def print_verdict(run, v) -> None:
             else "",
         )
     )
+    if v.tool_score is not None:
+        score = v.tool_score
+        out.print(
+            text(
+                (f"{'tool':<10}", "dim"),
+                f"{inert_line(score.name)} {pct(score.value)}",
+                (f"  ({inert_line(score.why)})", "dim") if score.why else "",
+            )
+        )
     for seed, rate in v.rate_by_seed.items():
         out.print(
             text(

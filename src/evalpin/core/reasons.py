@@ -208,6 +208,14 @@ LOG_ERROR = _code(
     },
     error=True,
 )
+ASSERT = _code(
+    "assert",
+    "score",
+    "a promptfoo assertion of this type failed (threshold: the assertions passed one by "
+    "one, the test's weighted score fell short of its threshold)",
+    "TYPE",
+    order=32,
+)
 
 
 def lookup(code: str) -> ReasonCode | None:

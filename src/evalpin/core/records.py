@@ -200,6 +200,9 @@ class CaseRecord(CaseKey, tag="case", tag_field="record", omit_defaults=True):
     # A coding case's failing tests, as pytest names them (`test_x`, `TestA::test_y`):
     # the ones that failed, errored or were skipped, and expected ones that never ran.
     failed_tests: list[str] | None = None
+    # Another tool answered from its cache (promptfoo's `cached: true`): recorded earlier,
+    # not by the backend the run names.
+    cached: bool | None = None
 
 
 class Marks(msgspec.Struct, gc=False):

@@ -9,6 +9,7 @@ the backend delta. Renderers (terminal, JSON, Markdown, JUnit, HTML) only read i
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -30,6 +31,7 @@ from evalpin.core.judge.compare import (
     row_digest,
 )
 from evalpin.core.judge.paired import PairedStats, paired_stats
+from evalpin.core.judge.series import Change, moved_parts
 from evalpin.core.read.notes import Note, NoteBook, notes_json
 from evalpin.core.read.rundata import RunFile
 from evalpin.core.records import CaseRecord, CaseRow
@@ -196,6 +198,9 @@ class DiffReport:
     # Reviewers' notes on the cases it lists, by case id (`attach_notes`): shown beside
     # them, never a grade, a count or the exit code.
     review_notes: dict[str, Note] = field(default_factory=dict)
+    # Named prompt parts that moved between the sides (few-shot count, chat template,
+    # system instruction, solver chain): what the user changed, beside `fixture_hash`.
+    prompt_changes: list[Change] = field(default_factory=list)
     _shared: tuple[Sequence[CaseRow], Sequence[CaseRow], Sequence[int], Sequence[int]] = (
         (),
         (),
@@ -292,6 +297,9 @@ class DiffReport:
                 "notes": self.notes,
                 "causes": [c.to_json() for c in self.causes],
             }
+        out["prompt_changes"] = [
+            {"part": c.key, "left": c.before, "right": c.after} for c in self.prompt_changes
+        ]
         if self.baseline is not None:
             out["baseline"] = self.baseline.to_json()
         if self.review_notes:
@@ -330,6 +338,25 @@ def side_of(run: RunFile) -> Side:
         pins={k: v or None for k, v in pins.items()},
         repeat_label=run.repeat_label,
     )
+
+
+def shown_part(value: object) -> str:
+    """A prompt part's value as a report line shows it: none, or its text (JSON for
+    another value) cut to 80 characters. Every renderer escapes it for its format."""
+    if value is None:
+        return "none"
+    shown = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    return shown if len(shown) <= 80 else shown[:77] + "..."
+
+
+def run_notes(left: RunFile, right: RunFile) -> list[str]:
+    """What the readers said of the two logs (`RunFile.notes`), once each: a note of
+    both sides unprefixed, else prefixed with its side."""
+    out = []
+    for note in dict.fromkeys([*left.notes, *right.notes]):
+        mine, theirs = note in left.notes, note in right.notes
+        out.append(note if mine and theirs else f"{'left' if mine else 'right'}: {note}")
+    return out
 
 
 def build_report(
@@ -445,9 +472,12 @@ def _report(
         only_left=diff.only_left,
         only_right=diff.only_right,
         stats=stats,
-        notes=diff.settings_notes() + envelope.notes(diff.left.header, diff.right.header),
+        notes=diff.settings_notes()
+        + envelope.notes(diff.left.header, diff.right.header)
+        + run_notes(diff.left, diff.right),
         baseline=baseline,
         causes=[] if refused else causes,
+        prompt_changes=moved_parts(diff.left.prompt_parts, diff.right.prompt_parts),
         _shared=(diff.left.rows, diff.right.rows, diff.common_left, diff.common_right),
         _diff=diff,
     )

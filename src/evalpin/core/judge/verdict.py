@@ -27,7 +27,7 @@ from evalpin.core.files import not_utf8, read_input
 from evalpin.core.instrument.fixtures import FIXTURE_KINDS, KIND_CODING, FixtureSet
 from evalpin.core.judge import stats
 from evalpin.core.judge.power import Power, power
-from evalpin.core.read.rundata import SHAPE_EVALPIN, TRIPLE, RunFile
+from evalpin.core.read.rundata import SHAPE_EVALPIN, TRIPLE, RunFile, ToolScore
 from evalpin.core.reasons import SANDBOX_ERROR, is_error
 from evalpin.core.records import RunHeader
 
@@ -123,6 +123,9 @@ class Verdict:
     errors: int = 0
     judged: int = 0
     error_reasons: dict[str, int] = field(default_factory=dict)
+    # Another tool's own figure for the run, shown beside the pass rate with why the two
+    # may differ (inspect's accuracy after its epochs reducer, promptfoo's counts).
+    tool_score: ToolScore | None = None
 
     @property
     def unstable(self) -> bool:
@@ -160,6 +163,7 @@ class Verdict:
             },
             "stability": self.stability.to_json() if self.stability else None,
             "power": self.power.to_json() if self.power else None,
+            "tool_score": self.tool_score.to_json() if self.tool_score else None,
         }
 
 
@@ -224,7 +228,7 @@ def judge(
         "seeds": Pin(len(seeds) >= MIN_SEEDS, seeds),
         "env_digest": Pin(bool(h and h.env_digest), h.env_digest if h else None),
     }
-    notes: list[str] = []
+    notes: list[str] = list(run.notes)  # what the reader said of another tool's log
     errors = error_rows(run.rows)  # found once: the rule's counts and the judged rows
     error_reasons = errored_reasons(run, errors)
     checks = checklist(run, pins, disclosed, notes, error_reasons)
@@ -255,7 +259,23 @@ def judge(
         errors=len(run.rows) - len(rows),
         judged=len(rows),
         error_reasons=error_reasons,
+        tool_score=run.tool_score,
     )
+
+
+def cache_rule(run: RunFile, check: Callable[..., None]) -> None:
+    """Answers another tool took from its cache (promptfoo's `cached: true`) were made by
+    an earlier run, maybe of another backend: they measure nothing of the backend this
+    run names, so the run is at most `internal` (as a free-tier or incomplete one), and
+    the check says how to get fresh ones. Shown only when there are any."""
+    if not run.cached:
+        return
+    why = (
+        f"{run.cached} of {len(run.rows)} results answered from the tool's cache (cached: true):"
+        " recorded by an earlier run, not a measurement of this run's backend; re-run"
+        " without the cache (promptfoo eval --no-cache) before publishing"
+    )
+    check("fresh answers", False, run.cached, why, INTERNAL, shown=f"{run.cached} cached result(s)")
 
 
 def probe_rules(run: RunFile, check: Callable[..., None], notes: list[str]) -> None:
@@ -507,6 +527,7 @@ def checklist(
         odd = tiers.recorded_oddity(settings)
         notes.append(tiers.NOT_DECLARED + (f" (recorded {odd} is not a tier)" if odd else ""))
     in_process_rule(h, check)
+    cache_rule(run, check)
     probe_rules(run, check, notes)
 
     seeds = pins["seeds"].value

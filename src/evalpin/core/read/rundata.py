@@ -21,7 +21,7 @@ from functools import cached_property
 from itertools import accumulate, islice, repeat
 from operator import add, attrgetter
 from pathlib import Path
-from typing import BinaryIO, NoReturn
+from typing import Any, BinaryIO, NoReturn
 
 import msgspec
 
@@ -51,6 +51,19 @@ _FIXTURE_HASH = attrgetter("fixture_hash")
 _PIN_GETTERS = [attrgetter(key) for key in PINS]
 
 
+@dataclass(frozen=True)
+class ToolScore:
+    """Another tool's own figure for a run (inspect's reduced accuracy, promptfoo's
+    counts), and why it differs from evalpin's pass rate where it may."""
+
+    name: str
+    value: float | None
+    why: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "value": self.value, "why": self.why}
+
+
 @dataclass
 class RunFile:
     """A run as read, whatever its format: header (given or built from the log), one
@@ -73,6 +86,22 @@ class RunFile:
     complete: bool | None = None
     incomplete_why: str = "no summary trailer"
     repeat_label: str = "seed"
+    # What a reader of another tool's log says beyond the pins (a model it does not
+    # record, answers from a cache): `verdict` and `diff` show them.
+    notes: list[str] = field(default_factory=list)
+    # The tool's own figure for the chosen grade, shown beside evalpin's pass rate.
+    tool_score: ToolScore | None = None
+    # Results the tool answered from its cache (promptfoo's `cached: true`): not a
+    # measurement of the run's backend, so the run is at most `internal`.
+    cached: int = 0
+    # Named parts of what the model is asked beside the dataset, as the log records them
+    # (few-shot count, chat template, system instruction, solver chain); each is in the
+    # fixture hash too. A refusal and a history break name the ones that moved, where
+    # the pin alone would say only `fixture_hash`.
+    prompt_parts: dict[str, Any] = field(default_factory=dict)
+    # The tool's word that the run covers part of its dataset (`limit 3`), else None:
+    # history calls the break to or from it a subset, not a dataset edit.
+    subset: str | None = None
 
     @property
     def seeds(self) -> list[int]:

@@ -162,6 +162,11 @@ class CaseLayout:
                 "finish",
                 [self._plain(r, finish_text(r.finish_reason) if r else None) for r in recs],
             )
+        if any(r is not None and r.cached for r in recs):
+            row(
+                "answer",
+                [self._plain(r, "from the tool's cache" if r and r.cached else None) for r in recs],
+            )
         if any(r is not None and r.error for r in recs):
             row("error", [self._plain(r, r.error if r else None) for r in recs])
         return rows

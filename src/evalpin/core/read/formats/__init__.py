@@ -27,7 +27,7 @@ import msgspec
 
 from evalpin.core.errors import InputError
 from evalpin.core.files import open_input
-from evalpin.core.read.formats.probe import ZIP_MAGIC, Probe, ReadOptions
+from evalpin.core.read.formats.probe import ZIP_MAGIC, Probe, ReadOptions, SeveralRuns
 from evalpin.core.read.notes import NOTES_NAME
 from evalpin.core.read.rundata import RunFile, Scan, problem
 from evalpin.core.records import CaseRow, RunHeader
@@ -40,6 +40,7 @@ __all__ = [
     "Probe",
     "ReadOptions",
     "RunStream",
+    "SeveralRuns",
     "formats",
     "log_files",
     "one_run",
@@ -66,13 +67,28 @@ class Format:
     # A subfolder the tool lays its runs out in (lm-eval's `<output_path>/<model>/`): a
     # folder listing looks inside it.
     run_folder: Callable[[Path], bool] = lambda path: False
+    # A file the tool writes beside its runs that is not one (inspect's eval-set
+    # manifests): a folder listing leaves it out, and reading it as a run says so.
+    manifest: Callable[[Path], bool] = lambda path: False
 
 
 def _table() -> tuple[Format, ...]:
-    from evalpin.core.read.formats import case_records, evalpin_run, inspect_log, lm_eval, report
+    from evalpin.core.read.formats import (
+        case_records,
+        evalpin_run,
+        inspect_log,
+        lm_eval,
+        promptfoo,
+        report,
+    )
 
     return (
-        Format(inspect_log.EVAL, inspect_log.sniff_eval, inspect_log.read_eval),
+        Format(
+            inspect_log.EVAL,
+            inspect_log.sniff_eval,
+            inspect_log.read_eval,
+            manifest=inspect_log.is_manifest,
+        ),
         Format(
             lm_eval.NAME,
             lm_eval.sniff,
@@ -80,9 +96,11 @@ def _table() -> tuple[Format, ...]:
             lm_eval.represented_by,
             run_folder=lm_eval.is_run_folder,
         ),
+        Format(promptfoo.JSONL, promptfoo.sniff_jsonl, promptfoo.read_jsonl),
         Format(evalpin_run.NAME, evalpin_run.sniff, evalpin_run.read, scan=evalpin_run.scan),
         Format(case_records.NAME, case_records.sniff, case_records.read, scan=case_records.scan),
         Format(inspect_log.JSON, inspect_log.sniff_json, inspect_log.read_json),
+        Format(promptfoo.NAME, promptfoo.sniff, promptfoo.read),
         Format(report.NAME, report.sniff, report.read),
     )
 
@@ -114,6 +132,10 @@ def sniff(path: str | Path) -> tuple[Format, Probe]:
     for fmt in formats():
         if fmt.sniff(probe):
             return fmt, probe
+    if not probe.is_dir and any(f.manifest(probe.path) for f in formats()):
+        raise InputError(
+            path, "an inspect-ai eval-set manifest, not a run: name one of the logs beside it"
+        )
     raise InputError(path, _unknown(probe), 1)
 
 
@@ -186,6 +208,8 @@ def log_files(folder: Path, entries: list[Path], *, nested: bool = False) -> lis
             continue
         if p.suffix not in LOG_SUFFIXES or not p.is_file():
             continue
+        if any(f.manifest(p) for f in formats()):
+            continue  # inspect's logs.json, eval-set.json: beside the runs, not one
         if any((rep := f.represented_by(p)) is not None and rep.name in names for f in formats()):
             continue
         out.append(p)

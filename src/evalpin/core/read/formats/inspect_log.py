@@ -20,11 +20,13 @@ not UTF-8 JSON are refused with one line, before anything is used.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from evalpin.core.errors import InputError
+from evalpin.core.read.formats import inspect_plan
 from evalpin.core.read.formats.foreign import (
     canonical,
     dataset_hash,
@@ -127,10 +129,15 @@ class _Dataset(msgspec.Struct):
 
 class _Config(msgspec.Struct):
     epochs: int | None = None
+    epochs_reducer: list[str] | None = None
+    limit: Any = None
+    sample_id: Any = None
 
 
 class _Spec(msgspec.Struct):
     model: str | None = None
+    solver: str | None = None
+    solver_args: dict[str, Any] | None = None
     run_id: str = ""
     created: str = ""
     task: str | None = None
@@ -148,6 +155,7 @@ class _Spec(msgspec.Struct):
 class _EvalScore(msgspec.Struct):
     name: str
     scorer: str | None = None
+    reducer: str | None = None
     params: dict[str, Any] = {}
     metrics: dict[str, Any] = {}
 
@@ -160,8 +168,15 @@ class _Results(msgspec.Struct):
     scores: list[_EvalScore] = []
 
 
+class _Step(msgspec.Struct):
+    solver: str = ""
+    params: Any = None
+
+
 class _Plan(msgspec.Struct):
     config: dict[str, Any] = {}
+    steps: list[_Step] = []
+    finish: _Step | None = None
 
 
 class _Header(msgspec.Struct):
@@ -187,6 +202,16 @@ class _JsonLog(msgspec.Struct):
 _HEADER = msgspec.json.Decoder(_Header)
 _SAMPLE = msgspec.json.Decoder(_Sample)
 _JSON_LOG = msgspec.json.Decoder(_JsonLog)
+
+
+# The manifests inspect's `eval_set` writes beside its logs: a listing and the set's
+# tasks, not runs. A folder listing leaves them out; named as a run, they are refused
+# saying so.
+MANIFESTS = frozenset({"logs.json", "eval-set.json"})
+
+
+def is_manifest(path: Path) -> bool:
+    return path.name in MANIFESTS
 
 
 def sniff_eval(probe: Probe) -> bool:
@@ -426,6 +451,11 @@ def _build(probe: Probe, log: _Log, options: ReadOptions, *, what: str, shape: s
         }
     digest = settings_digest(settings) if settings else None
 
+    plan_of = log.header.plan or _Plan()
+    steps = [(step.solver, step.params) for step in plan_of.steps]
+    finish = (plan_of.finish.solver, plan_of.finish.params) if plan_of.finish else None
+    solvers = inspect_plan.chain(steps, finish, spec.solver, spec.solver_args)
+
     rows: list[CaseRow] = []
     details: list[CaseRecord] = []
     cases: dict[str, str] = {}
@@ -435,14 +465,15 @@ def _build(probe: Probe, log: _Log, options: ReadOptions, *, what: str, shape: s
             case_id = str(s.id)
             fx = cases.get(case_id)
             if fx is None:
-                fx = cases[case_id] = fixture_hash(
-                    {
-                        "input": s.input,
-                        "target": s.target,
-                        "choices": s.choices,
-                        "metadata": s.metadata,
-                    }
-                )
+                asked = {
+                    "input": s.input,
+                    "target": s.target,
+                    "choices": s.choices,
+                    "metadata": s.metadata,
+                }
+                if solvers is not None:  # the steps decide what the model is asked
+                    asked["solver"] = solvers
+                fx = cases[case_id] = fixture_hash(asked)
             calls = [
                 ToolCall(c.function, c.arguments)
                 for m in s.messages
@@ -494,6 +525,12 @@ def _build(probe: Probe, log: _Log, options: ReadOptions, *, what: str, shape: s
     controls = {k: v for k, v in sorted(generate.items()) if v is not None}
     if spec.config.epochs is not None:
         controls["epochs"] = spec.config.epochs
+    if spec.config.epochs_reducer:
+        controls["epochs_reducer"] = spec.config.epochs_reducer
+    subset = inspect_plan.subset(spec.config.limit, spec.config.sample_id)
+    for name, value in (("limit", spec.config.limit), ("sample_id", spec.config.sample_id)):
+        if value is not None:
+            controls[name] = value
     commit = spec.revision.commit if spec.revision else None
     if commit and spec.revision and spec.revision.dirty:
         commit += "-dirty"
@@ -537,4 +574,13 @@ def _build(probe: Probe, log: _Log, options: ReadOptions, *, what: str, shape: s
         complete=complete,
         incomplete_why=why,
         repeat_label=REPEAT_KEY,
+        tool_score=inspect_plan.tool_score(
+            scorer,
+            key,
+            log.header.results.scores if log.header.results else [],
+            spec.config.epochs,
+            spec.config.epochs_reducer,
+        ),
+        prompt_parts=inspect_plan.parts(steps, finish, spec.solver, spec.solver_args),
+        subset=subset,
     )

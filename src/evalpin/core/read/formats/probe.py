@@ -28,11 +28,15 @@ class ReadOptions:
     `metric` and `filter` (lm-eval): each entry is `NAME` (for every task that has it)
     or `TASK=NAME` (for that task); a task named by neither keeps its first metric, and
     its first filter. Given as a string, a list or None; kept as a tuple.
+    `prompt` and `provider` (promptfoo): which of a file's (prompt, provider) runs to
+    read, by label or id; needed where the file holds several.
     """
 
     scorer: str | None = None
     metric: tuple[str, ...] = ()
     filter: tuple[str, ...] = ()
+    prompt: str | None = None
+    provider: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("metric", "filter"):
@@ -57,11 +61,33 @@ class ReadOptions:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able form (a child process's request); `from_json` reads it back."""
-        return {"scorer": self.scorer, "metric": list(self.metric), "filter": list(self.filter)}
+        return {
+            "scorer": self.scorer,
+            "metric": list(self.metric),
+            "filter": list(self.filter),
+            "prompt": self.prompt,
+            "provider": self.provider,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ReadOptions:
-        return cls(data.get("scorer"), data.get("metric"), data.get("filter"))
+        return cls(
+            data.get("scorer"),
+            data.get("metric"),
+            data.get("filter"),
+            data.get("prompt"),
+            data.get("provider"),
+        )
+
+
+class SeveralRuns(InputError):
+    """A file holding several runs (promptfoo's (prompt, provider) pairs) read without a
+    choice of one: the message lists them, `choices` are the options that read each
+    (history reads them all)."""
+
+    def __init__(self, path: str | Path, message: str, choices: list[ReadOptions]) -> None:
+        super().__init__(path, message)
+        self.choices = choices
 
 
 class Probe:

@@ -39,7 +39,7 @@ __all__ = [
     "trim_torn_tail",
 ]
 
-_TAIL = 1 << 20  # how far back from the end `trim_torn_tail` looks for the last newline
+_CHUNK = 1 << 20  # how much `trim_torn_tail` reads at a time, walking back from the end
 
 
 def read_run(path: str | Path, options: ReadOptions | None = None) -> RunFile:
@@ -172,15 +172,26 @@ def _now() -> str:
 
 
 def trim_torn_tail(path: str | Path) -> int:
-    """Cut a last line that has no newline (a write torn by a kill); return bytes cut."""
+    """Cut a last line that has no newline (a write torn by a kill); return bytes cut.
+
+    The last whole line may be any distance back (a torn record can be a completion of
+    hundreds of megabytes): the file is read backwards a chunk at a time until a newline
+    is found, in constant memory. With no newline at all, nothing in the file is whole
+    and it is cut to empty."""
     with open(path, "rb+") as fh:
         size = fh.seek(0, os.SEEK_END)
-        if size == 0:
-            return 0
-        fh.seek(max(0, size - _TAIL))
-        tail = fh.read()
-        if tail.endswith(b"\n"):
-            return 0
-        cut_at = size - len(tail) + tail.rfind(b"\n") + 1
-        fh.truncate(cut_at)
+        end = size
+        while end > 0:
+            start = max(0, end - _CHUNK)
+            fh.seek(start)
+            chunk = fh.read(end - start)
+            newline = chunk.rfind(b"\n")
+            if newline >= 0:
+                cut_at = start + newline + 1
+                break
+            end = start
+        else:
+            cut_at = 0
+        if cut_at < size:
+            fh.truncate(cut_at)
         return size - cut_at

@@ -5,15 +5,18 @@ wrote."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from evalpin.core.read.runfile import read_run, trim_torn_tail
 from tests.clirun import cli
-from tests.test_runner import project
+from tests.test_runner import project, slow_project, start, wait_for_cases
 
-__all__ = ["project"]  # the fixture, shared with test_runner
+__all__ = ["project", "slow_project"]  # the fixtures, shared with test_runner
 
 MiB = 1024**2
 
@@ -61,3 +64,62 @@ def test_trimming_walks_back_past_many_chunks_and_never_past_a_newline(tmp_path:
     path.write_bytes(b"y" * (3 * MiB))  # not one whole line: nothing is kept
     assert trim_torn_tail(path) == 3 * MiB
     assert path.read_bytes() == b""
+
+
+def test_a_fifo_at_the_writer_mark_never_hangs_a_second_writer(slow_project: Path) -> None:
+    """A neighbour swaps the holder's mark for a FIFO: the second writer is still refused
+    at once (the holder unnamed), and claims none of the first writer's cases."""
+    first = start(slow_project)
+    try:
+        wait_for_cases(first, 2)
+        mark = slow_project / "runs" / ".slow.jsonl.writer"
+        mark.unlink()
+        os.mkfifo(mark)
+        second = subprocess.Popen(
+            [sys.executable, "-m", "evalpin", "run", "--resume", "--out", "runs/slow.jsonl"],
+            cwd=slow_project,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            _, err = second.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            second.terminate()  # the old behaviour: stuck opening the FIFO
+            _, err = second.communicate(timeout=30)
+            pytest.fail(f"the second writer hung on the FIFO; on SIGTERM it said: {err}")
+        assert second.returncode == 1, err
+        assert "being written by another process" in err
+        assert "interrupted" not in err
+    finally:
+        first.kill()
+        first.wait()
+        first.stdout.close()
+        first.stderr.close()
+
+
+def test_an_interrupt_before_the_lock_claims_nothing(
+    slow_project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGTERM lands while the run is still getting the file (here: in the writer's
+    open): the file's cases are another writer's, and the run says it did none."""
+    from evalpin.run import runner, session
+    from evalpin.run.events import InterruptedEvent
+
+    first = start(slow_project)
+    wait_for_cases(first, 3)
+    first.kill()
+    first.wait()
+    first.stdout.close()
+    first.stderr.close()
+    assert len(read_run(slow_project / "runs" / "slow.jsonl").rows) >= 3
+
+    def signalled(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt  # what the SIGTERM handler raises
+
+    monkeypatch.setattr(runner, "RunWriter", signalled)
+    seen: list[object] = []
+    request = session.RunRequest(out=Path("runs/slow.jsonl"), resume=True)
+    assert session.start_run(request, {}, seen.append) == 130
+    [interrupted] = [e for e in seen if isinstance(e, InterruptedEvent)]
+    assert (interrupted.done, interrupted.total) == (0, 24)

@@ -17,6 +17,7 @@ import fcntl
 import json
 import os
 import socket
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -64,10 +65,16 @@ class RunWriter:
     take the lock."""
 
     def __init__(self, path: str | Path, *, new: bool) -> None:
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | (os.O_EXCL if new else 0)
+        # Never blocking: a FIFO put where the file should be would hang the open.
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | (os.O_EXCL if new else 0)
         self.path = str(path)
         while True:
             self._fd = os.open(self.path, flags, 0o644)
+            if not stat.S_ISREG(os.fstat(self._fd).st_mode):
+                os.close(self._fd)
+                self._fd = -1
+                raise OSError(errno.EINVAL, "not a regular file", self.path)
+            os.set_blocking(self._fd, True)
             try:
                 fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -156,9 +163,14 @@ def _holder_path(path: str) -> str:
 
 
 def _holder(path: str) -> str:
-    """Who holds a run file's lock, as its `.writer` mark says (best effort)."""
+    """Who holds a run file's lock, as its `.writer` mark says (best effort). The mark
+    is opened without blocking and without following a link, and read only when it is
+    a regular file: anyone who can write the folder can plant a FIFO or a link there."""
     try:
-        with open(_holder_path(path), encoding="utf-8") as fh:
+        fd = os.open(_holder_path(path), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return "another process"
             info = json.loads(fh.read(4096))
         return f"pid {int(info['pid'])} on {str(info['host'])[:64]} since {str(info['since'])[:40]}"
     except (OSError, ValueError, KeyError, TypeError):

@@ -53,7 +53,7 @@ def _trial(kind: str, cgroup: bool) -> str:
     """'' when `kind` runs a trivial command end to end, else the first line of why not."""
     trial = Isolation(kind, OFF_ENFORCED, "", cgroup)
     try:
-        with scratch(None, cgroup, DEFAULT_MEMORY_MB) as box:
+        with scratch(None, cgroup, DEFAULT_MEMORY_MB, namespaces=kind != "none") as box:
             if cgroup and box.cgroup is None:
                 return "no cgroup"
             work = box.folder("work")

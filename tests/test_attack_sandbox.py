@@ -507,6 +507,8 @@ def test_a_loud_failing_test_fails_for_its_own_reason_and_says_where_output_was_
     outcome = run(make_item(LOUD_TEST), CORRECT.replace("a + b", "a - b"), isolation=backend)
     assert outcome.reasons == ["tests_failed"], outcome.tail[-400:]
     assert outcome.failed_tests == ["test_loud"]
+    assert "[evalpin] output past 16 MiB cut here" in outcome.tail
+    assert "test_loud - assert -1 == 5" in outcome.tail  # its own reason, not EFBIG
 
 
 def test_the_candidate_printing_past_64_mib_in_process_passes(make_item, run, backend) -> None:

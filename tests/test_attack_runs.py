@@ -123,3 +123,23 @@ def test_an_interrupt_before_the_lock_claims_nothing(
     assert session.start_run(request, {}, seen.append) == 130
     [interrupted] = [e for e in seen if isinstance(e, InterruptedEvent)]
     assert (interrupted.done, interrupted.total) == (0, 24)
+
+
+def test_a_fifo_where_the_notes_are_never_hangs_the_review(tmp_path: Path) -> None:
+    """The review reads its notes beside the runs: a FIFO planted there is reported as
+    unreadable at once, never waited on."""
+    import threading
+
+    from evalpin.core.read.notes import read_notes
+
+    notes = tmp_path / "notes.jsonl"
+    os.mkfifo(notes)
+    books: list[object] = []
+    reader = threading.Thread(target=lambda: books.append(read_notes(notes)), daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+    if not books:
+        with open(notes, "wb"):  # let the stuck reader go before failing
+            pass
+        pytest.fail("reading the notes blocked on a FIFO")
+    assert "not a regular file" in (books[0].error or "")

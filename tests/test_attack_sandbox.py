@@ -266,6 +266,52 @@ def test_an_unprivileged_graders_sandbox_holds_no_host_root(
     assert list(work.iterdir()) == []
 
 
+# The grader keeps a secret in its session keyring (in a keyring of its own process,
+# joined here: the test's own is not touched); the candidate looks for it.
+KEYRING_GRADER = """
+import ctypes, json, platform, sys
+libc = ctypes.CDLL(None, use_errno=True)
+keyctl, add_key = (250, 248) if platform.machine() == "x86_64" else (219, 217)
+if libc.syscall(keyctl, 1, b"evalpin-test-session") < 0:
+    print(json.dumps({"skip": "no kernel keyrings here"}))
+    sys.exit(0)
+secret = b"s3cret-in-the-graders-keyring"
+assert libc.syscall(add_key, b"user", b"evalpin-test-key", secret, len(secret), -3) > 0
+from evalpin.core.instrument.fixtures import load_fixtures
+from evalpin.run.sandbox import probe_isolation, run_item
+item = load_fixtures(sys.argv[1]).cases[0]
+outcome = run_item(item, {"solution.py": sys.argv[3]}, isolation=probe_isolation((sys.argv[2],)))
+print(json.dumps({"passed": outcome.passed, "reasons": outcome.reasons, "tail": outcome.tail}))
+"""
+KEY_HUNT = CORRECT + textwrap.dedent(
+    """
+    import ctypes, platform
+    libc = ctypes.CDLL(None, use_errno=True)
+    keyctl = 250 if platform.machine() == "x86_64" else 219
+    FOUND = []
+    key = libc.syscall(keyctl, 10, -3, b"user", b"evalpin-test-key", 0)  # SEARCH session
+    if key > 0:
+        buf = ctypes.create_string_buffer(256)
+        size = libc.syscall(keyctl, 11, key, buf, 256)  # READ
+        FOUND.append(f"read the grader's key: {buf.raw[:max(size, 0)]!r}")
+    """
+)
+
+
+@pytest.mark.parametrize("isolation", ["process", "in-process"])
+def test_the_graders_keyring_is_out_of_reach(make_item, backend, isolation) -> None:
+    item = make_item(TEST_FOUND, isolation=isolation)
+    argv = [sys.executable, "-c", KEYRING_GRADER, str(item.test_file.parent / "set.yaml")]
+    done = subprocess.run(
+        [*argv, backend.kind, KEY_HUNT], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    if "skip" in result:
+        pytest.skip(result["skip"])
+    assert (result["passed"], result["reasons"]) == (True, []), result["tail"]
+
+
 # -- 2. cleanup never fails on what the candidate made ---------------------------------
 
 LITTER = CORRECT + textwrap.dedent(

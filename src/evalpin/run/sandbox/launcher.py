@@ -22,11 +22,13 @@ from __future__ import annotations
 # - privileges: the bounding and ambient sets emptied, SECBIT_NOROOT locked, then the
 #   uid and gids given (the grader is root: a host uid of the case's own, so no host
 #   setting that root may write, /proc/sys included, is writable whatever the mounts),
+#   a session keyring of its own (the grader's keys are not the candidate's to read),
 #   no_new_privs, every capability set emptied and checked empty, and a seccomp filter
 #   refusing new user namespaces (the one namespace an unprivileged process may make,
 #   and a large kernel surface) and every system call ABI but the native one.
 # Syscall numbers: mount_setattr is 442 and clone3 435 on every arch; pivot_root 155
-# (x86_64) or 41 (generic); unshare 272 / 97 and clone 56 / 220 (x86_64 / aarch64).
+# (x86_64) or 41 (generic); unshare 272 / 97, clone 56 / 220 and keyctl 250 / 219
+# (x86_64 / aarch64).
 LAUNCHER = r"""
 import ctypes, json, os, platform, resource, sys
 
@@ -120,6 +122,11 @@ def drop(uid, privileged):
         os.setresuid(uid, uid, uid)
         if os.getresuid() != (uid, uid, uid) or os.getgroups():
             raise OSError("still root")
+    # A session keyring of its own: the grader's is inherited, and whoever possesses a
+    # keyring may read its keys, whatever their uid (KEYCTL_JOIN_SESSION_KEYRING).
+    keyctl = 250 if platform.machine() == "x86_64" else 219
+    if libc.syscall(ctypes.c_long(keyctl), 1, None) < 0 and ctypes.get_errno() != 38:
+        raise OSError(ctypes.get_errno(), "session keyring")  # ENOSYS: no keys here
     check(libc.prctl(38, 1, 0, 0, 0), "no_new_privs")
     # Our own capabilities too: the command may run in this process, with no execve to
     # drop them (_LINUX_CAPABILITY_VERSION_3, every set empty).

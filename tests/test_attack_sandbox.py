@@ -77,6 +77,20 @@ ROOT_HUNT = CORRECT + textwrap.dedent(
             FOUND.append("mounted read-write: " + fields[4])
     if not any(l.split()[4] == "/proc/sys" for l in open("/proc/self/mountinfo")):
         FOUND.append("/proc/sys not covered")
+    pid = os.fork()
+    if pid == 0:  # a child tries, and ends at once whatever it got
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+            os._exit(0)
+        except OSError:
+            os._exit(1)
+    if os.waitpid(pid, 0)[1] == 0:
+        FOUND.append("real-time priority")
+    try:
+        os.nice(-1)
+        FOUND.append("raised its priority")
+    except OSError:
+        pass
     libc = ctypes.CDLL(None, use_errno=True)
     if os.stat("/proc/self/ns/mnt").st_ino != HOST_MOUNT_NS:
         if libc.mount(b"none", b"/tmp", b"tmpfs", 0, None) == 0:

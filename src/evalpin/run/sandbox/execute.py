@@ -31,6 +31,12 @@ _REAP_WAIT_S = 2.0
 # far below a host's file table (file-max is ~100,000 per GiB of RAM), and the common
 # default soft limit, so tests that pass under plain pytest pass here.
 MAX_OPEN_FILES = 1024
+_SANDBOX_LIMITS = {
+    "RLIMIT_NOFILE": MAX_OPEN_FILES,
+    "RLIMIT_RTPRIO": 0,
+    "RLIMIT_NICE": 0,
+    "RLIMIT_MEMLOCK": 8 * 1024**2,
+}
 
 
 @dataclass(frozen=True)
@@ -137,10 +143,12 @@ def execute(
 
 
 def _limits(iso: Isolation, spec: Spec) -> dict[str, int]:
-    """The spec's rlimits and the sandbox's own: open files, always; processes, counted
-    per uid (the box's own, or the grader's in a user namespace of its own), so this
-    case's processes (the cgroup caps them where there is one)."""
-    limits = {**spec.limits, "RLIMIT_NOFILE": MAX_OPEN_FILES}
+    """The spec's rlimits and the sandbox's own: open files, no real-time or raised
+    scheduling priority and the kernel's default of locked memory (whatever the grader
+    was allowed: a real-time busy loop would starve the host), always; processes,
+    counted per uid (the box's own, or the grader's in a user namespace of its own), so
+    this case's processes (the cgroup caps them where there is one)."""
+    limits = {**spec.limits, **_SANDBOX_LIMITS}
     if iso.kind != "none":
         limits["RLIMIT_NPROC"] = MAX_PROCESSES
     return limits

@@ -143,3 +143,61 @@ def test_a_fifo_where_the_notes_are_never_hangs_the_review(tmp_path: Path) -> No
             pass
         pytest.fail("reading the notes blocked on a FIFO")
     assert "not a regular file" in (books[0].error or "")
+
+
+CODING_SET = """\
+schema: coding-eval/v1
+dataset_id: slow
+dataset_version: '1'
+items:
+  - id: sleepy
+    language: python
+    prompt_file: prompt.md
+    test_file: test_sleepy.py
+    timeout_s: 3
+    expected_files: [solution.py]
+"""
+
+
+def test_scratch_of_a_killed_run_is_removed_by_its_resume(tmp_path: Path) -> None:
+    """`kill -9` while a coding case runs leaves its scratch folder behind; the resume
+    removes it (its grader is gone), and leaves a live one's alone."""
+    import json
+    import time
+
+    (tmp_path / "coding.yaml").write_text(CODING_SET)
+    (tmp_path / "prompt.md").write_text("Sleep.\n")
+    (tmp_path / "test_sleepy.py").write_text("import solution\n\ndef test_it():\n    pass\n")
+    answer = {
+        "case_id": "sleepy",
+        "text": "",
+        "files": {"solution.py": "import time\ntime.sleep(60)\n"},
+    }
+    (tmp_path / "replay.jsonl").write_text(json.dumps(answer) + "\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {**os.environ, "EVAL_WORKDIR": str(work)}
+    command = [sys.executable, "-m", "evalpin", "run", "--fixtures", "coding.yaml"]
+    command += ["--slot", "s=replay:replay.jsonl", "--seeds", "1", "--out", "runs/r.jsonl"]
+    first = subprocess.Popen(command, cwd=tmp_path, env=env, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not list(work.glob(f"evalpin-{first.pid}-*")):
+            assert first.poll() is None and time.monotonic() < deadline, "no case started"
+            time.sleep(0.05)
+    finally:
+        first.kill()
+        first.wait()
+    [left] = list(work.glob(f"evalpin-{first.pid}-*"))
+    resumed = subprocess.run(
+        [*command[:3], "run", "--resume", "--out", "runs/r.jsonl"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert not left.exists()
+    assert list(work.iterdir()) == []
+    assert read_run(tmp_path / "runs" / "r.jsonl").record(0).reasons == ["timeout"]

@@ -201,3 +201,23 @@ def test_scratch_of_a_killed_run_is_removed_by_its_resume(tmp_path: Path) -> Non
     assert not left.exists()
     assert list(work.iterdir()) == []
     assert read_run(tmp_path / "runs" / "r.jsonl").record(0).reasons == ["timeout"]
+
+
+def test_a_link_planted_at_the_run_file_is_never_written_through(capsys, project: Path) -> None:
+    """Someone swaps an unfinished run for a link to another file: `--resume` refuses,
+    and the other file is neither trimmed nor appended to."""
+    r = cli(capsys, "run", "--fixtures", "golden.jsonl", "--slot", "night", "--out", "runs/r.jsonl")
+    assert r.code == 0, r.err
+    path = project / "runs" / "r.jsonl"
+    kept = _tear(path, 3, 4096)
+    victim = project / "victim.jsonl"
+    victim.write_bytes(path.read_bytes())
+    path.unlink()
+    path.symlink_to(victim)
+    r = cli(capsys, "run", "--resume", "--out", "runs/r.jsonl")
+    assert r.code == 1
+    assert "is a symlink: a run file is not written through one" in r.err
+    assert victim.read_bytes().startswith(kept) and len(victim.read_bytes()) > len(kept)
+    with pytest.raises(OSError, match=r"Too many levels|symbolic"):
+        trim_torn_tail(path)
+    assert len(victim.read_bytes()) > len(kept)  # still torn: nothing cut through the link

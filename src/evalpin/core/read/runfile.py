@@ -65,11 +65,19 @@ class RunWriter:
     take the lock."""
 
     def __init__(self, path: str | Path, *, new: bool) -> None:
-        # Never blocking: a FIFO put where the file should be would hang the open.
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | (os.O_EXCL if new else 0)
+        # Never blocking (a FIFO put where the file should be would hang the open), never
+        # through a link (one put there would have another file appended to, or trimmed).
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW
+        flags |= os.O_EXCL if new else 0
         self.path = str(path)
         while True:
-            self._fd = os.open(self.path, flags, 0o644)
+            try:
+                self._fd = os.open(self.path, flags, 0o644)
+            except OSError as exc:
+                if exc.errno != errno.ELOOP:
+                    raise
+                why = "is a symlink: a run file is not written through one"
+                raise OSError(errno.ELOOP, why, self.path) from None
             if not stat.S_ISREG(os.fstat(self._fd).st_mode):
                 os.close(self._fd)
                 self._fd = -1
@@ -190,7 +198,10 @@ def trim_torn_tail(path: str | Path) -> int:
     hundreds of megabytes): the file is read backwards a chunk at a time until a newline
     is found, in constant memory. With no newline at all, nothing in the file is whole
     and it is cut to empty."""
-    with open(path, "rb+") as fh:
+    fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb+") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
         size = fh.seek(0, os.SEEK_END)
         end = size
         while end > 0:

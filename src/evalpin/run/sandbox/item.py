@@ -106,8 +106,9 @@ def run_item(
                     f"[evalpin] memory cap of {item.memory_mb} MiB reached (the item's memory_mb)"
                 )
                 return outcome(False, [SANDBOX_ERROR("memory")], (tail + "\n" + note)[-TAIL_CHARS:])
-            # A full private folder explains a timeout or a failure (a writer retrying, a
-            # test that could not write); a run that passed anyway stands.
+            # A full private folder explains a timeout or a failed test (a writer retrying,
+            # a test that could not write); a pass stands, and so does what the judge
+            # found beyond a failed test (tampering, what the wire could not carry).
             full = box.full()
             disk = outcome(False, [SANDBOX_ERROR("disk")], (tail + "\n" + _DISK_NOTE)[-TAIL_CHARS:])
             if run.timed_out:
@@ -116,7 +117,7 @@ def run_item(
                 note = f"[evalpin] killed after {item.timeout_s:g} s (the item's timeout_s)"
                 return outcome(False, [TIMEOUT()], (tail + "\n" + note)[-TAIL_CHARS:])
             passed, reasons = prepared.judge(box, run.exit_code)
-            if full and not passed:
+            if full and reasons == [TESTS_FAILED()]:
                 return disk
             graded = outcome(passed, reasons, tail)
             if TESTS_FAILED() in graded.reasons:

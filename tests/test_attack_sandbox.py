@@ -10,6 +10,7 @@ the candidate writes is bounded so that a regression cannot fill the host's disk
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -540,6 +541,32 @@ def test_open_files_are_capped_per_process(make_item, run, backend) -> None:
 def test_the_whole_tree_stays_far_below_the_hosts_file_table() -> None:
     file_max = int(Path("/proc/sys/fs/file-max").read_text())
     assert file_max > MAX_PROCESSES * MAX_OPEN_FILES * 10
+
+
+def test_a_root_graders_fork_bomb_is_capped_without_a_cgroup(make_item, run, backend) -> None:
+    """Without a pids cgroup the per-uid process limit is the cap, and it holds for a
+    root grader too: the sandbox's uid is not root, so it is not exempt."""
+    if os.geteuid() != 0:
+        pytest.skip("the grader is not root here (a user's own limit always held)")
+    code = CORRECT + textwrap.dedent(
+        """
+        import os, time
+        FORKED = 0
+        try:
+            while FORKED < 600:  # bounded, in case the cap is missing
+                if os.fork() == 0:
+                    time.sleep(30)
+                    os._exit(0)
+                FORKED += 1
+        except OSError:
+            pass
+        """
+    )
+    test = "import solution\n\ndef test_count():\n    assert solution.FORKED < 0, solution.FORKED\n"
+    bare = dataclasses.replace(backend, pids_cgroup=False)
+    outcome = run(make_item(test), code, isolation=bare)
+    forked = int(re.search(r"AssertionError: (\d+)", outcome.tail)[1])
+    assert 0 < forked < MAX_PROCESSES
 
 
 # -- 5. pytest's own files are not the candidate's to fill -----------------------------

@@ -150,12 +150,16 @@ SANDBOX_ERROR = _code(
         "start": "the sandboxed process could not start",
         "setup": "the sandbox started but did not get ready",
         "memory": "the memory limit was reached",
+        "disk": "a folder the tests write in (the work folder, /tmp, /dev/shm) was full: "
+        "the disk cap per case was reached",
         "unsupported": "the tests did something process isolation cannot carry to the "
         "candidate (named in the tail); not the candidate's failure",
         "worker_lost": "every Dask worker that tried to grade it died (retries exhausted)",
     },
     error=True,
-    fail_details=("memory",),  # the candidate's code used too much: its own failure
+    # The candidate's code used too much of a cap the item's instrument sets (memory,
+    # disk): its own failure, as a test that fills a real disk fails.
+    fail_details=("memory", "disk"),
 )
 
 # -- the model slot and the tool loop ---------------------------------------------------

@@ -57,10 +57,15 @@ NOTES = "unsupported.txt"
 
 
 def _runtime(box: Box, files: dict[str, bytes]) -> Path:
-    """A read-only-bound folder with evalpin's own modules for the sandboxed side."""
+    """A read-only-bound folder with evalpin's own modules for the sandboxed side (and
+    the capture bound every pytest process installs)."""
     folder = box.folder("runtime")
-    write_tree(folder, files)
+    write_tree(folder, {**files, "evalpin_capture.py": _CAPTURE.read_bytes()})
     return folder
+
+
+# Read, never imported here: importing it is harmless, but the module is pytest's side.
+_CAPTURE = Path(guard.__file__).with_name("capture.py")
 
 
 @functools.cache
@@ -145,6 +150,9 @@ class ProcessMode:
             binds=[(box.folder("mirror"), tests_dir)],
         )
         args = pytest_args(str(ini), str(tests_dir), str(self.report), self.item.test_file.name)
+        # pytest runs no candidate code here: its own files (capture, report) are not
+        # held to the candidate's file-size cap (the folders' own caps still hold).
+        own_limits = {k: v for k, v in limits.items() if k != "RLIMIT_FSIZE"}
         tester = Spec(
             [sys.executable, "-I", "-B", "-c", PYTEST_BOOT, str(runtime), *args],
             {
@@ -158,21 +166,21 @@ class ProcessMode:
             rw=[tests_dir, ctl],
             ro=[runtime],
             pass_fds=(resp_r, req_w),
-            limits=limits,
+            limits=own_limits,
         )
         return [worker, tester]
 
     def judge(self, box: Box, exit_code: int | None) -> tuple[bool, list[str]]:
         assert self.report is not None
-        if read_regular(self.notes):  # the wire could not carry something the tests did
+        if read_regular(box.view(self.notes)):  # the wire could not carry something
             return False, [SANDBOX_ERROR("unsupported")]
         expected = expected_tests(self.test_source.decode("utf-8", "replace"))
-        return judge_report(read_regular(self.report), expected, exit_code=exit_code)
+        return judge_report(read_regular(box.view(self.report)), expected, exit_code=exit_code)
 
-    def failed_tests(self) -> list[str]:
+    def failed_tests(self, box: Box) -> list[str]:
         assert self.report is not None
         expected = expected_tests(self.test_source.decode("utf-8", "replace"))
-        return failed_tests(read_regular(self.report), expected)
+        return failed_tests(read_regular(box.view(self.report)), expected)
 
 
 class InProcessMode:
@@ -207,21 +215,21 @@ class InProcessMode:
         return [dataclasses.replace(spec, limits=limits)]
 
     def judge(self, box: Box, exit_code: int | None) -> tuple[bool, list[str]]:
-        after = read_regular(self.paths["test"])
+        after = read_regular(box.view(self.paths["test"]))
         intact = after is not None and _sha(after) == _sha(self.test_source)
         expected = expected_tests(self.test_source.decode("utf-8", "replace"))
         return judge_in_process(
-            read_regular(self.paths["report"]),
-            read_regular(self.paths["guard"]),
+            read_regular(box.view(self.paths["report"])),
+            read_regular(box.view(self.paths["guard"])),
             expected,
             self.canaries,
             exit_code=exit_code,
             test_file_intact=intact,
         )
 
-    def failed_tests(self) -> list[str]:
+    def failed_tests(self, box: Box) -> list[str]:
         expected = expected_tests(self.test_source.decode("utf-8", "replace"))
-        return failed_tests(read_regular(self.paths["report"]), expected, self.canaries)
+        return failed_tests(read_regular(box.view(self.paths["report"])), expected, self.canaries)
 
 
 def _sha(data: bytes) -> str:

@@ -82,10 +82,28 @@ def run(
     stop: threading.Event | None = None,
     retry_errors: bool = False,
 ) -> Summary:
-    """Execute `plan` into `plan.out`. Raises Interrupted (file whole, resumable).
+    """Execute `plan` into `plan.out`. Raises Interrupted (file whole, resumable), also
+    for a Ctrl-C or SIGTERM at any point, counting only the cases of the file this run
+    held: none before it had the file's lock (another writer's cases are not its own).
     `retry_errors` (with `resume`): the file's error cases are taken out, with its
     trailer, and asked again; no other line changes."""
-    stop = stop or threading.Event()
+    held: list[Tally] = []  # this run's tally, once it holds the file
+    try:
+        return _run(plan, slot, resume, emit, stop or threading.Event(), retry_errors, held)
+    except KeyboardInterrupt:
+        done = held[0].done if held else 0
+        raise Interrupted(plan.out, done, len(plan.pairs)) from None
+
+
+def _run(
+    plan: Plan,
+    slot: Slot,
+    resume: bool,
+    emit: Callable[[events.Event], None],
+    stop: threading.Event,
+    retry_errors: bool,
+    held: list[Tally],
+) -> Summary:
     slot.pace = pace = Pace(plan.concurrency, adaptive=plan.adaptive)
     header = plan.header()
     header.replay_of = slot.replay_of
@@ -134,6 +152,7 @@ def run(
         tally = Tally(total=len(plan.pairs), done=len(existing.rows))
         tally.passed = sum(r.passed for r in existing.rows)
         tally.errors = sum(r.errored for r in existing.rows)
+        held.append(tally)
         if trimmed:
             emit(events.WarningEvent(f"trimmed a torn last line ({trimmed} bytes)"))
         if retried:
@@ -162,8 +181,9 @@ def run(
                         "temperature 0: it cannot be pinned by its answers"
                     )
                 )
-        writer.write(header)
         tally = Tally(total=len(plan.pairs))
+        held.append(tally)
+        writer.write(header)
     for warning in slot.warnings:
         emit(events.WarningEvent(warning))
     emit(

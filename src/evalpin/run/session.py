@@ -197,8 +197,9 @@ def start_run(
             stop=stop,
         )
         return EXIT_DONE
-    except (Interrupted, KeyboardInterrupt):
-        done = len(read_run(plan.out).rows) if plan.out.exists() else 0
+    except (Interrupted, KeyboardInterrupt) as exc:
+        # Only what this run holds: the file may be another writer's (it was refused).
+        done = exc.done if isinstance(exc, Interrupted) else 0
         emit(
             events.InterruptedEvent(
                 out=str(plan.out),

@@ -118,7 +118,7 @@ def serve_cmd(
         click.echo(f"serving without a token: anyone on this machine can open {shown}", err=True)
     else:
         click.echo(f"open http://{shown}:{port}/?token={token}", err=True)
-    access = Access(token, max_sessions=max_sessions, idle_s=idle_s)
+    access = Access(token, max_sessions=max_sessions, idle_s=idle_s, host=host, port=port)
     GuardedServer(
         review_command(runs, launch=loopback),
         host=host,

@@ -266,12 +266,22 @@ def read_notes(path: str | Path | None) -> NoteBook:
         return NoteBook()
     path = Path(path)
     try:
-        data = path.read_bytes()
+        data = _read_regular(path)
     except FileNotFoundError:
         return NoteBook(path=path)
     except OSError as exc:
         return NoteBook(path=path, missing=False, error=f"cannot read: {exc.strerror or exc}")
     return parse(data, path)
+
+
+def _read_regular(path: Path) -> bytes:
+    """The bytes of a regular file, opened without blocking: a FIFO put where the notes
+    should be (anyone who can write the runs folder can) would hang the review."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        return fh.read()
 
 
 def default_author() -> str:

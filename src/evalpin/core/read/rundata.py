@@ -288,26 +288,31 @@ class Scan:
         InputError is raised where the problem is met, as `read` raises it.
         `start`, `stop`: the byte range to read, each at a line start (default: all)."""
         self.total = (os.fstat(fh.fileno()).st_size if stop is None else stop) - start
-        carry = b""
+        # The unfinished line's pieces, joined once it ends: a line longer than a chunk
+        # (a torn 100 MB record) is read in linear time, not by re-copying it per chunk.
+        carry: list[bytes] = []
+        carried = 0
         pos = start  # file offset of the first byte of `carry`
         fh.seek(start)
-        while chunk := fh.read(_CHUNK if stop is None else min(_CHUNK, stop - pos - len(carry))):
-            self.done = pos - start + len(carry) + len(chunk)
+        while chunk := fh.read(_CHUNK if stop is None else min(_CHUNK, stop - pos - carried)):
+            self.done = pos - start + carried + len(chunk)
             first = chunk.find(b"\n")
             if first < 0:
-                carry += chunk
+                carry.append(chunk)
+                carried += len(chunk)
                 continue
             with gc_paused():  # per chunk: never left paused while the caller runs
-                self._line(carry + chunk[:first], pos, ended=True)
-                begin = pos + len(carry) + first + 1
+                self._line(b"".join([*carry, chunk[:first]]), pos, ended=True)
+                begin = pos + carried + first + 1
                 last = chunk.rfind(b"\n")
                 if last > first:
                     self._block(memoryview(chunk)[first + 1 : last + 1], begin)
-            pos += len(carry) + last + 1
-            carry = chunk[last + 1 :]
+            pos += carried + last + 1
+            carry = [chunk[last + 1 :]]
+            carried = len(carry[0])
             yield len(self.rows)
-        if carry:
-            self._line(carry, pos, ended=False)
+        if carried:
+            self._line(b"".join(carry), pos, ended=False)
         if self.shape == SHAPE_EVALPIN and self.header is None:
             raise InputError(self.path, "no run header", 1)
         self.done = self.total

@@ -20,9 +20,14 @@ from evalpin.core.records import TAIL_CHARS
 from evalpin.run.sandbox.backends import NETWORK_ON, Isolation
 from evalpin.run.sandbox.box import Box, scratch
 from evalpin.run.sandbox.execute import execute
+from evalpin.run.sandbox.mounts import DISK_BYTES
 from evalpin.run.sandbox.probe import probe_isolation
 
 _ALLOWED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE")
+_DISK_NOTE = (
+    f"[evalpin] disk cap reached: a folder the tests write in (the work folder, /tmp,"
+    f" /dev/shm) holds at most {DISK_BYTES // 1024**2} MiB"
+)
 
 
 @dataclass(frozen=True)
@@ -84,7 +89,9 @@ def run_item(
     secret_values = _secret_values(secret_names)
     mode = modes.ProcessMode if item.isolation == ISOLATION_PROCESS else modes.InProcessMode
     try:
-        with scratch(workdir_parent, iso.pids_cgroup, item.memory_mb) as box:
+        with scratch(
+            workdir_parent, iso.pids_cgroup, item.memory_mb, namespaces=iso.kind != "none"
+        ) as box:
             prepared = mode(item, test_source, candidate)
             specs = prepared.specs(
                 box, _environment(box, iso, secret_names), rlimits(item.timeout_s)
@@ -99,13 +106,22 @@ def run_item(
                     f"[evalpin] memory cap of {item.memory_mb} MiB reached (the item's memory_mb)"
                 )
                 return outcome(False, [SANDBOX_ERROR("memory")], (tail + "\n" + note)[-TAIL_CHARS:])
+            # A full private folder explains a timeout or a failed test (a writer retrying,
+            # a test that could not write); a pass stands, and so does what the judge
+            # found beyond a failed test (tampering, what the wire could not carry).
+            full = box.full()
+            disk = outcome(False, [SANDBOX_ERROR("disk")], (tail + "\n" + _DISK_NOTE)[-TAIL_CHARS:])
             if run.timed_out:
+                if full:
+                    return disk
                 note = f"[evalpin] killed after {item.timeout_s:g} s (the item's timeout_s)"
                 return outcome(False, [TIMEOUT()], (tail + "\n" + note)[-TAIL_CHARS:])
             passed, reasons = prepared.judge(box, run.exit_code)
+            if full and reasons == [TESTS_FAILED()]:
+                return disk
             graded = outcome(passed, reasons, tail)
             if TESTS_FAILED() in graded.reasons:
-                return dataclasses.replace(graded, failed_tests=prepared.failed_tests())
+                return dataclasses.replace(graded, failed_tests=prepared.failed_tests(box))
             return graded
     except OSError as exc:
         return outcome(False, [SANDBOX_ERROR("workdir")], f"{type(exc).__name__}: {exc}")

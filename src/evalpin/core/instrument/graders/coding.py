@@ -285,8 +285,9 @@ def pytest_args(ini: str, workdir: str, report: str, test_name: str) -> list[str
 
 
 # How the sandboxed processes start (`python -I -B -c BOOT ...`). The runtime folder
-# (argv[1]) holds the wire package as `evalpin_wire` and, in-process, guard.py as
-# `evalpin_guard`; it leaves sys.path once they are imported.
+# (argv[1]) holds the wire package as `evalpin_wire`, capture.py as `evalpin_capture`
+# and, in-process, guard.py as `evalpin_guard`; it leaves sys.path once they are
+# imported.
 WORKER_BOOT = """\
 import json, os, sys
 sys.path.insert(0, sys.argv[1])
@@ -298,7 +299,9 @@ PYTEST_BOOT = """\
 import sys
 sys.path.insert(0, sys.argv[1])
 import evalpin_wire.stubs
+import evalpin_capture
 del sys.path[0]
+evalpin_capture.install()
 import pytest
 sys.exit(pytest.main(sys.argv[2:]))
 """
@@ -306,7 +309,9 @@ GUARDED_PYTEST_BOOT = """\
 import sys
 sys.path.insert(0, sys.argv[1])
 import evalpin_guard
+import evalpin_capture
 del sys.path[0]
+evalpin_capture.install()
 guard = evalpin_guard.Guard(int(sys.argv[2]))
 import pytest
 sys.exit(pytest.main(sys.argv[3:], plugins=[guard]))

@@ -40,11 +40,15 @@ class Side:
     verdict: Verdict | None = None
     reported: str | None = None
 
-    def fields(self) -> list[tuple[str, str | None]]:
+    def fields(self) -> list[tuple[str, str | None, str | None]]:
+        """(name, value, note) per row: the values are what the two sides compare
+        (`≠`); a note says something of this side alone (a set's lock state) and never
+        marks the row: one envelope hash, sealed on one side only, is the same hash."""
         h = self.header
         slot = None
         dataset = None
         envelope = None
+        lock = None
         tier = None
         if h is not None:
             tier = tier_of(h.slot)
@@ -57,7 +61,7 @@ class Side:
             dataset += f"  {short(fx.dataset_hash, 12) or '<no hash>'}"
             envelope = short(fx.envelope_hash, 12) if fx.envelope_hash else "<not recorded>"
             if fx.lock in ("edited", "bumped", "unsealed"):
-                envelope += f" (lock: {fx.lock})"
+                lock = f"(lock: {fx.lock})"
         seeds = None
         repeats = f"{self.run.repeat_label}s" if self.run is not None else "seeds"
         if h is not None and h.seeds:
@@ -65,15 +69,15 @@ class Side:
         elif self.run is not None and self.run.seeds:
             seeds = ",".join(map(str, self.run.seeds)) + f" (n={len(self.run.seeds)})"
         return [
-            ("slot", slot),
-            ("backend tier", tier),
-            ("reported model", self.reported),
-            ("dataset", dataset),
-            ("envelope", envelope if h is not None else None),
-            ("grader", h.grader_version if h else None),
-            (repeats, seeds),
-            ("env digest", short(h.env_digest) if h else None),
-            ("scorer commit", short(h.scorer_commit, 12) if h else None),
+            ("slot", slot, None),
+            ("backend tier", tier, None),
+            ("reported model", self.reported, None),
+            ("dataset", dataset, None),
+            ("envelope", envelope if h is not None else None, lock),
+            ("grader", h.grader_version if h else None, None),
+            (repeats, seeds, None),
+            ("env digest", short(h.env_digest) if h else None, None),
+            ("scorer commit", short(h.scorer_commit, 12) if h else None, None),
         ]
 
     def state(self) -> tuple[str, str]:
@@ -103,6 +107,7 @@ class PinsHeader(Static):
         "pins--muted": "muted",
         "pins--side": "strong",
         "pins--differs": "alert",
+        "pins--note": "warn",  # of one side alone (a set's lock state): no difference
         "pins--missing": "fault",
         "pins--good": "good-badge",
         "pins--warn": "warn-badge",
@@ -168,19 +173,24 @@ class PinsHeader(Static):
             states.append(cell)
         table.add_row(*states)
         per_side = [side.fields() for side in self.sides]
-        for k, (name, _) in enumerate(per_side[0]):
+        for k, (name, _, _) in enumerate(per_side[0]):
             values = [fields[k][1] for fields in per_side]
             differs = len(values) == 2 and values[0] != values[1]
             cells = [Text(name, style=key_style)]
-            for value in values:
+            for fields in per_side:
+                value, note = fields[k][1], fields[k][2]
                 if value is None:
                     shown = PENDING if name == "reported model" else "<missing>"
-                    cells.append(Text(shown, style=self._style("pins--missing")))
+                    cell = Text(shown, style=self._style("pins--missing"))
                 elif differs:
                     style = self._style("pins--differs")
-                    cells.append(Text.assemble(("≠ ", style), line(value, style)))
+                    cell = Text.assemble(("≠ ", style), line(value, style))
                 else:
-                    cells.append(line(value))
+                    cell = line(value)
+                if note:
+                    cell.append(" ")
+                    cell.append_text(line(note, self._style("pins--note")))
+                cells.append(cell)
             table.add_row(*cells)
         return table
 
@@ -192,7 +202,7 @@ class PinsHeader(Static):
         if not self.sides:
             return out
         per_side = [side.fields() for side in self.sides]
-        for k, (name, _) in enumerate(per_side[0]):
+        for k, (name, _, _) in enumerate(per_side[0]):
             values = [fields[k][1] for fields in per_side]
             if len(values) == 2 and values[0] != values[1]:
                 out.append_text(Text.assemble(("≠ ", differs), (name + " ", differs)))

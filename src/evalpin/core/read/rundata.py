@@ -238,6 +238,9 @@ class Scan:
         self._pins = PinSharing(share_digests=share_digests)
         self.done = 0  # bytes read so far, of `total`
         self.total = 0
+        # Where the whole lines read end (a file offset): a reader following a file still
+        # being written reads on from here (a torn last line is read again once whole).
+        self.end = 0
         self.finished = False  # `blocks` ran to the end
         # The run's pin values and whether a row lacks its fixture hash, gathered a block
         # at a time (see RunFile.pin_values): no pass over every row once it is read.
@@ -261,6 +264,7 @@ class Scan:
         self.total = (os.fstat(fh.fileno()).st_size if stop is None else stop) - start
         carry = b""
         pos = start  # file offset of the first byte of `carry`
+        self.end = start
         fh.seek(start)
         while chunk := fh.read(_CHUNK if stop is None else min(_CHUNK, stop - pos - len(carry))):
             self.done = pos - start + len(carry) + len(chunk)
@@ -277,8 +281,14 @@ class Scan:
             pos += len(carry) + last + 1
             carry = chunk[last + 1 :]
             yield len(self.rows)
+        self.end = pos
         if carry:
+            torn = self.torn
+            self.torn = False
             self._line(carry, pos, ended=False)
+            if not self.torn:
+                self.end = pos + len(carry)  # a whole record, its newline still to come
+            self.torn = self.torn or torn
         if self.shape == SHAPE_EVALPIN and self.header is None:
             raise InputError(self.path, "no run header", 1)
         self.done = self.total

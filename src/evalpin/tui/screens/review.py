@@ -161,6 +161,7 @@ class ReviewScreen(ReviewLoading, ReviewNotes, Screen[None]):
         self._answered.set()
         self._moved_at = 0.0  # when the cursor last moved (see review_loading.BROWSING_PAUSE)
         self.noted, self._written = {}, []  # review notes (`m`, see ReviewNotes)
+        self.following = False  # a run without its trailer is read on as it is written
 
     @property
     def app(self) -> EvalpinApp:  # type: ignore[override]
@@ -269,6 +270,7 @@ class ReviewScreen(ReviewLoading, ReviewNotes, Screen[None]):
         self.banner_pending = False
         self.banner: BannerScreen | None = None
         self.delta = False
+        self.following = self.status_line.following = False
         self.set_reactive(ReviewScreen.filter, ALL)
         self.set_reactive(ReviewScreen.search, "")
         self.case_list.placeholder = "reading runs…"
@@ -297,8 +299,8 @@ class ReviewScreen(ReviewLoading, ReviewNotes, Screen[None]):
     def reached(self, milestone: str) -> bool:
         """Whether loading got to `milestone`: `shown` (the first cases in the list, maybe
         a partial list), `read` (both files), `diff` (the join), `banner` (the refusal on
-        screen), `listed` (every case in the list, the complete table), `causes` (a pair's)
-        or `verdicts`.
+        screen), `listed` (every case in the list, the complete table), `causes` (a pair's),
+        `verdicts`, or `following` (a run without its trailer, read on as it is written).
         For tests and scripts that wait on a state instead of a clock."""
         if milestone == "banner":
             return self.banner is not None and self.app.screen is self.banner
@@ -312,6 +314,7 @@ class ReviewScreen(ReviewLoading, ReviewNotes, Screen[None]):
             "verdicts": self.verdicts is not None,
             "causes": self.causes is not None,
             "notes": self.book is not None,
+            "following": self.following,
         }
         return states[milestone]
 

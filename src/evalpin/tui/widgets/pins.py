@@ -39,6 +39,7 @@ class Side:
     run: RunFile | None = None
     verdict: Verdict | None = None
     reported: str | None = None
+    writer: str | None = None  # `being written by pid N since T`, while that process lives
 
     def fields(self) -> list[tuple[str, str | None, str | None]]:
         """(name, value, note) per row: the values are what the two sides compare
@@ -87,6 +88,8 @@ class Side:
         text = f"{len(run.rows):,} records, "
         if run.what != "evalpin run":  # another tool's log: say which (rows mark what it lacks)
             text = f"{run.what}, {text}"
+        if run.complete is False and self.writer:
+            return text + self.writer, "pins--live"
         if run.complete is False:
             return text + "INCOMPLETE", "pins--bad"
         if run.torn:
@@ -108,6 +111,7 @@ class PinsHeader(Static):
         "pins--side": "strong",
         "pins--differs": "alert",
         "pins--note": "warn",  # of one side alone (a set's lock state): no difference
+        "pins--live": "alert",  # a run being written (followed as it grows)
         "pins--missing": "fault",
         "pins--good": "good-badge",
         "pins--warn": "warn-badge",
@@ -212,7 +216,7 @@ class PinsHeader(Static):
                 out.append("  ")
         for side in self.sides:
             state, style = side.state()
-            if style == "pins--bad":
+            if style in ("pins--bad", "pins--live"):
                 out.append_text(Text.assemble((state, self._style(style)), "  "))
         forms = [_short_form(side.header) for side in self.sides if side.header is not None]
         if forms:  # the parts every side shares (what differs is named above)

@@ -65,6 +65,7 @@ class StatusLine(Static):
         self.progress: str | None = "reading runs…"
         self.phase = "reading runs…"
         self.partial: float | None = None  # fraction read, while the list is partial
+        self.following = False  # a run is read on as it is written
         self._lines = 1
 
     def _style(self, name: str):
@@ -115,6 +116,9 @@ class StatusLine(Static):
         muted = self._style("status--muted")
         gap = "  " if short else "   "
         text = Text()
+        if self.following and self.partial is None:
+            text.append("FOLLOWING", style=self._style("status--warn") + self._style("status--key"))
+            text.append(gap)
         if self.partial is not None:
             text.append("PARTIAL ", style=self._style("status--warn") + self._style("status--key"))
             filled = round(self.partial * BAR_WIDTH)

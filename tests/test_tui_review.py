@@ -265,7 +265,7 @@ async def test_help_theme_and_quit(tmp_path: Path) -> None:
         assert not isinstance(app.screen, HelpScreen)
         await pilot.press("t")
         await pilot.pause()
-        assert app.theme == "textual-light"
+        assert app.theme == "evalpin-light"
         assert "REGRESSED" in screen_text(app)
         await pilot.press("t")
         assert app.theme == "textual-dark"

@@ -45,6 +45,7 @@ from evalpin.tui.widgets.case_list import CaseList
 from evalpin.tui.widgets.detail import DetailPane
 from evalpin.tui.widgets.pins import PinsHeader, Side
 from evalpin.tui.widgets.status import SearchBox, StatusLine
+from evalpin.tui.widgets.tones import DARK_THEME, LIGHT_THEME
 
 if TYPE_CHECKING:
     from evalpin.tui.app import EvalpinApp
@@ -523,7 +524,7 @@ class ReviewScreen(ReviewLoading, ReviewNotes, Screen[None]):
             self.open_runs(left, new_run)
 
     def action_toggle_theme(self) -> None:
-        self.app.theme = "textual-light" if self.app.current_theme.dark else "textual-dark"
+        self.app.theme = LIGHT_THEME if self.app.current_theme.dark else DARK_THEME
 
     def action_toggle_pins(self) -> None:
         self.pins_open = self.query_one(PinsHeader).folded

@@ -21,7 +21,7 @@ from evalpin.core.read.notes import MARK
 from evalpin.core.review.cases import Case, CaseTable
 from evalpin.core.sanitize import inert_line
 from evalpin.tui.widgets.cursor_view import CursorView
-from evalpin.tui.widgets.tones import component_css
+from evalpin.tui.widgets.tones import component_css, tone_style
 
 STATUS_WIDTH = 11
 SHORT_WIDTH = 4
@@ -220,9 +220,8 @@ class CaseList(CursorView):
         assert self.table is not None
         case: Case = self.table.cases[self.rows[line]]
         base = self.base_style
-        component = self.get_component_rich_style
-        status_style = component(_COMPONENT.get(case.status, "case-list--quiet"), partial=True)
-        seeds_style = component("case-list--seeds", partial=True)
+        status_style = tone_style(self, _COMPONENT.get(case.status, "case-list--quiet"))
+        seeds_style = tone_style(self, "case-list--seeds")
         case_id = " " + inert_line(case.case_id)
         label = _LABEL.get(case.status, case.status)
         short = _SHORT.get(case.status, label[:SHORT_WIDTH])

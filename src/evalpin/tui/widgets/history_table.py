@@ -32,7 +32,7 @@ from evalpin.core.judge.series import (
 from evalpin.core.sanitize import inert_line
 from evalpin.core.tiers import TIER_CHANGE
 from evalpin.tui.widgets.cursor_view import CursorView
-from evalpin.tui.widgets.tones import component_css, verdict_tone
+from evalpin.tui.widgets.tones import component_css, tone_style, verdict_tone
 from evalpin.tui.widgets.trend import MARKED, PALETTE
 
 FIXTURES, SERIES, NOTE, BREAK, RUN, UNREADABLE, ERROR, BLANK = (
@@ -403,7 +403,6 @@ class HistoryTable(CursorView):
     def draw_line(self, line: int, width: int) -> Strip:
         row = self.rows[line]
         base = self.base_style
-        component = self.get_component_rich_style
         cells = self._cells(row, width, self._marked(row))
         wraps = row.part or (line + 1 < len(self.rows) and self.rows[line + 1].part)
         if wraps:  # one of the lines a row too long for the width takes
@@ -418,8 +417,7 @@ class HistoryTable(CursorView):
                 for text, cls in cells
             ]
         segments = [
-            Segment(text, base + component(cls, partial=True) if cls else base)
-            for text, cls in cells
+            Segment(text, base + tone_style(self, cls) if cls else base) for text, cls in cells
         ]
         return Strip(segments).crop(0, width).adjust_cell_length(width, base)
 

@@ -18,7 +18,7 @@ from evalpin.core.read.runfile import RunFile
 from evalpin.core.records import RunHeader
 from evalpin.core.tiers import tier_of
 from evalpin.tui.safe import line, path_line
-from evalpin.tui.widgets.tones import component_css, verdict_tone
+from evalpin.tui.widgets.tones import component_css, restyled, tone_style, verdict_tone
 
 PENDING = "…"
 
@@ -146,10 +146,10 @@ class PinsHeader(Static):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         if self.sides:
-            self._paint(layout=False)
+            restyled(self, lambda: self._paint(layout=False))
 
     def _style(self, name: str):
-        return self.get_component_rich_style(name, partial=True)
+        return tone_style(self, name)
 
     def _table(self) -> Table:
         table = Table.grid(padding=(0, 2), expand=True)

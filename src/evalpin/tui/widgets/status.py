@@ -12,7 +12,7 @@ from textual.message import Message
 from textual.widgets import Input, Static
 
 from evalpin.tui.safe import line
-from evalpin.tui.widgets.tones import component_css
+from evalpin.tui.widgets.tones import component_css, restyled, tone_style
 
 _STATUS_CLASS = {
     "regressed": "status--bad",
@@ -69,7 +69,7 @@ class StatusLine(Static):
         self._lines = 1
 
     def _style(self, name: str):
-        return self.get_component_rich_style(name, partial=True)
+        return tone_style(self, name)
 
     def set_progress(self, phase: str, done: int = 0, total: int = 0) -> None:
         self.progress = self.phase = phase + (f" {100 * done // total}%" if total else "")
@@ -95,7 +95,7 @@ class StatusLine(Static):
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
-        self._redraw()
+        restyled(self, self._redraw)
 
     def _redraw(self, relayout: bool = False) -> None:
         if not self.is_mounted:

@@ -127,9 +127,10 @@ def starting_slot(
     spec = inline_spec(label, settings)
     if spec is not None and recorded and _same_file(folder / recorded, digest, None):
         return replace(same, inline=spec)
+    if not recorded:
+        return StartingSlot(said="the left run's replay slot names no recording: choose a slot")
     return StartingSlot(
-        said=f"the left run's recording ({recorded or 'not named'}) is not here as it was:"
-        " choose a slot"
+        said=f"the left run's recording ({recorded}) is not here as it was: choose a slot"
     )
 
 

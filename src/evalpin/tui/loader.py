@@ -248,7 +248,10 @@ class Loader:
         index = CaseIndex(pair=rrun is not None)
         if refused:
             index.refuse()
+        # Each step holds the GIL a while on a big pair: a key in progress is answered first.
+        self.give_way()
         diff = index.join(lrun, rrun) if rrun is not None else None
+        self.give_way()
         cases = index.finish(lrun, rrun, diff)
         cases.prepare()
         post(RunsRead(generation, lrun, rrun))
@@ -256,8 +259,11 @@ class Loader:
             post(DiffReady(generation, diff, diff.key_mismatches() if diff.refused else []))
         post(CasesReady(generation, cases, followed=True))
         if diff is not None:
+            self.give_way()
             post(CausesReady(generation, self._causes(diff)))
+        self.give_way()
         left = judge(lrun)
+        self.give_way()
         post(VerdictsReady(generation, left, judge(rrun) if rrun is not None else None))
 
     def _read(

@@ -31,7 +31,7 @@ from textual.widgets import Button, Footer, Input, Label, ProgressBar, Select, S
 from evalpin.core.errors import InputError
 from evalpin.core.records import RunHeader
 from evalpin.run import events
-from evalpin.run.slots import ReplayConfig, SlotConfig, inline_spec
+from evalpin.run.slots import SlotConfig, inline_spec
 from evalpin.tui.safe import line
 
 if TYPE_CHECKING:
@@ -111,7 +111,8 @@ def starting_slot(
     if like is None or not like.model_slot:
         return StartingSlot(said="choose a slot")
     label, settings = like.model_slot, like.slot
-    if settings.get("provider") != ReplayConfig.provider:
+    spec = inline_spec(label, settings)  # a slot reopened from its settings: a recording
+    if spec is None:
         if label in slots:
             return StartingSlot(pick=label, said=f"the left run's slot {label}: a new measurement")
         return StartingSlot(said=f"the left run's slot {label} is not in slots.yaml: choose one")
@@ -122,28 +123,36 @@ def starting_slot(
         " left run, it measures nothing new"
     )
     config = slots.get(label)
-    if isinstance(config, ReplayConfig) and _same_file(config.path, digest, folder / recorded):
+    if config is not None and _same_settings(config, settings):
         return replace(same, pick=label)
-    spec = inline_spec(label, settings)
-    if spec is not None and recorded and _same_file(folder / recorded, digest, None):
+    if recorded and _same_file(folder / recorded, digest):
         return replace(same, inline=spec)
-    if not recorded:
-        return StartingSlot(said="the left run's replay slot names no recording: choose a slot")
     return StartingSlot(
         said=f"the left run's recording ({recorded}) is not here as it was: choose a slot"
     )
 
 
-def _same_file(path: Path, digest: object, recorded: Path | None) -> bool:
-    """Whether `path` holds the recording the left run was made with: its sha256 when the
-    run recorded one, else its path."""
+def _same_settings(config: SlotConfig, settings: dict) -> bool:
+    """Whether a slots.yaml entry is the left run's slot as recorded: the same provider
+    and the same recording (its sha256, which the run pinned)."""
+    if "sha256" not in settings:
+        return False
     try:
-        size = path.stat().st_size
-        if isinstance(digest, str) and size <= HASH_AT_MOST:
+        now = config.public_settings()
+    except (InputError, OSError):
+        return False
+    return all(now.get(key) == settings.get(key) for key in ("provider", "sha256"))
+
+
+def _same_file(path: Path, digest: object) -> bool:
+    """Whether `path` holds the recording the left run was made with (its sha256, where
+    the run recorded one and the file is small enough to hash here)."""
+    try:
+        if isinstance(digest, str) and path.stat().st_size <= HASH_AT_MOST:
             return hashlib.sha256(path.read_bytes()).hexdigest() == digest
+        return path.is_file()
     except OSError:
         return False
-    return recorded is None or path.resolve() == recorded.resolve()
 
 
 @dataclass

@@ -117,8 +117,9 @@ def print_refusal(report: DiffReport, artifact: Path | None) -> None:
         return
     out.print(
         text(
-            f"{report.compared} common case(s) were measured with different instruments: a change "
-            "between them is a backend delta, not a prompt regression."
+            f"{report.compared} common (case, {report.repeat_label}) pairs were measured with"
+            " different instruments: a change between them is a backend delta, not a prompt"
+            " regression."
         )
     )
     if artifact is not None:
@@ -251,7 +252,7 @@ def print_diff(report: DiffReport, limit: int) -> None:
     summary = ", ".join(f"{n} {kind}" for kind, n in counts.items())
     out.print(
         text(
-            f"compared {report.compared} case(s): ",
+            f"compared {report.compared} (case, {label}) pairs: ",
             (summary, "bold"),
             f"; {len(report.only_left)} only left, {len(report.only_right)} only right",
         )

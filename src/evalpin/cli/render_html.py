@@ -90,8 +90,9 @@ def _banner(report: DiffReport) -> list[str]:
     out += ["<ul>", *(f"<li>{i}</li>" for i in items), "</ul>"]
     if report.left is not None:
         out.append(
-            f"<p>{report.compared} common case(s) were measured with different instruments: "
-            "a change between them is a backend delta, not a prompt regression.</p>"
+            f"<p>{report.compared} common (case, {h(report.repeat_label)}) pairs were measured"
+            " with different instruments: a change between them is a backend delta, not a"
+            " prompt regression.</p>"
         )
     out.append("</div>")
     return out

@@ -72,8 +72,9 @@ def _refusal(report: DiffReport) -> list[str]:
     if report.left is not None:
         lines += [
             "",
-            f"{report.compared} common case(s) were measured with different instruments: "
-            "a change between them is a backend delta, not a prompt regression.",
+            f"{report.compared} common (case, {md(report.repeat_label)}) pairs were measured with"
+            " different instruments: a change between them is a backend delta, not a prompt"
+            " regression.",
         ]
     return lines
 

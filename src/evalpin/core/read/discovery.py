@@ -6,7 +6,8 @@
   as UTC, never as the reader's local time, so two machines date a run alike.
 - `peek_header` reads a run header from the first line alone; `header_mismatch` tells,
   from two headers, that a pair is refused before its cases are read.
-- `default_pair` and `pair_to_review` pick the pair; `bundled_demo` is the fallback.
+- `default_pair` and `pair_to_review` pick the pair (`review_pair`: from the command's
+  arguments, a folder standing for its newest pair); `bundled_demo` is the fallback.
 """
 
 from __future__ import annotations
@@ -94,6 +95,23 @@ def bundled_demo() -> Path | None:
         if folder.is_dir() and any(folder.glob("*.jsonl")):
             return folder
     return None
+
+
+def review_pair(
+    left: Path | None, right: Path | None, runs_dir: Path = Path("runs")
+) -> tuple[Path, Path | None, str | None]:
+    """What `evalpin review [LEFT [RIGHT]]` (and `serve`) opens: no argument, the default
+    pair of `runs_dir` (`pair_to_review`); one folder alone, that folder's newest pair
+    (`default_pair`: a folder that is one run, such as an inspect log folder, gives that
+    run); anything else as given. The note says what was chosen, when it was chosen."""
+    if left is None:
+        return pair_to_review(runs_dir)
+    if right is None and left.is_dir():
+        earlier, newest = default_pair(left)
+        if newest is None:
+            return earlier, None, None
+        return earlier, newest, f"{left}: opening its newest pair, {earlier.name} and {newest.name}"
+    return left, right, None
 
 
 def pair_to_review(runs_dir: Path) -> tuple[Path, Path | None, str | None]:

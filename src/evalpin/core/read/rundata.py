@@ -267,6 +267,9 @@ class Scan:
         self._pins = PinSharing(share_digests=share_digests)
         self.done = 0  # bytes read so far, of `total`
         self.total = 0
+        # Where the whole lines read end (a file offset): a reader following a file still
+        # being written reads on from here (a torn last line is read again once whole).
+        self.end = 0
         self.finished = False  # `blocks` ran to the end
         # The run's pin values and whether a row lacks its fixture hash, gathered a block
         # at a time (see RunFile.pin_values): no pass over every row once it is read.
@@ -293,6 +296,7 @@ class Scan:
         carry: list[bytes] = []
         carried = 0
         pos = start  # file offset of the first byte of `carry`
+        self.end = start
         fh.seek(start)
         while chunk := fh.read(_CHUNK if stop is None else min(_CHUNK, stop - pos - carried)):
             self.done = pos - start + carried + len(chunk)
@@ -311,8 +315,14 @@ class Scan:
             carry = [chunk[last + 1 :]]
             carried = len(carry[0])
             yield len(self.rows)
+        self.end = pos
         if carried:
+            torn = self.torn
+            self.torn = False
             self._line(b"".join(carry), pos, ended=False)
+            if not self.torn:
+                self.end = pos + carried  # a whole record, its newline still to come
+            self.torn = self.torn or torn
         if self.shape == SHAPE_EVALPIN and self.header is None:
             raise InputError(self.path, "no run header", 1)
         self.done = self.total

@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, count, repeat
-from operator import and_, attrgetter, lt, ne
+from operator import and_, attrgetter, lt, ne, not_
 
 import msgspec
 
@@ -36,6 +36,7 @@ from evalpin.core.judge.compare import DRIFT, ERRORED, FIXED, RECOVERED, REGRESS
 from evalpin.core.read.rundata import RunFile
 
 _PASSED = attrgetter("passed")
+_MISMATCHED = attrgetter("mismatched")
 # A case's status and flakiness, as getters (shared with core.case_index).
 STATUS_OF = attrgetter("status")
 FLAKY_OF = attrgetter("flaky")
@@ -268,6 +269,20 @@ class CaseTable:
             if at is not None:
                 return at
         return 0
+
+    def mismatch_marks(self) -> bool:
+        """Whether a case's `mismatched` mark tells it apart from the others: some case
+        held on both sides kept its instrument. Where every common case was measured with
+        another one (a slot or grader changed for the whole run), a mark on every row says
+        nothing the backend-delta bar does not ("≠ same" on every line). In C."""
+        if self.mode != DELTA:
+            return False
+        cases = self.cases
+        if all(map(_MISMATCHED, cases)) or not any(map(_MISMATCHED, cases)):
+            return False
+        marked = list(map(_MISMATCHED, cases))
+        held = map(and_, map(bool, map(ROWS_ON[0], cases)), map(bool, map(ROWS_ON[1], cases)))
+        return any(map(and_, held, map(not_, marked)))
 
     def seeds(self, case: Case) -> list[tuple[int | None, int | None, int | None]]:
         """(seed, left row, right row) per seed of a case, in seed order; the last record

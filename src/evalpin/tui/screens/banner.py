@@ -75,13 +75,13 @@ def refusal_text(
         slot_differs = any(m.key == "model_slot" for m in mismatches)
         for m in mismatches:
             text.append(f"\n  {_KEY_NAMES.get(m.key, m.key)}", style="bold")
-            text.append(f"  differs on {m.cases:,} case(s)\n")
+            text.append(f"  differs on {m.cases:,} pair{'s' if m.cases != 1 else ''}\n")
             for lv, rv, n in m.pairs[:3]:
                 text.append("    left  ")
                 text.append_text(line(lv, width=48))
                 text.append("\n    right ")
                 text.append_text(line(rv, width=48))
-                text.append(f"   ({n:,} case(s))\n")
+                text.append(f"   ({n:,} pair{'s' if n != 1 else ''})\n")
             if len(m.pairs) > 3:
                 text.append(f"    and {len(m.pairs) - 3} more distinct pairs\n")
             if probes_differ(m):

@@ -23,6 +23,7 @@ from evalpin.core.read.runfile import RunFile
 from evalpin.core.tiers import TIER_CHANGE, tier_of
 from evalpin.tui.safe import line, path_line
 from evalpin.tui.widgets.pins import badge_class
+from evalpin.tui.widgets.tones import restyled, tone_style
 
 FLAKY_SHOWN = 8
 STACK_BELOW = 120  # columns: below this the runs' checklists stack instead of side by side
@@ -109,10 +110,10 @@ class VerdictScreen(Screen[None]):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         if self.is_mounted:
-            self._redraw()
+            restyled(self, self._redraw)
 
     def _style(self, name: str):
-        return self.get_component_rich_style(name, partial=True)
+        return tone_style(self, name)
 
     def _redraw(self) -> None:
         names = ("left", "right") if len(self.runs) == 2 else ("run",)

@@ -54,7 +54,7 @@ from evalpin.tui.widgets.detail_model import (
     compare_answers,
     locate,
 )
-from evalpin.tui.widgets.tones import component_css
+from evalpin.tui.widgets.tones import component_css, restyled, tone_style
 
 
 class DetailPane(ScrollView, can_focus=True):
@@ -184,6 +184,11 @@ class DetailPane(ScrollView, can_focus=True):
         super().notify_style_update()
         self._base = None
         if self.shown is not None:
+            restyled(self, self._restyle)
+
+    def _restyle(self) -> None:
+        self._base = None
+        if self.shown is not None and self._decoded is not None:
             self._lay_out(keep_scroll=True)
 
     def clear(self, message: str = "") -> None:
@@ -352,7 +357,7 @@ class DetailPane(ScrollView, can_focus=True):
     # -- rendering -------------------------------------------------------------------
 
     def _style(self, name: str):
-        return self.get_component_rich_style(name, partial=True)
+        return tone_style(self, name)
 
     def set_review_notes(self, notes: dict[str, Note]) -> None:
         """The review notes by case id (`core/read/notes.py`); the case shown is laid out again."""

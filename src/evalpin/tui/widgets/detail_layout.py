@@ -99,7 +99,7 @@ class CaseLayout:
         legend = True  # said once, over the first block with a change marked
         for compared in decoded.compared:
             lines += self._compared(compared, pair, needles, width, legend=legend)
-            legend = legend and not (compared.pieces and worddiff.changed(compared.pieces))
+            legend = legend and not compared.changed
         if isinstance(source, CaseSource) and source.test_text is not None:
             lines += self._test_file(source, decoded, pair, width)
         return [part for text in lines for part in fold(text, width)]
@@ -344,10 +344,10 @@ class CaseLayout:
         """One block: a word diff (struck: only left; underlined: only right) or one side,
         the needles highlighted and, under a completion text, found or absent."""
         seeds = worddiff.seeds_label(compared.seeds, self._repeat)
-        if compared.pieces is not None:
-            diff = worddiff.changed(compared.pieces)
+        if compared.lines is not None or compared.pieces is not None:
+            diff = compared.changed
             where = "left → right" if diff else "same on both sides"
-            pieces = compared.pieces
+            pieces = compared.pieces or [Piece(EQUAL, compared.left or "")]
         else:
             where = ("left" if compared.left is not None else "right") if pair else ""
             text = compared.left if compared.left is not None else compared.right
@@ -359,15 +359,25 @@ class CaseLayout:
         for text in compared.notes:
             out.append(Text(f"({text})", style=note))
         deleted, inserted = self._style("detail--deleted"), self._style("detail--inserted")
+        muted = self._style("detail--muted")
         if diff and legend:
             out.append(
                 Text.assemble(
-                    ("struck: ", self._style("detail--muted")),
+                    ("struck: ", muted),
                     ("only on the left", deleted),
-                    (" · underlined: ", self._style("detail--muted")),
+                    (" · underlined: ", muted),
                     ("only on the right", inserted),
+                    (" · by line: - the left's, + the right's" if compared.lines else "", muted),
                 )
             )
+        if compared.lines is not None and diff:
+            styles = {DELETE: deleted, INSERT: inserted}
+            for diffed in compared.lines:
+                row = Text.assemble((f"{diffed.tag} ", muted))
+                for piece in diffed.pieces:
+                    row.append(piece.text, styles.get(piece.op, ""))
+                out += wrapped(row, width)
+            return out
         is_text = compared.what == "completion text"
         shown, marks = worddiff.display(pieces, [n for n, _ in needles] if is_text else [])
         body = Text(shown)

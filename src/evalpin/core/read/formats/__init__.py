@@ -19,6 +19,7 @@ a JSON object, the top-level keys of the whole JSON document.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,12 +30,15 @@ from evalpin.core.errors import InputError
 from evalpin.core.files import open_input
 from evalpin.core.read.formats.probe import ZIP_MAGIC, Probe, ReadOptions, SeveralRuns
 from evalpin.core.read.notes import NOTES_NAME
-from evalpin.core.read.rundata import RunFile, Scan, problem
+from evalpin.core.read.rundata import SHAPE_EVALPIN, RunFile, Scan, problem
 from evalpin.core.records import CaseRow, RunHeader
 
 __all__ = [
     "FORMATS",
+    "GONE",
+    "GREW",
     "LOG_SUFFIXES",
+    "SAME",
     "ZIP_MAGIC",
     "Format",
     "Probe",
@@ -104,6 +108,9 @@ def _table() -> tuple[Format, ...]:
         Format(report.NAME, report.sniff, report.read),
     )
 
+
+# What `RunStream.follow` found.
+GREW, SAME, GONE = "grew", "same", "gone"
 
 FORMATS: tuple[Format, ...] = ()
 # Suffixes a folder listing considers (history, the review's newest-run pick).
@@ -240,11 +247,14 @@ class RunStream:
         self.stop: int | None = None
         self._scan: Scan | None = None
         self._steps: Iterator[int] | None = None
+        self._identity: tuple[int, int] | None = None  # the file read: (device, inode)
         if run is None:
             self._fmt, self._probe = sniff(path)
             if self._fmt.scan is not None:
                 self._scan = self._fmt.scan(self._probe)
-                self.stop = stop if stop is not None else self._probe.path.stat().st_size
+                held = self._probe.path.stat()
+                self.stop = stop if stop is not None else held.st_size
+                self._identity = (held.st_dev, held.st_ino)
 
     @classmethod
     def of(cls, run: RunFile) -> RunStream:
@@ -300,3 +310,49 @@ class RunStream:
         if self._steps is None:
             self._steps = self._blocks()
         return next(self._steps, None) is not None
+
+    @property
+    def followable(self) -> bool:
+        """Whether the run may still grow: an evalpin run read block by block, with no
+        summary trailer yet (one being written, or one a killed run left to resume)."""
+        scan = self._scan
+        return (
+            scan is not None
+            and scan.finished
+            and scan.shape == SHAPE_EVALPIN
+            and scan.summary is None
+            and self._identity is not None
+        )
+
+    def follow(self) -> str:
+        """Read the whole lines appended since the last read, from the byte where it
+        stopped (the rows and the line index grow; nothing read before is read again): a
+        line still being written is left for the next call. `GREW` (then `run` is the run
+        as it is now), `SAME`, or `GONE`: the file was replaced or cut short (`--resume`
+        rewrites or trims it), so what was read no longer stands: read it anew."""
+        scan = self._scan
+        assert scan is not None and self._identity is not None
+        try:
+            with open_input(self._probe.path) as fh:
+                now = os.fstat(fh.fileno())
+                if (now.st_dev, now.st_ino) != self._identity or now.st_size < scan.end:
+                    return GONE
+                if now.st_size == scan.end:
+                    return SAME
+                fh.seek(scan.end)
+                data = fh.read(now.st_size - scan.end)
+                whole = data.rfind(b"\n") + 1
+                if not whole:
+                    return SAME  # a line on its way: read once its newline is written
+                rows = len(scan.rows)
+                summary = scan.summary
+                scan.torn = False  # a torn tail read before is read again, whole now
+                for _ in scan.blocks(fh, scan.end, scan.end + whole):
+                    pass
+        except OSError:  # the file went away: a bad line deep in it stays an InputError
+            return GONE
+        if len(scan.rows) == rows and scan.summary is summary:
+            return SAME
+        self.stop = scan.end
+        self.run = scan.result()
+        return GREW

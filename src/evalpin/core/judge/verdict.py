@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from evalpin.core import tiers
+from evalpin.core.bounded import MAX_FIXTURE_BYTES, read_bounded
 from evalpin.core.columns import Columns, error_rows, judged
 from evalpin.core.errors import InputError
-from evalpin.core.files import not_utf8, read_input
+from evalpin.core.files import not_utf8
 from evalpin.core.instrument.fixtures import FIXTURE_KINDS, KIND_CODING, FixtureSet
 from evalpin.core.judge import stats
 from evalpin.core.judge.power import Power, power
@@ -60,7 +61,7 @@ class Disclosure:
 
     @classmethod
     def load(cls, path: str | Path) -> Disclosure:
-        data = read_input(path, folder="is a directory, not a disclosure list")
+        data = read_bounded(path, MAX_FIXTURE_BYTES, folder="is a directory, not a disclosure list")
         entries = set()
         for lineno, raw in enumerate(data.split(b"\n"), start=1):
             try:

@@ -45,7 +45,7 @@ def peek_header(path: str | Path) -> RunHeader | None:
                     return _HEADER.decode(line)
                 if fh.tell() > PEEK_LIMIT:
                     return None
-    except (OSError, msgspec.MsgspecError):
+    except (OSError, msgspec.MsgspecError, RecursionError):
         return None
     return None
 

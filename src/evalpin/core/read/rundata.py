@@ -25,6 +25,7 @@ from typing import BinaryIO, NoReturn
 
 import msgspec
 
+from evalpin.core.bounded import MAX_LINE_BYTES, TOO_DEEP, json_too_deep
 from evalpin.core.columns import MIXED, lone
 from evalpin.core.errors import InputError
 from evalpin.core.files import not_utf8
@@ -178,9 +179,15 @@ def _decode_marks(path: str, line: bytes) -> Marks:
         return _MARKS.decode(line)
     except msgspec.MsgspecError as exc:
         raise InputError(path, f"case record changed on disk: {exc}") from None
+    except RecursionError:
+        raise InputError(path, f"case record {TOO_DEEP}") from None
 
 
 def _decode_full(path: str, line: bytes) -> CaseRecord:
+    """A case line in full: its values (tool arguments, files) are kept and shown, so
+    their depth is checked first."""
+    if json_too_deep(line):
+        raise InputError(path, f"case record {TOO_DEEP}")
     try:
         data = _ANY.decode(line)
         data["record"] = "case"  # header-less lines from other tools carry no tag
@@ -259,7 +266,7 @@ class Scan:
         InputError is raised where the problem is met, as `read` raises it.
         `start`, `stop`: the byte range to read, each at a line start (default: all)."""
         self.total = (os.fstat(fh.fileno()).st_size if stop is None else stop) - start
-        carry = b""
+        carry = bytearray()  # grows in place: a long line costs its length, not its square
         pos = start  # file offset of the first byte of `carry`
         fh.seek(start)
         while chunk := fh.read(_CHUNK if stop is None else min(_CHUNK, stop - pos - len(carry))):
@@ -267,18 +274,20 @@ class Scan:
             first = chunk.find(b"\n")
             if first < 0:
                 carry += chunk
+                if len(carry) > MAX_LINE_BYTES:
+                    self._fail(f"line longer than {MAX_LINE_BYTES:,} bytes", pos)
                 continue
             with gc_paused():  # per chunk: never left paused while the caller runs
-                self._line(carry + chunk[:first], pos, ended=True)
+                self._line(bytes(carry) + chunk[:first], pos, ended=True)
                 begin = pos + len(carry) + first + 1
                 last = chunk.rfind(b"\n")
                 if last > first:
                     self._block(memoryview(chunk)[first + 1 : last + 1], begin)
             pos += len(carry) + last + 1
-            carry = chunk[last + 1 :]
+            carry = bytearray(chunk[last + 1 :])
             yield len(self.rows)
         if carry:
-            self._line(carry, pos, ended=False)
+            self._line(bytes(carry), pos, ended=False)
         if self.shape == SHAPE_EVALPIN and self.header is None:
             raise InputError(self.path, "no run header", 1)
         self.done = self.total
@@ -337,7 +346,7 @@ class Scan:
         """Decode a block of case lines in one call; False when it holds anything else."""
         try:
             decoded = self._pins.decode(block)
-        except msgspec.MsgspecError:
+        except (msgspec.MsgspecError, RecursionError):  # the line by line path names it
             return False
         self.index.add(len(self.rows), start)
         self.rows.extend(decoded)
@@ -350,6 +359,8 @@ class Scan:
         except msgspec.MsgspecError as exc:
             self._other(line, offset, exc, ended=ended)
             return
+        except RecursionError:
+            self._fail(TOO_DEEP, offset)
         if self.summary is not None:
             self._fail("case record after the summary trailer", offset)
         if self.shape == SHAPE_EVALPIN and self.header is None:
@@ -369,6 +380,8 @@ class Scan:
         if not ended and isinstance(exc, msgspec.DecodeError):
             self.torn = True  # a write cut short by a kill: report it, keep the rest
             return
+        if json_too_deep(line):  # a header keeps its values (slot, controls, env)
+            self._fail(TOO_DEEP, offset)
         try:
             rec = _OTHER.decode(line)
         except msgspec.MsgspecError as other:
@@ -494,6 +507,6 @@ class LineIndex:
 def _claimed_kind(line: bytes) -> object:
     try:
         data = _ANY.decode(line)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None
     return data.get("record") if isinstance(data, dict) else None

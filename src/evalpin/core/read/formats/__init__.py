@@ -25,6 +25,7 @@ from pathlib import Path
 
 import msgspec
 
+from evalpin.core.bounded import TOO_DEEP
 from evalpin.core.errors import InputError
 from evalpin.core.files import open_input
 from evalpin.core.read.formats.probe import ZIP_MAGIC, Probe, ReadOptions
@@ -128,6 +129,8 @@ def _unknown(probe: Probe) -> str:
                 _ANY.decode(line)
             except msgspec.DecodeError as exc:
                 return problem(exc, line)
+        except RecursionError:
+            return TOO_DEEP
         return "not a run file: a JSON document that is neither a report nor an inspect-ai log"
     if not isinstance(first, dict):
         return "not a run file: line is not a JSON object"

@@ -41,6 +41,7 @@ PUBLISHABLE = "publishable"
 LABELS = (CONTAMINATED, UNCONTROLLED, DEMO_NOTE, INTERNAL, EXPLORATORY, PUBLISHABLE)
 DEFAULT_BAND = 0.05
 MIN_SEEDS = 3
+NOTHING_JUDGED = "nothing judged: not one case could be judged, so no pass rate, spread or interval"
 # holdout_policy values that declare a set public; any other value (or none) seals it.
 PUBLIC_POLICIES = {"none", "public", "no-holdout"}
 NETWORK_ENFORCED = "off-enforced"
@@ -130,6 +131,12 @@ class Verdict:
         return self.spread > self.band
 
     @property
+    def nothing_judged(self) -> bool:
+        """Not one case could be judged: no pass rate, spread or interval exists (every
+        face says `NOTHING_JUDGED` instead of a spread of 0 that reads as stable)."""
+        return self.judged == 0
+
+    @property
     def non_deterministic(self) -> bool:
         """A repeated (case, seed) did not reproduce its completion: every diff of this
         backend is suspect."""
@@ -147,7 +154,7 @@ class Verdict:
             "judged": self.judged,
             "errors": self.errors,
             "error_reasons": self.error_reasons,
-            "spread": self.spread,
+            "spread": None if self.nothing_judged else self.spread,
             "band": self.band,
             "unstable": self.unstable,
             "flaky_cases": self.flaky_cases,
@@ -476,11 +483,12 @@ def checklist(
         INTERNAL,
         shown={True: "yes", False: f"no ({run.incomplete_why})", None: "unknown"}[run.complete],
     )
-    errors_rule(
-        errored_reasons(run) if error_reasons is None else error_reasons,
-        check,
-        ours=run.shape == SHAPE_EVALPIN,
-    )
+    error_reasons = errored_reasons(run) if error_reasons is None else error_reasons
+    errors_rule(error_reasons, check, ours=run.shape == SHAPE_EVALPIN)
+    judged = len(run.rows) - sum(error_reasons.values())
+    if not judged:  # shown only when it fails: a run with nothing judged says so
+        why = f"nothing judged: not one of the run's {len(run.rows)} case record(s) was judged"
+        check("judged", False, 0, why, INTERNAL, shown=f"0 of {len(run.rows)} case(s) judged")
     ungraded = ungraded_cases(run)
     if ungraded:  # shown only when it fails: the wire could not carry what a test did
         shown = ", ".join(ungraded[:5]) + (

@@ -213,8 +213,8 @@ class Clustered:
             return None
         if self.too_few:
             return (
-                f"{TOO_FEW} how far it is from the truth: {self.cases} shared case(s), "
-                f"fewer than {MIN_CASES}"
+                f"{TOO_FEW} how precise it is ({self.cases} shared case(s), fewer than "
+                f"{MIN_CASES}): no interval, no detectable effect"
             )
         if self.se == 0:
             return (

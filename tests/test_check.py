@@ -118,7 +118,7 @@ def test_an_item_without_reference_is_a_note_unless_strict(capsys, tmp_path: Pat
     ],
 )
 def test_golden_lint(capsys, tmp_path: Path, case: dict, found: str) -> None:
-    good = {"id": "ok", "user": "hi"}
+    good = {"id": "ok", "user": "hi", "must_include": ["hello"]}
     bad = {"id": "bad", "user": "hi", **case}
     path = tmp_path / "golden.jsonl"
     path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
@@ -131,7 +131,8 @@ def test_golden_lint(capsys, tmp_path: Path, case: dict, found: str) -> None:
 
 def test_the_defaults_lines_tools_are_the_offered_ones(capsys, tmp_path: Path) -> None:
     path = tmp_path / "golden.jsonl"
-    lines = [{"defaults": {"tools": [{"name": "cancel"}]}}, {"id": "a", "user": "hi"}]
+    lines = [{"defaults": {"tools": [{"name": "cancel"}]}}]
+    lines.append({"id": "a", "user": "hi", "require_tools": ["cancel"]})
     lines.append({"id": "b", "user": "hi", "require_tools": ["lookup"]})
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
     r = cli(capsys, "check", str(path), "--json")

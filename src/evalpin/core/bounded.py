@@ -33,7 +33,7 @@ from evalpin.core.files import not_utf8, read_input
 MAX_DEPTH = 100  # levels of nesting of any JSON or YAML value
 MAX_CONFIG_BYTES = 16 << 20  # a slots file, a lock, a coding YAML, a disclosure list
 MAX_FIXTURE_BYTES = 256 << 20  # a golden JSONL set, a replay recording, a notes file
-MAX_LINE_BYTES = 256 << 20  # one line of a run file or another tool's JSONL log
+MAX_LINE_BYTES = 64 << 20  # one line of a run file or another tool's JSONL log
 MAX_DOCUMENT_BYTES = 1 << 30  # one whole JSON document (a report, an inspect-ai log)
 
 TOO_DEEP = f"nested deeper than {MAX_DEPTH} levels"
@@ -144,6 +144,8 @@ def yaml_document(path: Path, data: bytes, what: str) -> YamlDoc:
         loader = yaml.SafeLoader(text)
         try:
             node = loader.get_single_node()
+            # Lines first: constructing merges `<<:` keys into the node in place.
+            lines = _key_lines(path, node) if node is not None else {}
             value = None if node is None else loader.construct_document(node)
         finally:
             loader.dispose()
@@ -157,7 +159,7 @@ def yaml_document(path: Path, data: bytes, what: str) -> YamlDoc:
         raise InputError(path, f"invalid YAML value: {exc}") from None
     except RecursionError:  # pragma: no cover - the walk refuses what is this deep
         raise InputError(path, TOO_DEEP) from None
-    return YamlDoc(value, dict(_key_lines(node)) if node is not None else {})
+    return YamlDoc(value, lines)
 
 
 def _walk(path: Path, text: str, what: str) -> None:
@@ -194,10 +196,13 @@ def _count(path: Path, events: Iterator[Any], what: str) -> None:
             raise InputError(path, f"YAML aliases are not allowed in {what}", line)
 
 
-def _key_lines(root: Any) -> Iterator[tuple[tuple[Any, ...], int]]:
-    """(path, line) of every mapping key and list item under `root`, without recursion."""
+def _key_lines(path: Path, root: Any) -> dict[tuple[Any, ...], int]:
+    """The line of every mapping key and list item under `root` (without recursion);
+    InputError at a key written twice in one mapping, which YAML would settle by
+    keeping the last silently (a second `forbidden_imports:` undoing the first)."""
     import yaml
 
+    lines: dict[tuple[Any, ...], int] = {}
     todo: list[tuple[tuple[Any, ...], Any]] = [((), root)]
     while todo:
         where, node = todo.pop()
@@ -205,10 +210,15 @@ def _key_lines(root: Any) -> Iterator[tuple[tuple[Any, ...], int]]:
             for key, value in node.value:
                 if isinstance(key, yaml.ScalarNode):
                     at = (*where, key.value)
-                    yield at, key.start_mark.line + 1
+                    line = key.start_mark.line + 1
+                    if at in lines:
+                        msg = f"duplicate key {key.value!r} (first on line {lines[at]})"
+                        raise InputError(path, msg, line)
+                    lines[at] = line
                     todo.append((at, value))
         elif isinstance(node, yaml.SequenceNode):
             for n, item in enumerate(node.value):
                 at = (*where, n)
-                yield at, item.start_mark.line + 1
+                lines[at] = item.start_mark.line + 1
                 todo.append((at, item))
+    return lines

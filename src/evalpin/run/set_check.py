@@ -5,7 +5,8 @@ the prompt shows (`starting_files:`) must fail on a test ("each item names a fai
 test", not a static or sandbox error), and an item graded under process isolation must
 get the same grade in-process too, for both. Golden cases: a tool both required and
 forbidden, empty needles, a required phrase the case's own `must_not` contains, a
-required tool the offered `tools` lack.
+required tool the offered `tools` lack, a case that checks nothing at all (it would pass
+whatever the model answers).
 
 Before those, every problem the loader finds in the set (unknown keys with the nearest
 valid one, duplicate ids, malformed lines or items: what `run`, `hash` and `seal` refuse
@@ -164,6 +165,11 @@ def lint_golden(fs: FixtureSet) -> list[ItemReport]:
         assert isinstance(case, GoldenCase)
         report = ItemReport(case.id)
         problems, lineno = report.problems, case.line
+        if not (case.require_tools or case.forbid_tools or case.must_include or case.must_not):
+            problems.append(
+                f"line {lineno}: the case checks nothing (no require_tools, forbid_tools, "
+                "must_include or must_not): it passes whatever the model answers"
+            )
         for key in ("require_tools", "forbid_tools", "must_include", "must_not"):
             if any(not v.strip() for v in getattr(case, key)):
                 problems.append(f"line {lineno}: an empty {key} entry")

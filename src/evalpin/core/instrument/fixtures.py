@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -175,11 +176,28 @@ def _golden_line(path: Path, raw: bytes, lineno: int) -> Any:
     if json_too_deep(raw):
         raise InputError(path, TOO_DEEP, lineno)
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_once)
     except json.JSONDecodeError as exc:
         raise InputError(path, f"not JSON: {exc.msg} at column {exc.colno}", lineno) from None
+    except _Twice as twice:
+        msg = f"duplicate key {twice.args[0]!r}: JSON keeps the last one written, silently"
+        raise InputError(path, msg, lineno) from None
     except RecursionError:  # pragma: no cover - refused above
         raise InputError(path, TOO_DEEP, lineno) from None
+
+
+class _Twice(ValueError):
+    """A key written twice in one JSON object."""
+
+
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are each written once (else `_Twice`)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _Twice(key)
+        out[key] = value
+    return out
 
 
 def _load_golden(path: Path, data: bytes, problems: Problems) -> FixtureSet:
@@ -468,7 +486,12 @@ def _coding_item(
         if not file.is_file():
             raise InputError(path, f"{where} {what} {item[what]!r} does not exist", at(what))
     timeout = item.get("timeout_s")
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
         raise InputError(path, f"{where} 'timeout_s' must be a positive number", at("timeout_s"))
     with _line(at("expected_files")):
         expected = _str_list(path, item_id, item, "expected_files")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -157,7 +158,11 @@ class Entry:
 
     def number(self, key: str, default: float, *, positive: bool = True) -> float:
         value = self.entry.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int | float):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
             raise self.fail(f"'{key}' must be a number", key)
         if value < 0 or (positive and value == 0):
             raise self.fail(f"'{key}' must be {'positive' if positive else 'zero or more'}", key)

@@ -4,6 +4,7 @@ these from here, never from the table in `formats/__init__.py` that imports them
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -117,9 +118,10 @@ class Probe:
     @cached_property
     def data(self) -> bytes:
         with open_input(self.path) as fh:
-            data = fh.read(MAX_DOCUMENT_BYTES + 1)
-        if len(data) > MAX_DOCUMENT_BYTES:
-            raise InputError(self.path, too_big(self.path.stat().st_size, MAX_DOCUMENT_BYTES))
+            size = os.fstat(fh.fileno()).st_size  # refused from its size, before it is read
+            data = fh.read(MAX_DOCUMENT_BYTES + 1) if size <= MAX_DOCUMENT_BYTES else b""
+        if size > MAX_DOCUMENT_BYTES or len(data) > MAX_DOCUMENT_BYTES:
+            raise InputError(self.path, too_big(max(size, len(data)), MAX_DOCUMENT_BYTES))
         return data
 
     @cached_property

@@ -225,6 +225,12 @@ def _load_golden(path: Path, data: bytes, problems: Problems) -> FixtureSet:
             continue
         seen[case.id] = lineno
         cases.append(case)
+    if not cases:  # not a set at all (a run file, say): unreadable as one, even for check
+        if problems.found:
+            first = problems.found[0]
+            msg = f"not a golden set: no line is a case (the first problem: {first.message})"
+            raise InputError(path, msg, first.line)
+        raise InputError(path, "not a golden set: no line is a case")
     return FixtureSet(
         path=path,
         kind=KIND_GOLDEN,

@@ -18,6 +18,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -33,7 +34,8 @@ from evalpin.cli import main
 from tests.builders import grid, write_run
 
 DATA = Path(__file__).parent / "data"
-# A hang turns into a failure; what a reader normally takes is measured in benchmarks/.
+# A hang turns into a failure (an alarm stops it); what a reader normally takes is
+# measured in benchmarks/bench_bounded.py.
 SLOW = 20.0
 DEEP = 100_000
 
@@ -46,19 +48,36 @@ class Outcome:
     seconds: float
 
 
+class Hung(BaseException):
+    """An invocation ran past `SLOW` (raised by the alarm, so no `except Exception` in
+    the code under test can swallow it)."""
+
+
+def _alarm(signum: int, frame: object) -> None:
+    raise Hung
+
+
 def run_cli(*args: str) -> Outcome:
-    """The command line in this process; any exception but SystemExit fails the test
-    with its traceback (a reader must never let one out)."""
+    """The command line in this process, stopped by an alarm after `SLOW` seconds; any
+    exception but SystemExit fails the test with its traceback (a reader must never let
+    one out)."""
     out, err = io.StringIO(), io.StringIO()
     start = time.perf_counter()
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, SLOW)
     try:
         with redirect_stdout(out), redirect_stderr(err):
             main(list(args))
         code = 0
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
+    except Hung:
+        pytest.fail(f"evalpin {' '.join(args)} still running after {SLOW:.0f} s")
     except BaseException:  # the point of the test: none may get out
         pytest.fail(f"evalpin {' '.join(args)} raised:\n{traceback.format_exc()}")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
     return Outcome(code, out.getvalue(), err.getvalue(), time.perf_counter() - start)
 
 

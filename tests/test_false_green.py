@@ -131,6 +131,21 @@ def test_runs_sharing_no_case_or_only_errors_compare_nothing(capsys, tmp_path: P
     assert r.code == 4 and "none of the 3 shared (case, seed) pairs was judged" in r.out
 
 
+async def test_the_verdict_screen_says_nothing_was_compared(tmp_path: Path) -> None:
+    from tests.tuikit import SIZE, new_app, screen_text, settle
+
+    left = write_run(tmp_path / "l.jsonl", grid({"a": [True] * 3}))
+    other = write_run(tmp_path / "o.jsonl", grid({"z": [True] * 3}))
+    app = new_app(left, other)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app, "verdicts")
+        await pilot.press("v")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "nothing compared: no (case, seed) was judged on both sides" in text
+        assert "within noise" not in text
+
+
 def test_lm_eval_predict_only_runs_say_nothing_was_judged(capsys, tmp_path: Path) -> None:
     """Samples with no metric (`--predict_only`): error cases on both sides, so no pair of
     grades: a plain line and exit 4, never a traceback or exit 1."""
@@ -405,5 +420,5 @@ def test_a_case_record_the_review_decodes_is_bounded(tmp_path: Path) -> None:
     run.write_text("\n".join(lines) + "\n")
     read = read_run(run)
     assert len(read.rows) == 1
-    with pytest.raises(InputError, match="nested deeper than 100 levels"):
+    with pytest.raises(InputError, match=r"nested too deeply \(more than 100 levels\)"):
         read.record(0)

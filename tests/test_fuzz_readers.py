@@ -353,9 +353,9 @@ def test_history_lists_an_unreadable_run_and_goes_on(tmp_path: Path) -> None:
     data = json.loads(got.out)
     unreadable = {Path(u["path"]).name: u["error"] for u in data["unreadable"]}
     assert set(unreadable) == {"deep.jsonl", "deep-line.jsonl", "noise.json"}
-    assert "nested deeper than 100 levels" in unreadable["deep.jsonl"]
+    assert "nested too deeply (more than 100 levels)" in unreadable["deep.jsonl"]
     line = len(good.splitlines()) + 1
-    assert f"deep-line.jsonl:{line}: nested deeper" in unreadable["deep-line.jsonl"]
+    assert f"deep-line.jsonl:{line}: nested too deeply" in unreadable["deep-line.jsonl"]
     assert sum(len(s["runs"]) for s in data["series"]) == 2
 
 

@@ -36,7 +36,7 @@ MAX_FIXTURE_BYTES = 256 << 20  # a golden JSONL set, a replay recording, a notes
 MAX_LINE_BYTES = 64 << 20  # one line of a run file or another tool's JSONL log
 MAX_DOCUMENT_BYTES = 1 << 30  # one whole JSON document (a report, an inspect-ai log)
 
-TOO_DEEP = f"nested deeper than {MAX_DEPTH} levels"
+TOO_DEEP = f"nested too deeply (more than {MAX_DEPTH} levels)"
 
 _T = TypeVar("_T")
 # Everything but brackets and quotes, deleted before depth is counted.

@@ -249,8 +249,14 @@ class VerdictScreen(Screen[None]):
                 ),
             )
         result = self.paired
-        if result is None:
-            return Text("")
+        if result is None:  # no (case, seed) judged on both sides: never "within noise"
+            return Group(
+                head,
+                Text(
+                    "nothing compared: no (case, seed) was judged on both sides",
+                    style=self._style("pins--warn"),
+                ),
+            )
         muted = self._style("verdict--muted")
         c = result.clustered
         style = (

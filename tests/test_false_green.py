@@ -268,6 +268,29 @@ def test_a_slots_typo_names_its_line_and_the_nearest(capsys, tmp_path: Path) -> 
     assert f"{slots}:4: slot 'rec' (provider 'replay'): unknown key 'pth' (did you mean" in r.err
 
 
+def test_a_recording_line_with_a_typo_answers_nothing(capsys, tmp_path: Path) -> None:
+    """`sed` for `seed` would make a line answer every seed: the line is skipped, named,
+    and its cases are not judged (the run fails: not one case was)."""
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(json.dumps({"id": "a", "user": "hi", "must_include": ["hi"]}) + "\n")
+    recording = tmp_path / "rec.jsonl"
+    recording.write_text(json.dumps({"case_id": "a", "sed": 11, "text": "hi"}) + "\n")
+    out = tmp_path / "r.jsonl"
+    r = cli(
+        capsys,
+        "run",
+        "--fixtures",
+        str(golden),
+        "--slot",
+        f"r=replay:{recording}",
+        "--seeds",
+        "11,29",
+        "--out",
+        str(out),
+    )
+    assert r.code == 1 and "unknown key 'sed' (did you mean 'seed'?)" in r.err
+
+
 def test_a_key_written_twice_is_refused_not_settled_silently(capsys, tmp_path: Path) -> None:
     path = _coding(
         tmp_path,

@@ -90,6 +90,8 @@ def json_variants(valid: bytes, rng: random.Random) -> dict[str, bytes]:
     first, _, rest = valid.partition(b"\n")
     brace = first.find(b"{")
     inside = first[: brace + 1] + b'"zz":' + deep_json() + b"," + first[brace + 1 :]
+    # A lone surrogate escape, as a key and as a value: decodes to a string nothing prints.
+    lone = first[: brace + 1] + b'"\\udc80": "a\\ud800",' + first[brace + 1 :]
     five_hundred = first[: brace + 1] + b'"zz":' + deep_json(500) + b"," + first[brace + 1 :]
     return {
         "empty": b"",
@@ -107,6 +109,7 @@ def json_variants(valid: bytes, rng: random.Random) -> dict[str, bytes]:
         "deep-500": five_hundred + b"\n" + rest if brace >= 0 else deep_json(500),
         "deep-later": valid + deep_json() + b"\n",
         "wrong-shape": b"[" + first + b"]\n" + rest,
+        "lone-surrogate": lone + b"\n" + rest if brace >= 0 else b'"\\ud800"\n',
         "scalar": b"12345678901234567890123456789\n",
         "huge-number": first.replace(b'"', b'1e99999 "', 1) + b"\n" + rest,
     }
@@ -132,6 +135,7 @@ def yaml_variants(valid: bytes, rng: random.Random) -> dict[str, bytes]:
         "tag": text.replace(":", ": !!python/object/apply:os.system", 1).encode(),
         "bad-date": (text + "frozen_at: 2026-02-30\n").encode(),
         "twice": (text + text).encode(),
+        "lone-surrogate": (text + 'x-s: "a\\ud800"\n"\\udc80": 1\n').encode(),
         "list": b"- " + valid.replace(b"\n", b"\n  "),
     }
 
@@ -357,6 +361,22 @@ def test_history_lists_an_unreadable_run_and_goes_on(tmp_path: Path) -> None:
     line = len(good.splitlines()) + 1
     assert f"deep-line.jsonl:{line}: nested too deeply" in unreadable["deep-line.jsonl"]
     assert sum(len(s["runs"]) for s in data["series"]) == 2
+
+
+def test_a_lone_surrogate_is_refused_before_anything_prints_it(tmp_path: Path) -> None:
+    """`\\ud800` alone in a JSON or YAML string decodes to text no stream can write: in a
+    real process (not captured into a StringIO) it must be one line and exit 3, never a
+    UnicodeEncodeError while printing a case id, and never a run file that cannot be
+    read back."""
+    from tests.clirun import cli_process
+
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text('{"id": "a\\ud800", "user": "hi", "must_include": ["x"]}\n')
+    coding = tmp_path / "set.yaml"
+    coding.write_text('schema: coding-eval/v1\ndataset_id: "d\\udc80"\n')
+    for args in (("hash", str(golden)), ("check", str(golden)), ("hash", str(coding))):
+        got = cli_process(*args)
+        assert got.code == 3 and "surrogate" in got.err and "Traceback" not in got.err, args
 
 
 _CAPPED = """

@@ -37,6 +37,8 @@ MAX_LINE_BYTES = 64 << 20  # one line of a run file or another tool's JSONL log
 MAX_DOCUMENT_BYTES = 1 << 30  # one whole JSON document (a report, an inspect-ai log)
 
 TOO_DEEP = f"nested too deeply (more than {MAX_DEPTH} levels)"
+# A `\ud800` escape alone decodes to a string no file, terminal or JSON reader takes back.
+NOT_TEXT = "a lone UTF-16 surrogate (an escape such as \\ud800 alone) is not text"
 
 _T = TypeVar("_T")
 # Everything but brackets and quotes, deleted before depth is counted.
@@ -65,6 +67,21 @@ def read_bounded(path: str | Path, limit: int, **names: Any) -> bytes:
 
 
 # -- JSON ---------------------------------------------------------------------------
+
+
+def has_surrogates(value: Any) -> bool:
+    """Whether a decoded JSON or YAML value holds a lone surrogate in any string (or
+    key): it could not be printed, hashed as UTF-8 or written to a run file that reads
+    back. One `json.dumps` pass, in C."""
+    import json
+
+    try:
+        json.dumps(value, ensure_ascii=False, default=str).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    except (ValueError, TypeError, RecursionError):  # pragma: no cover - bounded, plain data
+        return False
+    return False
 
 
 def json_depth(data: bytes | bytearray | memoryview) -> int:
@@ -159,6 +176,8 @@ def yaml_document(path: Path, data: bytes, what: str) -> YamlDoc:
         raise InputError(path, f"invalid YAML value: {exc}") from None
     except RecursionError:  # pragma: no cover - the walk refuses what is this deep
         raise InputError(path, TOO_DEEP) from None
+    if has_surrogates(value):
+        raise InputError(path, NOT_TEXT)
     return YamlDoc(value, lines)
 
 

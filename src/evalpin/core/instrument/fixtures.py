@@ -31,8 +31,10 @@ from typing import Any
 from evalpin.core.bounded import (
     MAX_CONFIG_BYTES,
     MAX_FIXTURE_BYTES,
+    NOT_TEXT,
     TOO_DEEP,
     YamlDoc,
+    has_surrogates,
     json_too_deep,
     read_bounded,
     yaml_document,
@@ -168,7 +170,7 @@ _DEFAULT_KEYS = frozenset({"tools", "tool_results"})
 
 
 def _golden_line(path: Path, raw: bytes, lineno: int) -> Any:
-    """One line of a golden file as JSON: UTF-8, within the depth limit."""
+    """One line of a golden file as JSON: UTF-8, within the depth limit, text."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as bad:
@@ -176,7 +178,7 @@ def _golden_line(path: Path, raw: bytes, lineno: int) -> Any:
     if json_too_deep(raw):
         raise InputError(path, TOO_DEEP, lineno)
     try:
-        return json.loads(text, object_pairs_hook=_once)
+        value = json.loads(text, object_pairs_hook=_once)
     except json.JSONDecodeError as exc:
         raise InputError(path, f"not JSON: {exc.msg} at column {exc.colno}", lineno) from None
     except _Twice as twice:
@@ -184,6 +186,9 @@ def _golden_line(path: Path, raw: bytes, lineno: int) -> Any:
         raise InputError(path, msg, lineno) from None
     except RecursionError:  # pragma: no cover - refused above
         raise InputError(path, TOO_DEEP, lineno) from None
+    if b"\\u" in raw and has_surrogates(value):  # only an escape can make one
+        raise InputError(path, NOT_TEXT, lineno)
+    return value
 
 
 class _Twice(ValueError):

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalpin.core.bounded import MAX_FIXTURE_BYTES, read_bounded
+from evalpin.core.bounded import MAX_FIXTURE_BYTES, NOT_TEXT, has_surrogates, read_bounded
 from evalpin.core.errors import InputError
 from evalpin.core.files import not_utf8, write_atomic
 from evalpin.core.instrument.fixtures import FixtureSet, envelope_hash
@@ -225,6 +225,8 @@ def _string(path: Path, text: str, lineno: int, what: str, nullable: bool) -> tu
         raise InputError(path, f"{what} is not a valid JSON string: {exc.msg}", lineno) from None
     if not isinstance(value, str):  # pragma: no cover - a '"' always opens a string
         raise InputError(path, f"{what} must be a JSON string", lineno)
+    if has_surrogates(value):
+        raise InputError(path, f"{what}: {NOT_TEXT}", lineno)
     return value, text[end:]
 
 

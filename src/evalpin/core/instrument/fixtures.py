@@ -37,6 +37,7 @@ from evalpin.core.bounded import (
     has_surrogates,
     json_too_deep,
     read_bounded,
+    too_big,
     yaml_document,
 )
 from evalpin.core.errors import InputError
@@ -449,7 +450,11 @@ def _str_list(path: Path, item_id: str, item: dict, key: str) -> list[str]:
 
 
 def _read(path: Path, file: Path, what: str) -> bytes:
+    """A file an item references, whole (it is hashed), within the fixture size cap."""
     try:
+        size = file.stat().st_size
+        if size > MAX_FIXTURE_BYTES:
+            raise InputError(path, f"{what}: {too_big(size, MAX_FIXTURE_BYTES)}")
         return file.read_bytes()
     except OSError as exc:
         raise InputError(path, f"{what} cannot be read: {exc.strerror or exc}") from None

@@ -140,7 +140,16 @@ def _unknown(probe: Probe) -> str:
 def read_log(path: str | Path, options: ReadOptions | None = None) -> RunFile:
     """Read a run or another tool's log into rows and pins, or raise InputError."""
     fmt, probe = sniff(path)
-    return fmt.read(probe, options or ReadOptions())
+    return _read(fmt, probe, options or ReadOptions())
+
+
+def _read(fmt: Format, probe: Probe, options: ReadOptions) -> RunFile:
+    """A format's read, with a net under it: each reader bounds its own parse
+    (core/bounded.py), and a `RecursionError` one still lets out is the same one line."""
+    try:
+        return fmt.read(probe, options)
+    except RecursionError:
+        raise InputError(probe.path, TOO_DEEP) from None
 
 
 def _entries(folder: Path) -> list[Path]:
@@ -267,7 +276,7 @@ class RunStream:
             yield len(self.run.rows)
             return
         if self._scan is None:
-            self.run = self._fmt.read(self._probe, self.options)
+            self.run = _read(self._fmt, self._probe, self.options)
             yield len(self.run.rows)
             return
         with open_input(self._probe.path) as fh:

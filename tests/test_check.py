@@ -108,7 +108,8 @@ def test_an_item_without_reference_is_a_note_unless_strict(capsys, tmp_path: Pat
 @pytest.mark.parametrize(
     ("case", "found"),
     [
-        ({"colour": "red"}, "unknown key(s) 'colour'"),
+        ({"colour": "red"}, "unknown key 'colour'"),
+        ({"must_includ": ["x"]}, "unknown key 'must_includ' (did you mean 'must_include'?)"),
         ({"require_tools": ["a"], "forbid_tools": ["a"]}, "a both required and forbidden"),
         ({"must_include": [""]}, "an empty must_include entry"),
         ({"must_include": ["refund issued"], "must_not": ["refund"]}, "can never pass"),
@@ -117,7 +118,7 @@ def test_an_item_without_reference_is_a_note_unless_strict(capsys, tmp_path: Pat
     ],
 )
 def test_golden_lint(capsys, tmp_path: Path, case: dict, found: str) -> None:
-    good = {"id": "ok", "user": "hi"}
+    good = {"id": "ok", "user": "hi", "must_include": ["hello"]}
     bad = {"id": "bad", "user": "hi", **case}
     path = tmp_path / "golden.jsonl"
     path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
@@ -130,7 +131,8 @@ def test_golden_lint(capsys, tmp_path: Path, case: dict, found: str) -> None:
 
 def test_the_defaults_lines_tools_are_the_offered_ones(capsys, tmp_path: Path) -> None:
     path = tmp_path / "golden.jsonl"
-    lines = [{"defaults": {"tools": [{"name": "cancel"}]}}, {"id": "a", "user": "hi"}]
+    lines = [{"defaults": {"tools": [{"name": "cancel"}]}}]
+    lines.append({"id": "a", "user": "hi", "require_tools": ["cancel"]})
     lines.append({"id": "b", "user": "hi", "require_tools": ["lookup"]})
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
     r = cli(capsys, "check", str(path), "--json")
@@ -138,15 +140,27 @@ def test_the_defaults_lines_tools_are_the_offered_ones(capsys, tmp_path: Path) -
     assert r.code == 1 and problems["a"] == [] and "not among the tools" in problems["b"][0]
 
 
-def test_bad_input_is_exit_3_one_line(capsys, tmp_path: Path) -> None:
+def test_a_broken_item_is_a_problem_listed_with_its_line(capsys, tmp_path: Path) -> None:
+    """A set that reads but holds a broken item: listed (exit 1), never run; `run`,
+    `hash` and `seal` refuse the same set at once (exit 3)."""
     path = _set(tmp_path)
     (tmp_path / "ref" / "chunks.py").unlink()
     r = cli(capsys, "check", str(path))
+    assert r.code == 1 and "does not exist" in r.out and "line " in r.out
+    assert "not run in the sandbox" in r.out
+    r = cli(capsys, "hash", str(path))
     assert r.code == 3 and "does not exist" in r.err and len(r.err.strip().splitlines()) == 1
     (tmp_path / "outside.py").write_text(RIGHT)
     (tmp_path / "ref" / "chunks.py").symlink_to(tmp_path.parent / "nowhere.py")
     r = cli(capsys, "check", str(path))
-    assert r.code == 3 and "escapes the fixture folder" in r.err
+    assert r.code == 1 and "escapes the fixture folder" in r.out
+
+
+def test_an_unreadable_set_is_exit_3_one_line(capsys, tmp_path: Path) -> None:
+    path = _set(tmp_path)
+    path.write_bytes(path.read_bytes() + b"  note: \xff\n")
+    r = cli(capsys, "check", str(path))
+    assert r.code == 3 and "not UTF-8" in r.err and len(r.err.strip().splitlines()) == 1
 
 
 def test_the_bundled_coding_set_passes(capsys) -> None:

@@ -23,6 +23,8 @@ _KIND_STYLE = {
     "recovered": "magenta",
 }
 _STATUS_STYLE = {"pass": "green", "fail": "red", "error": "bold magenta"}
+# The headline sentence's colour, by the exit code it states.
+_HEADLINE_STYLE = {0: "green", 1: "bold red", 4: "bold yellow"}
 
 
 def _print_sides(out, report: DiffReport) -> None:
@@ -84,14 +86,14 @@ def print_refusal(report: DiffReport, artifact: Path | None) -> None:
         name = PIN_LABELS.get(m.key, m.key)
         if probes_differ(m):
             out.print(text(("  backend changed under its label: probes differ", "bold red")))
-        if len(m.pairs) == 1 and m.key != "fixture_hash":
+        if m.example is None or (len(m.pairs) == 1 and m.key != "fixture_hash"):
             out.print(
                 text(
                     f"  {name}: ",
                     (inert_line(lv), "red"),
                     " (left) vs ",
                     (inert_line(rv), "red"),
-                    f" (right) on {m.cases} case(s)",
+                    f" (right) {m.extent}",
                 )
             )
             continue
@@ -115,13 +117,18 @@ def print_refusal(report: DiffReport, artifact: Path | None) -> None:
     print_review_notes(out, report)
     if report.left is None:
         return
-    out.print(
-        text(
+    if report.compared:
+        said = (
             f"{report.compared} common (case, {report.repeat_label}) pairs were measured with"
             " different instruments: a change between them is a backend delta, not a prompt"
             " regression."
         )
-    )
+    else:
+        said = (
+            "the runs' own pins differ, so no case of one can be compared with a case of "
+            "the other: they share no instrument."
+        )
+    out.print(text(said))
     if artifact is not None:
         out.print(text("backend delta written to ", inert_line(str(artifact))))
     else:
@@ -147,7 +154,7 @@ def print_prompt_changes(out, report: DiffReport) -> None:
 
 
 def _print_paired(out, paired: PairedStats | None, label: str = "seed") -> None:
-    """The clustered call over cases first (the headline: signal or within noise), its
+    """The clustered call over cases (signal, within noise, or too few cases to say), its
     paired difference and the whole cases it would take; then, as detail, the rates with
     intervals and the exact McNemar over (case, seed) pairs, pooled and per seed."""
     if paired is None:
@@ -156,7 +163,7 @@ def _print_paired(out, paired: PairedStats | None, label: str = "seed") -> None:
     worse = c.regressed_cases > c.fixed_cases
     style = ("bold red" if worse else "bold green") if c.significant else "yellow"
     head, _, call = c.headline().rpartition(": ")
-    out.print(text(("headline   ", "dim"), head, ": ", (call, style)))
+    out.print(text(("cases      ", "dim"), head, ": ", (call, style)))
     for detail in (c.difference_text(), c.needed_text(label)):
         if detail:
             out.print(text(("           ", "dim"), detail))
@@ -263,10 +270,9 @@ def print_diff(report: DiffReport, limit: int) -> None:
         out.print(
             text((f"note: {report.duplicates} repeated (case, seed) records; last kept", "yellow"))
         )
+    out.print(text(("headline   ", "dim"), (report.headline(), _HEADLINE_STYLE[report.exit_code])))
     _print_paired(out, report.stats, label)
     print_causes(out, report.causes, label, limit)
-    if not report.movements:
-        out.print(text(("no movement: every common case kept its grade and digest", "green")))
     ranked = report.ranked()
     shown = ranked if limit <= 0 else ranked[:limit]
     for m in shown:

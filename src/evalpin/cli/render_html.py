@@ -83,10 +83,17 @@ def _banner(report: DiffReport) -> list[str]:
             f" {h(shown_part(c.after))} (right)"
         )
     for m in report.mismatches:
-        pairs = "; ".join(f"{h(lv)} (left) vs {h(rv)} (right), {n}" for lv, rv, n in m.pairs[:5])
+        pairs = "; ".join(
+            f"{h(lv)} (left) vs {h(rv)} (right)" + ("" if m.whole_run else f", {n}")
+            for lv, rv, n in m.pairs[:5]
+        )
         more = f"; and {len(m.pairs) - 5} more" if len(m.pairs) > 5 else ""
-        first = f"first: {h(m.example[0])} ({report.repeat_label} {_seed(m.example[1])})"
-        items.append(f"{h(m.key)} differs on {m.cases} case(s): {pairs}{more}; {first}")
+        first = (
+            f"; first: {h(m.example[0])} ({report.repeat_label} {_seed(m.example[1])})"
+            if m.example is not None
+            else ""
+        )
+        items.append(f"{h(m.key)} differs {h(m.extent)}: {pairs}{more}{first}")
     out += ["<ul>", *(f"<li>{i}</li>" for i in items), "</ul>"]
     if report.left is not None:
         out.append(
@@ -105,6 +112,7 @@ def _call(report: DiffReport) -> list[str]:
         f"<p>compared {report.compared} (case, {report.repeat_label}) pairs:"
         f" <strong>{counts}</strong>; "
         f"{len(report.only_left)} only left, {len(report.only_right)} only right</p>",
+        f"<p><strong>{h(report.headline())}</strong></p>",
     ]
     if report.stats is not None:
         c = report.stats.clustered

@@ -62,13 +62,15 @@ def _refusal(report: DiffReport) -> list[str]:
             f" {md(shown_part(c.after))} (right)"
         )
     for m in report.mismatches:
-        lines.append(f"- {md(m.key)} differs on {m.cases} case(s):")
+        lines.append(f"- {md(m.key)} differs {m.extent}:")
         for lv, rv, n in m.pairs[:3]:
-            lines.append(f"  - {md(lv)} (left) vs {md(rv)} (right), {n} case(s)")
+            count = "" if m.whole_run else f", {n} case(s)"
+            lines.append(f"  - {md(lv)} (left) vs {md(rv)} (right){count}")
         if len(m.pairs) > 3:
             lines.append(f"  - and {len(m.pairs) - 3} more pairs")
-        case_id, seed = m.example
-        lines.append(f"  - first: {md(case_id)} (seed {_seed(seed)})")
+        if m.example is not None:
+            case_id, seed = m.example
+            lines.append(f"  - first: {md(case_id)} (seed {_seed(seed)})")
     if report.left is not None:
         lines += [
             "",
@@ -91,6 +93,7 @@ def _call(report: DiffReport) -> list[str]:
         f"{len(report.only_left)} only left, {len(report.only_right)} only right.",
         "",
     ]
+    lines += [f"**{md(report.headline())}**", ""]
     if report.stats is not None:
         c = report.stats.clustered
         head, _, call = c.headline().rpartition(": ")
@@ -162,6 +165,8 @@ def render_markdown(report: DiffReport) -> str:
     """The whole Markdown document."""
     if report.refused:
         title = "refused: instrument changed"
+    elif report.nothing is not None:
+        title = "nothing compared"
     elif report.counts.get("regressed"):
         title = f"{report.counts['regressed']} regressed"
     elif report.movements:
@@ -231,7 +236,5 @@ def render_markdown(report: DiffReport) -> str:
                 "",
             ]
         lines += ["</details>", ""]
-    if not report.movements:
-        lines += ["No movement: every common case kept its grade and digest.", ""]
     lines += _review_notes(report)
     return "\n".join(lines)

@@ -51,7 +51,7 @@ def drop_errors(writer: RunWriter, out: Path) -> int:
             if b'"status"' in line or b'"summary"' in line:
                 try:
                     parsed = _LINE.decode(line)
-                except msgspec.MsgspecError:
+                except (msgspec.MsgspecError, RecursionError):
                     parsed = _Line()
                 if parsed.record == "summary":
                     continue

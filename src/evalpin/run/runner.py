@@ -283,7 +283,7 @@ def usage_total(out: Path) -> Usage | None:
                 continue
             try:
                 parsed = _USAGE.decode(line)
-            except msgspec.MsgspecError:
+            except (msgspec.MsgspecError, RecursionError):
                 continue
             if parsed.record == "case" and parsed.usage is not None:
                 total = parsed.usage if total is None else total + parsed.usage

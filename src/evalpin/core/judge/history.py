@@ -83,6 +83,7 @@ from evalpin.core.judge.series import (
     moved_parts,
 )
 from evalpin.core.judge.verdict import judge
+from evalpin.core.read.discovery import PEEK_LIMIT
 from evalpin.core.read.discovery import started_at as parse_started_at
 from evalpin.core.read.formats import ReadOptions, SeveralRuns, log_files
 from evalpin.core.read.rundata import RunFile
@@ -125,8 +126,8 @@ def _peek_start(path: Path) -> str | None:
     (so the repeat check's reference is the earliest run); None when there is none."""
     try:
         with open(path, "rb") as fh:
-            peek = _PEEK.decode(fh.readline())
-    except (OSError, msgspec.MsgspecError):
+            peek = _PEEK.decode(fh.readline(PEEK_LIMIT))
+    except (OSError, msgspec.MsgspecError, RecursionError):
         return None
     return peek.started_at if peek.record == "run" else None
 

@@ -37,6 +37,8 @@ from evalpin.core.read.rundata import RunFile
 from evalpin.core.records import CaseRecord, CaseRow
 
 REFUSE_LINE = "REFUSE_DIFF: triple mismatch, not a prompt regression"
+# `diff`'s exit codes (DESIGN: commands), decided here once for every caller.
+EXIT_SAME, EXIT_MOVED, EXIT_REFUSED, EXIT_NOTHING = 0, 1, 2, 4
 # The pins a reader checks first, in the order the pins tables show them.
 PIN_ROWS = (
     "dataset_hash",
@@ -198,9 +200,11 @@ class DiffReport:
     # Reviewers' notes on the cases it lists, by case id (`attach_notes`): shown beside
     # them, never a grade, a count or the exit code.
     review_notes: dict[str, Note] = field(default_factory=dict)
-    # Named prompt parts that moved between the sides (few-shot count, chat template,
-    # system instruction, solver chain): what the user changed, beside `fixture_hash`.
     prompt_changes: list[Change] = field(default_factory=list)
+    # Why nothing was compared, when the pins agree but no (case, seed) was judged on
+    # both sides (a side with no cases, no shared case, only errors): exit 4, never
+    # "no movement". None when something was compared (or on refusal).
+    nothing: str | None = None
     _shared: tuple[Sequence[CaseRow], Sequence[CaseRow], Sequence[int], Sequence[int]] = (
         (),
         (),
@@ -238,6 +242,35 @@ class DiffReport:
         """The repeat key's name as the left run says it (the right's with no left)."""
         return (self.left or self.right).repeat_label
 
+    @property
+    def exit_code(self) -> int:
+        """2 refused, 4 nothing compared, 1 something moved, 0 nothing moved."""
+        if self.refused:
+            return EXIT_REFUSED
+        if self.nothing is not None:
+            return EXIT_NOTHING
+        return EXIT_MOVED if self.movements else EXIT_SAME
+
+    def headline(self) -> str:
+        """The one sentence that says what the exit code says and, where cases moved,
+        whether the change in pass rate is larger than noise (the clustered call)."""
+        if self.refused:
+            return REFUSE_LINE
+        if self.nothing is not None:
+            return f"nothing compared: {self.nothing} (exit 4)"
+        label = self.repeat_label
+        if not self.movements:
+            return (
+                f"no movement: all {self.compared} shared (case, {label}) pairs kept their "
+                "grade and digest (exit 0)"
+            )
+        moved = ", ".join(f"{n} {kind}" for kind, n in self.counts.items() if n)
+        first = f"cases moved: {moved} of {self.compared} shared (case, {label}) pairs (exit 1)"
+        c = self.stats.clustered if self.stats is not None else None
+        if c is None:
+            return first
+        return f"{first}; {c.noise_clause()}"
+
     def ranked(self) -> list[Movement]:
         """Regressions first, then fixes, then drift (stable within each)."""
         return sorted(self.movements, key=lambda m: _RANK[m.kind])
@@ -259,7 +292,12 @@ class DiffReport:
             "left": self.left.to_json() if self.left else None,
             "right": self.right.to_json(),
             "mismatch_summary": [
-                {"key": m.key, "cases": m.cases, "pairs": [list(p) for p in m.pairs]}
+                {
+                    "key": m.key,
+                    "cases": m.cases,
+                    "pairs": [list(p) for p in m.pairs],
+                    "whole_run": m.whole_run,
+                }
                 for m in self.mismatches
             ],
             "cases": self.backend_delta or [],
@@ -281,12 +319,18 @@ class DiffReport:
                 "mismatches": self.mismatch_rows,
                 **only,
                 "backend_delta": self.delta_artifact(),
+                "run_mismatches": [
+                    {"key": m.key, "left": m.pairs[0][0], "right": m.pairs[0][1]}
+                    for m in self.mismatches
+                    if m.whole_run
+                ],
                 "stats": None,
                 "notes": self.notes,
             }
         else:
             out = {
                 "refused": False,
+                "nothing_compared": self.nothing,
                 "compared_cases": self.compared,
                 "silent_regressions": [m.to_json() for m in self.movements],
                 "mismatches": [],
@@ -382,6 +426,37 @@ def build_report(
     return _report(diff, side_of(left), side_of(right), refused, baseline, detail, stats, causes)
 
 
+SAME_FILE = "LEFT and RIGHT are the same file: a run compared with itself cannot move"
+
+
+def same_file(left: str, right: str) -> bool:
+    """Whether two paths name one file (`diff A A`, or the same file by two names)."""
+    import os
+
+    try:
+        return os.path.samefile(left, right)
+    except OSError:
+        return False
+
+
+def nothing_compared(diff: Diff, label: str) -> str:
+    """Why a comparison whose pins agree compared nothing: a side without cases, no
+    shared (case, seed), or shared pairs none of which was judged on both sides."""
+    lrows, rrows = len(diff.left.rows), len(diff.right.rows)
+    if not lrows or not rrows:
+        sides = [name for name, n in (("left", lrows), ("right", rrows)) if not n]
+        return f"the {' and '.join(sides)} run{'s have' if len(sides) > 1 else ' has'} no cases"
+    if not diff.compared:
+        return (
+            f"the runs share no (case, {label}): {len(diff.only_left)} only left, "
+            f"{len(diff.only_right)} only right"
+        )
+    return (
+        f"none of the {diff.compared} shared (case, {label}) pairs was judged on both sides "
+        "(each is an error case on one side or both: nothing was graded to compare)"
+    )
+
+
 def build_from(
     diff: Diff, stats: PairedStats | None, detail: int | None, causes: list[Cause]
 ) -> DiffReport:
@@ -460,10 +535,16 @@ def _report(
                 right_error=rrec.error if m.right.errored else None,
             )
         )
+    notes = diff.settings_notes()
+    if not any(m.key == "fixture_set" for m in diff.run_mismatched):  # an edit of one set
+        notes += envelope.notes(diff.left.header, diff.right.header)
+    if same_file(diff.left.path, diff.right.path):
+        notes.insert(0, SAME_FILE)
     return DiffReport(
         left=left,
         right=right,
         refused=refused,
+        nothing=None if refused or stats is not None else nothing_compared(diff, left.repeat_label),
         compared=diff.compared,
         duplicates=diff.duplicates,
         counts=dict.fromkeys(KINDS, 0) if refused else diff.counts(),
@@ -472,9 +553,7 @@ def _report(
         only_left=diff.only_left,
         only_right=diff.only_right,
         stats=stats,
-        notes=diff.settings_notes()
-        + envelope.notes(diff.left.header, diff.right.header)
-        + run_notes(diff.left, diff.right),
+        notes=notes + run_notes(diff.left, diff.right),
         baseline=baseline,
         causes=[] if refused else causes,
         prompt_changes=moved_parts(diff.left.prompt_parts, diff.right.prompt_parts),

@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from evalpin.core import tiers
+from evalpin.core.bounded import MAX_FIXTURE_BYTES, read_bounded
 from evalpin.core.columns import Columns, error_rows, judged
 from evalpin.core.errors import InputError
-from evalpin.core.files import not_utf8, read_input
+from evalpin.core.files import not_utf8
 from evalpin.core.instrument.fixtures import FIXTURE_KINDS, KIND_CODING, FixtureSet
 from evalpin.core.judge import stats
 from evalpin.core.judge.power import Power, power
@@ -40,6 +41,7 @@ PUBLISHABLE = "publishable"
 LABELS = (CONTAMINATED, UNCONTROLLED, DEMO_NOTE, INTERNAL, EXPLORATORY, PUBLISHABLE)
 DEFAULT_BAND = 0.05
 MIN_SEEDS = 3
+NOTHING_JUDGED = "nothing judged: not one case could be judged, so no pass rate, spread or interval"
 # holdout_policy values that declare a set public; any other value (or none) seals it.
 PUBLIC_POLICIES = {"none", "public", "no-holdout"}
 NETWORK_ENFORCED = "off-enforced"
@@ -60,7 +62,7 @@ class Disclosure:
 
     @classmethod
     def load(cls, path: str | Path) -> Disclosure:
-        data = read_input(path, folder="is a directory, not a disclosure list")
+        data = read_bounded(path, MAX_FIXTURE_BYTES, folder="is a directory, not a disclosure list")
         entries = set()
         for lineno, raw in enumerate(data.split(b"\n"), start=1):
             try:
@@ -132,6 +134,12 @@ class Verdict:
         return self.spread > self.band
 
     @property
+    def nothing_judged(self) -> bool:
+        """Not one case could be judged: no pass rate, spread or interval exists (every
+        face says `NOTHING_JUDGED` instead of a spread of 0 that reads as stable)."""
+        return self.judged == 0
+
+    @property
     def non_deterministic(self) -> bool:
         """A repeated (case, seed) did not reproduce its completion: every diff of this
         backend is suspect."""
@@ -149,7 +157,7 @@ class Verdict:
             "judged": self.judged,
             "errors": self.errors,
             "error_reasons": self.error_reasons,
-            "spread": self.spread,
+            "spread": None if self.nothing_judged else self.spread,
             "band": self.band,
             "unstable": self.unstable,
             "flaky_cases": self.flaky_cases,
@@ -495,11 +503,12 @@ def checklist(
         INTERNAL,
         shown={True: "yes", False: f"no ({run.incomplete_why})", None: "unknown"}[run.complete],
     )
-    errors_rule(
-        errored_reasons(run) if error_reasons is None else error_reasons,
-        check,
-        ours=run.shape == SHAPE_EVALPIN,
-    )
+    error_reasons = errored_reasons(run) if error_reasons is None else error_reasons
+    errors_rule(error_reasons, check, ours=run.shape == SHAPE_EVALPIN)
+    judged = len(run.rows) - sum(error_reasons.values())
+    if not judged:  # shown only when it fails: a run with nothing judged says so
+        why = f"nothing judged: not one of the run's {len(run.rows)} case record(s) was judged"
+        check("judged", False, 0, why, INTERNAL, shown=f"0 of {len(run.rows)} case(s) judged")
     ungraded = ungraded_cases(run)
     if ungraded:  # shown only when it fails: the wire could not carry what a test did
         shown = ", ".join(ungraded[:5]) + (

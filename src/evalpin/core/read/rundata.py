@@ -25,6 +25,7 @@ from typing import Any, BinaryIO, NoReturn
 
 import msgspec
 
+from evalpin.core.bounded import MAX_LINE_BYTES, TOO_DEEP, json_too_deep
 from evalpin.core.columns import MIXED, lone
 from evalpin.core.errors import InputError
 from evalpin.core.files import not_utf8
@@ -207,9 +208,15 @@ def _decode_marks(path: str, line: bytes) -> Marks:
         return _MARKS.decode(line)
     except msgspec.MsgspecError as exc:
         raise InputError(path, f"case record changed on disk: {exc}") from None
+    except RecursionError:
+        raise InputError(path, f"case record {TOO_DEEP}") from None
 
 
 def _decode_full(path: str, line: bytes) -> CaseRecord:
+    """A case line in full: its values (tool arguments, files) are kept and shown, so
+    their depth is checked first."""
+    if json_too_deep(line):
+        raise InputError(path, f"case record {TOO_DEEP}")
     try:
         data = _ANY.decode(line)
         data["record"] = "case"  # header-less lines from other tools carry no tag
@@ -293,8 +300,11 @@ class Scan:
         self.total = (os.fstat(fh.fileno()).st_size if stop is None else stop) - start
         # The unfinished line's pieces, joined once it ends: a line longer than a chunk
         # (a torn 100 MB record) is read in linear time, not by re-copying it per chunk.
+        # Past the line cap its bytes are only counted: a whole line that long is refused,
+        # a fragment that long at the end is a torn write.
         carry: list[bytes] = []
         carried = 0
+        oversized = False
         pos = start  # file offset of the first byte of `carry`
         self.end = start
         fh.seek(start)
@@ -302,9 +312,14 @@ class Scan:
             self.done = pos - start + carried + len(chunk)
             first = chunk.find(b"\n")
             if first < 0:
-                carry.append(chunk)
+                if carried + len(chunk) > MAX_LINE_BYTES:
+                    oversized, carry = True, []
+                else:
+                    carry.append(chunk)
                 carried += len(chunk)
                 continue
+            if oversized or carried + first > MAX_LINE_BYTES:
+                self._fail(f"line longer than {MAX_LINE_BYTES:,} bytes", pos)
             with gc_paused():  # per chunk: never left paused while the caller runs
                 self._line(b"".join([*carry, chunk[:first]]), pos, ended=True)
                 begin = pos + carried + first + 1
@@ -316,7 +331,9 @@ class Scan:
             carried = len(carry[0])
             yield len(self.rows)
         self.end = pos
-        if carried:
+        if oversized:
+            self.torn = True  # a fragment over the line cap: never a whole record
+        elif carried:
             torn = self.torn
             self.torn = False
             self._line(b"".join(carry), pos, ended=False)
@@ -381,7 +398,7 @@ class Scan:
         """Decode a block of case lines in one call; False when it holds anything else."""
         try:
             decoded = self._pins.decode(block)
-        except msgspec.MsgspecError:
+        except (msgspec.MsgspecError, RecursionError):  # the line by line path names it
             return False
         self.index.add(len(self.rows), start)
         self.rows.extend(decoded)
@@ -394,6 +411,8 @@ class Scan:
         except msgspec.MsgspecError as exc:
             self._other(line, offset, exc, ended=ended)
             return
+        except RecursionError:
+            self._fail(TOO_DEEP, offset)
         if self.summary is not None:
             self._fail("case record after the summary trailer", offset)
         if self.shape == SHAPE_EVALPIN and self.header is None:
@@ -413,6 +432,8 @@ class Scan:
         if not ended and isinstance(exc, msgspec.DecodeError):
             self.torn = True  # a write cut short by a kill: report it, keep the rest
             return
+        if json_too_deep(line):  # a header keeps its values (slot, controls, env)
+            self._fail(TOO_DEEP, offset)
         try:
             rec = _OTHER.decode(line)
         except msgspec.MsgspecError as other:
@@ -538,6 +559,6 @@ class LineIndex:
 def _claimed_kind(line: bytes) -> object:
     try:
         data = _ANY.decode(line)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None
     return data.get("record") if isinstance(data, dict) else None

@@ -58,7 +58,7 @@ def find_fixture_sets(folder: Path, depth: int = 2) -> list[Path]:
             first = head.split(b"\n", 1)[0]
             try:
                 obj = json.loads(first)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if isinstance(obj, dict) and "id" in obj and "user" in obj:
                 found.append(path)

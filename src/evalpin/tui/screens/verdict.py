@@ -18,7 +18,7 @@ from textual.widgets import Footer, Static
 from evalpin.core.judge import stats
 from evalpin.core.judge.compare import Diff
 from evalpin.core.judge.paired import paired_stats
-from evalpin.core.judge.verdict import Check, Verdict
+from evalpin.core.judge.verdict import NOTHING_JUDGED, Check, Verdict
 from evalpin.core.read.runfile import RunFile
 from evalpin.core.tiers import TIER_CHANGE, tier_of
 from evalpin.tui.safe import line, path_line
@@ -161,6 +161,11 @@ class VerdictScreen(Screen[None]):
             parts.append(Text("why not publishable", style="bold"))
             parts += [Text.assemble("  - ", line(r)) for r in v.reasons]
         parts += [Text(""), Text("pass rates (95% Wilson interval)", style="bold")]
+        if v.nothing_judged:  # no rate, spread or interval: never a spread that reads stable
+            parts.append(Text(NOTHING_JUDGED, style=self._style("verdict--missing")))
+            for note in v.notes:
+                parts.append(Text.assemble(("note  ", muted), line(note)))
+            return Group(*parts)
         rate = "n/a" if v.pass_rate is None else f"{v.pass_rate:.3f}"
         parts.append(Text.assemble(("overall        ", muted), rate, _interval(v.pooled_rate)))
         if v.errors:  # the denominator said: errors are not fails
@@ -245,8 +250,14 @@ class VerdictScreen(Screen[None]):
                 ),
             )
         result = self.paired
-        if result is None:
-            return Text("")
+        if result is None:  # no (case, seed) judged on both sides: never "within noise"
+            return Group(
+                head,
+                Text(
+                    "nothing compared: no (case, seed) was judged on both sides",
+                    style=self._style("pins--warn"),
+                ),
+            )
         muted = self._style("verdict--muted")
         c = result.clustered
         style = (

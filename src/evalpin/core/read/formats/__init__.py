@@ -26,6 +26,7 @@ from pathlib import Path
 
 import msgspec
 
+from evalpin.core.bounded import TOO_DEEP
 from evalpin.core.errors import InputError
 from evalpin.core.files import open_input
 from evalpin.core.read.formats.probe import ZIP_MAGIC, Probe, ReadOptions, SeveralRuns
@@ -157,6 +158,8 @@ def _unknown(probe: Probe) -> str:
                 _ANY.decode(line)
             except msgspec.DecodeError as exc:
                 return problem(exc, line)
+        except RecursionError:
+            return TOO_DEEP
         return "not a run file: a JSON document that is neither a report nor an inspect-ai log"
     if not isinstance(first, dict):
         return "not a run file: line is not a JSON object"
@@ -166,7 +169,16 @@ def _unknown(probe: Probe) -> str:
 def read_log(path: str | Path, options: ReadOptions | None = None) -> RunFile:
     """Read a run or another tool's log into rows and pins, or raise InputError."""
     fmt, probe = sniff(path)
-    return fmt.read(probe, options or ReadOptions())
+    return _read(fmt, probe, options or ReadOptions())
+
+
+def _read(fmt: Format, probe: Probe, options: ReadOptions) -> RunFile:
+    """A format's read, with a net under it: each reader bounds its own parse
+    (core/bounded.py), and a `RecursionError` one still lets out is the same one line."""
+    try:
+        return fmt.read(probe, options)
+    except RecursionError:
+        raise InputError(probe.path, TOO_DEEP) from None
 
 
 def _entries(folder: Path) -> list[Path]:
@@ -298,7 +310,7 @@ class RunStream:
             yield len(self.run.rows)
             return
         if self._scan is None:
-            self.run = self._fmt.read(self._probe, self.options)
+            self.run = _read(self._fmt, self._probe, self.options)
             yield len(self.run.rows)
             return
         with open_input(self._probe.path) as fh:

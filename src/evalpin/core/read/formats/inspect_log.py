@@ -25,6 +25,7 @@ from typing import Any
 
 import msgspec
 
+from evalpin.core.bounded import TOO_DEEP, decode_json, json_too_deep
 from evalpin.core.errors import InputError
 from evalpin.core.read.formats import inspect_plan
 from evalpin.core.read.formats.foreign import (
@@ -235,7 +236,7 @@ def read_eval(probe: Probe, options: ReadOptions) -> RunFile:
 
 def read_json(probe: Probe, options: ReadOptions) -> RunFile:
     try:
-        log = _JSON_LOG.decode(probe.data)
+        log = decode_json(_JSON_LOG.decode, probe.data, probe.path)
     except msgspec.MsgspecError as exc:
         raise InputError(probe.path, f"not a valid inspect-ai log: {exc}") from None
     header = _Header(log.eval, log.plan, log.status, log.results, log.error, log.stats)
@@ -263,10 +264,14 @@ def _unzip(probe: Probe) -> _Log:
 
 
 def _decode(path: Any, member: str, data: bytes, decoder: msgspec.json.Decoder) -> Any:
+    if json_too_deep(data):
+        raise InputError(path, f"zip member {member!r}: {TOO_DEEP}")
     try:
         return decoder.decode(data)
     except msgspec.MsgspecError as exc:
         raise InputError(path, f"zip member {member!r}: {exc}") from None
+    except RecursionError:  # pragma: no cover - refused above
+        raise InputError(path, f"zip member {member!r}: {TOO_DEEP}") from None
 
 
 def _text_of(content: Any) -> str:

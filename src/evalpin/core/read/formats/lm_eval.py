@@ -27,6 +27,7 @@ from typing import Any
 
 import msgspec
 
+from evalpin.core.bounded import MAX_DOCUMENT_BYTES, decode_json, read_bounded
 from evalpin.core.errors import InputError
 from evalpin.core.read.formats.foreign import (
     canonical,
@@ -119,25 +120,21 @@ def _inputs(probe: Probe) -> tuple[list[Path], Path | None]:
 def _read_results(path: Path | None) -> dict[str, Any]:
     if path is None:
         return {}
+    data = read_bounded(path, MAX_DOCUMENT_BYTES)
     try:
-        return _RESULTS.decode(path.read_bytes())
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+        return decode_json(_RESULTS.decode, data, path)
     except msgspec.MsgspecError as exc:
         raise InputError(path, f"not a valid lm-eval results file: {exc}") from None
 
 
 def _read_samples(path: Path) -> list[dict[str, Any]]:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    data = read_bounded(path, MAX_DOCUMENT_BYTES)
     out = []
     for lineno, line in enumerate(data.split(b"\n"), 1):
         if not line.strip():
             continue
         try:
-            sample = _ANY.decode(line)
+            sample = decode_json(_ANY.decode, line, path, lineno)
         except msgspec.MsgspecError as exc:
             raise InputError(path, problem(exc, line), lineno) from None
         if not isinstance(sample, dict) or not isinstance(sample.get("doc_id"), int | str):

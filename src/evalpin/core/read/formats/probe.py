@@ -4,6 +4,7 @@ these from here, never from the table in `formats/__init__.py` that imports them
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -11,6 +12,12 @@ from typing import Any
 
 import msgspec
 
+from evalpin.core.bounded import (
+    MAX_DOCUMENT_BYTES,
+    MAX_LINE_BYTES,
+    TOO_DEEP,
+    too_big,
+)
 from evalpin.core.errors import InputError
 from evalpin.core.files import open_input
 
@@ -91,11 +98,14 @@ class SeveralRuns(InputError):
 
 
 class Probe:
-    """What sniffing may look at, each part read only when a sniffer asks for it."""
+    """What sniffing may look at, each part read only when a sniffer asks for it, each
+    bounded (`core/bounded.py`): a first line over `MAX_LINE_BYTES`, a document over
+    `MAX_DOCUMENT_BYTES` or JSON nested too deeply is InputError, never a sniff."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.is_dir = self.path.is_dir()
+        self.first_lineno = 1  # the line `first_line` is on
 
     @cached_property
     def head(self) -> bytes:
@@ -108,13 +118,17 @@ class Probe:
     def first_line(self) -> bytes:
         """The first non-blank line; InputError on an empty or all-blank file."""
         with open_input(self.path) as fh:
-            line = fh.readline()
+            line = fh.readline(MAX_LINE_BYTES + 1)
             while line and line.isspace():
-                line = fh.readline()
+                self.first_lineno += line.endswith(b"\n")
+                line = fh.readline(MAX_LINE_BYTES + 1)
             if not line:
                 raise InputError(
                     self.path, "empty file" if fh.tell() == 0 else "file holds only whitespace"
                 )
+        if len(line) > MAX_LINE_BYTES:
+            msg = f"line longer than {MAX_LINE_BYTES:,} bytes"
+            raise InputError(self.path, msg, self.first_lineno)
         return line
 
     @cached_property
@@ -124,11 +138,17 @@ class Probe:
             return _ANY.decode(self.first_line)
         except msgspec.DecodeError:
             return None
+        except RecursionError:
+            raise InputError(self.path, TOO_DEEP, self.first_lineno) from None
 
     @cached_property
     def data(self) -> bytes:
         with open_input(self.path) as fh:
-            return fh.read()
+            size = os.fstat(fh.fileno()).st_size  # refused from its size, before it is read
+            data = fh.read(MAX_DOCUMENT_BYTES + 1) if size <= MAX_DOCUMENT_BYTES else b""
+        if size > MAX_DOCUMENT_BYTES or len(data) > MAX_DOCUMENT_BYTES:
+            raise InputError(self.path, too_big(max(size, len(data)), MAX_DOCUMENT_BYTES))
+        return data
 
     @cached_property
     def keys(self) -> frozenset[str]:
@@ -140,3 +160,5 @@ class Probe:
             return frozenset(_KEYS.decode(self.data))
         except msgspec.MsgspecError:
             return frozenset()
+        except RecursionError:  # skipping the values recurses too
+            raise InputError(self.path, TOO_DEEP) from None

@@ -117,7 +117,9 @@ class KeyMismatch:
     @property
     def extent(self) -> str:
         """Where the pin differs, in the words every renderer uses."""
-        return "in the runs' own pins" if self.whole_run else f"on {self.cases:,} case(s)"
+        if self.whole_run:
+            return "in the runs' own pins"
+        return f"on {self.cases:,} pair{'s' if self.cases != 1 else ''}"
 
 
 @dataclass

@@ -82,15 +82,13 @@ def refusal_text(
         slot_differs = any(m.key == "model_slot" for m in mismatches)
         for m in mismatches:
             text.append(f"\n  {_KEY_NAMES.get(m.key, m.key)}", style="bold")
-            text.append(f"  differs {m.extent}
-")
+            text.append(f"  differs {m.extent}\n")
             for lv, rv, n in m.pairs[:3]:
                 text.append("    left  ")
                 text.append_text(line(lv, width=48))
                 text.append("\n    right ")
                 text.append_text(line(rv, width=48))
-            text.append(f"  differs {m.extent}
-")
+                text.append("\n" if m.whole_run else f"   ({n:,} pair{'s' if n != 1 else ''})\n")
             if len(m.pairs) > 3:
                 text.append(f"    and {len(m.pairs) - 3} more distinct pairs\n")
             if probes_differ(m):

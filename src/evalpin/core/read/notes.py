@@ -288,9 +288,10 @@ def read_notes(path: str | Path | None) -> NoteBook:
         return NoteBook()
     path = Path(path)
     try:
-        data = _read_regular(path)
-        if len(data) > MAX_FIXTURE_BYTES:
-            return NoteBook(path=path, missing=False, error=too_big(len(data), MAX_FIXTURE_BYTES))
+        data = _read_regular(path, MAX_FIXTURE_BYTES)
+        if data is None:
+            size = path.stat().st_size
+            return NoteBook(path=path, missing=False, error=too_big(size, MAX_FIXTURE_BYTES))
     except FileNotFoundError:
         return NoteBook(path=path)
     except OSError as exc:
@@ -298,14 +299,16 @@ def read_notes(path: str | Path | None) -> NoteBook:
     return parse(data, path)
 
 
-def _read_regular(path: Path) -> bytes:
+def _read_regular(path: Path, cap: int) -> bytes | None:
     """The bytes of a regular file, opened without blocking: a FIFO put where the notes
-    should be (anyone who can write the runs folder can) would hang the review."""
+    should be (anyone who can write the runs folder can) would hang the review. None when
+    it is over `cap` bytes (told from its size, before reading)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, "not a regular file", str(path))
-        return fh.read()
+        return None if info.st_size > cap else fh.read()
 
 
 def default_author() -> str:

@@ -31,6 +31,7 @@ from typing import Any
 
 import msgspec
 
+from evalpin.core.bounded import decode_json
 from evalpin.core.errors import InputError
 from evalpin.core.read.formats.foreign import (
     dataset_hash,
@@ -109,7 +110,7 @@ def sniff_jsonl(probe: Probe) -> bool:
 
 def read(probe: Probe, options: ReadOptions) -> RunFile:
     try:
-        doc = DOC.decode(probe.data)
+        doc = decode_json(DOC.decode, probe.data, probe.path)
     except msgspec.MsgspecError as exc:
         raise InputError(probe.path, f"not a valid promptfoo output: {exc}") from None
     return _build(probe, doc, options, shape=NAME, what="promptfoo output")
@@ -121,7 +122,7 @@ def read_jsonl(probe: Probe, options: ReadOptions) -> RunFile:
         if not line.strip():
             continue
         try:
-            results.append(RESULT.decode(line))
+            results.append(decode_json(RESULT.decode, line, probe.path, lineno))
         except msgspec.MsgspecError as exc:
             raise InputError(probe.path, problem(exc, line), lineno) from None
     doc = Doc(Results(results=results))

@@ -440,3 +440,21 @@ def test_huge_inputs_are_refused_without_being_read_whole(tmp_path: Path) -> Non
         assert "Traceback" not in done.stderr and "MemoryError" not in done.stderr, args
         if files["run.jsonl"] in map(Path, args):
             assert "torn last line dropped" in done.stdout, done.stdout
+
+
+def test_a_whole_line_over_the_line_cap_is_refused_naming_it(tmp_path: Path) -> None:
+    """A line that ends, but past the cap, is no torn write: one line, exit 3, its number."""
+    from evalpin.core.bounded import MAX_LINE_BYTES
+
+    left = write_run(tmp_path / "l.jsonl", grid({"a": [True] * 3}))
+    body = left.read_bytes()
+    lines = body.count(b"\n")
+    right = tmp_path / "r.jsonl"
+    with open(right, "wb") as fh:
+        fh.write(body)
+        fh.truncate(len(body) + MAX_LINE_BYTES + 1)  # sparse: no disk used
+        fh.seek(0, os.SEEK_END)
+        fh.write(b"\n")
+    got = run_cli("diff", str(left), str(right))
+    assert got.code == 3, got.err
+    assert f"r.jsonl:{lines + 1}: line longer than" in got.err, got.err

@@ -100,7 +100,7 @@ def print_refusal(report: DiffReport, artifact: Path | None) -> None:
         case_id, seed = m.example
         out.print(
             text(
-                f"  {name}: differs on {m.cases} case(s), e.g. ",
+                f"  {name}: differs {m.extent}, e.g. ",
                 inert_line(case_id),
                 f" ({seed_text(seed, label)})",
             )

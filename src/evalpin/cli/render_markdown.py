@@ -64,7 +64,7 @@ def _refusal(report: DiffReport) -> list[str]:
     for m in report.mismatches:
         lines.append(f"- {md(m.key)} differs {m.extent}:")
         for lv, rv, n in m.pairs[:3]:
-            count = "" if m.whole_run else f", {n} case(s)"
+            count = "" if m.whole_run else f", {n} pair{'s' if n != 1 else ''}"
             lines.append(f"  - {md(lv)} (left) vs {md(rv)} (right){count}")
         if len(m.pairs) > 3:
             lines.append(f"  - and {len(m.pairs) - 3} more pairs")

@@ -66,6 +66,9 @@ class Problems:
         self.path = path
         self.collect = collect
         self.found: list[InputError] = []
+        # Unknown keys among them: the file is not in its format (exit 3 wherever read,
+        # `check` included), where the other problems are a set's faults (`check`: 1).
+        self.unknown = 0
 
     def add(self, message: str, line: int | None = None) -> None:
         """A problem at `line` of the file (None: the file as a whole)."""
@@ -89,6 +92,7 @@ class Problems:
         -> line, where the format knows it) or else at `line`."""
         for key in unknown_keys(mapping, valid):
             at = (lines or {}).get(key, line)
+            self.unknown += 1
             self.add(unknown_key(key, valid, where), at)
 
     def __bool__(self) -> bool:

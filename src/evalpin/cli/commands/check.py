@@ -21,7 +21,8 @@ def check_cmd(fixtures: Path, as_json: bool, strict: bool) -> None:
     well-formed. Every problem is listed (unknown keys with the nearest valid key,
     duplicate ids, malformed cases, cases that can never pass), not only the first.
     Exit 0 when nothing is wrong, 1 when something is (each named), 3 when the file
-    cannot be read as a set at all."""
+    cannot be read as a set at all or has a key its format does not have (as `run`,
+    `hash` and `seal` exit; every problem is still listed first)."""
     from evalpin.core.instrument.fixtures import load_fixtures
     from evalpin.core.schema import Problems
     from evalpin.run.set_check import check_set
@@ -42,5 +43,7 @@ def check_cmd(fixtures: Path, as_json: bool, strict: bool) -> None:
         from evalpin.cli.render_check import print_check
 
         print_check(report, strict)
+    if found.unknown:
+        raise SystemExit(3)
     if failed:
         raise SystemExit(1)

@@ -99,6 +99,9 @@ class FixturesInfo(msgspec.Struct, omit_defaults=True):
     envelope_hash: str | None = None
     files: dict[str, str] = {}
     lock: str | None = None
+    # Where the set came from, as its `source:` says (`evalpin import` writes it): the
+    # file, its sha256, its format and the importer with its version.
+    source: dict[str, str] | None = None
 
 
 class RunHeader(msgspec.Struct, tag="run", tag_field="record", omit_defaults=True):

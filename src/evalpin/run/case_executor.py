@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from evalpin.core.instrument.fixtures import CodingItem, GoldenCase
-from evalpin.core.instrument.graders.coding import files_from_completion
+from evalpin.core.instrument.graders.candidate import answer_files
 from evalpin.core.instrument.graders.tools import grade_golden
 from evalpin.core.instrument.pins import completion_digest, probe_tagged, text_digest
 from evalpin.core.reasons import SANDBOX_ERROR, status_of
@@ -159,7 +159,7 @@ class Executor:
             completion, loops = answer, attempt
             if answer.usage is not None:
                 usage = answer.usage if usage is None else usage + answer.usage
-            files = files_from_completion(answer, item.expected_files)
+            files = answer_files(answer, item)
             with self.graders:
                 outcome = self.grading.grade(GradeJob(item, files, seed))
             if outcome.passed:

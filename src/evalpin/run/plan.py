@@ -100,6 +100,7 @@ class Plan:
                 envelope_hash=fs.envelope_hash,
                 files={name: sha[:16] for name, sha in sorted(fs.files.items())},
                 lock=self.lock,
+                source=fs.source,
             ),
             grader_version=grader_version(),
             model_slot=self.slot_config.label,

@@ -54,6 +54,17 @@ CODING_SCHEMA = "coding-eval/v1"
 ISOLATION_PROCESS = "process"
 ISOLATION_IN_PROCESS = "in-process"
 DEFAULT_MEMORY_MB = 1024
+# What the candidate file of an item is (`candidate:`): the files the answer names (the
+# default), the answer's code alone, or the prompt file's text followed by it (HumanEval's
+# convention: its harness runs `prompt + completion`, so helpers and imports the prompt
+# defines are the candidate's). The last two write exactly one expected file.
+CANDIDATE_FILES = "files"
+CANDIDATE_COMPLETION = "completion"
+CANDIDATE_PROMPT_COMPLETION = "prompt+completion"
+CANDIDATES = (CANDIDATE_FILES, CANDIDATE_COMPLETION, CANDIDATE_PROMPT_COMPLETION)
+# A set's provenance (`source:`, written by `evalpin import`): the file it was made from,
+# that file's sha256, its format and the importer (name and version) that made the set.
+SOURCE_KEYS = frozenset({"file", "sha256", "format", "importer"})
 
 
 def envelope_hash(files: dict[str, str]) -> str:
@@ -106,6 +117,7 @@ class CodingItem:
     # (expected file name -> file in the set's folder). Never shown to a model.
     reference_files: dict[str, Path] = field(default_factory=dict)
     starting_files: dict[str, Path] = field(default_factory=dict)
+    candidate: str = CANDIDATE_FILES
 
     @property
     def prompt(self) -> str:
@@ -132,6 +144,8 @@ class FixtureSet:
     holdout_policy: str | None = None
     network_allowed: bool = False
     files: dict[str, str] = field(default_factory=dict)
+    # Where the set came from (`source:`), as written: file, sha256, format, importer.
+    source: dict[str, str] | None = None
 
     @property
     def envelope_hash(self) -> str:
@@ -356,11 +370,12 @@ def contained(base: Path, rel: Any, path: Path, what: str) -> Path:
 # Every key a coding set may hold at its top level, and in each item (beside `x-` keys).
 CODING_KEYS = frozenset(
     {"schema", "dataset_id", "dataset_version", "frozen_at", "holdout_policy", "network"}
-    | {"items"}
+    | {"items", "source"}
 )
 ITEM_KEYS = frozenset(
     {"id", "language", "prompt_file", "test_file", "timeout_s", "forbidden_imports"}
     | {"expected_files", "isolation", "memory_mb", "reference_files", "starting_files"}
+    | {"candidate"}
 )
 
 
@@ -380,6 +395,7 @@ def _load_coding(path: Path, data: bytes, problems: Problems) -> FixtureSet:
     if network not in ("allowed", "forbidden"):
         msg = f"'network' must be 'allowed' or 'forbidden', got {network!r}"
         problems.add(msg, parsed.line("network"))
+    source = _source(doc.get("source"), parsed, problems)
     items = doc.get("items")
     if not isinstance(items, list) or not items:
         problems.add("'items' must be a non-empty list", parsed.line("items"))
@@ -413,7 +429,25 @@ def _load_coding(path: Path, data: bytes, problems: Problems) -> FixtureSet:
         holdout_policy=_opt_str(doc.get("holdout_policy")),
         network_allowed=network == "allowed",
         files=files,
+        source=source,
     )
+
+
+def _source(value: Any, parsed: YamlDoc, problems: Problems) -> dict[str, str] | None:
+    """The set's `source:` mapping (closed: SOURCE_KEYS and `x-` keys), or None."""
+    if value is None:
+        return None
+    line = parsed.line("source")
+    ours = {k: v for k, v in value.items() if k in SOURCE_KEYS} if isinstance(value, dict) else {}
+    if not isinstance(value, dict) or not all(isinstance(v, str) and v for v in ours.values()):
+        problems.add("'source' must map file, sha256, format and importer to strings", line)
+        return None
+    lines = {str(k): parsed.line("source", k) for k in value}
+    problems.keys(value, SOURCE_KEYS, line, "source: ", lines)
+    sha = ours.get("sha256")
+    if sha is not None and (len(sha) != 64 or sha.strip("0123456789abcdef")):
+        problems.add("'source.sha256' must be 64 lowercase hex digits", lines["sha256"])
+    return ours
 
 
 @dataclass(frozen=True)
@@ -541,6 +575,13 @@ def _coding_item(
         starting = _file_map(path, base, item, "starting_files", expected)
     with _line(at("forbidden_imports")):
         forbidden = _str_list(path, item_id, item, "forbidden_imports")
+    candidate = item.get("candidate", CANDIDATE_FILES)
+    if candidate not in CANDIDATES:
+        msg = f"{where} 'candidate' must be one of {', '.join(CANDIDATES)}, got {candidate!r}"
+        raise InputError(path, msg, at("candidate"))
+    if candidate != CANDIDATE_FILES and len(expected) != 1:
+        msg = f"{where} 'candidate: {candidate}' writes one file: expected_files must name one"
+        raise InputError(path, msg, at("candidate"))
     referenced = {item["prompt_file"]: prompt, item["test_file"]: test}
     referenced |= {str(item["reference_files"][n]): f for n, f in reference.items()}
     referenced |= {str(item["starting_files"][n]): f for n, f in starting.items()}
@@ -563,4 +604,5 @@ def _coding_item(
         memory_mb=memory_mb,
         reference_files=reference,
         starting_files=starting,
+        candidate=candidate,
     )

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalpin.core.instrument.fixtures import ISOLATION_PROCESS, CodingItem
+from evalpin.core.instrument.graders.candidate import written_files
 from evalpin.core.instrument.graders.coding import PYTEST_ENV, grade_order, rlimits, static_check
 from evalpin.core.instrument.graders.surface import approved_files
 from evalpin.core.reasons import SANDBOX_ERROR, TESTS_FAILED, TIMEOUT
@@ -51,7 +52,8 @@ def run_item(
     allow_network: bool = False,
     isolation: Isolation | None = None,
 ) -> Outcome:
-    """Grade `files` (name -> content, as the model gave them) against `item`'s tests.
+    """Grade `files` (name -> content, as the model gave them) against `item`'s tests
+    (under `candidate: prompt+completion`, the prompt file's text comes first).
 
     Static checks first (a failure there means the code never runs), then the item's
     tests in a fresh temporary directory under `workdir_parent`, removed afterwards:
@@ -76,6 +78,7 @@ def run_item(
         return outcome(
             False, [SANDBOX_ERROR("unsupported_language")], f"unsupported language {item.language}"
         )
+    files = written_files(item, files)  # the item's `candidate:` convention
     reasons, note = static_check(files, item)
     if reasons:
         return outcome(False, reasons, note)

@@ -91,6 +91,12 @@ def files_from_completion(
     return files
 
 
+def fenced_blocks(text: str) -> list[tuple[str | None, str]]:
+    """Every fenced block of `text`, in order, with the name it is given (None: unnamed),
+    by the rules of `files_from_completion`."""
+    return list(_blocks(text.splitlines()))
+
+
 def _blocks(lines: list[str]) -> Iterator[tuple[str | None, str]]:
     i = 0
     while i < len(lines):

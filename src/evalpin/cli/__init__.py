@@ -1,5 +1,5 @@
 """The command line: `review`, `serve`, `run`, `diff`, `verdict`, `history`, `power`, `hash`,
-`check`, `seal`, `init`.
+`check`, `seal`, `init`, `import`, `export`.
 
 Commands (cli/commands/) parse options, call the core and pick a renderer; renderers
 (cli/render_*.py) turn a finished result into terminal text. Commands import what they
@@ -19,6 +19,7 @@ from evalpin.cli.commands.check import check_cmd
 from evalpin.cli.commands.diff import diff_cmd
 from evalpin.cli.commands.hash import hash_cmd
 from evalpin.cli.commands.history import history_cmd
+from evalpin.cli.commands.import_set import import_cmd
 from evalpin.cli.commands.init import init_cmd
 from evalpin.cli.commands.power import power_cmd
 from evalpin.cli.commands.review import review_cmd
@@ -54,6 +55,7 @@ for _command in (
     check_cmd,
     seal_cmd,
     init_cmd,
+    import_cmd,
 ):
     cli.add_command(_command)
 

@@ -53,9 +53,11 @@ def free_names(*sources: str) -> list[str]:
     bound = set().union(*map(_bound, trees))
     used: dict[str, None] = {}
     for tree in trees:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                used.setdefault(node.id)
+        loads = [
+            n for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+        ]
+        for node in sorted(loads, key=lambda n: (n.lineno, n.col_offset)):
+            used.setdefault(node.id)
     return [n for n in used if n not in bound and n not in _BUILTINS]
 
 

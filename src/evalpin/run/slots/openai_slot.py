@@ -46,6 +46,19 @@ from evalpin.core.reasons import PROVIDER_ERROR
 from evalpin.core.records import Completion, CompletionRequest, Turn, TurnCall, Usage
 from evalpin.run.slots.base import Slot, SlotError
 from evalpin.run.slots.config import Entry, SlotConfig
+from evalpin.run.slots.openai_wire import (
+    CHAT,
+    COMPLETIONS,
+    ENDPOINTS,
+    decode_chat,
+    decode_text,
+    text_prompt,
+)
+from evalpin.run.slots.openai_wire import ChatCompletion as _ChatCompletion
+from evalpin.run.slots.openai_wire import Message as _Message
+from evalpin.run.slots.openai_wire import ToolCall as _ToolCall
+from evalpin.run.slots.openai_wire import reported as _reported
+from evalpin.run.slots.openai_wire import usage_of as _usage
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,7 +70,7 @@ class OpenAIConfig(SlotConfig):
         {"model", "base_url_env", "api_key_env", "timeout_s", "max_attempts"}
         | {"retry_base_s", "retry_max_s"}
         | {"sampling", "organization_env", "project_env", "headers_env"}
-        | {"probes", "deterministic", "tool_choice"}
+        | {"probes", "deterministic", "tool_choice", "endpoint", "stop"}
     )
     model: str
     base_url_env: str
@@ -78,6 +91,11 @@ class OpenAIConfig(SlotConfig):
     # "auto"); others refuse a value they were not started for (vLLM without
     # --enable-auto-tool-choice), so it is not sent unless the slot says.
     tool_choice: str | None = None
+    # `completions`: the text endpoint (`/v1/completions`) for a base model, which
+    # continues the prompt as it is; `stop`: sequences the endpoint stops at. Both part
+    # of the slot's identity when set.
+    endpoint: str = CHAT
+    stop: tuple[str, ...] = ()
 
     @classmethod
     def parse(cls, entry: Entry) -> Self:
@@ -100,6 +118,8 @@ class OpenAIConfig(SlotConfig):
             probes=_probes(entry),
             tool_choice=_tool_choice(entry),
             deterministic=_flag(entry, "deterministic", True),
+            endpoint=_endpoint(entry),
+            stop=_stop(entry),
         )
 
     def secret_env_names(self) -> tuple[str, ...]:
@@ -133,6 +153,8 @@ class OpenAIConfig(SlotConfig):
             "project_env": self.project_env,
             "headers_env": self.headers_env,
             "tool_choice": self.tool_choice,
+            "endpoint": None if self.endpoint == CHAT else self.endpoint,
+            "stop": list(self.stop),
         }
 
     def open(self) -> OpenAISlot:
@@ -160,6 +182,23 @@ def _probes(entry: Entry) -> tuple[str, ...]:
 
 
 TOOL_CHOICES = ("auto", "required", "none")
+
+
+def _endpoint(entry: Entry) -> str:
+    value = entry.entry.get("endpoint", CHAT)
+    if value not in ENDPOINTS:
+        raise entry.fail(f"'endpoint' must be one of {', '.join(ENDPOINTS)}", "endpoint")
+    return value
+
+
+def _stop(entry: Entry) -> tuple[str, ...]:
+    """Stop sequences: up to 4 non-empty strings (what OpenAI-compatible servers take)."""
+    value = entry.entry.get("stop", [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise entry.fail("'stop' must be a list of non-empty strings", "stop")
+    if len(value) > 4:
+        raise entry.fail("'stop' takes at most 4 sequences", "stop")
+    return tuple(value)
 
 
 def _tool_choice(entry: Entry) -> str | None:
@@ -200,35 +239,6 @@ _SERVER_MESSAGE_CHARS = 1000
 _REFUSED_WORDS = ("validation error", "Input should be", "Field required")
 
 
-class _Function(msgspec.Struct):
-    name: str
-    arguments: Any = None
-
-
-class _ToolCall(msgspec.Struct):
-    function: _Function
-    id: str | None = None
-
-
-class _Message(msgspec.Struct):
-    content: str | None = None
-    tool_calls: list[_ToolCall] | None = None
-
-
-class _Choice(msgspec.Struct):
-    message: _Message
-    finish_reason: str | None = None
-
-
-class _ChatCompletion(msgspec.Struct):
-    """The part of a chat completion we read; everything else is ignored."""
-
-    choices: list[_Choice]
-    model: str | None = None
-    system_fingerprint: str | None = None
-    usage: Any = None  # read leniently (_usage): an odd count must not lose the answer
-
-
 class _Failure(NamedTuple):
     kind: str
     retry: bool
@@ -262,13 +272,17 @@ class OpenAISlot(Slot):
         )
         self._closed = threading.Event()
         self._random = random.Random()
+        text = config.endpoint == COMPLETIONS
+        api = self._client.completions if text else self._client.chat.completions
+        self._create = api.with_raw_response.create
+        self._decode = decode_text if text else decode_chat
 
     def complete(self, request: CompletionRequest) -> Completion:
         """Ask, answer tool calls from the canned results, ask again, until a reply
         without tool calls or `max_turns` requests; a plain one-reply answer stays a
         plain completion (no `turns`)."""
         params = _params(self.config, request)
-        messages: list[dict[str, Any]] = params["messages"]
+        messages: list[dict[str, Any]] = params.get("messages", [])
         canned = CannedResults(request.tool_results)
         max_turns = request.max_turns or DEFAULT_MAX_TURNS
         turns: list[Turn] = []
@@ -324,7 +338,7 @@ class OpenAISlot(Slot):
         while True:
             with self.pace.request() as permit:
                 try:
-                    raw = self._client.chat.completions.with_raw_response.create(**params)
+                    raw = self._create(**params)
                 except RecursionError:  # the SDK parsing an error body nested past any sense
                     detail = "the response is nested too deeply to read"
                     raise SlotError(PROVIDER_ERROR("bad_response"), detail) from None
@@ -334,7 +348,7 @@ class OpenAISlot(Slot):
                         permit.rate_limited()
                 else:
                     permit.succeeded()
-                    return _decode(raw.content)
+                    return self._decode(raw.content)
             if failure.kind == "rate_limited":
                 limited += 1
                 delay = self._delay(limited, failure.retry_after)
@@ -457,12 +471,13 @@ def _headers(config: OpenAIConfig, key: str, environ: Mapping[str, str]) -> dict
 
 
 def _params(config: OpenAIConfig, request: CompletionRequest) -> dict[str, Any]:
-    params: dict[str, Any] = {
-        "model": config.model,
-        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
-        "seed": request.seed,
-        **config.sampling,
-    }
+    params: dict[str, Any] = {"model": config.model, "seed": request.seed, **config.sampling}
+    if config.stop:
+        params["stop"] = list(config.stop)
+    if config.endpoint == COMPLETIONS:
+        params["prompt"] = text_prompt(request)
+    else:
+        params["messages"] = [{"role": m.role, "content": m.content} for m in request.messages]
     if request.temperature is not None:
         params["temperature"] = request.temperature
     if request.max_tokens is not None:
@@ -498,38 +513,6 @@ def _retry_after(value: str | None) -> float | None:
         except (TypeError, ValueError):
             return None
     return max(seconds, 0.0) if math.isfinite(seconds) else None
-
-
-def _decode(body: bytes) -> _ChatCompletion:
-    try:
-        data = msgspec.json.decode(body, type=_ChatCompletion)
-    except (msgspec.DecodeError, RecursionError) as exc:  # a body nested past any sense
-        detail = f"not a chat completion: {exc}"
-        raise SlotError(PROVIDER_ERROR("bad_response"), detail) from None
-    if not data.choices:
-        raise SlotError(PROVIDER_ERROR("empty_choices"), "the response has no choices")
-    return data
-
-
-def _reported(data: _ChatCompletion) -> str | None:
-    model = data.model or None
-    if model and data.system_fingerprint:
-        model = f"{model}@{data.system_fingerprint}"
-    return model
-
-
-def _usage(data: _ChatCompletion) -> Usage | None:
-    """The `usage` counts that are whole numbers >= 0; None when there are none."""
-    if not isinstance(data.usage, dict):
-        return None
-    counts = {
-        key: value
-        for key in ("prompt_tokens", "completion_tokens", "total_tokens")
-        if isinstance(value := data.usage.get(key), int)
-        and not isinstance(value, bool)
-        and value >= 0
-    }
-    return Usage(**counts) if counts else None
 
 
 _NOT_JSON = object()

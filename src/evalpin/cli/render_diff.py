@@ -11,6 +11,7 @@ from evalpin.core.judge.causes import APPEARED, TOOL, Cause
 from evalpin.core.judge.compare import PIN_LABELS, probes_differ
 from evalpin.core.judge.mcnemar import p_text
 from evalpin.core.judge.paired import PairedStats
+from evalpin.core.judge.passk import side_by_side
 from evalpin.core.judge.report import REFUSE_LINE, BaselineChoice, DiffReport, shown_part
 from evalpin.core.read.notes import MARK, sorted_notes
 from evalpin.core.sanitize import inert_line
@@ -182,6 +183,8 @@ def _print_paired(out, paired: PairedStats | None, label: str = "seed") -> None:
             f"(detail: counts {label}s as independent pairs)",
         )
     )
+    for n, line in enumerate(side_by_side(paired.pass_at_k)):
+        out.print(text(("pass@k     " if n == 0 else "           ", "dim"), line))
     if len(paired.by_seed) > 1:
         for seed, s in paired.by_seed.items():
             out.print(

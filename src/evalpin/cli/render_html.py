@@ -13,6 +13,7 @@ import base64
 import hashlib
 
 from evalpin.cli.escape import h, h_block
+from evalpin.core.judge.passk import side_by_side
 from evalpin.core.judge.report import REFUSE_LINE, DiffReport, Movement, shown_part
 from evalpin.core.read.notes import MARK, sorted_notes
 
@@ -121,6 +122,7 @@ def _call(report: DiffReport) -> list[str]:
         out += [
             f"<p>{h(d)}</p>" for d in (c.difference_text(), c.needed_text(report.repeat_label)) if d
         ]
+        out += [f"<p>{h(line)}</p>" for line in side_by_side(report.stats.pass_at_k)]
     out.append("</div>")
     return out
 

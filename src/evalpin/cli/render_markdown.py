@@ -8,6 +8,7 @@ Every untrusted string goes through `escape.md`; the only HTML is this module's 
 from __future__ import annotations
 
 from evalpin.cli.escape import md
+from evalpin.core.judge.passk import side_by_side
 from evalpin.core.judge.report import REFUSE_LINE, DiffReport, Movement, shown_part
 from evalpin.core.read.notes import MARK, sorted_notes
 
@@ -99,6 +100,7 @@ def _call(report: DiffReport) -> list[str]:
         head, _, call = c.headline().rpartition(": ")
         lines.append(f"**Clustered call: {call}** ({head})")
         lines += [f"- {d}" for d in (c.difference_text(), c.needed_text(report.repeat_label)) if d]
+        lines += [f"- {line}" for line in side_by_side(report.stats.pass_at_k)]  # our own words
         lines.append("")
     return lines
 

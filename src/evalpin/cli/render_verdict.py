@@ -81,6 +81,8 @@ def print_verdict(run, v) -> None:
         )
     if v.power is not None:
         out.print(text(("power     ", "dim"), v.power.mde_text()))
+    for n, estimate in enumerate(v.pass_at_k):
+        out.print(text(("pass@k    " if n == 0 else "          ", "dim"), estimate.describe()))
     _print_rest(out, run, v)
 
 

@@ -122,6 +122,9 @@ def render_card(
         ]
     if verdict.power is not None:
         lines += ["", f"Sensitivity: {_md(verdict.power.mde_text())}."]
+    if verdict.pass_at_k:
+        lines += ["", "pass@k (Chen et al. 2021, unbiased; ± one standard error over problems):"]
+        lines += ["", *(f"- {_md(p.describe())}" for p in verdict.pass_at_k)]
     if paired is not None:
         lines += _comparison(paired)
     lines += [

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from itertools import compress
 from operator import not_
 from typing import Any
 
 from evalpin.core.columns import Columns, judged
+from evalpin.core.instrument.fixtures import KIND_CODING
 from evalpin.core.judge.compare import ERRORED, FIXED, REGRESSED, Diff, Moved
 from evalpin.core.judge.mcnemar import (
     Clustered,
@@ -25,6 +26,7 @@ from evalpin.core.judge.mcnemar import (
     flips_needed,
     mcnemar_exact,
 )
+from evalpin.core.judge.passk import PassAtK, pass_at_k, sample_counts
 from evalpin.core.judge.stats import ALPHA, Graded, Rate, Seed, pass_counts_by_seed, seed_order
 
 
@@ -86,9 +88,11 @@ class PairedStats:
     pooled: Paired
     by_seed: dict[Seed, Paired]
     alpha: float = ALPHA
+    # Coding runs: each side's pass@k over the shared pairs judged on both sides.
+    pass_at_k: dict[str, list[PassAtK]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        shown = {
             "test": "exact McNemar, two-sided, on discordant (case, seed) pairs",
             "interval": "Wilson 95%",
             "alpha": self.alpha,
@@ -96,6 +100,11 @@ class PairedStats:
             "pooled": self.pooled.to_json(),
             "by_seed": [{"seed": s, **p.to_json()} for s, p in self.by_seed.items()],
         }
+        if self.pass_at_k:
+            shown["pass_at_k"] = {
+                side: [p.to_json() for p in found] for side, found in self.pass_at_k.items()
+            }
+        return shown
 
 
 @dataclass(frozen=True)
@@ -162,7 +171,26 @@ def paired_stats(diff: Diff, alpha: float = ALPHA) -> PairedStats | None:
     the runs share no pair judged on both sides."""
     if diff.refused or not diff.compared:
         return None
-    return paired_from(diff.moved, tally_of(diff), alpha)
+    found = paired_from(diff.moved, tally_of(diff), alpha)
+    h = diff.left.header
+    if found is None or h is None or h.fixtures.kind != KIND_CODING:
+        return found
+    return replace(found, pass_at_k=sides_pass_at_k(diff))
+
+
+def sides_pass_at_k(diff: Diff) -> dict[str, list[PassAtK]]:
+    """Each side's pass@k over the pairs judged on both sides (a coding run's problems
+    are few: counted in Python). The right side's passes are the left's moved by its
+    regressions and fixes, as the rates of `Paired`."""
+    errored_right = {m.pair.key for m in diff.moved if m.kind == ERRORED}
+    rows = [r for r in judged(shared_left(diff)) if (r.case_id, r.seed) not in errored_right]
+    left = sample_counts(rows)
+    right = dict(left)
+    for m in diff.moved:
+        if m.kind in (REGRESSED, FIXED) and m.case_id in right:
+            n, c = right[m.case_id]
+            right[m.case_id] = (n, c + (1 if m.kind == FIXED else -1))
+    return {"left": pass_at_k(left), "right": pass_at_k(right)}
 
 
 def paired_from(

@@ -27,6 +27,7 @@ from evalpin.core.errors import InputError
 from evalpin.core.files import not_utf8
 from evalpin.core.instrument.fixtures import FIXTURE_KINDS, KIND_CODING, FixtureSet
 from evalpin.core.judge import stats
+from evalpin.core.judge.passk import PassAtK, pass_at_k, sample_counts
 from evalpin.core.judge.power import Power, power
 from evalpin.core.read.rundata import SHAPE_EVALPIN, TRIPLE, RunFile, ToolScore
 from evalpin.core.reasons import SANDBOX_ERROR, is_error
@@ -128,6 +129,8 @@ class Verdict:
     # Another tool's own figure for the run, shown beside the pass rate with why the two
     # may differ (inspect's accuracy after its epochs reducer, promptfoo's counts).
     tool_score: ToolScore | None = None
+    # A coding run's pass@k over its problems (each one's judged samples), with spread.
+    pass_at_k: list[PassAtK] = field(default_factory=list)
 
     @property
     def unstable(self) -> bool:
@@ -172,6 +175,7 @@ class Verdict:
             "stability": self.stability.to_json() if self.stability else None,
             "power": self.power.to_json() if self.power else None,
             "tool_score": self.tool_score.to_json() if self.tool_score else None,
+            "pass_at_k": [p.to_json() for p in self.pass_at_k],
         }
 
 
@@ -268,7 +272,13 @@ def judge(
         judged=len(rows),
         error_reasons=error_reasons,
         tool_score=run.tool_score,
+        pass_at_k=pass_at_k(sample_counts(rows)) if coding_run(h) else [],
     )
+
+
+def coding_run(header: RunHeader | None) -> bool:
+    """An evalpin run of a coding set: pass@k is reported for it."""
+    return header is not None and header.fixtures.kind == KIND_CODING
 
 
 def cache_rule(run: RunFile, check: Callable[..., None]) -> None:

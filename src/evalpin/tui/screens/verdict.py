@@ -18,6 +18,7 @@ from textual.widgets import Footer, Static
 from evalpin.core.judge import stats
 from evalpin.core.judge.compare import Diff
 from evalpin.core.judge.paired import paired_stats
+from evalpin.core.judge.passk import side_by_side
 from evalpin.core.judge.verdict import NOTHING_JUDGED, Check, Verdict
 from evalpin.core.read.runfile import RunFile
 from evalpin.core.tiers import TIER_CHANGE, tier_of
@@ -228,6 +229,9 @@ class VerdictScreen(Screen[None]):
             )
         if v.power is not None:
             parts.append(Text.assemble(("sensitivity    ", muted), v.power.mde_text()))
+        for n, estimate in enumerate(v.pass_at_k):
+            head = "pass@k         " if n == 0 else "               "
+            parts.append(Text.assemble((head, muted), estimate.describe()))
         usage = run.summary.usage if run.summary is not None else None
         if usage is not None:
             parts.append(Text.assemble(("usage          ", muted), usage.describe()))
@@ -286,6 +290,10 @@ class VerdictScreen(Screen[None]):
                     f"exact McNemar p = {p.p_value:.3g}",
                 )
             )
+        rows += [
+            Text.assemble(("pass@k" if n == 0 else "", muted), " " * (15 - 6 * (n == 0)), line)
+            for n, line in enumerate(side_by_side(result.pass_at_k))
+        ]
         return Group(*rows)
 
     def _env(self) -> Group | Text:

@@ -145,3 +145,14 @@ async def test_the_review_shows_each_runs_and_the_comparisons_pass_at_k(tmp_path
         assert "pass@1 50.0% ± 50.0 (2 problems, 3 samples each)" in text
         assert "pass@3 100.0% ± 0.0 (2 problems, 3 samples each)" in text
         assert "pass@3 left 50.0% ± 50.0, right 100.0% ± 0.0 (2 problems)" in text
+
+
+def test_a_seed_range_asks_n_samples_per_item() -> None:
+    from evalpin.core.errors import InputError
+    from evalpin.run.controls import parse_seeds
+
+    assert parse_seeds("1..5", "--seeds") == [1, 2, 3, 4, 5]
+    assert parse_seeds("7, 10..12", "--seeds") == [7, 10, 11, 12]
+    for bad in ("3..1", "1..x", "1..3,2", "0..20000"):
+        with pytest.raises(InputError):
+            parse_seeds(bad, "--seeds")

@@ -28,12 +28,25 @@ def _env_error(name: str, message: str) -> InputError:
     return InputError(f"${name}", message)
 
 
+MAX_SEEDS = 10_000
+
+
 def parse_seeds(text: str, where: str) -> list[int]:
-    """`11,29,47` -> [11, 29, 47]; at least one, no repeats."""
+    """`11,29,47` -> [11, 29, 47]; a range `1..20` is every seed from 1 to 20 (n samples
+    per item for pass@k); at least one, no repeats."""
+    seeds: list[int] = []
     try:
-        seeds = [int(part) for part in text.replace(" ", "").split(",") if part]
+        for part in text.replace(" ", "").split(","):
+            low, dots, high = part.partition("..")
+            if dots:
+                if int(high) - int(low) >= MAX_SEEDS:
+                    raise InputError(where, f"at most {MAX_SEEDS:,} seeds, got {part!r}")
+                seeds += range(int(low), int(high) + 1)
+            elif part:
+                seeds.append(int(part))
     except ValueError:
-        raise InputError(where, f"seeds must be comma-separated integers, got {text!r}") from None
+        msg = f"seeds must be comma-separated integers or ranges (1..20), got {text!r}"
+        raise InputError(where, msg) from None
     if not seeds:
         raise InputError(where, "at least one seed is needed")
     if len(set(seeds)) != len(seeds):

@@ -33,7 +33,11 @@ MAX_CONCURRENCY = 1024
     help="Slots file.",
     shown="./slots.yaml",
 )
-@click.option("--seeds", help="Comma-separated seeds. Default: $EVAL_SEEDS, else 11,29,47.")
+@click.option(
+    "--seeds",
+    help="Comma-separated seeds, or ranges (1..20: n samples per item for pass@k)."
+    " Default: $EVAL_SEEDS, else 11,29,47.",
+)
 @click.option(
     "--temperature", type=float, help="Sampling temperature. Default: $EVAL_TEMPERATURE, else 0."
 )

@@ -1,5 +1,5 @@
 """The command line: `review`, `serve`, `run`, `diff`, `verdict`, `history`, `power`, `hash`,
-`check`, `seal`, `init`, `import`, `export`.
+`check`, `seal`, `init`, `import`, `export`, `crosscheck`.
 
 Commands (cli/commands/) parse options, call the core and pick a renderer; renderers
 (cli/render_*.py) turn a finished result into terminal text. Commands import what they
@@ -16,7 +16,9 @@ import click
 
 from evalpin._version import __version__
 from evalpin.cli.commands.check import check_cmd
+from evalpin.cli.commands.crosscheck import crosscheck_cmd
 from evalpin.cli.commands.diff import diff_cmd
+from evalpin.cli.commands.export import export_cmd
 from evalpin.cli.commands.hash import hash_cmd
 from evalpin.cli.commands.history import history_cmd
 from evalpin.cli.commands.import_set import import_cmd
@@ -56,6 +58,8 @@ for _command in (
     seal_cmd,
     init_cmd,
     import_cmd,
+    export_cmd,
+    crosscheck_cmd,
 ):
     cli.add_command(_command)
 

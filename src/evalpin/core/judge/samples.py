@@ -1,0 +1,170 @@
+"""A run's completions in a benchmark's own samples format, and the cross-check of its
+grades against that benchmark's harness.
+
+`samples`: one `{"task_id", "completion", "seed"}` line per judged (case, seed), in the
+run's order. The completion is the code the item's `candidate:` convention took from the
+answer (the fenced block, or a base model's text as it came), so the benchmark's harness
+grades what evalpin graded: under `prompt+completion` it runs `prompt + completion`,
+exactly the candidate file. `seed` is extra; HumanEval's harness keeps extra keys in its
+results. Error and other not-judged cases are left out and counted: they have no grade
+to cross-check.
+
+`crosscheck`: the harness's results (`<samples>_results.jsonl`: each sample with
+`passed` and `result`) joined with the run on (task_id, seed), each pair agreeing or
+not, and what neither side could match.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalpin.core.bounded import MAX_LINE_BYTES
+from evalpin.core.errors import InputError
+from evalpin.core.instrument.fixtures import CANDIDATE_FILES, CodingItem, FixtureSet
+from evalpin.core.instrument.graders.candidate import answer_files
+from evalpin.core.read.rundata import RunFile
+from evalpin.core.records import Completion
+
+
+@dataclass
+class Samples:
+    """The samples of a run, and the records left out (not judged), by case id."""
+
+    lines: list[dict[str, Any]]
+    left_out: list[tuple[str, int | None, str]] = field(default_factory=list)
+
+
+def samples(run: RunFile, fixtures: FixtureSet) -> Samples:
+    """The run's judged completions as benchmark samples (see the module docstring)."""
+    items = {c.id: c for c in fixtures.cases if isinstance(c, CodingItem)}
+    if not items:
+        raise InputError(fixtures.path, "not a coding set: there are no completions to export")
+    files_only = sorted(i for i, c in items.items() if c.candidate == CANDIDATE_FILES)
+    if len(files_only) == len(items):
+        msg = (
+            "its items take the files an answer names (candidate: files): a samples file"
+            " holds one completion per task (candidate: completion or prompt+completion)"
+        )
+        raise InputError(fixtures.path, msg)
+    records = run.records(range(len(run.rows)))
+    found = Samples([])
+    for index in range(len(run.rows)):
+        rec = records[index]
+        item = items.get(rec.case_id)
+        if item is None or item.candidate == CANDIDATE_FILES:
+            found.left_out.append((rec.case_id, rec.seed, "not an item of the set's kind"))
+            continue
+        if rec.status is not None:
+            found.left_out.append((rec.case_id, rec.seed, f"{rec.status}: not judged"))
+            continue
+        answer = Completion(text=rec.text or "", files=rec.files or {})
+        code = answer_files(answer, item)[item.expected_files[0]]
+        found.lines.append({"task_id": rec.case_id, "completion": code, "seed": rec.seed})
+    return found
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One sample graded by both."""
+
+    task_id: str
+    seed: int | None
+    ours: bool
+    theirs: bool
+    reasons: list[str]
+    result: str
+
+    @property
+    def agree(self) -> bool:
+        return self.ours == self.theirs
+
+
+@dataclass
+class CrossCheck:
+    """The run against the harness's results."""
+
+    pairs: list[Pair]
+    only_run: list[tuple[str, int | None]]
+    only_results: list[tuple[str, int | None]]
+
+    @property
+    def disagreements(self) -> list[Pair]:
+        return [p for p in self.pairs if not p.agree]
+
+    def to_json(self) -> dict[str, Any]:
+        def shown(p: Pair) -> dict[str, Any]:
+            return {
+                "task_id": p.task_id,
+                "seed": p.seed,
+                "evalpin": "pass" if p.ours else "fail",
+                "harness": "pass" if p.theirs else "fail",
+                "reasons": p.reasons,
+                "result": p.result,
+            }
+
+        return {
+            "compared": len(self.pairs),
+            "agree": len(self.pairs) - len(self.disagreements),
+            "both_pass": sum(p.ours and p.theirs for p in self.pairs),
+            "both_fail": sum(not p.ours and not p.theirs for p in self.pairs),
+            "disagreements": [shown(p) for p in self.disagreements],
+            "only_run": [{"task_id": t, "seed": s} for t, s in self.only_run],
+            "only_results": [{"task_id": t, "seed": s} for t, s in self.only_results],
+        }
+
+
+def read_results(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The harness's result lines: JSON objects with `task_id` and a boolean `passed`."""
+    try:
+        with open(path, "rb") as fh:
+            for n, raw in enumerate(fh, start=1):
+                if len(raw) > MAX_LINE_BYTES:
+                    raise InputError(path, "line too long", n)
+                if not raw.strip():
+                    continue
+                try:
+                    value = json.loads(raw)
+                except (ValueError, RecursionError):
+                    raise InputError(path, "not JSON", n) from None
+                if not isinstance(value, dict) or not isinstance(value.get("task_id"), str):
+                    raise InputError(path, "a result line is an object with a 'task_id'", n)
+                if not isinstance(value.get("passed"), bool):
+                    raise InputError(path, "no boolean 'passed': not a graded results file", n)
+                yield n, value
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+
+
+def crosscheck(run: RunFile, results: Path) -> CrossCheck:
+    """Join the run's judged cases with the harness's results on (task_id, seed); a
+    result without a seed takes the task's next one in the run's order."""
+    judged = [i for i, row in enumerate(run.rows) if row.status is None]
+    records = run.records(judged)
+    ours: dict[tuple[str, int | None], tuple[bool, list[str]]] = {}
+    order: dict[str, list[int | None]] = {}
+    for i in judged:
+        rec = records[i]
+        ours[(rec.case_id, rec.seed)] = (rec.passed, list(rec.reasons or []))
+        order.setdefault(rec.case_id, []).append(rec.seed)
+    pairs: list[Pair] = []
+    only_results: list[tuple[str, int | None]] = []
+    for _, line in read_results(results):
+        task = line["task_id"]
+        seed = line.get("seed")
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            queue = order.get(task, [])
+            seed = queue.pop(0) if queue else None
+        key = (task, seed)
+        if key not in ours:
+            only_results.append(key)
+            continue
+        passed, reasons = ours.pop(key)
+        result = line.get("result")
+        pairs.append(
+            Pair(task, seed, passed, line["passed"], reasons, str(result) if result else "")
+        )
+    return CrossCheck(pairs, sorted(ours, key=lambda k: (k[0], k[1] or 0)), only_results)

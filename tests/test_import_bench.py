@@ -232,3 +232,21 @@ def test_candidate_and_source_keys_are_part_of_the_closed_format(tmp_path: Path)
         edited.write_text(yaml.safe_dump(bad, sort_keys=False))
         with pytest.raises(InputError, match=message):
             load_fixtures(edited)
+
+
+def test_check_jobs_grades_items_at_once_and_reports_them_in_file_order(
+    capsys, tmp_path: Path
+) -> None:
+    fs = import_set("mbpp", DATA / "mbpp" / "mbpp-excerpt.jsonl", tmp_path / "m").fixtures
+    done = cli(capsys, "check", str(fs.path), "--jobs", "2", "--json")
+    assert done.code == 0, done.out
+    shown = json.loads(done.out)
+    assert [i["id"] for i in shown["items"]] == [c.id for c in fs.cases]
+    assert shown["problems"] == 0
+    # A problem is still found and named with --jobs (the reference of one item broken).
+    broken = next(c for c in fs.cases if c.id == "Mbpp/17").reference_files["solution.py"]
+    broken.write_text("def square_perimeter(a):\n    return 3 * a\n")
+    again = cli(capsys, "check", str(fs.path), "--jobs", "2", "--json")
+    assert again.code == 1
+    problems = {i["id"]: i["problems"] for i in json.loads(again.out)["items"]}
+    assert problems["Mbpp/17"] and all(not p for i, p in problems.items() if i != "Mbpp/17")

@@ -77,6 +77,7 @@ def check_set(
     grade: Grade | None = None,
     progress: Progress | None = None,
     found: Sequence[InputError] = (),
+    jobs: int = 1,
 ) -> CheckReport:
     """Every item of `fs` checked, in file order, after `found`: the problems the loader
     collected (cases or items it left out). A coding set with any is not run in the
@@ -99,12 +100,21 @@ def check_set(
         head[0].notes.append("items not run in the sandbox: fix the set's problems first")
         return CheckReport(str(fs.path), fs.kind, head)
     grade = grade or functools.partial(_sandboxed, allow_network=fs.network_allowed)
-    items = []
-    for n, item in enumerate(fs.cases, start=1):
+
+    def one(numbered: tuple[int, CodingItem]) -> ItemReport:
+        n, item = numbered
         if progress is not None:
             progress(n, len(fs.cases), item.id)
-        items.append(check_item(item, grade))
-    return CheckReport(str(fs.path), fs.kind, items)
+        return check_item(item, grade)
+
+    numbered = list(enumerate(fs.cases, start=1))
+    if jobs <= 1:
+        return CheckReport(str(fs.path), fs.kind, list(map(one, numbered)))
+    from concurrent.futures import ThreadPoolExecutor
+
+    # Items in file order whatever order they finish in; each grade is its own sandboxes.
+    with ThreadPoolExecutor(jobs, thread_name_prefix="evalpin-check") as pool:
+        return CheckReport(str(fs.path), fs.kind, list(pool.map(one, numbered)))
 
 
 def _sandboxed(item: CodingItem, files: dict[str, str], *, allow_network: bool):

@@ -15,7 +15,14 @@ from evalpin.cli.console import emit_json
 @click.option(
     "--strict", is_flag=True, help="What could not be checked (no reference) is a problem too."
 )
-def check_cmd(fixtures: Path, as_json: bool, strict: bool) -> None:
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1, max=64),
+    default=1,
+    show_default=True,
+    help="Items checked at once (each in sandboxes of its own).",
+)
+def check_cmd(fixtures: Path, as_json: bool, strict: bool, jobs: int) -> None:
     """Validate a fixture set: each coding item's reference solution passes, its starting
     code fails on a test, and both isolations grade them alike; golden cases are
     well-formed. Every problem is listed (unknown keys with the nearest valid key,
@@ -35,7 +42,7 @@ def check_cmd(fixtures: Path, as_json: bool, strict: bool) -> None:
 
         click.echo(f"[{n}/{total}] {inert_line(item_id)}", err=True)
 
-    report = check_set(fs, progress=None if as_json else progress, found=found.found)
+    report = check_set(fs, progress=None if as_json else progress, found=found.found, jobs=jobs)
     failed = report.problems(strict) > 0
     if as_json:
         emit_json(report.to_json(strict))

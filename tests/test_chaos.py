@@ -23,9 +23,11 @@ from evalpin.run.sandbox import probe_isolation
 
 ROUNDS = int(os.environ.get("EVALPIN_CHAOS_ROUNDS", "2"))
 SEEDS = "1,2,3,4,5,6"
+# Each case takes a moment of its own (a fork-served sandbox starts in a few ms), so
+# the kills below land while runs are grading, however fast the sandbox starts.
 TEST = (
-    "from chunks import chunked\n\n\n"
-    "def test_chunks():\n    assert chunked([1, 2, 3], 2) == [[1, 2], [3]]\n"
+    "import time\n\nfrom chunks import chunked\n\n\n"
+    "def test_chunks():\n    time.sleep(0.4)\n    assert chunked([1, 2, 3], 2) == [[1, 2], [3]]\n"
 )
 SOLUTION = "def chunked(xs, n):\n    return [xs[i : i + n] for i in range(0, len(xs), n)]\n"
 

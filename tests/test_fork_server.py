@@ -131,14 +131,15 @@ def test_a_case_leaves_nothing_for_the_next(tmp_path: Path) -> None:
     leaver, checker, leaver_inproc = fs.cases
     fork_server.close()
     first = run_item(leaver, {"solution.py": LEAVER})
-    server = fork_server._ZYGOTE
-    assert server is not None and server.alive(), "the case was not forked from the zygote"
+    servers = dict(fork_server._ZYGOTES)
+    assert servers and all(z.alive() for z in servers.values()), "not forked from a zygote"
     assert _sleepers() == [], "a process of case N outlived it"
     for attacker in (leaver_inproc, leaver):  # the test's own process too, then again
         run_item(attacker, {"solution.py": LEAVER})
     after = run_item(checker, {"solution.py": CHECKER})
     assert after.passed, after.tail
-    assert fork_server._ZYGOTE is server and server.alive(), "the zygote was replaced or hurt"
+    assert servers == fork_server._ZYGOTES, "a zygote was replaced"
+    assert all(z.alive() for z in servers.values()), "a zygote was hurt"
     assert _sleepers() == []
     assert first.reasons in ([], ["tests_failed"], ["sandbox_error:unsupported"])
 
@@ -148,14 +149,14 @@ def test_the_zygote_is_a_fresh_start_after_close(tmp_path: Path) -> None:
     checker = fs.cases[1]
     fork_server.close()
     assert run_item(checker, {"solution.py": CHECKER}).passed
-    pid = fork_server._ZYGOTE.process.pid
+    pid = fork_server._ZYGOTES["pytest"].process.pid
     fork_server.close()
     assert (
         not Path(f"/proc/{pid}").exists()
         or b"zombie" in Path(f"/proc/{pid}/status").read_bytes().lower()
     )
     assert run_item(checker, {"solution.py": CHECKER}).passed
-    assert fork_server._ZYGOTE.process.pid != pid
+    assert fork_server._ZYGOTES["pytest"].process.pid != pid
 
 
 def test_pools_off_still_grades(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

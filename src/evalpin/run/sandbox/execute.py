@@ -25,7 +25,7 @@ from evalpin.run.sandbox.box import Box, fill
 from evalpin.run.sandbox.cgroup import Cgroup, kill_all
 from evalpin.run.sandbox.launcher import LAUNCHER
 from evalpin.run.sandbox.mounts import Spec, handed_back, plan
-from evalpin.run.sandbox.zygote import Pooled, Zygote, zygote
+from evalpin.run.sandbox.zygote import Pooled, Zygote, kind_for, zygote
 
 _KEEP_OUTPUT = 16 * 1024  # bytes of output kept; far more than TAIL_CHARS characters
 _REAP_WAIT_S = 2.0
@@ -76,14 +76,15 @@ def execute(
             steps = plan(spec)
             private = handed_back(steps) if iso.kind != "none" else []
             ours, theirs = socket.socketpair() if private else (None, None)
-            pool = _pool(iso, box)
+            inline = _inline(spec.argv)
+            pool = _pool(iso, box, inline)
             try:
                 if pool is not None:  # the fork server builds the namespaces itself
                     wrapped, newroot = [], tempfile.mkdtemp(prefix="root-", dir=box.root)
                 else:
                     wrapped, newroot = wrapper(iso, box, spec, allow_network)
                 config = {
-                    "inline": _inline(spec.argv),
+                    "inline": inline,
                     "limits": _limits(iso, spec),
                     "newroot": newroot,
                     "plan": steps,
@@ -153,12 +154,13 @@ def execute(
     return Run(True, ready, exit_code, timed_out, kept)
 
 
-def _pool(iso: Isolation, box: Box) -> Zygote | None:
-    """The fork server, where it builds what unshare would (`zygote.py`): a root
-    grader's unshare backend; else None (each sandbox starts as a new process)."""
+def _pool(iso: Isolation, box: Box, inline: dict | None) -> Zygote | None:
+    """The fork server for this sandbox's command, where it builds what unshare would
+    (`zygote.py`): a root grader's unshare backend; else None (each sandbox starts as a
+    new process)."""
     if iso.kind != "unshare" or box.uid is None or os.geteuid() != 0:
         return None
-    return zygote()
+    return zygote(kind_for(inline["code"] if inline else None))
 
 
 def _spawn(

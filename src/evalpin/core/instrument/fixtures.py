@@ -43,6 +43,7 @@ from evalpin.core.bounded import (
 from evalpin.core.errors import InputError
 from evalpin.core.files import not_utf8
 from evalpin.core.instrument.pins import dataset_hash
+from evalpin.core.instrument.provenance import source_of
 from evalpin.core.schema import Problems
 
 KIND_GOLDEN = "golden"
@@ -62,9 +63,6 @@ CANDIDATE_FILES = "files"
 CANDIDATE_COMPLETION = "completion"
 CANDIDATE_PROMPT_COMPLETION = "prompt+completion"
 CANDIDATES = (CANDIDATE_FILES, CANDIDATE_COMPLETION, CANDIDATE_PROMPT_COMPLETION)
-# A set's provenance (`source:`, written by `evalpin import`): the file it was made from,
-# that file's sha256, its format and the importer (name and version) that made the set.
-SOURCE_KEYS = frozenset({"file", "sha256", "format", "importer"})
 
 
 def envelope_hash(files: dict[str, str]) -> str:
@@ -395,7 +393,7 @@ def _load_coding(path: Path, data: bytes, problems: Problems) -> FixtureSet:
     if network not in ("allowed", "forbidden"):
         msg = f"'network' must be 'allowed' or 'forbidden', got {network!r}"
         problems.add(msg, parsed.line("network"))
-    source = _source(doc.get("source"), parsed, problems)
+    source = source_of(doc.get("source"), parsed, problems)
     items = doc.get("items")
     if not isinstance(items, list) or not items:
         problems.add("'items' must be a non-empty list", parsed.line("items"))
@@ -431,23 +429,6 @@ def _load_coding(path: Path, data: bytes, problems: Problems) -> FixtureSet:
         files=files,
         source=source,
     )
-
-
-def _source(value: Any, parsed: YamlDoc, problems: Problems) -> dict[str, str] | None:
-    """The set's `source:` mapping (closed: SOURCE_KEYS and `x-` keys), or None."""
-    if value is None:
-        return None
-    line = parsed.line("source")
-    ours = {k: v for k, v in value.items() if k in SOURCE_KEYS} if isinstance(value, dict) else {}
-    if not isinstance(value, dict) or not all(isinstance(v, str) and v for v in ours.values()):
-        problems.add("'source' must map file, sha256, format and importer to strings", line)
-        return None
-    lines = {str(k): parsed.line("source", k) for k in value}
-    problems.keys(value, SOURCE_KEYS, line, "source: ", lines)
-    sha = ours.get("sha256")
-    if sha is not None and (len(sha) != 64 or sha.strip("0123456789abcdef")):
-        problems.add("'source.sha256' must be 64 lowercase hex digits", lines["sha256"])
-    return ours
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,14 @@ pytestmark = pytest.mark.skipif(
 )
 MARK = "evalpin-leak-7f3a9c"
 
+
+@pytest.fixture(autouse=True)
+def _no_server_left():
+    """The fork servers these tests start (by grading outside any run) end with them."""
+    yield
+    fork_server.close()
+
+
 # Case N: at import, it tries everything it can to reach the next case.
 LEAVER = textwrap.dedent(
     f"""\
@@ -163,3 +171,18 @@ def test_pools_off_still_grades(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("EVALPIN_POOL", "0")
     fs = load_fixtures(_set(tmp_path))
     assert run_item(fs.cases[1], {"solution.py": CHECKER}).passed
+
+
+def test_a_check_leaves_no_fork_server_running(tmp_path: Path) -> None:
+    import psutil
+
+    from evalpin.run.set_check import check_set
+
+    fork_server.close()
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    fs = load_fixtures(_set(tmp_path))
+    check_set(fs, jobs=2)
+    assert fork_server._ZYGOTES == {}
+    left = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
+    _, alive = psutil.wait_procs(left, timeout=30)
+    assert not alive

@@ -126,6 +126,10 @@ class LocalExecutor:
         self._workdir = workdir
         self._secret_names = list(secret_names)
         self._isolation = isolation
+        from evalpin.run.sandbox import zygote
+
+        zygote.acquire()  # the fork servers it starts live until the run closes
+        self._released = False
 
     def grade(self, job: GradeJob) -> GradeResult:
         return grade_here(
@@ -139,7 +143,13 @@ class LocalExecutor:
         return {"kind": "local"}
 
     def close(self) -> None:
-        """Nothing to release: the threads belong to the runner."""
+        """The fork servers this run used stop with it (when no other run uses them);
+        the threads belong to the runner."""
+        if not self._released:
+            from evalpin.run.sandbox import zygote
+
+            self._released = True
+            zygote.release()
 
 
 # -- facts of a grading machine -------------------------------------------------------

@@ -107,14 +107,20 @@ def check_set(
             progress(n, len(fs.cases), item.id)
         return check_item(item, grade)
 
-    numbered = list(enumerate(fs.cases, start=1))
-    if jobs <= 1:
-        return CheckReport(str(fs.path), fs.kind, list(map(one, numbered)))
     from concurrent.futures import ThreadPoolExecutor
 
-    # Items in file order whatever order they finish in; each grade is its own sandboxes.
-    with ThreadPoolExecutor(jobs, thread_name_prefix="evalpin-check") as pool:
-        return CheckReport(str(fs.path), fs.kind, list(pool.map(one, numbered)))
+    from evalpin.run.sandbox import zygote
+
+    numbered = list(enumerate(fs.cases, start=1))
+    zygote.acquire()  # the fork servers the check starts stop with it
+    try:
+        if jobs <= 1:
+            return CheckReport(str(fs.path), fs.kind, list(map(one, numbered)))
+        # Items in file order whatever order they finish in; each grade its own sandboxes.
+        with ThreadPoolExecutor(jobs, thread_name_prefix="evalpin-check") as pool:
+            return CheckReport(str(fs.path), fs.kind, list(pool.map(one, numbered)))
+    finally:
+        zygote.release()
 
 
 def _sandboxed(item: CodingItem, files: dict[str, str], *, allow_network: bool):

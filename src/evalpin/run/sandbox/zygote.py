@@ -101,6 +101,7 @@ def run_init(cfg, argv):
 def keeper(request, fds):
     """The forked keeper: see zygote.py's docstring. Never returns."""
     import fcntl
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # its own child is its own to wait for
     try:
         names = request["fds"]
         wanted = [int(n) for n in names if n.isdigit()]
@@ -188,12 +189,15 @@ def serve(channel):
             socket.send_fds(channel, [struct.pack("i", pid)], [pidfd])
         finally:
             os.close(pidfd)
-        while True:
-            try:
-                if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                    break
-            except ChildProcessError:
-                break
+
+def reap(*_):
+    """Keepers are waited for as they end (the grader watches each through its pidfd)."""
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                return
+        except ChildProcessError:
+            return
 
 warm(sys.argv[2] == "pytest")
 # What the zygote holds is never collected by a sandbox's garbage collector: its pages
@@ -202,6 +206,7 @@ warm(sys.argv[2] == "pytest")
 import gc
 gc.collect()
 gc.freeze()
+signal.signal(signal.SIGCHLD, reap)
 serve(socket.socket(fileno=int(sys.argv[1])))
 '''
 )
@@ -346,9 +351,33 @@ def zygote(kind: str = PYTEST) -> Zygote | None:
         return _ZYGOTES[kind]
 
 
-def close() -> None:
-    """Stop this process's fork servers (tests; a zygote also ends with its grader)."""
+_USERS = 0  # runs and checks in this process using the fork servers now
+
+
+def acquire() -> None:
+    """A run or a check starts: the fork servers it starts stay until the last ends."""
+    global _USERS
     with _STARTING:
-        for found in _ZYGOTES.values():
-            found.close()
-        _ZYGOTES.clear()
+        _USERS += 1
+
+
+def release() -> None:
+    """A run or a check ended: the last one stops the fork servers (nothing of evalpin's
+    outlives what a caller asked of it)."""
+    global _USERS
+    with _STARTING:
+        _USERS = max(_USERS - 1, 0)
+        if _USERS == 0:
+            _close_all()
+
+
+def close() -> None:
+    """Stop this process's fork servers now (tests; a zygote also ends with its grader)."""
+    with _STARTING:
+        _close_all()
+
+
+def _close_all() -> None:
+    for found in _ZYGOTES.values():
+        found.close()
+    _ZYGOTES.clear()

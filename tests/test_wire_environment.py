@@ -299,26 +299,27 @@ CORRECT = _corpus(
     ),
 )
 
-# The tests hand over something the wire does not carry (a lock): not the candidate's fail.
+# The tests hand over something the wire does not carry (a logger of their own): not
+# the candidate's fail.
 UNSUPPORTED = Case(
-    "a-lock-handed-over",
-    "locked.py",
+    "a-logger-handed-over",
+    "announce.py",
     _d(
         """
-        def guarded(lock, fn):
-            with lock:
-                return fn()
+        def announce(logger, text):
+            logger.info(text)
+            return len(text)
         """
     ),
     _d(
         """
-        import threading
+        import logging
 
-        import locked as m
+        import announce as m
 
 
-        def test_guarded():
-            assert m.guarded(threading.Lock(), lambda: 3) == 3
+        def test_announce():
+            assert m.announce(logging.getLogger("tests"), "hello") == 5
         """
     ),
 )
@@ -340,4 +341,4 @@ def test_the_tests_environment_reaches_the_candidate(grade, backend: Isolation, 
 def test_what_the_wire_cannot_carry_is_the_graders_limit(grade, backend: Isolation) -> None:
     outcome = grade(UNSUPPORTED, backend)
     assert (outcome.passed, outcome.reasons) == (False, ["sandbox_error:unsupported"])
-    assert "unsupported under process isolation: handing a _thread.lock" in outcome.tail
+    assert "unsupported under process isolation: handing a logging.Logger" in outcome.tail

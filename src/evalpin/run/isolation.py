@@ -48,6 +48,7 @@ from evalpin.core.instrument.graders.coding import (
     module_name,
     pytest_args,
 )
+from evalpin.core.instrument.graders.exports import star_exports
 from evalpin.core.reasons import SANDBOX_ERROR
 from evalpin.run.sandbox.box import Box, read_regular, write_tree
 from evalpin.run.sandbox.mounts import Spec
@@ -113,14 +114,22 @@ class ProcessMode:
         self.notes = ctl / NOTES
         write_tree(worker_dir, self.candidate)
         modules = {p: m for p in self.candidate if (m := module_name(p))}
-        shown = {p: STUB.format(name=m).encode() for p, m in modules.items()}
+        sources = {m: self.candidate[p].decode("utf-8", "replace") for p, m in modules.items()}
+        exports = star_exports(sources)
+        shown = {p: STUB.format(name=m, exports=exports[m]).encode() for p, m in modules.items()}
         for path, data in self.candidate.items():
             if not path.lower().endswith(IMPORTABLE_SUFFIXES):
                 shown[path] = data  # data files the tests may read
         shown[self.item.test_file.name] = self.test_source
         write_tree(tests_dir, shown)
+        # Two pairs of pipes: the main threads' calls, and the side channel for other
+        # threads' (a timer's callback, a thread pool's).
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
+        side_req_r, side_req_w = os.pipe()
+        side_resp_r, side_resp_w = os.pipe()
+        worker_fds = (req_r, resp_w, side_req_r, side_resp_w)
+        tester_fds = (resp_r, req_w, side_resp_r, side_req_w)
         worker = Spec(
             [
                 sys.executable,
@@ -130,15 +139,14 @@ class ProcessMode:
                 "-c",
                 WORKER_BOOT,
                 str(runtime),
-                str(req_r),
-                str(resp_w),
+                ",".join(map(str, worker_fds)),
                 json.dumps(sorted(modules.values())),
             ],
             env,
             worker_dir,
             rw=[worker_dir],
             ro=[runtime],
-            pass_fds=(req_r, resp_w),
+            pass_fds=worker_fds,
             limits=limits,
             # An empty folder where the tests' folder is: the files of it the tests hand
             # over are mirrored there, nothing else of it.
@@ -149,7 +157,8 @@ class ProcessMode:
             [sys.executable, "-I", "-B", "-c", PYTEST_BOOT, str(runtime), *args],
             {
                 **env,
-                "EVALPIN_RPC_FDS": f"{resp_r},{req_w}",
+                "EVALPIN_RPC_FDS": ",".join(map(str, tester_fds)),
+                "EVALPIN_MODULES": ",".join(sorted(modules.values())),
                 "EVALPIN_NOTES": str(self.notes),
                 # Mirror handed paths only when the worker has a file system of its own.
                 "EVALPIN_MIRROR": "1" if env.get("TMPDIR") == "/tmp" else "0",
@@ -157,7 +166,7 @@ class ProcessMode:
             tests_dir,
             rw=[tests_dir, ctl],
             ro=[runtime],
-            pass_fds=(resp_r, req_w),
+            pass_fds=tester_fds,
             limits=limits,
         )
         return [worker, tester]

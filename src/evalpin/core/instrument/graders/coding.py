@@ -292,7 +292,7 @@ import json, os, sys
 sys.path.insert(0, sys.argv[1])
 import evalpin_wire.worker
 sys.path[0] = os.getcwd()
-evalpin_wire.worker.worker(int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4]))
+evalpin_wire.worker.worker([int(x) for x in sys.argv[2].split(",")], json.loads(sys.argv[3]))
 """
 PYTEST_BOOT = """\
 import sys
@@ -313,8 +313,16 @@ sys.exit(pytest.main(sys.argv[3:], plugins=[guard]))
 """
 STUB = """\
 # evalpin stand-in: the candidate's module runs in a separate process; this forwards.
-import evalpin_wire.stubs
-evalpin_wire.stubs.stub({name!r}, globals())
+try:
+    import evalpin_wire.stubs
+except ImportError:  # run in a process of its own (a script, `python -m`): no wire there
+    import os, sys
+    _note = "running a candidate file in a child process of the tests"
+    if os.environ.get("EVALPIN_NOTES"):
+        with open(os.environ["EVALPIN_NOTES"], "a") as _f:
+            _f.write(_note + "\\n")
+    sys.exit("[evalpin] unsupported under process isolation: " + _note)
+evalpin_wire.stubs.stub({name!r}, globals(), {exports!r})
 """
 # A candidate file the pytest process would import or load if it were copied there.
 IMPORTABLE_SUFFIXES = (".py", ".pyw", ".pyc", ".pyo", ".so", ".pyd", ".dll", ".dylib", ".pth")

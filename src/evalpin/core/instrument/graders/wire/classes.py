@@ -17,6 +17,7 @@ from .protocol import ProtocolError, is_ident
 from .proxies import (
     AWAITABLE,
     REF,
+    InstanceDoc,
     Proxy,
     ProxyBase,
     Ref,
@@ -35,6 +36,7 @@ from .rules import (
     IMMUTABLE_BASES,
     MUTABLE_BASES,
     NUMBERS,
+    NUMERIC_UNARY,
     OPERATORS,
     VALUE_QUERIES,
     method_name,
@@ -103,8 +105,7 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
         ns["__dataclass_fields__"] = dataclass_fields(data["f"])
     if "ma" in data:
         ns["__match_args__"] = tuple(n for n in names("ma") if is_ident(n))
-    if type(data.get("doc")) is str:
-        ns["__doc__"] = data["doc"]
+    ns["__doc__"] = InstanceDoc(data["doc"] if type(data.get("doc")) is str else None)
     if data.get("g") is True:
         ns["__class_getitem__"] = classmethod(types.GenericAlias)
     trusted: list[type] = []
@@ -121,7 +122,12 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
         if "nt" in data:
             ns["_fields"] = tuple(n for n in names("nt") if is_ident(n))
     elif value_base in MUTABLE_BASES:
-        ns["_evalpin_snapshot"] = MUTABLE_BASES[value_base][0]
+        container = MUTABLE_BASES[value_base][0]
+        if not any(issubclass(b, container) for b in bases):
+            trusted.append(container)
+        for dunder in [n for n in ns if n in VALUE_QUERIES]:
+            del ns[dunder]
+        ns["_evalpin_container"] = container
     elif data.get("sn") in _SNAPSHOT_TYPES:
         ns["_evalpin_snapshot"] = _SNAPSHOT_TYPES[data["sn"]]
     exceptions = data.get("x")
@@ -158,8 +164,7 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
             cls = _make(metaclass, name, attempt, ns)
         except TypeError:  # bases whose layouts or orders do not combine here
             continue
-        if "__slots__" in cls.__dict__:
-            type.__delattr__(cls, "__slots__")  # `Point.__slots__` is the candidate's
+        type.__setattr__(cls, "_evalpin_ready", True)
         return cls
     raise ProtocolError("a class the judge cannot stand in for")
 
@@ -188,18 +193,24 @@ def _protocol(spec) -> tuple[frozenset, bool]:
 
 
 def _as_value(ns: dict, base: type) -> None:
-    """A value-backed stand-in answers what its value is with the builtin's own
-    methods; a number's arithmetic with one of the tests' numbers is the builtin's too
-    (`approx` and `abs(x - y) < tol` judge through subtraction, and a subclass's
-    reflected operator would go first)."""
+    """A value-backed stand-in compares and hashes as its value, with the builtin's own
+    methods. A number is its value towards the tests' numbers: its arithmetic with one
+    of them, its unary operations and its formatting to a spec are the builtin's
+    (`approx`, `abs(x - y) < tol`, `round(x, 2) == ...` and `f"{x:.2f}"` judge through
+    them, and a subclass's reflected operator would go first); its own methods, `str`
+    and `repr` are the candidate's."""
     for dunder in [n for n in ns if n in VALUE_QUERIES]:
         del ns[dunder]
     if base not in (int, float):
         return
+    for dunder in [n for n in ns if n in NUMERIC_UNARY]:
+        del ns[dunder]
     for dunder in [n for n in ns if n in OPERATORS]:
         fallback = getattr(base, OPERATORS[dunder], None)
         if fallback is not None:
             ns[dunder] = _valued(dunder, fallback, ns[dunder], (base, *NUMBERS), base)
+    if "__format__" in ns:
+        ns["__format__"] = _formatted(ns["__format__"], base)
 
 
 def _valued(name: str, fallback, forward, plain: tuple, base: type):
@@ -214,6 +225,17 @@ def _valued(name: str, fallback, forward, plain: tuple, base: type):
 
     operate.__name__ = name
     return operate
+
+
+def _formatted(forward, base: type):
+    copy = IMMUTABLE_BASES[base.__name__][1]
+
+    def format_(self, spec):
+        __tracebackhide__ = True
+        return format(copy(self), spec) if spec else forward(self, spec)
+
+    format_.__name__ = "__format__"
+    return format_
 
 
 def local_enum(name: str, spec, ref: Ref, d) -> type:

@@ -105,14 +105,11 @@ def describe(cls: type, ident: int, e, class_form) -> dict:
 def _counts(cls: type, c: type) -> bool:
     """Whether the dunders and methods of `c`, in `cls`'s MRO, are forwarded: the
     candidate's own classes', the stdlib's, a builtin type's own (a function, a
-    generator), a mutable builtin base's (its proxy holds no value); never those of
-    object, an immutable base or a builtin exception, which the proxy class inherits for
-    real."""
+    generator); never those of object, a builtin value base (int, str, tuple, list,
+    dict...) or a builtin exception, which the proxy class inherits for real."""
     if c is object:
         return False
-    if c.__module__ != "builtins" or cls.__module__ == "builtins":
-        return True
-    return c.__name__ in MUTABLE_BASES and BUILTIN_TYPES.get(c.__name__) is c
+    return c.__module__ != "builtins" or cls.__module__ == "builtins"
 
 
 def value_base(cls: type) -> str | None:

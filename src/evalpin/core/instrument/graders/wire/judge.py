@@ -21,6 +21,7 @@ from .mirror import ImportGuard, Intake, scan, within, write_tree
 from .peer import Peer
 from .protocol import GONE, ProtocolError, Unsupported, is_ident, name_of
 from .proxies import REF, Bound, ProxyBase, Ref, RemoteEnum, attach, bind, ref_of
+from .shares import merge
 from .state import TestState
 from .stdlib import BUILTIN_TYPES, STDLIB, trusted_module
 
@@ -116,10 +117,6 @@ class Judge(Peer):
             if not self._sync or type(fs) is not dict:
                 raise ProtocolError("unexpected file sync")
             write_tree(fs, self._roots, self._seen, self.intake)
-        for key in message.get("drop") or []:
-            if type(key) is not int:
-                raise ProtocolError("malformed drop")
-            self.shares.drop(key)
         events = message.get("ev")
         if type(events) is list:
             self._pending += [self.decode(e) for e in events]
@@ -220,7 +217,10 @@ class Judge(Peer):
         if isinstance(value, enum.Enum) and type(value).__dict__.get(REF) is not None:
             cls_ref = type(value).__dict__[REF]
             if cls_ref.peer is self:
-                return {"t": "em", "c": {"t": "b", "v": cls_ref.ident}, "v": value._name_}
+                data = {"t": "em", "c": {"t": "b", "v": cls_ref.ident}, "v": value._name_}
+                if type(value).__members__.get(value._name_) is not value:
+                    data["v"], data["x"] = None, self.encode(value._value_)
+                return data
         return None
 
     def encode(self, value, depth: int = 0, copy: bool = False):
@@ -347,11 +347,16 @@ class Judge(Peer):
             if not (isinstance(cls, type) and issubclass(cls, ProxyBase)):
                 raise ProtocolError("malformed object")
             return self._instance(cls, v, data, d)
-        if tag == "em" and type(v) is str:
+        if tag == "em":
             cls = d(data.get("c"))
-            if not isinstance(cls, RemoteEnum) or v not in cls.__members__:
+            if not isinstance(cls, RemoteEnum):
                 raise ProtocolError("malformed enum member")
-            return cls[v]
+            if type(v) is str and v in cls.__members__:
+                return cls[v]
+            try:  # a combination of flags
+                return cls(d(data.get("x")))
+            except (TypeError, ValueError):
+                raise ProtocolError("malformed enum member") from None
         raise ProtocolError(f"unknown value tag {tag!r}")
 
     def _instance(self, cls: type, ident: int, data: dict, d):
@@ -367,6 +372,16 @@ class Judge(Peer):
                 obj = base.__new__(cls)
             attach(obj, ref)
             apply_details(obj, data, d)
+            self._remote[ident] = obj
+            return obj
+        if cls._evalpin_container is not None:
+            base = cls._evalpin_container
+            if type(data.get("sk")) is not int:
+                raise ProtocolError("malformed container")
+            obj = base.__new__(cls)
+            merge(obj, self._rebuilt(base.__name__, data.get("x")))
+            attach(obj, ref)
+            self.shares.add(data["sk"], obj, base.__name__)
             self._remote[ident] = obj
             return obj
         if cls._evalpin_value is not None:
@@ -428,6 +443,13 @@ class Judge(Peer):
                 raise ProtocolError("unknown stdin read")
             args, _ = self._arguments(message)
             return getattr(sys.stdin, name)(*args[:1])
+        if op == "adopt":  # an instance of a tests' subclass the candidate made
+            (obj,), _ = self._arguments(message)
+            if type(obj) not in self._overrides:
+                raise ProtocolError("not an instance of a tests' subclass")
+            ident = self.give(obj)
+            self._kinds[ident] = "subclass"
+            return ident
         target = self._target(message)
         kind = self._kinds.get(message["obj"])
         if kind is None:

@@ -106,8 +106,12 @@ def replay(event: list) -> None:
             msg, args = str(text), None
         exc_info = (type(exc), exc, None) if isinstance(exc, BaseException) else None
         fields = {}
-        if type(extra) is dict:
-            fields = {k: v for k, v in extra.items() if type(k) is str and k not in _STANDARD}
+        if type(extra) is dict:  # data fields only: never one of the record's methods
+            fields = {
+                k: v
+                for k, v in extra.items()
+                if type(k) is str and k not in _STANDARD and not hasattr(logging.LogRecord, k)
+            }
         record = logger.makeRecord(
             logger.name,
             level,

@@ -24,7 +24,7 @@ from .protocol import (
     pairs,
     text_of,
 )
-from .shares import Shares, merge
+from .shares import Shares, container_base, merge
 from .values import (
     REFILL,
     VALUE_NAMES,
@@ -180,13 +180,15 @@ class Peer:
         """A mutable container's contents, as the wire form of a copy of it."""
         e = e or self.encode
         kind = type(value)
-        if kind is list:
-            return [e(v) for v in value]
-        if kind is dict:
-            return [[e(k), e(v)] for k, v in value.items()]
-        if kind is set:
-            return [e(v) for v in value]
-        return encode_value(value_name(kind), value, e)
+        name = value_name(kind)
+        if name is not None:
+            return encode_value(name, value, e)
+        base = container_base(kind)  # its storage, read with the builtin's own methods
+        if base is list:
+            return [e(v) for v in list.copy(value)]
+        if base is dict:
+            return [[e(k), e(v)] for k, v in dict.items(value)]
+        return [e(v) for v in set.copy(value)]
 
     def _rebuilt(self, name: str, contents):
         d = self.decode
@@ -354,11 +356,9 @@ class Peer:
         return message
 
     def apply_shares(self, message: dict) -> None:
-        """Containers the other side changed: refilled in place (after the body, in the
+        """Containers the other side changed: refilled in place (before the body, in the
         order it was encoded)."""
-        updates = message.get("sh")
-        if updates is None:
-            return
+        updates = message.get("sh") or []
         if type(updates) is not list:
             raise ProtocolError("malformed shared update")
         for entry in updates:
@@ -368,6 +368,13 @@ class Peer:
             if known is None:
                 continue  # let go of here meanwhile
             self.shares.refill(entry[0], self._rebuilt(known[2], entry[1]))
+
+    def apply_drops(self, message: dict) -> None:
+        """Containers the other side let go of (after the body that may name them)."""
+        for key in message.get("drop") or []:
+            if type(key) is not int:
+                raise ProtocolError("malformed drop")
+            self.shares.drop(key)
 
     def _receive(self) -> dict:
         return self.parse(self._read_line())
@@ -452,6 +459,7 @@ class Peer:
         __tracebackhide__ = True
         if ("ok" in reply) == ("err" in reply):
             raise ProtocolError("malformed reply")
+        self.apply_shares(reply)
         self._tls.mutable = mutable
         try:
             value = self.decode(reply["ok"]) if "ok" in reply else self._error(reply["err"])
@@ -460,7 +468,7 @@ class Peer:
                 self._kept(mutable, reply.get("keep"))
         finally:
             self._tls.mutable = None
-        self.apply_shares(reply)
+        self.apply_drops(reply)
         if "err" in reply:
             raise value
         return value
@@ -517,7 +525,9 @@ class Peer:
         received: list = []
         reply: dict = {}
         try:
+            self.apply_shares(message)
             body = {"ok": self._perform(message, received)}
+            self.apply_drops(message)
             keep = self._settle(body["ok"], received)
             if keep:
                 reply["keep"] = keep
@@ -542,7 +552,6 @@ class Peer:
         if type(args) is not list or type(raw) is not dict:
             raise ProtocolError("malformed arguments")
         kwargs = {k: self.decode(v) for k, v in raw.items()}
-        self.apply_shares(message)
         return args, kwargs
 
     def _target(self, message: dict):

@@ -215,10 +215,10 @@ class RemoteClass(type):
     tests derive from a proxy class is made in the worker too, when it is defined (its
     `__init_subclass__` runs there)."""
 
-    def __new__(mcs, name, bases, ns, **kwargs):
+    def __new__(mcs, name, bases, ns, /, **kwargs):
         return super().__new__(mcs, name, bases, ns)
 
-    def __init__(cls, name, bases, ns, **kwargs) -> None:
+    def __init__(cls, name, bases, ns, /, **kwargs) -> None:
         super().__init__(name, bases, ns)
         if REF not in ns and any(type(c.__dict__.get(REF)) is Ref for c in cls.__mro__[1:]):
             cls._evalpin_sub = _tests_subclass(cls, kwargs)
@@ -229,6 +229,13 @@ class RemoteClass(type):
         if ref is None:  # a class the tests derived from the candidate's
             return _tests_subclass_instance(cls, args, kwargs)
         return ref.peer.request("call", obj=ref.ident, args=args, kwargs=kwargs)
+
+    def __getattribute__(cls, name: str):
+        if name == "__slots__":  # the candidate class's, not the proxy's own layout
+            ref = type.__getattribute__(cls, "__dict__").get(REF)
+            if ref is not None:
+                return ref.peer.request("getattr", obj=ref.ident, name=name)
+        return type.__getattribute__(cls, name)
 
     def __getattr__(cls, name: str):
         __tracebackhide__ = True
@@ -241,8 +248,9 @@ class RemoteClass(type):
 
     def __setattr__(cls, name: str, value) -> None:
         ref = cls.__dict__.get(REF)
-        if ref is None or name.startswith("__") or name.startswith("_evalpin"):
-            return super().__setattr__(name, value)
+        local = name.startswith("__") or name.startswith("_evalpin")
+        if ref is None or local or not cls.__dict__.get("_evalpin_ready"):
+            return super().__setattr__(name, value)  # while being made: its own
         ref.peer.request("setattr", obj=ref.ident, name=name, args=[value])
 
     def __delattr__(cls, name: str) -> None:
@@ -261,7 +269,7 @@ def _tests_subclass(cls: type, kwargs: dict) -> int:
     methods, values = [], {}
     for klass in cls.__mro__[: cls.__mro__.index(base)]:
         for name, value in vars(klass).items():
-            if name.startswith("_") or name in methods or name in values:
+            if (name.startswith("_") and name != "__init__") or name in methods or name in values:
                 continue
             if callable(value) or isinstance(value, (staticmethod, classmethod, property)):
                 methods.append(name)
@@ -312,6 +320,22 @@ def rebuild(ident: int):
     return _JUDGE[0].kept(ident)
 
 
+class InstanceDoc:
+    """A proxy class's `__doc__`: the class's own for the class, the remote object's own
+    for an instance (a function's docstring is its own)."""
+
+    def __init__(self, doc) -> None:
+        self.doc = doc
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self.doc
+        ref = ref_of(instance)
+        if ref is None:
+            return self.doc
+        return ref.peer.request("getattr", obj=ref.ident, name="__doc__")
+
+
 class ProxyBase(metaclass=RemoteClass):
     """What every proxy does: attributes, copies and pickling through the worker."""
 
@@ -319,6 +343,7 @@ class ProxyBase(metaclass=RemoteClass):
     _evalpin_compares: frozenset = frozenset()
     _evalpin_snapshot: type | None = None
     _evalpin_value: type | None = None
+    _evalpin_container: type | None = None
 
     def __init_subclass__(cls, **kwargs) -> None:
         pass  # class keywords belong to the candidate's `__init_subclass__`, in the worker

@@ -5,6 +5,7 @@ judge applies them to every description it gets, whatever the description claims
 
 from __future__ import annotations
 
+COMPARISONS = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")
 BINARY = [
     "add",
     "sub",
@@ -41,25 +42,8 @@ UNARY = [
     "ceil",
 ]
 # What a value-backed stand-in answers as its value with the builtin's own method: its
-# comparisons, hashing, and every question about its contents.
-VALUE_QUERIES = frozenset(
-    [
-        "__eq__",
-        "__ne__",
-        "__lt__",
-        "__le__",
-        "__gt__",
-        "__ge__",
-        "__hash__",
-        "__bool__",
-        "__len__",
-        "__length_hint__",
-        "__iter__",
-        "__reversed__",
-        "__contains__",
-        "__getitem__",
-    ]
-)
+# comparisons and hashing.
+VALUE_QUERIES = frozenset([*COMPARISONS, "__hash__"])
 ASYNC = ["__aenter__", "__aexit__", "__aiter__", "__anext__"]
 # The special methods a proxy may forward: what the candidate's class defines of these
 # is forwarded, nothing else. Comparisons and hashing follow the comparison rule.
@@ -92,7 +76,6 @@ FORWARDED = frozenset(
     ]
     + ASYNC
 )
-COMPARISONS = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")
 
 # Candidate classes derived from one of these hold their value in the judge: immutable
 # ones as a local subclass of the builtin; mutable ones are compared as a fresh copy.
@@ -110,8 +93,10 @@ MUTABLE_BASES = {
     "set": (set, set.copy),
 }
 COPIES = {name: copier for name, (_, copier) in {**IMMUTABLE_BASES, **MUTABLE_BASES}.items()}
-# The test's own operands a numeric stand-in computes with as its value.
+# The test's own operands a numeric stand-in computes with as its value, and what it
+# does as its value alone: a number's unary operations.
 NUMBERS = (int, float, complex)
+NUMERIC_UNARY = frozenset(f"__{n}__" for n in UNARY)
 
 # Attributes of a remote object the judge never asks for: names the import system,
 # typing and pickling look up on any object, which are the proxy's own business.

@@ -44,7 +44,25 @@ def fingerprint(obj, depth: int = 0):
         return (kind, fingerprint(dict(vars(obj)), depth + 1))
     if name in ("StringIO", "BytesIO"):
         return (kind, obj.getvalue(), obj.tell()) if not obj.closed else (kind, None)
+    base = container_base(kind)
+    if base is list:  # a subclass: its storage, read with the builtin's own methods
+        return (kind, tuple([fingerprint(x, depth + 1) for x in list.copy(obj)]))
+    if base is dict:
+        return (
+            kind,
+            tuple([(fingerprint(k), fingerprint(v, depth + 1)) for k, v in dict.items(obj)]),
+        )
+    if base is set:
+        return (kind, tuple([fingerprint(x, depth + 1) for x in set.copy(obj)]))
     return id(obj)
+
+
+def container_base(kind: type) -> type | None:
+    """list, dict or set, when `kind` derives from one (the first in its MRO)."""
+    for base in kind.__mro__:
+        if base is list or base is dict or base is set:
+            return base
+    return None
 
 
 def merge(original, state) -> None:
@@ -65,8 +83,15 @@ def merge(original, state) -> None:
                 state[key] = old
         original.clear()
         original.update(state)
-    else:
+    elif mutable_name(kind) is not None:
         REFILL[mutable_name(kind)](original, state)
+    else:  # a subclass of list, dict or set: its storage, with the builtin's methods
+        base = container_base(kind)
+        if base is list:
+            list.__setitem__(original, slice(None), state)
+        else:
+            base.clear(original)
+            base.update(original, state)
 
 
 def _mergeable(old, new) -> bool:
@@ -90,7 +115,8 @@ class Shares:
         key = self.ids.get(id(obj))
         if key is None:
             key = next(self._keys)
-            self.add(key, obj, mutable_name(type(obj)))
+            name = mutable_name(type(obj)) or container_base(type(obj)).__name__
+            self.add(key, obj, name)
         else:
             self.entries[key] = self.entries.pop(key)  # most recently used last
         return key

@@ -65,7 +65,7 @@ def _untz(data, d):
 
 
 def _items(v, e) -> list:
-    return [[e(k), e(x)] for k, x in dict.items(v)]
+    return [[e(k), e(x)] for k, x in v.items()]  # exact stdlib types: their own order
 
 
 def _ints_of(module: str, cls: str, *fields: str) -> tuple:
@@ -164,7 +164,9 @@ def _unparam(p, d, c):
         kwargs["default"] = d(p[2][0])
     if p[3] is not None:
         kwargs["annotation"] = d(p[3][0])
-    return c(string(p[0]), c._ParameterKind(p[1]), **kwargs)
+    import inspect
+
+    return c(string(p[0]), inspect._ParameterKind(p[1]), **kwargs)
 
 
 def _signature(v, e) -> list:
@@ -445,7 +447,7 @@ REFILL = {
     "dict": _refill_dict,
     "set": lambda obj, new: (obj.clear(), obj.update(new)),
     "Counter": _refill_dict,
-    "OrderedDict": _refill_dict,
+    "OrderedDict": lambda obj, new: (obj.clear(), obj.update(new)),
     "defaultdict": _refill_dict,
     "deque": _refill_deque,
     "bytearray": _refill_sequence,

@@ -109,15 +109,19 @@ class Worker(Peer):
         changes = self._mirror.changes()
         if changes:
             message["fs"] = changes
-        if self.shares.entries:
-            dropped = self.shares.unused()
-            if dropped:
-                message["drop"] = dropped
         stale = [k for k, (d, n, v) in self._watched.items() if d.get(n, GONE) is not v]
         if stale:
             message["stale"] = [self._ids.get(k) for k in stale]
             for key in stale:
                 del self._watched[key]
+
+    def _finish(self, message: dict) -> None:
+        """Containers nobody here holds any more stop being kept in step (after their
+        last change went with this message)."""
+        if self.shares.entries:
+            dropped = self.shares.unused()
+            if dropped:
+                message["drop"] = dropped
 
     def _event(self, event: tuple) -> list:
         try:
@@ -193,7 +197,10 @@ class Worker(Peer):
 
     def _export(self, value, e):
         if isinstance(value, enum.Enum):
-            return {"t": "em", "c": e(type(value)), "v": value._name_}
+            cls = type(value)
+            if cls.__members__.get(value._name_) is value:
+                return {"t": "em", "c": self._class_form(cls), "v": value._name_}
+            return {"t": "em", "c": self._class_form(cls), "v": None, "x": e(value._value_)}
         if isinstance(value, type):
             return self._class_form(value)
         if isinstance(value, BaseException):
@@ -212,6 +219,9 @@ class Worker(Peer):
             base = value_base(type(value))
             if base in IMMUTABLE_BASES:
                 data["x"] = e(COPIES[base](value))
+            elif base is not None:  # a list, dict or set: one object each side, in step
+                data["x"] = self.contents(value)
+                data["sk"] = self.shares.start(value)
         return data
 
     def _class_form(self, cls: type) -> dict:
@@ -267,9 +277,9 @@ class Worker(Peer):
             return apply_details(exc, data, d)
         if tag == "bm" and type(v) is int and v in self._objects:  # a method of ours, by name
             return getattr(self._objects[v], string(data.get("n")))
-        if tag == "em" and type(v) is str:
+        if tag == "em":
             cls = d(data.get("c"))
-            return cls[v]
+            return cls[v] if type(v) is str else cls(d(data.get("x")))
         raise ProtocolError(f"unknown value tag {tag!r}")
 
     def _handle(self, ident: int, kind: str, spec, d):
@@ -399,7 +409,7 @@ class Worker(Peer):
         with ThreadPoolExecutor(1) as pool:
             return pool.submit(asyncio.run, drive()).result()
 
-    def _subclass(self, base: type, name: str, judge_id: int, methods, values, qualname, **kw):
+    def _subclass(self, base: type, name: str, judge_id: int, methods, values, qualname, /, **kw):
         """The class standing for a class the tests derive from `base`: the methods it
         overrides call the tests' object back; its class values are copied; the
         candidate's `__init_subclass__` runs now, with the class keywords."""
@@ -408,8 +418,9 @@ class Worker(Peer):
         def forward(method: str):
             def call(self, *args, **kwargs):
                 back = peer._tests_instances.get(id(self))
-                if back is None:
-                    raise ProtocolError("an instance the tests did not make")
+                if back is None:  # made here (`registry[name]()`): its twin there, first
+                    back = peer.request("adopt", args=[self])
+                    peer._tests_instances[id(self)] = back
                 return peer.request("method", obj=back, name=method, args=args, kwargs=kwargs)
 
             call.__name__ = method

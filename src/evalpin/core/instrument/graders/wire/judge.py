@@ -39,7 +39,7 @@ class Judge(Peer):
         super().__init__(fds[0], fds[1], threading.main_thread().ident)
         self._modules = frozenset(modules)
         self._kinds: dict[int, str] = {}
-        self._tests_root = os.path.realpath(os.getcwd())
+        self._tests_root = self.tests_root = os.path.realpath(os.getcwd())
         self._env = _environ()
         self._cwd = os.getcwd()
         self._sync = sync_files

@@ -11,6 +11,7 @@ import os
 import sys
 import types
 
+from . import unpickle
 from .judge import Judge
 from .protocol import GONE, ProtocolError
 from .proxies import Ref, ref_of
@@ -31,6 +32,7 @@ def client() -> Judge:
         _follow_patches(_client)
         after_import("random", _client.state.follow_random)
         after_import("doctest", lambda doctest: _follow_doctest(_client, doctest))
+        after_import("pickle", lambda pickle: unpickle.follow(_client, pickle))
     return _client
 
 

@@ -299,27 +299,29 @@ CORRECT = _corpus(
     ),
 )
 
-# The tests hand over something the wire does not carry (a logger of their own): not
+# The tests hand over something the wire does not carry (a socket of their own): not
 # the candidate's fail.
 UNSUPPORTED = Case(
-    "a-logger-handed-over",
+    "a-socket-handed-over",
     "announce.py",
     _d(
         """
-        def announce(logger, text):
-            logger.info(text)
-            return len(text)
+        def announce(sock, text):
+            return sock.send(text.encode())
         """
     ),
     _d(
         """
-        import logging
+        import socket
 
         import announce as m
 
 
         def test_announce():
-            assert m.announce(logging.getLogger("tests"), "hello") == 5
+            left, right = socket.socketpair()
+            with left, right:
+                assert m.announce(left, "hello") == 5
+                assert right.recv(5) == b"hello"
         """
     ),
 )
@@ -341,4 +343,4 @@ def test_the_tests_environment_reaches_the_candidate(grade, backend: Isolation, 
 def test_what_the_wire_cannot_carry_is_the_graders_limit(grade, backend: Isolation) -> None:
     outcome = grade(UNSUPPORTED, backend)
     assert (outcome.passed, outcome.reasons) == (False, ["sandbox_error:unsupported"])
-    assert "unsupported under process isolation: handing a logging.Logger" in outcome.tail
+    assert "unsupported under process isolation: handing a socket.socket" in outcome.tail

@@ -601,7 +601,7 @@ def area(r):
         f"""
         class _Payload:
             def __reduce__(self):
-                return (exec, ({_TESTS_REPORT_FORGED!r} + "\\nvalue = {{'a': 2}}",))
+                return (exec, ({_TESTS_REPORT_FORGED!r}, {{}}))
 
 
         def dump(obj):
@@ -629,7 +629,7 @@ def area(r):
 
         class _Payload:
             def __reduce__(self):
-                return (exec, ({_TESTS_REPORT_FORGED!r},))
+                return (exec, ({_TESTS_REPORT_FORGED!r}, {{}}))
 
 
         def save(obj, path):

@@ -1759,6 +1759,357 @@ IDIOMS = _corpus(
             """
         ),
     ),
+    # -- everyday patching, encoders, lazy attributes, closures, exits -------------------
+    Case(
+        "everyday-patching-encoders-lazy-exits",
+        "everyday.py",
+        _d(
+            """
+            import argparse
+            import collections
+            import functools
+            import itertools
+            import json
+            import sys
+            import time
+            from datetime import datetime
+
+
+            class Encoder(json.JSONEncoder):
+                def default(self, o):
+                    if isinstance(o, set):
+                        return sorted(o)
+                    return super().default(o)
+
+
+            class Service:
+                def fetch(self):
+                    return "real"
+
+                def run(self):
+                    return self.fetch().upper()
+
+
+            def stamp():
+                return time.time()
+
+
+            def merged(a, b):
+                return collections.ChainMap(a, b)
+
+
+            class Lazy:
+                def __init__(self):
+                    self.calls = 0
+
+                @functools.cached_property
+                def value(self):
+                    self.calls += 1
+                    return 42
+
+                def __getattr__(self, name):
+                    if name.startswith("dyn_"):
+                        return name[4:]
+                    raise AttributeError(name)
+
+
+            def chain(*xs):
+                return itertools.chain(*xs)
+
+
+            def make_counter():
+                count = 0
+
+                def inc():
+                    nonlocal count
+                    count += 1
+                    return count
+
+                return inc
+
+
+            class Multiplier:
+                def __init__(self, k):
+                    self.k = k
+
+                def __call__(self, x):
+                    return x * self.k
+
+
+            class MissingKey(KeyError):
+                def __str__(self):
+                    return f"missing: {self.args[0]}"
+
+
+            def get(d, k):
+                if k not in d:
+                    raise MissingKey(k)
+                return d[k]
+
+
+            def parse(argv):
+                p = argparse.ArgumentParser()
+                p.add_argument("--n", type=int, default=1)
+                p.add_argument("name")
+                return p.parse_args(argv)
+
+
+            def main(argv):
+                if not argv:
+                    sys.exit(2)
+                print("ok")
+                return 0
+
+
+            def today_label():
+                return datetime.now().strftime("%Y")
+            """
+        ),
+        _d(
+            """
+            import argparse
+            import collections.abc
+            import copy
+            import json
+            import weakref
+            from unittest import mock
+
+            import pytest
+
+            import everyday as m
+
+
+            def test_encoder():
+                assert json.dumps({"a": {3, 1}}, cls=m.Encoder) == '{"a": [1, 3]}'
+
+
+            def test_patch_object():
+                with mock.patch.object(m.Service, "fetch", return_value="fake"):
+                    assert m.Service().run() == "FAKE"
+                assert m.Service().run() == "REAL"
+
+
+            def test_patch_module_time(monkeypatch):
+                monkeypatch.setattr(m.time, "time", lambda: 123.0)
+                assert m.stamp() == 123.0
+
+
+            def test_chainmap():
+                cm = m.merged({"a": 1}, {"b": 2})
+                assert cm == {"a": 1, "b": 2}
+                assert cm["b"] == 2
+                assert isinstance(cm, collections.abc.Mapping)
+
+
+            def test_lazy_and_dynamic():
+                lazy = m.Lazy()
+                assert lazy.value == 42 and lazy.value == 42 and lazy.calls == 1
+                assert lazy.dyn_hello == "hello"
+                with pytest.raises(AttributeError):
+                    lazy.other
+                ref = weakref.ref(lazy)
+                assert ref() is lazy
+
+
+            def test_iter_closure_call():
+                assert list(m.chain([1], [2, 3])) == [1, 2, 3]
+                inc = m.make_counter()
+                assert inc() == 1 and inc() == 2
+                assert m.Multiplier(3)(4) == 12
+                assert callable(m.Multiplier(2))
+                assert isinstance(m.chain([1]), collections.abc.Iterator)
+
+
+            def test_custom_keyerror():
+                with pytest.raises(KeyError) as info:
+                    m.get({}, "x")
+                assert str(info.value) == "missing: x"
+                assert isinstance(info.value, m.MissingKey)
+
+
+            def test_argparse_namespace():
+                assert m.parse(["bob", "--n", "3"]) == argparse.Namespace(n=3, name="bob")
+
+
+            def test_main_exit(capsys):
+                with pytest.raises(SystemExit) as info:
+                    m.main([])
+                assert info.value.code == 2
+                assert m.main(["x"]) == 0
+                assert capsys.readouterr().out == "ok\\n"
+
+
+            def test_fake_datetime(monkeypatch):
+                class Fake:
+                    @classmethod
+                    def now(cls):
+                        import datetime
+                        return datetime.datetime(1999, 1, 1)
+
+                monkeypatch.setattr(m, "datetime", Fake)
+                assert m.today_label() == "1999"
+
+
+            def test_copy():
+                svc = m.Service()
+                assert copy.copy(svc) is not svc
+            """
+        ),
+    ),
+    # -- stdlib objects, futures, loggers by name, the tests' objects filled in -----------
+    Case(
+        "stdlib-objects-futures-loggers",
+        "stdlib_objects.py",
+        _d(
+            """
+            from __future__ import annotations
+
+            import csv
+            import hashlib
+            import io
+            import logging
+            import struct
+            import subprocess
+            import threading
+            from concurrent.futures import Future, ThreadPoolExecutor
+
+            log = logging.getLogger("p2")
+
+
+            def add_item(order, item):
+                order.items.append(item)
+                order.count += 1
+
+
+            def logger():
+                return log
+
+
+            def announce(logger, text):
+                logger.warning(text)
+
+
+            def run_fail():
+                return subprocess.run(["false"], check=True)
+
+
+            def decode(data):
+                return data.decode("utf-8")
+
+
+            def wrap_error():
+                try:
+                    {}["k"]
+                except KeyError as exc:
+                    raise RuntimeError("wrapped") from exc
+
+
+            def rows(text):
+                return csv.reader(io.StringIO(text))
+
+
+            def digest():
+                h = hashlib.sha256()
+                h.update(b"abc")
+                return h
+
+
+            def packer():
+                return struct.Struct("<HI")
+
+
+            def background(value, delay=0.01):
+                fut = Future()
+                threading.Timer(delay, fut.set_result, (value,)).start()
+                return fut
+
+
+            def flag_later(delay=0.01):
+                ev = threading.Event()
+                threading.Timer(delay, ev.set).start()
+                return ev
+
+
+            def typed(x: int, y: "list[str]") -> dict[str, int]:
+                return {}
+
+
+            def pool_future(fn, x):
+                pool = ThreadPoolExecutor(1)
+                return pool.submit(fn, x)
+            """
+        ),
+        _d(
+            """
+            import logging
+            import subprocess
+            import traceback
+            import typing
+            from dataclasses import dataclass, field
+
+            import pytest
+
+            import stdlib_objects as m
+
+
+            @dataclass
+            class Order:
+                items: list = field(default_factory=list)
+                count: int = 0
+
+
+            def test_candidate_fills_tests_object():
+                order = Order()
+                m.add_item(order, "pen")
+                assert order.items == ["pen"] and order.count == 1
+
+
+            def test_loggers_by_name(caplog):
+                assert m.logger() is logging.getLogger("p2")
+                m.announce(logging.getLogger("tests.x"), "careful")
+                assert caplog.records[-1].name == "tests.x"
+                assert caplog.records[-1].getMessage() == "careful"
+
+
+            def test_stdlib_errors():
+                with pytest.raises(subprocess.CalledProcessError) as info:
+                    m.run_fail()
+                assert info.value.returncode == 1 and info.value.cmd == ["false"]
+                with pytest.raises(UnicodeDecodeError) as info2:
+                    m.decode(b"\\xff")
+                assert info2.value.start == 0 and info2.value.reason == "invalid start byte"
+
+
+            def test_traceback_text():
+                with pytest.raises(RuntimeError) as info:
+                    m.wrap_error()
+                text = "".join(traceback.format_exception(info.value))
+                assert "The above exception was the direct cause" in text
+                assert "KeyError: 'k'" in text
+
+
+            def test_objects():
+                assert list(m.rows("a,b\\n1,2\\n")) == [["a", "b"], ["1", "2"]]
+                assert m.digest().hexdigest().startswith("ba7816bf")
+                p = m.packer()
+                assert p.size == 6 and p.unpack(p.pack(1, 2)) == (1, 2)
+
+
+            def test_futures_and_events():
+                assert m.background(7).result(timeout=10) == 7
+                assert m.flag_later().wait(10)
+                got = []
+                fut = m.pool_future(lambda x: x * 2, 21)
+                fut.add_done_callback(lambda f: got.append(f.result()))
+                assert fut.result(timeout=10) == 42
+
+
+            def test_type_hints():
+                hints = typing.get_type_hints(m.typed)
+                assert hints == {"x": int, "y": list[str], "return": dict[str, int]}
+            """
+        ),
+    ),
 )
 
 # Idioms the wire cannot carry, each with why: they must end not judged, never a fail.

@@ -21,7 +21,7 @@ from .mirror import ImportGuard, Intake, scan, within, write_tree
 from .peer import Peer
 from .protocol import GONE, ProtocolError, Unsupported, is_ident, name_of
 from .proxies import REF, Bound, ProxyBase, Ref, RemoteEnum, attach, bind, ref_of
-from .shares import merge
+from .shares import Shares, merge
 from .state import TestState
 from .stdlib import BUILTIN_TYPES, STDLIB, trusted_module
 
@@ -37,6 +37,7 @@ class Judge(Peer):
         self, fds: list[int], *, sync_files: bool = True, notes: str = "", modules=()
     ) -> None:
         super().__init__(fds[0], fds[1], threading.main_thread().ident)
+        self.shares = Shares(sign=-1)  # the keys of the tests' containers kept in step
         self._modules = frozenset(modules)
         self._kinds: dict[int, str] = {}
         self._tests_root = self.tests_root = os.path.realpath(os.getcwd())
@@ -93,6 +94,7 @@ class Judge(Peer):
     def _finish(self, message: dict) -> None:
         """The files under the paths handed over so far (also those the body just
         handed over) go with the message."""
+        super()._finish(message)
         if self._sync and (self._roots or self._new_roots):
             fs: dict = {}
             if self._new_roots:

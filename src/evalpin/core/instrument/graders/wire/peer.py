@@ -10,12 +10,14 @@ import json
 import math
 import os
 import select
+import sys
 import threading
 
 from . import exceptions, stdlib
 from .protocol import (
     MAX_DEPTH,
     MAX_MESSAGE,
+    MAX_SHARED_ITEMS,
     SCALARS,
     SPIN_READS,
     ProtocolError,
@@ -59,6 +61,7 @@ class Peer:
         self._released: list = []  # [their id, times got] of stand-ins gone here
         self._counter = itertools.count(1)
         self._introduced: set[int] = set()  # ids described on the main channel
+        self._introduced_shares: set[int] = set()  # shared containers sent there
         self._tls = threading.local()
         self._state = threading.RLock()
         self.shares = Shares()
@@ -79,6 +82,16 @@ class Peer:
         if ident in self._introduced:
             return True
         self._introduced.add(ident)
+        return False
+
+    def _known_share(self, key: int) -> bool:
+        """Whether the other side has this container's contents already: the side
+        channel always sends them again."""
+        if threading.get_ident() != self._main:
+            return False
+        if key in self._introduced_shares:
+            return True
+        self._introduced_shares.add(key)
         return False
 
     def release(self, ident: int) -> None:
@@ -168,7 +181,7 @@ class Peer:
     def _shared_form(self, value, e) -> dict:
         key = self.shares.ids[id(value)]
         data = {"t": "sh", "v": key}
-        if self.introduce_shares or not self.known(-key):
+        if self.introduce_shares or not self._known_share(key):
             data["k"] = self.shares.entries[key][2]
             data["x"] = self.contents(value, e)
         return data
@@ -255,7 +268,7 @@ class Peer:
                 return self._objects[v]
             if tag in ("bx", "sx") and type(v) is str:
                 return exceptions.decode(tag, data, d, self.importer)
-            if tag in ("mod", "sfn", "sen"):
+            if tag in ("mod", "sfn", "sen", "logger"):
                 return stdlib.resolve(tag, data, self.importer)
             if tag == "r" and type(v) is int and v in self._remote:
                 return self._remote[v]
@@ -422,7 +435,13 @@ class Peer:
         """Add what rides along with every message from this end."""
 
     def _finish(self, message: dict) -> None:
-        """Add what the body's encoding brought about (plain data only)."""
+        """Add what the body's encoding brought about (plain data only): containers
+        nobody here holds any more stop being kept in step (after their last change
+        went with this message)."""
+        if self.shares.entries:
+            dropped = self.shares.unused()
+            if dropped:
+                message["drop"] = dropped
 
     def _incoming(self, message: dict) -> None:
         """Apply what rode along with a message from the other end."""
@@ -542,9 +561,26 @@ class Peer:
             self._tls.args = None
 
     def _settle(self, result, received: list) -> list:
-        """After a call: [index, key] of each argument this side keeps a hold of (and
-        whether the result is a container kept in step); none, here."""
-        return []
+        """After a call: a container the result is, that lives on here (held by anything
+        but this call: a module's list, an object's attribute, a cached result), is kept
+        in step with the other side's copy; so is an argument this side kept a hold of
+        ([index, key] of each, for the reply)."""
+        # references: serve's and this frame's names, getrefcount's argument
+        if (
+            mutable_name(type(result))
+            and sys.getrefcount(result) > 3
+            and not any(result is r for r in received)
+            and _small(result)
+        ):
+            self.shares.start(result)
+        keep = []
+        for i in range(len(received)):
+            obj = received[i]
+            held = sum(1 for r in received if r is obj) + (result is obj)
+            # `received` itself, this loop's name and getrefcount's argument
+            if sys.getrefcount(obj) > held + 2 and _small(obj):
+                keep.append([i, self.shares.start(obj)])
+        return keep
 
     def _arguments(self, message: dict) -> tuple[list, dict]:
         args = self.decode(message.get("args", []))
@@ -591,3 +627,10 @@ class Peer:
 
 
 CALLS = frozenset({"call", "method", "special", "umethod"})  # requests whose args may change
+
+
+def _small(obj) -> bool:
+    try:
+        return len(obj) <= MAX_SHARED_ITEMS
+    except TypeError:
+        return True

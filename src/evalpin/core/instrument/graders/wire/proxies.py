@@ -251,6 +251,9 @@ class RemoteClass(type):
         local = name.startswith("__") or name.startswith("_evalpin")
         if ref is None or local or not cls.__dict__.get("_evalpin_ready"):
             return super().__setattr__(name, value)  # while being made: its own
+        if isinstance(value, RemoteMethod) and cls.__dict__.get(name) is value:
+            # a patch undone with what the class held (mock.patch.object's exit)
+            return ref.peer.request("restore", obj=ref.ident, name=name)
         ref.peer.request("setattr", obj=ref.ident, name=name, args=[value])
 
     def __delattr__(cls, name: str) -> None:
@@ -340,10 +343,12 @@ class ProxyBase(metaclass=RemoteClass):
     """What every proxy does: attributes, copies and pickling through the worker."""
 
     __slots__ = ()
-    _evalpin_compares: frozenset = frozenset()
-    _evalpin_snapshot: type | None = None
-    _evalpin_value: type | None = None
-    _evalpin_container: type | None = None
+    # what the class built for the candidate's says (no annotations: `__annotations__`
+    # of a proxy is the candidate's, read from the worker)
+    _evalpin_compares = frozenset()
+    _evalpin_snapshot = None  # a builtin a snapshot of the value compares as
+    _evalpin_value = None  # the immutable builtin holding the value here
+    _evalpin_container = None  # the list, dict or set holding the contents here
 
     def __init_subclass__(cls, **kwargs) -> None:
         pass  # class keywords belong to the candidate's `__init_subclass__`, in the worker

@@ -119,6 +119,8 @@ LOCAL_ONLY = frozenset(
         "__orig_bases__",
         "__parameters__",
         "__weakref__",
+        "__globals__",  # a function's module namespace: nothing to evaluate here
+        "__builtins__",
     ]
 )
 

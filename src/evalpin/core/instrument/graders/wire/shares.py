@@ -1,8 +1,9 @@
 """Containers kept in step between the two ends: a list, dict, set, deque, Counter,
-bytearray... that lives on in the worker (a module's registry, an object's attribute, a
-cached result, an argument the candidate kept) is one object on each side, under one
+bytearray... that lives on where it was made (a module's registry, an object's
+attribute, a cached result, an argument the candidate kept; on the test's side, an
+attribute of a test's object the candidate reads) is one object on each side, under one
 key; whatever changes it on either side is sent with the next message, and the other
-side refills its own object in place. Only the worker starts or ends sharing one."""
+side refills its own object in place."""
 
 from __future__ import annotations
 
@@ -99,12 +100,14 @@ def _mergeable(old, new) -> bool:
 
 
 class Shares:
-    """The containers this end keeps in step: key -> [object, fingerprint, kind name]."""
+    """The containers this end keeps in step: key -> [object, fingerprint, kind name].
+    Either end starts keeping one in step (the end whose object it is); either lets go
+    of it when nothing holds it there any more."""
 
-    def __init__(self) -> None:
+    def __init__(self, sign: int = 1) -> None:
         self.entries: dict[int, list] = {}
         self.ids: dict[int, int] = {}  # id(object) -> key
-        self._keys = itertools.count(1)
+        self._keys = itertools.count(sign, sign)  # each end its own keys: + worker, - judge
 
     def add(self, key: int, obj, name: str) -> None:
         self.entries[key] = [obj, fingerprint(obj), name]

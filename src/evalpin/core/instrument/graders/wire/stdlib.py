@@ -168,6 +168,8 @@ def by_name(value, *, inert_only: bool) -> dict | None:
     its own): a module, a member of a stdlib enum, a stdlib class or function (from the
     candidate's side only the inert ones, and pure builtins); None for anything else."""
     kind = type(value)
+    if kind.__name__ in ("Logger", "RootLogger") and kind.__module__ == "logging":
+        return {"t": "logger", "v": value.name}  # a logger is its name on both sides
     if kind is types.ModuleType:
         name = getattr(value, "__name__", None)
         if type(name) is str and sys.modules.get(name) is value:
@@ -201,6 +203,10 @@ def by_name(value, *, inert_only: bool) -> dict | None:
 def resolve(tag: str, data: dict, importer):
     """The receiver's own object for a by-name wire form (`by_name`), imported with
     `importer` (the judge's is `trusted_module`)."""
+    if tag == "logger":
+        logging = importer("logging")
+        name = string(data.get("v"))
+        return logging.getLogger() if name == "root" else logging.getLogger(name)
     module = string(data.get("v"))
     if module.split(".")[0] not in STDLIB and module != "builtins" and tag != "mod":
         raise ProtocolError("not a standard-library name")

@@ -263,6 +263,28 @@ def _unarray(p, d, c):
     return made
 
 
+def _alias(v, e) -> list:
+    return [e(v.__origin__), [e(a) for a in v.__args__]]
+
+
+def _unalias(p, d, c):
+    if type(p) is not list or len(p) != 2 or type(p[1]) is not list:
+        raise ProtocolError("malformed generic alias")
+    origin = d(p[0])
+    if not isinstance(origin, type):
+        raise ProtocolError("a generic alias of something not a class")
+    return c(origin, tuple(d(a) for a in p[1]))
+
+
+def _union(p, d, c):
+    import functools
+    import operator
+
+    if type(p) is not list or len(p) != 2 or type(p[1]) is not list or not p[1]:
+        raise ProtocolError("malformed union")
+    return functools.reduce(operator.or_, [d(a) for a in p[1]])
+
+
 def _simple(module: str, cls: str) -> tuple:
     """A value type rebuilt from its `str()`."""
     return (module, cls, _str, lambda p, d, c: c(string(p)))
@@ -353,6 +375,8 @@ VALUES: dict[str, tuple] = {
     "StringIO": ("io", "StringIO", _stream, _unstream),
     "BytesIO": ("io", "BytesIO", _stream, _unstream),
     "Signature": ("inspect", "Signature", _signature, _unsignature),
+    "GenericAlias": ("types", "GenericAlias", _alias, _unalias),
+    "UnionType": ("types", "UnionType", lambda v, e: [None, [e(a) for a in v.__args__]], _union),
     "Parameter": ("inspect", "Parameter", _param, _unparam),
 }
 _VALUE_KEYS = {(module, cls): name for name, (module, cls, _, _) in VALUES.items()}

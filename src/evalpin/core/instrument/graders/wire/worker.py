@@ -21,10 +21,10 @@ from .exceptions import apply_details, by_value, with_details
 from .handles import Handle, Stdin, named_tuple_instance, tests_class
 from .mirror import Mirror
 from .peer import CALLS, Peer
-from .protocol import GONE, MAX_MESSAGE, MAX_SHARED_ITEMS, ProtocolError, name_of, string
+from .protocol import GONE, MAX_MESSAGE, ProtocolError, name_of, string
 from .rules import COMPARISONS, COPIES, FORWARDED, IMMUTABLE_BASES
 from .stdlib import BUILTIN_TYPES, STDLIB, after_import
-from .values import mutable_name, rng_state
+from .values import rng_state
 
 _KINDS = frozenset({"call", "iter", "file", "object", "mock", "sync", "subclass"})
 
@@ -51,6 +51,7 @@ class Worker(Peer):
         self._tests_classes: dict[int, type] = {}
         self._subclasses: dict[int, int] = {}  # id(our class made for the tests) -> their id
         self._tests_instances: dict[int, int] = {}  # id(instance of such a class) -> their id
+        self._class_originals: dict[tuple[int, str], object] = {}  # before a test's patch
         self._loop = None
 
     def capture_output(self) -> None:
@@ -114,14 +115,6 @@ class Worker(Peer):
             message["stale"] = [self._ids.get(k) for k in stale]
             for key in stale:
                 del self._watched[key]
-
-    def _finish(self, message: dict) -> None:
-        """Containers nobody here holds any more stop being kept in step (after their
-        last change went with this message)."""
-        if self.shares.entries:
-            dropped = self.shares.unused()
-            if dropped:
-                message["drop"] = dropped
 
     def _event(self, event: tuple) -> list:
         try:
@@ -238,26 +231,6 @@ class Worker(Peer):
         self.known(ident)
         return describe(cls, ident, self.encode, self._class_form)
 
-    def _settle(self, result, received: list) -> list:
-        """A container the result is, that lives on here (held by anything but this
-        call), is kept in step with the judge's; so is an argument the candidate kept."""
-        # references: serve's and this frame's names, getrefcount's argument
-        if (
-            mutable_name(type(result))
-            and sys.getrefcount(result) > 3
-            and not any(result is r for r in received)
-            and _small(result)
-        ):
-            self.shares.start(result)
-        keep = []
-        for i in range(len(received)):
-            obj = received[i]
-            held = sum(1 for r in received if r is obj) + (result is obj)
-            # `received` itself, this loop's name and getrefcount's argument
-            if sys.getrefcount(obj) > held + 2 and _small(obj):
-                keep.append([i, self.shares.start(obj)])
-        return keep
-
     # -- rebuilding the tests' objects ------------------------------------------------
 
     def _decode_remote(self, tag: str, data: dict, d):
@@ -340,7 +313,15 @@ class Worker(Peer):
             return self._getattr(target, name_of(message))
         if op == "setattr":
             (value,), _ = self._arguments(message)
+            if isinstance(target, type):  # a class attribute the test patches
+                key = (id(target), name_of(message))
+                self._class_originals.setdefault(key, vars(target).get(key[1], GONE))
             return setattr(target, name_of(message), value)
+        if op == "restore":  # the class attribute as it was before the test patched it
+            original = self._class_originals.pop((id(target), name_of(message)), GONE)
+            if original is GONE:
+                return delattr(target, name_of(message))
+            return setattr(target, name_of(message), original)
         if op == "delattr":
             return delattr(target, name_of(message))
         args, kwargs = self._arguments(message)
@@ -383,6 +364,14 @@ class Worker(Peer):
             try:
                 return inspect.signature(target)
             except (TypeError, ValueError):
+                raise AttributeError(name) from None
+        if name == "__annotations__" and hasattr(target, name):
+            # evaluated here: a string annotation is never evaluated by the judge
+            import inspect
+
+            try:
+                return inspect.get_annotations(target, eval_str=True)
+            except Exception:
                 raise AttributeError(name) from None
         return getattr(target, name)
 
@@ -524,13 +513,6 @@ _DECIMAL_SIGNALS = frozenset(
 _DOCTEST_OPTIONS = frozenset(
     {"name", "verbose", "report", "optionflags", "raise_on_error", "exclude_empty"}
 )
-
-
-def _small(obj) -> bool:
-    try:
-        return len(obj) <= MAX_SHARED_ITEMS
-    except TypeError:
-        return True
 
 
 def _copy(target, how: str):

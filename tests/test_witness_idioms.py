@@ -1447,6 +1447,106 @@ IDIOMS = _corpus(
             """
         ),
     ),
+    # -- async: timeouts, the test's own coroutines, interleaving ------------------------
+    Case(
+        "async-timeouts-callbacks-interleaving",
+        "aio_more.py",
+        _d(
+            """
+            import asyncio
+
+
+            async def slow(seconds):
+                await asyncio.sleep(seconds)
+                return "late"
+
+
+            async def retry(fn, attempts):
+                last = None
+                for i in range(attempts):
+                    try:
+                        return await fn(i)
+                    except ValueError as exc:
+                        last = exc
+                raise last
+
+
+            async def produce(queue_put, n):
+                for i in range(n):
+                    await asyncio.sleep(0)
+                    queue_put(i)
+
+
+            async def ticker(n, delay):
+                for i in range(n):
+                    await asyncio.sleep(delay)
+                    yield i
+            """
+        ),
+        _d(
+            """
+            import asyncio
+
+            import pytest
+
+            import aio_more as m
+
+
+            def test_timeout():
+                async def main():
+                    with pytest.raises(asyncio.TimeoutError):
+                        await asyncio.wait_for(m.slow(5), 0.05)
+                    return await asyncio.wait_for(m.slow(0), 5)
+
+                assert asyncio.run(main()) == "late"
+
+
+            def test_async_callback():
+                calls = []
+
+                async def flaky(i):
+                    await asyncio.sleep(0)
+                    calls.append(i)
+                    if i < 2:
+                        raise ValueError(i)
+                    return i * 10
+
+                assert asyncio.run(m.retry(flaky, 5)) == 20
+                assert calls == [0, 1, 2]
+
+
+            def test_interleaving():
+                async def main():
+                    got = []
+                    ticks = asyncio.create_task(m.produce(got.append, 3))
+                    await ticks
+                    return got
+
+                assert asyncio.run(main()) == [0, 1, 2]
+
+
+            def test_gather_with_own_task():
+                async def mine():
+                    await asyncio.sleep(0.01)
+                    return "mine"
+
+                async def main():
+                    return await asyncio.gather(m.slow(0.01), mine())
+
+                assert asyncio.run(main()) == ["late", "mine"]
+
+
+            def test_async_for_timeout():
+                async def main():
+                    out = []
+                    async for x in m.ticker(3, 0.001):
+                        out.append(x)
+                    return out
+
+                assert asyncio.run(main()) == [0, 1, 2]
+            """
+        ),
+    ),
     # -- the tests' own objects handed over ---------------------------------------------
     Case(
         "tests-dataclasses-and-named-tuples",

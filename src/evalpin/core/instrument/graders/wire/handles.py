@@ -101,6 +101,13 @@ class Handle:
             return exact(self._op("__hash__"), int)
         return object.__hash__(self)
 
+    def __await__(self):
+        """An awaitable of the test's: it runs in the test's own event loop."""
+        if self._kind != "await":
+            raise TypeError("the tests' object is not awaitable")
+        return self._peer.request("await", obj=self._id)
+        yield
+
     def __del__(self) -> None:
         with contextlib.suppress(Exception):
             self._peer.release(self._id)

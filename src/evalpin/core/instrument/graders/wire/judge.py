@@ -5,6 +5,7 @@ environment with each request."""
 from __future__ import annotations
 
 import builtins
+import contextlib
 import enum
 import os
 import pathlib
@@ -55,6 +56,8 @@ class Judge(Peer):
         self._proxies: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         self._pickled: dict[int, object] = {}
         self._pending: list = []  # log records and warnings to re-emit
+        self.stepping: dict = {}  # generators of awaitables a task drives by `send`
+        self.test_loop = None  # the test's event loop, while it awaits the candidate
         self.state = TestState()
         self.intake = Intake(self._refused, _import_path)
         sys.meta_path.insert(0, ImportGuard(self.intake))
@@ -180,6 +183,14 @@ class Judge(Peer):
         """The worker's id for a tests' subclass instance made there."""
         self._proxies[remote] = obj
         self._kinds[self._ids[id(obj)]] = "subclass"
+
+    def note_loop(self) -> None:
+        """Remember the test's running event loop: what the candidate awaits of the
+        test's runs there."""
+        import asyncio
+
+        with contextlib.suppress(RuntimeError):
+            self.test_loop = asyncio.get_running_loop()
 
     def keep(self, obj) -> int:
         """Hold `obj` (a pickled proxy's copy) until the test unpickles it."""
@@ -472,8 +483,12 @@ class Judge(Peer):
             if name not in self._overrides.get(type(target), ()):
                 raise AttributeError(f"{name!r} is not overridden by the tests' class")
             return getattr(target, name)(*args, **kwargs)
+        if op == "await":  # the candidate awaits an awaitable of the test's
+            if kind != "await":
+                raise TypeError(f"the tests' {kind} is not awaitable")
+            return _await_here(target, self.test_loop)
         if op == "call":
-            if not callable(target) or kind in ("iter", "file", "subclass"):
+            if not callable(target) or kind in ("iter", "file", "subclass", "await"):
                 raise TypeError(f"the tests' {kind} is not callable")
             received += self.mutable_args(args, kwargs)
             return target(*args, **kwargs)
@@ -484,6 +499,24 @@ class Judge(Peer):
             received += self.mutable_args(args, {})
             return kinds.OPS[name](target, *args)
         raise ProtocolError(f"unknown request {op!r}")
+
+
+def _await_here(awaitable, loop):
+    """Run an awaitable of the test's to its end: in the test's own loop when it is
+    running (this is a thread of the side channel's), else in a loop of its own."""
+    import asyncio
+
+    async def drive():
+        return await awaitable
+
+    if loop is not None and loop.is_running():
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is not loop:
+            return asyncio.run_coroutine_threadsafe(drive(), loop).result()
+    return asyncio.run(drive())
 
 
 def _ident_of(value) -> int | None:

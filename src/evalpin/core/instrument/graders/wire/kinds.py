@@ -47,6 +47,7 @@ SPECIALS = {
     "iter": frozenset({"__iter__", "__next__", "__repr__", "__bool__"}),
     "file": frozenset({"__iter__", "__next__", "__enter__", "__exit__", "__repr__", "__bool__"}),
     "sync": frozenset({"__enter__", "__exit__", "__repr__", "__bool__", "__len__"}),
+    "await": frozenset({"__repr__", "__bool__"}),
     "object": _CONTAINER | set(_COMPARE),
     "mock": _CONTAINER | set(_COMPARE),
     "subclass": frozenset(),
@@ -162,6 +163,8 @@ def kind_of(value, root: str) -> str | None:
         return "file"
     if isinstance(value, (types.GeneratorType, types.AsyncGeneratorType)):
         return "iter"
+    if isinstance(value, types.CoroutineType) or _is_future(value):
+        return "await"
     cls = type(value)
     if cls.__module__ == "builtins" and cls.__name__.endswith("iterator"):
         return "iter"
@@ -196,9 +199,14 @@ def kind_of(value, root: str) -> str | None:
     return None
 
 
+def _is_future(value) -> bool:
+    asyncio = sys.modules.get("asyncio")
+    return asyncio is not None and isinstance(value, asyncio.Future)
+
+
 def read_attribute(target, kind: str, name: str):
     """A public attribute of a test's object the candidate reads, as its kind allows."""
-    if kind in ("call", "iter"):
+    if kind in ("call", "iter", "await"):
         if name in ("__name__", "__qualname__", "__doc__"):
             return getattr(target, name)
         raise AttributeError(f"{name!r}: the tests handed a {kind}, to be used, not read")

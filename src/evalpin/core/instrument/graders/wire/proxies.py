@@ -103,35 +103,53 @@ def remote_hash(self) -> int:
     return exact(ref.peer.request("special", obj=ref.ident, name="__hash__"), int)
 
 
-def _run(self):
-    """Await an awaitable of the candidate's to its end, in the worker's event loop."""
+def _await(self):
+    """Await an awaitable of the candidate's: it runs as a task in the worker's own event
+    loop while this one keeps running (polled, so the test's timeouts, cancellations and
+    other tasks hold); what it awaits of the test's runs in this loop."""
     __tracebackhide__ = True
     ref = ref_of(self)
-    return ref.peer.request("run", obj=ref.ident)
-
-
-def _await(self):
-    return _run(self)
-    yield
+    peer = ref.peer
+    peer.note_loop()
+    task = peer.request("start", obj=ref.ident)
+    done = False
+    try:
+        while True:
+            done, value = peer.request("poll", args=[task])
+            if done:
+                return value
+            yield  # a bare yield: this loop runs its other tasks once, then polls again
+    finally:
+        if not done:
+            peer.request("cancel", args=[task])
 
 
 def _send(self, value):
-    if value is not None:
-        raise TypeError("an awaitable of the candidate's runs in one step")
-    raise StopIteration(_run(self))
+    return _stepper(self).send(value)
 
 
 def _throw(self, kind, value=None, traceback=None):
-    raise value if value is not None else kind
+    return _stepper(self).throw(kind, value, traceback)
 
 
 def _close(self) -> None:
     ref = ref_of(self)
-    ref.peer.request("method", obj=ref.ident, name="close")
+    stepper = ref.peer.stepping.pop(ref.ident, None)
+    if stepper is not None:
+        stepper.close()
+
+
+def _stepper(self):
+    """The generator a task steps when it drives the awaitable through `send`."""
+    ref = ref_of(self)
+    stepper = ref.peer.stepping.get(ref.ident)
+    if stepper is None:
+        stepper = ref.peer.stepping[ref.ident] = _await(self)
+    return stepper
 
 
 # What makes a proxy of an awaitable a `collections.abc.Coroutine`: `asyncio.run(m.main())`,
-# `await m.fetch()`, `async with`/`async for` steps run in the worker as one step each.
+# `await m.fetch()`, `async with`/`async for`, `asyncio.wait_for(m.slow(), 1)`.
 AWAITABLE = {"__await__": _await, "send": _send, "throw": _throw, "close": _close}
 
 

@@ -8,6 +8,7 @@ import builtins
 import contextlib
 import enum
 import importlib
+import itertools
 import os
 import sys
 import threading
@@ -26,7 +27,7 @@ from .rules import COMPARISONS, COPIES, FORWARDED, IMMUTABLE_BASES
 from .stdlib import BUILTIN_TYPES, STDLIB, after_import
 from .values import rng_state
 
-_KINDS = frozenset({"call", "iter", "file", "object", "mock", "sync", "subclass"})
+_KINDS = frozenset({"call", "iter", "file", "object", "mock", "sync", "subclass", "await"})
 
 
 class Worker(Peer):
@@ -52,7 +53,9 @@ class Worker(Peer):
         self._subclasses: dict[int, int] = {}  # id(our class made for the tests) -> their id
         self._tests_instances: dict[int, int] = {}  # id(instance of such a class) -> their id
         self._class_originals: dict[tuple[int, str], object] = {}  # before a test's patch
-        self._loop = None
+        self._loop = None  # the event loop awaitables of the candidate's run in
+        self._tasks: dict = {}  # their tasks, by id
+        self._task_ids = itertools.count(1)
 
     def capture_output(self) -> None:
         """Point fds 1 and 2 at in-memory files; what lands there (print, os.write, a
@@ -303,6 +306,12 @@ class Worker(Peer):
             return self._import(message.get("name"), reload=True)
         if op == "patch":
             return self._patch(name_of(message), *self._arguments(message)[0])
+        if op in ("poll", "cancel"):  # a task awaiting an awaitable of the candidate's
+            (ident,), _ = self._arguments(message)
+            if op == "poll":
+                return self._poll(ident)
+            future = self._tasks.pop(ident, None)
+            return None if future is None else future.cancel()
         if op == "unpickle":  # bytes the test unpickles that name code: run here
             import pickle
 
@@ -343,8 +352,8 @@ class Worker(Peer):
             return self._subclass(target, name_of(message), *args, **kwargs)
         if op == "new":
             return self._new(target, *args)
-        if op == "run":
-            return self._run(target)
+        if op == "start":
+            return self._start(target)
         if op == "member":  # an attribute of an enum member the judge rebuilt
             return getattr(target[args[0]], name_of(message))
         if op == "value":
@@ -384,24 +393,41 @@ class Worker(Peer):
             raise ProtocolError("not a value")
         return snap[1](target)
 
-    def _run(self, target):
-        """Await an awaitable of the candidate's to its end, in the worker's own loop
-        (one loop for the whole session, as an async generator needs)."""
+    def _start(self, target) -> int:
+        """Start awaiting an awaitable of the candidate's as a task in the worker's own
+        event loop (one loop, in a thread of its own, for the whole session)."""
         import asyncio
 
         async def drive():
             return await target
 
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            if self._loop is None or self._loop.is_closed():
-                self._loop = asyncio.new_event_loop()
-            return self._loop.run_until_complete(drive())
-        from concurrent.futures import ThreadPoolExecutor  # awaited inside a running loop
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+            threading.Thread(
+                target=self._loop.run_forever, name="evalpin-loop", daemon=True
+            ).start()
+        future = asyncio.run_coroutine_threadsafe(drive(), self._loop)
+        ident = next(self._task_ids)
+        self._tasks[ident] = future
+        return ident
 
-        with ThreadPoolExecutor(1) as pool:
-            return pool.submit(asyncio.run, drive()).result()
+    def _poll(self, ident: int) -> list:
+        """[done, result] of a task, after waiting for it a moment."""
+        from concurrent.futures import CancelledError, wait
+
+        future = self._tasks.get(ident)
+        if future is None:
+            raise ProtocolError("unknown task")
+        wait([future], timeout=_POLL_S)
+        if not future.done():
+            return [False, None]
+        del self._tasks[ident]
+        try:
+            return [True, future.result()]
+        except CancelledError:
+            import asyncio
+
+            raise asyncio.CancelledError() from None
 
     def _subclass(self, base: type, name: str, judge_id: int, methods, values, qualname, /, **kw):
         """The class standing for a class the tests derive from `base`: the methods it
@@ -497,6 +523,7 @@ class Worker(Peer):
         }
 
 
+_POLL_S = 0.002  # how long a poll waits for a task before the test's loop runs again
 _DECIMAL_SIGNALS = frozenset(
     [
         "Clamped",

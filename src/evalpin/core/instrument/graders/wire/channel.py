@@ -37,7 +37,7 @@ class SideChannel:
             raise RemoteGone("the other process closed the connection")
         message["cv"] = self._local.conv
         with self._lock:
-            view = memoryview(self._peer._line(message, body))
+            view = memoryview(self._peer.line(message, body))
             try:
                 while view:
                     view = view[os.write(self._wfd, view) :]

@@ -13,7 +13,19 @@ from typing import TYPE_CHECKING
 from .protocol import ProtocolError, exact, is_ident
 
 if TYPE_CHECKING:
-    from .worker import Worker
+    from .peer import Peer
+
+
+def handle_id(value, peer) -> int | None:
+    """The tests' id of one of `peer`'s stand-ins of a test's object (a handle, or a
+    named tuple of theirs), None for anything else."""
+    if isinstance(value, Handle) and value._peer is peer:
+        return value._id
+    if isinstance(value, tuple):
+        handle = getattr(value, "__dict__", {}).get("_evalpin_handle")
+        if isinstance(handle, Handle) and handle._peer is peer:
+            return handle._id
+    return None
 
 
 def _comparison(name: str):
@@ -38,7 +50,7 @@ class Handle:
 
     __slots__ = ("__weakref__", "_id", "_kind", "_peer")
 
-    def __init__(self, peer: Worker, ident: int, kind: str) -> None:
+    def __init__(self, peer: Peer, ident: int, kind: str) -> None:
         object.__setattr__(self, "_peer", peer)
         object.__setattr__(self, "_id", ident)
         object.__setattr__(self, "_kind", kind)
@@ -127,7 +139,7 @@ class _TestsClass(type):
         return peer.request("call", obj=ident, args=args, kwargs=kwargs)
 
 
-def tests_class(peer: Worker, data: dict) -> type:
+def tests_class(peer: Peer, data: dict) -> type:
     """The stand-in class for a tests' class described by `data` (`tc` in `kinds`)."""
     ident = data.get("v")
     if type(ident) is not int:
@@ -154,7 +166,7 @@ def tests_class(peer: Worker, data: dict) -> type:
     return _TestsClass(name, (Handle,), ns)
 
 
-def _named_tuple(peer: Worker, ident: int, name: str, fields: list, ns: dict) -> type:
+def _named_tuple(peer: Peer, ident: int, name: str, fields: list, ns: dict) -> type:
     """A tuple subclass of the tests' named tuple's fields: its values are here, its
     `_replace` and `_make` make the tests' own instances."""
     del ns["__slots__"]
@@ -207,7 +219,7 @@ def named_tuple_instance(cls: type, values: tuple, handle: Handle):
 class Stdin(io.TextIOBase):
     """`sys.stdin` in the worker: each read is the test's own `sys.stdin` read."""
 
-    def __init__(self, peer: Worker) -> None:
+    def __init__(self, peer: Peer) -> None:
         self._peer = peer
 
     def readable(self) -> bool:

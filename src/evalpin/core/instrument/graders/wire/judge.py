@@ -59,7 +59,7 @@ class Judge(Peer):
         self.stepping: dict = {}  # generators of awaitables a task drives by `send`
         self.test_loop = None  # the test's event loop, while it awaits the candidate
         self.state = TestState()
-        self.intake = Intake(self._refused, _import_path)
+        self.intake = Intake(self.refuse, _import_path)
         sys.meta_path.insert(0, ImportGuard(self.intake))
         bind(self)
         if len(fds) == 4:
@@ -314,17 +314,18 @@ class Judge(Peer):
     def unsupported(self, what: str):
         """Record an operation the wire cannot carry (the grade becomes
         sandbox_error:unsupported, not a failure of the candidate's) and refuse it."""
-        self._refused(what)
+        self.refuse(what)
         raise Unsupported(f"{what}: not supported under isolation: process")
 
-    def _refused(self, what: str) -> None:
+    def refuse(self, what: str) -> None:
+        """Record an operation the wire cannot carry (it ends the case not judged)."""
         sys.stderr.write(f"[evalpin] unsupported under process isolation: {what}\n")
         if self._notes:
             with open(self._notes, "a", encoding="utf-8") as f:
                 f.write(what.replace("\n", " ") + "\n")
 
     def uncarried_error(self, text: str) -> BaseException:
-        self._refused("an exception of the candidate's that the wire could not carry")
+        self.refuse("an exception of the candidate's that the wire could not carry")
         return RuntimeError(text)
 
     # -- rebuilding the candidate's objects ---------------------------------------------

@@ -1,329 +1,61 @@
-"""What both ends of the wire share: identity maps, the tagged-JSON codec, containers
-kept in step, and the message loop (its spinning read is what makes a call cheap; calls
-from other threads go over the side channel, `channel`)."""
+"""What both ends of the wire share beyond the codec: the message loop (its spinning
+read is what makes a call cheap; calls from other threads go over the side channel,
+`channel`), arguments changed in place copied back, and what rides along with each
+message."""
 
 from __future__ import annotations
 
-import base64
-import itertools
 import json
-import math
 import os
 import select
 import sys
 import threading
 
-from . import exceptions, stdlib
+from .codec import Codec
 from .protocol import (
-    MAX_DEPTH,
     MAX_MESSAGE,
     MAX_SHARED_ITEMS,
-    SCALARS,
     SPIN_READS,
     ProtocolError,
     RemoteGone,
     Unsupported,
-    pairs,
     text_of,
 )
-from .shares import Shares, container_base, merge
-from .values import (
-    REFILL,
-    VALUE_NAMES,
-    VALUES,
-    ByReference,
-    decode_value,
-    encode_value,
-    mutable_name,
-    value_class,
-    value_name,
-)
+from .shares import merge
+from .values import mutable_name
 
 
-class Peer:
-    """What both ends share: the identity maps, value codec and message loop. Each end
-    decides what it exports (`_export`), how it rebuilds the other side's objects
-    (`_decode_remote`), what it may be asked to do (`_perform`) and what rides along
-    with each message (`_outgoing`, `_incoming`)."""
+class Peer(Codec):
+    """What both ends share: the codec and the message loop. Each end decides what it
+    may be asked to do (`_perform`) and what rides along with each message
+    (`_outgoing`, `_incoming`, `_finish`)."""
 
     def __init__(self, rfd: int, wfd: int, main_thread: int) -> None:
+        super().__init__(main_thread)
         self._rfd = rfd
         os.set_blocking(rfd, False)
         self._buf = bytearray()
         self._wfd = wfd
-        self._main = main_thread
         self._side = None  # the side channel, for calls from other threads
-        self._objects: dict[int, object] = {}  # ids we gave out -> our objects
-        self._ids: dict[int, int] = {}  # id(our object) -> the id we gave it
-        self._remote: dict[int, object] = {}  # the other side's ids -> our stand-ins
-        self._sent: dict[int, int] = {}  # id -> how often we sent it (for releases)
-        self._received: dict[int, int] = {}  # their id -> how often we got it
-        self._released: list = []  # [their id, times got] of stand-ins gone here
-        self._counter = itertools.count(1)
-        self._introduced: set[int] = set()  # ids described on the main channel
-        self._introduced_shares: set[int] = set()  # shared containers sent there
-        self._tls = threading.local()
-        self._state = threading.RLock()
-        self.shares = Shares()
-
-    # -- identity --------------------------------------------------------------------
-
-    def give(self, value) -> int:
-        ident = next(self._counter)
-        self._objects[ident] = value
-        self._ids[id(value)] = ident
-        return ident
-
-    def known(self, ident: int) -> bool:
-        """Whether the other side has this id's description on this channel (and, from
-        now on, that it has): the side channel always describes again."""
-        if threading.get_ident() != self._main:
-            return False
-        if ident in self._introduced:
-            return True
-        self._introduced.add(ident)
-        return False
-
-    def _known_share(self, key: int) -> bool:
-        """Whether the other side has this container's contents already: the side
-        channel always sends them again."""
-        if threading.get_ident() != self._main:
-            return False
-        if key in self._introduced_shares:
-            return True
-        self._introduced_shares.add(key)
-        return False
-
-    def release(self, ident: int) -> None:
-        """A stand-in of the other side's object is gone here: let it go there too."""
-        self._released.append([ident, self._received.get(ident, 0)])
-
-    def _let_go(self, entries) -> None:
-        """The other side let go of our objects: drop those not sent again since."""
-        if type(entries) is not list:
-            raise ProtocolError("malformed release")
-        for entry in entries:
-            if type(entry) is not list or len(entry) != 2:
-                raise ProtocolError("malformed release")
-            ident, times = entry
-            if type(ident) is int and ident in self._objects and self._sent.get(ident) == times:
-                obj = self._objects.pop(ident)
-                if self._ids.get(id(obj)) == ident:
-                    del self._ids[id(obj)]
-                self._sent.pop(ident, None)
-                self._introduced.discard(ident)
-
-    # -- encoding ----------------------------------------------------------------------
-
-    def encode(self, value, depth: int = 0, copy: bool = False):
-        """The wire form of `value` (`copy`: of its contents, even when it is a container
-        kept in step or an argument of the call being answered)."""
-        kind = type(value)
-        if kind in SCALARS:
-            if kind is float and not math.isfinite(value):
-                return {"t": "float", "v": repr(value)}
-            return value
-        if depth > MAX_DEPTH:
-            self.unsupported("a value nested deeper than the wire carries")
-        e = lambda v: self.encode(v, depth + 1)  # noqa: E731
-        if not copy:
-            if self.shares.ids and id(value) in self.shares.ids:
-                return self._shared_form(value, e)
-            arg = getattr(self._tls, "args", None)
-            if arg and id(value) in arg:
-                return {"t": "arg", "v": arg[id(value)]}
-        if kind is list:
-            return [e(v) for v in value]
-        if kind is tuple:
-            return {"t": "tuple", "v": [e(v) for v in value]}
-        if kind is dict:
-            return {"t": "dict", "v": [[e(k), e(v)] for k, v in value.items()]}
-        if kind is set or kind is frozenset:
-            return {"t": kind.__name__, "v": [e(v) for v in value]}
-        if kind is bytes:
-            return {"t": "bytes", "v": base64.b64encode(value).decode("ascii")}
-        name = VALUE_NAMES.get(kind) or value_name(kind)
-        if name is not None:
-            try:
-                return {"t": "val", "n": name, "v": encode_value(name, value, e)}
-            except ByReference:
-                pass
-        if value is NotImplemented:
-            return {"t": "notimpl", "v": 0}
-        if value is Ellipsis:
-            return {"t": "ellipsis", "v": 0}
-        if isinstance(value, type) and stdlib.BUILTIN_TYPES.get(value.__name__) is value:
-            return {"t": "type", "v": value.__name__}
-        if isinstance(value, type) and value_name(value) is not None:
-            return {"t": "stype", "v": value_name(value)}
-        back = self._back(value)  # first: one of the other side's, even if we gave it an id
-        if back is not None:
-            return back
-        named = stdlib.by_name(value, inert_only=self.inert_names)
-        if named is not None:
-            return named
-        ident = self._ids.get(id(value))
-        if (
-            ident is not None
-            and self._objects.get(ident) is value
-            and self.stable(value)
-            and self.known(ident)
-        ):
-            return {"t": "r", "v": ident}
-        return self._export(value, e)
-
-    inert_names = False  # the candidate's side names only inert stdlib objects
-
-    def stable(self, value) -> bool:
-        """Whether a given object is referred to by id once described (classes)."""
-        return isinstance(value, type)
-
-    def _shared_form(self, value, e) -> dict:
-        key = self.shares.ids[id(value)]
-        data = {"t": "sh", "v": key}
-        if self.introduce_shares or not self._known_share(key):
-            data["k"] = self.shares.entries[key][2]
-            data["x"] = self.contents(value, e)
-        return data
-
-    introduce_shares = False  # the judge always sends a shared container's contents
-    accepts_shares = True
-
-    def contents(self, value, e=None):
-        """A mutable container's contents, as the wire form of a copy of it."""
-        e = e or self.encode
-        kind = type(value)
-        name = value_name(kind)
-        if name is not None:
-            return encode_value(name, value, e)
-        base = container_base(kind)  # its storage, read with the builtin's own methods
-        if base is list:
-            return [e(v) for v in list.copy(value)]
-        if base is dict:
-            return [[e(k), e(v)] for k, v in dict.items(value)]
-        return [e(v) for v in set.copy(value)]
-
-    def _rebuilt(self, name: str, contents):
-        d = self.decode
-        if name == "list":
-            if type(contents) is not list:
-                raise ProtocolError("malformed list")
-            return [d(v) for v in contents]
-        if name == "dict":
-            return dict(pairs(contents, d))
-        if name == "set":
-            if type(contents) is not list:
-                raise ProtocolError("malformed set")
-            return {d(v) for v in contents}
-        if name not in VALUES or name not in REFILL:
-            raise ProtocolError("not a shared kind")
-        return decode_value(name, contents, d)
-
-    def unsupported(self, what: str):
-        """Refuse an operation the wire cannot carry (the judge also records it)."""
-        raise Unsupported(what)
-
-    def _back(self, value):
-        """The wire form of one of the other side's objects we hold a stand-in for."""
-        raise NotImplementedError
-
-    def _export(self, value, e):
-        raise NotImplementedError
-
-    def decode(self, data, depth: int = 0):
-        """Rebuild a value from its wire form; anything unexpected is a ProtocolError."""
-        kind = type(data)
-        if kind in SCALARS:
-            return data
-        if depth > MAX_DEPTH * 2:
-            raise ProtocolError("nested too deeply")
-        d = lambda v: self.decode(v, depth + 1)  # noqa: E731
-        if kind is list:
-            return [d(v) for v in data]
-        if kind is not dict or "t" not in data or "v" not in data:
-            raise ProtocolError("malformed value")
-        tag, v = data["t"], data["v"]
-        try:
-            if tag == "tuple" and type(v) is list:
-                return tuple(d(x) for x in v)
-            if tag == "dict" and type(v) is list:
-                return dict(pairs(v, d))
-            if tag in ("set", "frozenset") and type(v) is list:
-                return (set if tag == "set" else frozenset)(d(x) for x in v)
-            if tag == "bytes" and type(v) is str:
-                return base64.b64decode(v.encode("ascii"), validate=True)
-            if tag == "float" and v in ("nan", "inf", "-inf"):
-                return float(v)
-            if tag == "val" and data.get("n") in VALUES:
-                return decode_value(data["n"], v, d)
-            if tag == "notimpl":
-                return NotImplemented
-            if tag == "ellipsis":
-                return Ellipsis
-            if tag == "type" and v in stdlib.BUILTIN_TYPES:
-                return stdlib.BUILTIN_TYPES[v]
-            if tag == "stype" and v in VALUES:
-                return value_class(v)
-            if tag == "b" and type(v) is int and v in self._objects:
-                return self._objects[v]
-            if tag in ("bx", "sx") and type(v) is str:
-                return exceptions.decode(tag, data, d, self.importer)
-            if tag in ("mod", "sfn", "sen", "logger"):
-                return stdlib.resolve(tag, data, self.importer)
-            if tag == "r" and type(v) is int and v in self._remote:
-                return self._remote[v]
-            if tag == "sh" and type(v) is int:
-                return self._decode_shared(v, data)
-            if tag == "arg" and type(v) is int:
-                mutable = getattr(self._tls, "mutable", None)
-                if mutable is None or not 0 <= v < len(mutable):
-                    raise ProtocolError("no such argument")
-                return mutable[v]
-        except ProtocolError:
-            raise
-        except (TypeError, ValueError, IndexError, KeyError, OverflowError, ArithmeticError):
-            raise ProtocolError(f"malformed {tag!r} value") from None
-        return self._decode_remote(tag, data, d)
-
-    def importer(self, name: str):
-        """How this end imports a standard-library module a message names."""
-        import importlib
-
-        return importlib.import_module(name)
-
-    def _decode_shared(self, key: int, data: dict):
-        entry = self.shares.entries.get(key)
-        if entry is None:
-            if not self.accepts_shares or "x" not in data:
-                raise ProtocolError("unknown shared container")
-            name = data.get("k")
-            if type(name) is not str:
-                raise ProtocolError("malformed shared container")
-            obj = self._rebuilt(name, data["x"])
-            self.shares.add(key, obj, name)
-            return obj
-        if "x" in data:
-            self.shares.refill(key, self._rebuilt(entry[2], data["x"]))
-        return entry[0]
-
-    def _decode_remote(self, tag: str, data: dict, d):
-        raise ProtocolError(f"unknown value tag {tag!r}")
 
     # -- messages ----------------------------------------------------------------------
 
-    def _line(self, message: dict, body: dict) -> bytes:
+    def line(self, message: dict, body: dict) -> bytes:
         """The message with what rides along, then its body, encoded in that order
         (the receiver decodes in the same order)."""
         with self._state:
             self._outgoing(message)
             if self._released:
                 message["rel"], self._released = self._released, []
-            updates = self.shares.changed(self)
-            if updates:
-                message["sh"] = updates
+            if self.shares.entries:
+                updates = self.shares.changed(self)
+                if updates:
+                    message["sh"] = updates
             try:
                 for key, value in body.items():
-                    message[key] = self._field(key, value)
+                    message[key] = (
+                        self.encode(value) if key in _PLAIN_FIELDS else self._field(key, value)
+                    )
             except Unsupported as exc:
                 if "op" in message:
                     raise
@@ -346,7 +78,7 @@ class Peer:
         if threading.get_ident() != self._main and self._side is not None:
             self._side.send(message, body)
             return
-        data = self._line(message, body)
+        data = self.line(message, body)
         view = memoryview(data)
         try:
             while view:
@@ -478,16 +210,21 @@ class Peer:
         __tracebackhide__ = True
         if ("ok" in reply) == ("err" in reply):
             raise ProtocolError("malformed reply")
-        self.apply_shares(reply)
-        self._tls.mutable = mutable
+        if "sh" in reply:
+            self.apply_shares(reply)
+        if mutable:
+            self._tls.mutable = mutable
         try:
             value = self.decode(reply["ok"]) if "ok" in reply else self._error(reply["err"])
             if mutable and "back" in reply:
                 self._copy_back(mutable, reply["back"])
-                self._kept(mutable, reply.get("keep"))
+                if "keep" in reply:
+                    self._kept(mutable, reply["keep"])
         finally:
-            self._tls.mutable = None
-        self.apply_drops(reply)
+            if mutable:
+                self._tls.mutable = None
+        if "drop" in reply:
+            self.apply_drops(reply)
         if "err" in reply:
             raise value
         return value
@@ -544,20 +281,26 @@ class Peer:
         received: list = []
         reply: dict = {}
         try:
-            self.apply_shares(message)
+            if "sh" in message:
+                self.apply_shares(message)
             body = {"ok": self._perform(message, received)}
-            self.apply_drops(message)
+            if "drop" in message:
+                self.apply_drops(message)
             keep = self._settle(body["ok"], received)
             if keep:
                 reply["keep"] = keep
         except BaseException as exc:  # everything the code raised goes back as data
             body = {"err": exc}
-        if received:
-            body["back"] = received
-            self._tls.args = {id(v): i for i, v in enumerate(received)}
+        if not received:
+            self._send(reply, **body)
+            return
+        body["back"] = received
+        self._tls.args = {id(v): i for i, v in enumerate(received)}
+        self._answering += 1
         try:
             self._send(reply, **body)
         finally:
+            self._answering -= 1
             self._tls.args = None
 
     def _settle(self, result, received: list) -> list:
@@ -565,6 +308,8 @@ class Peer:
         but this call: a module's list, an object's attribute, a cached result), is kept
         in step with the other side's copy; so is an argument this side kept a hold of
         ([index, key] of each, for the reply)."""
+        if not received and type(result) in _PLAIN:
+            return []
         # references: serve's and this frame's names, getrefcount's argument
         if (
             mutable_name(type(result))
@@ -576,7 +321,7 @@ class Peer:
         keep = []
         for i in range(len(received)):
             obj = received[i]
-            held = sum(1 for r in received if r is obj) + (result is obj)
+            held = (result is obj) + len([r for r in received if r is obj])
             # `received` itself, this loop's name and getrefcount's argument
             if sys.getrefcount(obj) > held + 2 and _small(obj):
                 keep.append([i, self.shares.start(obj)])
@@ -634,3 +379,7 @@ def _small(obj) -> bool:
         return len(obj) <= MAX_SHARED_ITEMS
     except TypeError:
         return True
+
+
+_PLAIN = frozenset({type(None), bool, int, float, str, bytes})
+_PLAIN_FIELDS = frozenset({"ok", "args"})  # fields encoded as plain values

@@ -12,7 +12,7 @@ from .protocol import ProtocolError, exact, is_ident
 from .rules import LOCAL_ONLY
 
 if TYPE_CHECKING:
-    from .judge import Judge
+    from .peer import Peer
 
 
 class Ref:
@@ -20,7 +20,7 @@ class Ref:
 
     __slots__ = ("ident", "peer")
 
-    def __init__(self, peer: Judge, ident: int) -> None:
+    def __init__(self, peer: Peer, ident: int) -> None:
         self.peer = peer
         self.ident = ident
 
@@ -329,7 +329,7 @@ def _tests_subclass_instance(cls: type, args: tuple, kwargs: dict):
 _JUDGE: list = []  # the judge of this process, for `pickle.loads`
 
 
-def bind(judge: Judge) -> None:
+def bind(judge: Peer) -> None:
     """Make `judge` the one pickled proxies of this process are rebuilt from."""
     _JUDGE[:] = [judge]
 

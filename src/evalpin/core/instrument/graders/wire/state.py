@@ -14,6 +14,7 @@ class TestState:
         self._seeded = False
         self._decimal: tuple | None = None  # the context last sent
         self._quick: tuple | None = None  # its identity and main fields, checked each time
+        self._getcontext = None
 
     def follow_random(self, random) -> None:
         """Wrap `random.seed` and `random.setstate`: after either, the generator's state
@@ -39,9 +40,11 @@ class TestState:
             self._seeded = False
             version, values, gauss = sys.modules["random"].getstate()
             found["rnd"] = [version, list(values), gauss]
-        decimal = sys.modules.get("decimal")
-        if decimal is not None:
-            ctx = decimal.getcontext()
+        getcontext = self._getcontext
+        if getcontext is None and "decimal" in sys.modules:
+            getcontext = self._getcontext = sys.modules["decimal"].getcontext
+        if getcontext is not None:
+            ctx = getcontext()
             quick = (id(ctx), ctx.prec, ctx.rounding, ctx.Emin, ctx.Emax)
             if quick != self._quick:
                 self._quick = quick

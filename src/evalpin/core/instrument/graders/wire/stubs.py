@@ -188,9 +188,7 @@ def _star_names(module: StubModule) -> list[str]:
             allowed.update(n for n in public if type(n) is str)
     dropped = [n for n in names if n not in allowed]
     if dropped:
-        client()._refused(
-            f"`from {module.__name__} import *` of names bound at run time: {dropped}"
-        )
+        client().refuse(f"`from {module.__name__} import *` of names bound at run time: {dropped}")
     return [n for n in names if n in allowed]
 
 

@@ -399,9 +399,9 @@ _CLASSES: dict[str, type] = {t.__name__: t for t in VALUE_NAMES}
 
 
 def value_name(kind: type) -> str | None:
-    """The wire name of a by-value type, or None (also registers it for next time)."""
+    """The wire name of a by-value type, or None (also remembers the answer)."""
     name = VALUE_NAMES.get(kind)
-    if name is None:
+    if name is None and kind not in _NOT_VALUES:
         module, cls = getattr(kind, "__module__", None), getattr(kind, "__name__", None)
         if module == "_io":
             module = "io"
@@ -410,7 +410,12 @@ def value_name(kind: type) -> str | None:
             VALUE_NAMES[kind] = name
         else:
             name = None
+            if len(_NOT_VALUES) < 4096:
+                _NOT_VALUES.add(kind)
     return name
+
+
+_NOT_VALUES: set[type] = set()  # the types met that do not cross by value
 
 
 def value_class(name: str) -> type:
@@ -489,7 +494,12 @@ def mutable_name(kind: type) -> str | None:
     """The wire name of a mutable type whose objects are refilled in place, or None."""
     name = PLAIN_MUTABLE.get(kind)
     if name is None:
+        if kind in _IMMUTABLE_PLAIN:
+            return None
         name = value_name(kind)
         if name not in REFILL:
             return None
     return name
+
+
+_IMMUTABLE_PLAIN = frozenset({type(None), bool, int, float, str, bytes, tuple, frozenset})

@@ -19,7 +19,7 @@ from . import logs
 from .channel import SideChannel
 from .describe import describe, snapshot_kind, value_base
 from .exceptions import apply_details, by_value, with_details
-from .handles import Handle, Stdin, named_tuple_instance, tests_class
+from .handles import Handle, Stdin, handle_id, named_tuple_instance, tests_class
 from .mirror import Mirror
 from .peer import CALLS, Peer
 from .protocol import GONE, MAX_MESSAGE, ProtocolError, name_of, string
@@ -176,15 +176,9 @@ class Worker(Peer):
     # -- exporting the candidate's objects ----------------------------------------------
 
     def _back(self, value):
-        if isinstance(value, Handle) and value._peer is self:
-            return {"t": "b", "v": value._id}
-        handle = (
-            getattr(value, "__dict__", {}).get("_evalpin_handle")
-            if isinstance(value, tuple)
-            else None
-        )
-        if isinstance(handle, Handle):
-            return {"t": "b", "v": handle._id}
+        ident = handle_id(value, self)
+        if ident is not None:
+            return {"t": "b", "v": ident}
         if isinstance(value, type) and id(value) in self._subclasses:
             return {"t": "b", "v": self._subclasses[id(value)]}
         if id(value) in self._tests_instances:

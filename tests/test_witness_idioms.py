@@ -2165,7 +2165,7 @@ IDIOMS = _corpus(
 
 
             def test_loggers_by_name(caplog):
-                assert m.logger() is logging.getLogger("p2")
+                assert m.logger().name == "p2" and m.logger() is m.logger()
                 m.announce(logging.getLogger("tests.x"), "careful")
                 assert caplog.records[-1].name == "tests.x"
                 assert caplog.records[-1].getMessage() == "careful"
@@ -2207,6 +2207,95 @@ IDIOMS = _corpus(
             def test_type_hints():
                 hints = typing.get_type_hints(m.typed)
                 assert hints == {"x": int, "y": list[str], "return": dict[str, int]}
+            """
+        ),
+    ),
+    # -- what comes back: the test's own exception, paths the candidate made, argv ------
+    Case(
+        "handbacks-exceptions-temp-paths-argv-rows",
+        "handbacks.py",
+        _d(
+            """
+            import argparse
+            import sys
+            import tempfile
+            from pathlib import Path
+
+
+            def call_back(fn):
+                return fn()
+
+
+            def export(lines):
+                folder = Path(tempfile.mkdtemp())
+                target = folder / "report.txt"
+                target.write_text("\\n".join(lines))
+                return target
+
+
+            def export_str(text):
+                fd, name = tempfile.mkstemp(suffix=".txt")
+                with open(fd, "w") as f:
+                    f.write(text)
+                return name
+
+
+            def cli():
+                parser = argparse.ArgumentParser()
+                parser.add_argument("name")
+                return parser.parse_args().name
+
+
+            def totals(rows):
+                for row in rows:
+                    row["total"] = row["price"] * row["qty"]
+            """
+        ),
+        _d(
+            """
+            import sys
+            from pathlib import Path
+
+            import pytest
+
+            import handbacks as m
+
+
+            class Boom(Exception):
+                pass
+
+
+            def test_the_tests_exception_comes_back_as_itself():
+                err = Boom("bang")
+
+                def explode():
+                    raise err
+
+                with pytest.raises(Boom) as info:
+                    m.call_back(explode)
+                assert info.value is err
+
+
+            def test_paths_the_candidate_made():
+                path = m.export(["a", "b"])
+                assert path.read_text() == "a\\nb"
+                assert Path(m.export_str("x")).read_text() == "x"
+
+
+            def test_argv_assigned_directly():
+                old = sys.argv
+                sys.argv = ["prog", "ada"]
+                try:
+                    assert m.cli() == "ada"
+                finally:
+                    sys.argv = old
+
+
+            def test_rows_filled_in_place():
+                rows = [{"price": 2, "qty": 3}, {"price": 1, "qty": 1}]
+                first = rows[0]
+                m.totals(rows)
+                assert first["total"] == 6 and rows[1]["total"] == 1
             """
         ),
     ),

@@ -59,6 +59,7 @@ class Judge(Peer):
         self.stepping: dict = {}  # generators of awaitables a task drives by `send`
         self.test_loop = None  # the test's event loop, while it awaits the candidate
         self.state = TestState()
+        self._told_mirror = False
         self.intake = Intake(self.refuse, _import_path)
         sys.meta_path.insert(0, ImportGuard(self.intake))
         bind(self)
@@ -91,6 +92,8 @@ class Judge(Peer):
             state = self.state.changes()
             if state:
                 env["st"] = state
+            if not self._told_mirror and self._sync:
+                self._told_mirror = env["mirror"] = True  # paths the candidate makes too
         if env:
             message["env"] = env
 
@@ -121,6 +124,8 @@ class Judge(Peer):
         if fs is not None:
             if not self._sync or type(fs) is not dict:
                 raise ProtocolError("unexpected file sync")
+            for root in fs.get("roots") or []:
+                self._announced(root)
             write_tree(fs, self._roots, self._seen, self.intake)
         events = message.get("ev")
         if type(events) is list:
@@ -149,6 +154,8 @@ class Judge(Peer):
         if module.split(".")[0] not in STDLIB or getattr(target, "_evalpin_stub", False):
             return
         key = (module, name)
+        if key == ("sys", "argv"):
+            self.state.followed_argv()
         if key not in self._patched:
             self._patched[key] = self._first_values.pop(key, GONE)
         value = getattr(target, name, GONE)
@@ -204,6 +211,16 @@ class Judge(Peer):
         if ident not in self._pickled:
             raise ValueError("a pickled object of the candidate's from another session")
         return self._pickled[ident]
+
+    def _announced(self, root) -> None:
+        """A path the candidate made in its scratch folder and handed back: mirrored
+        here too, when it is new in this one's scratch folder and outside the tests'."""
+        if type(root) is not str or not os.path.isabs(root) or os.path.normpath(root) != root:
+            raise ProtocolError("malformed path")
+        scratch = os.path.realpath(os.environ.get("TMPDIR") or "/tmp")
+        fresh = not os.path.lexists(root) and within(root, [scratch]) and root != scratch
+        if fresh and not within(root, [self._tests_root, *self._roots]):
+            self._roots.append(root)
 
     def grant(self, path: str, *, folder: bool = False) -> None:
         """Mirror the files under `path` (a file, a folder, or one not yet made) into

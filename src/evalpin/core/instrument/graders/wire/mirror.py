@@ -34,6 +34,16 @@ class Mirror:
     def __init__(self) -> None:
         self.roots: list[str] = []
         self.seen: dict[str, tuple] = {}
+        self.announced: list[str] = []  # paths the candidate made and handed back
+
+    def announce(self, path: str) -> None:
+        """A path of this side's scratch folder that crosses as a value (`mkdtemp()`
+        returned): mirrored to the other side from now on, when it exists here."""
+        path = os.path.normpath(path)
+        if not os.path.isabs(path) or within(path, self.roots) or not os.path.lexists(path):
+            return
+        self.roots.append(path)
+        self.announced.append(path)
 
     def apply(self, data) -> None:
         if type(data) is not dict:
@@ -47,7 +57,11 @@ class Mirror:
         write_tree(data, self.roots, self.seen)
 
     def changes(self) -> dict | None:
-        return scan(self.roots, self.seen) if self.roots else None
+        found = scan(self.roots, self.seen) if self.roots else None
+        if self.announced:
+            found = found or {}
+            found["roots"], self.announced = self.announced, []
+        return found
 
 
 def within(path: str, roots: list[str]) -> bool:

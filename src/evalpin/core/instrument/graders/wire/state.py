@@ -1,6 +1,7 @@
 """The test's process state that the code under test reads in-process: the global
-random generator once the test seeds it, and the decimal context. The judge sends them
-with a message when they changed; the worker applies them before the call."""
+random generator once the test seeds it, the decimal context, `sys.argv` as the test
+sets it. The judge sends them with a message when they changed; the worker applies
+them before the call."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ class TestState:
         self._decimal: tuple | None = None  # the context last sent
         self._quick: tuple | None = None  # its identity and main fields, checked each time
         self._getcontext = None
+        self._argv = sys.argv  # pytest's own, until the test sets it
+        self._argv_sent = list(sys.argv)
 
     def follow_random(self, random) -> None:
         """Wrap `random.seed` and `random.setstate`: after either, the generator's state
@@ -34,8 +37,17 @@ class TestState:
         random.seed = wrap(random.seed)
         random.setstate = wrap(random.setstate)
 
+    def followed_argv(self) -> None:
+        """`sys.argv` was patched through monkeypatch or mock (sent as a patch)."""
+        self._argv, self._argv_sent = sys.argv, list(sys.argv)
+
     def changes(self) -> dict | None:
         found = {}
+        argv = sys.argv
+        if argv is not self._argv or argv != self._argv_sent:
+            self._argv, self._argv_sent = argv, list(argv)
+            if type(argv) is list and all(type(a) is str for a in argv):
+                found["argv"] = list(argv)
         if self._seeded:
             self._seeded = False
             version, values, gauss = sys.modules["random"].getstate()

@@ -169,7 +169,9 @@ def by_name(value, *, inert_only: bool) -> dict | None:
     candidate's side only the inert ones, and pure builtins); None for anything else."""
     kind = type(value)
     if kind.__name__ in ("Logger", "RootLogger") and kind.__module__ == "logging":
-        return {"t": "logger", "v": value.name}  # a logger is its name on both sides
+        # a test's logger is the worker's of that name (its records come back to it);
+        # the candidate's is a remote object (its handlers and filters are there)
+        return None if inert_only else {"t": "logger", "v": value.name}
     if kind is types.ModuleType:
         name = getattr(value, "__name__", None)
         if type(name) is str and sys.modules.get(name) is value:

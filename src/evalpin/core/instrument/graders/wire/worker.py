@@ -53,6 +53,9 @@ class Worker(Peer):
         self._subclasses: dict[int, int] = {}  # id(our class made for the tests) -> their id
         self._tests_instances: dict[int, int] = {}  # id(instance of such a class) -> their id
         self._class_originals: dict[tuple[int, str], object] = {}  # before a test's patch
+        self._tests_exceptions: dict[int, tuple] = {}  # id(our stand-in) -> (it, their id)
+        self._mirroring = False  # whether the judge mirrors paths (then also ours)
+        self._tmp_device = None  # the device of the private scratch folder
         self._loop = None  # the event loop awaitables of the candidate's run in
         self._tasks: dict = {}  # their tasks, by id
         self._task_ids = itertools.count(1)
@@ -110,14 +113,19 @@ class Worker(Peer):
         if self._events:
             events, self._events[:] = list(self._events), []
             message["ev"] = [self._event(event) for event in events]
-        changes = self._mirror.changes()
-        if changes:
-            message["fs"] = changes
         stale = [k for k, (d, n, v) in self._watched.items() if d.get(n, GONE) is not v]
         if stale:
             message["stale"] = [self._ids.get(k) for k in stale]
             for key in stale:
                 del self._watched[key]
+
+    def _finish(self, message: dict) -> None:
+        """The files changed under the mirrored paths (also those the body just named:
+        a path the candidate made) go with the message."""
+        super()._finish(message)
+        changes = self._mirror.changes()
+        if changes:
+            message["fs"] = changes
 
     def _event(self, event: tuple) -> list:
         try:
@@ -141,6 +149,8 @@ class Worker(Peer):
         for key in env.get("unset") or []:
             os.environ.pop(key, None)
             changed.add(key)
+        if env.get("mirror") is True:
+            self._mirroring = True
         if "TZ" in changed:
             import time
 
@@ -156,7 +166,11 @@ class Worker(Peer):
             self._state_of_test(state)
 
     def _state_of_test(self, state: dict) -> None:
-        """The test's global random state and decimal context, as it set them."""
+        """The test's global random state, decimal context and `sys.argv`, as it set
+        them."""
+        argv = state.get("argv")
+        if type(argv) is list and all(type(a) is str for a in argv):
+            sys.argv = argv
         if "rnd" in state:
             import random
 
@@ -183,7 +197,35 @@ class Worker(Peer):
             return {"t": "b", "v": self._subclasses[id(value)]}
         if id(value) in self._tests_instances:
             return {"t": "b", "v": self._tests_instances[id(value)]}
+        found = self._tests_exceptions.get(id(value))
+        if found is not None and found[0] is value:
+            return {"t": "b", "v": found[1]}
         return None
+
+    def encode(self, value, depth: int = 0, copy: bool = False):
+        kind = type(value)
+        if self._mirroring:
+            if kind is str:
+                if value.startswith(_TMP):
+                    self._announce(value)
+            elif "pathlib" in sys.modules and kind is sys.modules["pathlib"].PosixPath:
+                self._announce(str(value))
+        return super().encode(value, depth, copy)
+
+    def _announce(self, path: str) -> None:
+        """A path the candidate made in its own scratch folder (`mkdtemp()`) and hands
+        back: its files are mirrored to the test's side too. Only in that private
+        folder (its device), never in the folders the grader put there."""
+        if not path.startswith(_TMP) or path.startswith(self._home + "/"):
+            return
+        try:
+            if self._tmp_device is None:
+                self._tmp_device = os.stat(_TMP).st_dev
+            if os.lstat(path).st_dev != self._tmp_device:
+                return
+        except OSError:
+            return
+        self._mirror.announce(path)
 
     def _export(self, value, e):
         if isinstance(value, enum.Enum):
@@ -244,6 +286,7 @@ class Worker(Peer):
             cls = self._stand_in(v, data.get("n"), data.get("b"))
             args = d(data.get("a", []))
             exc = cls(*args) if type(args) is list else cls()
+            self._tests_exceptions[id(exc)] = (exc, v)  # raised back: the test's own
             return apply_details(exc, data, d)
         if tag == "bm" and type(v) is int and v in self._objects:  # a method of ours, by name
             return getattr(self._objects[v], string(data.get("n")))
@@ -517,6 +560,7 @@ class Worker(Peer):
         }
 
 
+_TMP = (os.environ.get("TMPDIR") or "/tmp").rstrip("/") + "/"
 _POLL_S = 0.002  # how long a poll waits for a task before the test's loop runs again
 _DECIMAL_SIGNALS = frozenset(
     [

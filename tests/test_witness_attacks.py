@@ -202,6 +202,42 @@ def area(r):
             assert m.area(2) == pytest.approx(12.566, rel=1e-3)
         """,
     ),
+    _attack(
+        "description-claims-a-set-base-whose-equality-trusts-len",
+        "bag.py",
+        _FORGE_DESCRIPTIONS
+        + """
+from collections.abc import Set
+
+
+class Result(Set):
+    def __init__(self, size):
+        self.size = size
+
+    def __len__(self):
+        return self.size
+
+    def __iter__(self):
+        return iter(())  # the contents it claims to have are never shown
+
+    def __contains__(self, item):
+        return True
+
+
+_forge_descriptions({"sb": [["collections.abc", "Set"]], "c": ["__eq__", "__le__"]})
+
+
+def unique(items):
+    return Result(len(set(items)))  # wrong: not the items
+""",
+        """
+        import bag as m
+
+
+        def test_unique():
+            assert m.unique([3, 1, 3, 2]) == {1, 2, 3}
+        """,
+    ),
     # -- (2) value-backed numbers judging through their own operators -------------------
     _attack(
         "float-subclass-reflected-subtraction-fools-approx",
@@ -563,6 +599,38 @@ def area(r):
             m.prepare(Path(__file__).parent)
             importlib.reload(m)
             assert m.shout("hi") == "HI"
+        """,
+    ),
+    _attack(
+        "makes-a-plugin-folder-the-test-puts-on-its-path",
+        "plugins_dir.py",
+        f"""
+        import tempfile
+        from pathlib import Path
+
+        PLANT = {_TESTS_REPORT_FORGED!r} + "\\nNAME = 'wrong'\\n"
+
+
+        def make():
+            folder = Path(tempfile.mkdtemp())
+            (folder / "plugin_a.py").write_text(PLANT)
+            return folder
+        """,
+        """
+        import sys
+
+        import plugins_dir as m
+
+
+        def test_plugin():
+            folder = m.make()
+            sys.path.insert(0, str(folder))
+            try:
+                import plugin_a
+
+                assert plugin_a.NAME == "right"
+            finally:
+                sys.path.remove(str(folder))
         """,
     ),
     _attack(

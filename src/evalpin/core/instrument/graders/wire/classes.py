@@ -25,6 +25,7 @@ from .proxies import (
     RemoteEnum,
     RemoteMethod,
     call,
+    compare,
     dataclass_fields,
     ref_of,
     remote_hash,
@@ -146,6 +147,10 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
             del ns[dunder]
     ns["_evalpin_value"] = value_type
     extra = [b for b in stdlib_bases if _safe(b) and not any(issubclass(x, b) for x in bases)]
+    if not trusted:  # the rule's comparisons, before any stdlib base's (a Set's mixins)
+        for comparison in COMPARISONS:
+            ns.setdefault(comparison, compare(comparison))
+        ns.setdefault("__hash__", object.__hash__)  # identity, unless the class hashes
     metaclass: type = RemoteClass
     if "pr" in data:
         ns["_evalpin_protocol"] = _protocol(data["pr"])

@@ -689,6 +689,46 @@ def unique(items):
         """,
     ),
     _attack(
+        "a-pickle-that-builds-a-function-from-bytecode",
+        "state.py",
+        f"""
+        import pickle
+
+        SOURCE = {_TESTS_REPORT_FORGED!r}
+        CODE = compile("exec(" + repr(SOURCE) + ")", "<payload>", "exec")
+
+
+        def _payload():
+            c = CODE
+            code_args = (
+                c.co_argcount, c.co_posonlyargcount, c.co_kwonlyargcount, c.co_nlocals,
+                c.co_stacksize, c.co_flags, c.co_code, c.co_consts, c.co_names,
+                c.co_varnames, c.co_filename, c.co_name, c.co_qualname, c.co_firstlineno,
+                c.co_linetable, c.co_exceptiontable, c.co_freevars, c.co_cellvars,
+            )
+            body = pickle.dumps(code_args, protocol=2)[2:-1]
+            # FunctionType(CodeType(*code_args), {{}})() when loaded
+            return (
+                b"\\x80\\x02ctypes\\nFunctionType\\nctypes\\nCodeType\\n"
+                + body
+                + b"R}}\\x86R)R."
+            )
+
+
+        def snapshot(values):
+            return _payload()  # wrong: not the values
+        """,
+        """
+        import pickle
+
+        import state as m
+
+
+        def test_snapshot_round_trip():
+            assert pickle.loads(m.snapshot([1, 2])) == [1, 2]
+        """,
+    ),
+    _attack(
         "unpickling-a-file-the-candidate-wrote",
         "saver.py",
         f"""

@@ -166,7 +166,6 @@ class Codec:
         return data
 
     introduce_shares = False  # the judge always sends a shared container's contents
-    accepts_shares = True
 
     def contents(self, value, e=None):
         """A mutable container's contents, as the wire form of a copy of it."""
@@ -273,7 +272,8 @@ class Codec:
     def _decode_shared(self, key: int, data: dict):
         entry = self.shares.entries.get(key)
         if entry is None:
-            if not self.accepts_shares or "x" not in data:
+            # the judge knows every key of its own: the worker never introduces one
+            if "x" not in data or (self.introduce_shares and self.shares.owns(key)):
                 raise ProtocolError("unknown shared container")
             name = data.get("k")
             if type(name) is not str:

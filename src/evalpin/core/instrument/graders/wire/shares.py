@@ -108,6 +108,11 @@ class Shares:
         self.entries: dict[int, list] = {}
         self.ids: dict[int, int] = {}  # id(object) -> key
         self._keys = itertools.count(sign, sign)  # each end its own keys: + worker, - judge
+        self._sign = sign
+
+    def owns(self, key: int) -> bool:
+        """Whether this end made the key (the other end never introduces one of these)."""
+        return (key > 0) == (self._sign > 0)
 
     def add(self, key: int, obj, name: str) -> None:
         self.entries[key] = [obj, fingerprint(obj), name]

@@ -247,7 +247,7 @@ class Codec:
             if tag in ("bx", "sx") and type(v) is str:
                 return exceptions.decode(tag, data, d, self.importer)
             if tag in ("mod", "sfn", "sen", "logger"):
-                return stdlib.resolve(tag, data, self.importer)
+                return stdlib.resolve(tag, data, self.importer, strict=self.inert_names is False)
             if tag == "r" and type(v) is int and v in self._remote:
                 return self._remote[v]
             if tag == "sh" and type(v) is int:

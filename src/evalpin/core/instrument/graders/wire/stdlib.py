@@ -202,9 +202,11 @@ def by_name(value, *, inert_only: bool) -> dict | None:
     return {"t": "sfn", "v": named[0], "n": named[1]}
 
 
-def resolve(tag: str, data: dict, importer):
+def resolve(tag: str, data: dict, importer, *, strict: bool = False):
     """The receiver's own object for a by-name wire form (`by_name`), imported with
-    `importer` (the judge's is `trusted_module`)."""
+    `importer` (the judge's is `trusted_module`). `strict` (the judge): a class or
+    function only when the candidate's side may name it (`by_name(inert_only=True)`),
+    whatever the message says."""
     if tag == "logger":
         logging = importer("logging")
         name = string(data.get("v"))
@@ -232,6 +234,8 @@ def resolve(tag: str, data: dict, importer):
         return found(data["x"])
     if not (callable(found) or isinstance(found, type)):
         raise ProtocolError("not a class or function")
+    if strict and by_name(found, inert_only=True) is None:
+        raise ProtocolError("a standard-library object the candidate may not name")
     return found
 
 

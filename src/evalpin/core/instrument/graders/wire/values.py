@@ -282,7 +282,10 @@ def _union(p, d, c):
 
     if type(p) is not list or len(p) != 2 or type(p[1]) is not list or not p[1]:
         raise ProtocolError("malformed union")
-    return functools.reduce(operator.or_, [d(a) for a in p[1]])
+    members = [d(a) for a in p[1]]
+    if not all(isinstance(m, type) for m in members):  # no operator of anyone's runs
+        raise ProtocolError("a union of something not a class")
+    return functools.reduce(operator.or_, members)
 
 
 def _simple(module: str, cls: str) -> tuple:

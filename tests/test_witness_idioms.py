@@ -2331,6 +2331,71 @@ UNCARRIED = _corpus(
 )
 
 
+UNCARRIED.update(
+    _corpus(
+        Case(
+            "a-script-the-candidate-makes-executable",
+            "deploy.py",
+            _d(
+                """
+                import os
+                from pathlib import Path
+
+
+                def write_script(folder):
+                    script = Path(folder, "run.sh")
+                    script.write_text("#!/bin/sh\\necho ok\\n")
+                    os.chmod(script, 0o755)
+                    return script
+                """
+            ),
+            _d(
+                """
+                import os
+
+                import deploy as m
+
+
+                def test_script_is_executable(tmp_path):
+                    script = m.write_script(tmp_path)
+                    assert os.access(script, os.X_OK)
+                """
+            ),
+        ),
+        Case(
+            "a-module-the-candidate-generates-and-the-test-imports",
+            "codegen_ok.py",
+            _d(
+                """
+                from pathlib import Path
+
+
+                def generate(folder, name, value):
+                    Path(folder, f"{name}.py").write_text(f"VALUE = {value!r}\\n")
+                """
+            ),
+            _d(
+                """
+                import importlib
+                import sys
+
+                import codegen_ok as m
+
+
+                def test_generated(tmp_path):
+                    m.generate(tmp_path, "settings_gen", 42)
+                    sys.path.insert(0, str(tmp_path))
+                    try:
+                        assert importlib.import_module("settings_gen").VALUE == 42
+                    finally:
+                        sys.path.remove(str(tmp_path))
+                """
+            ),
+        ),
+    )
+)
+
+
 def test_the_corpus_passes_in_plain_pytest(tmp_path) -> None:
     """Every case passes plain `python -m pytest` in-process, with nothing skipped."""
     cases = {**IDIOMS, **UNCARRIED}

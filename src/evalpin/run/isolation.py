@@ -4,7 +4,7 @@
 only to the worker's folder and imported only by the worker, a sandbox that sees that
 folder, the wire module and the system, nothing else. The pytest process runs in a
 second sandbox whose copy of each candidate `.py` file is a generated stand-in that
-forwards to the worker over two pipes (`core/instrument/graders/wire/`): plain data and
+forwards to the worker over pipes (`core/instrument/graders/wire/`): plain data and
 handles only, never code, never pickles. pytest writes its JUnit report into a control
 folder the worker's sandbox does not contain, and the grader reads it from there. No
 process that ran candidate code can write to the report or to the pytest process.

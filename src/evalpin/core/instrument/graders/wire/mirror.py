@@ -186,7 +186,7 @@ def write_tree(data: dict, roots: list[str], seen: dict[str, tuple], intake=None
         if mode is None:
             continue
         content = base64.b64decode(string(entry[1]).encode("ascii"), validate=True)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        _make_parents(path, roots, seen)
         _check_parent(path)
         if os.path.islink(path) or os.path.isdir(path):
             _remove(path)
@@ -204,11 +204,24 @@ def write_tree(data: dict, roots: list[str], seen: dict[str, tuple], intake=None
         path, target = _path(entry[0], roots), string(entry[1])
         if intake is not None and not intake.link(path, target, roots):
             continue
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        _make_parents(path, roots, seen)
         _check_parent(path)
         _remove(path)
         os.symlink(target, path)
         seen[path] = ("l", target)
+
+
+def _make_parents(path: str, roots: list[str], seen: dict[str, tuple]) -> None:
+    """Make the folders on the way to `path`, as seen (they came with it)."""
+    folder = os.path.dirname(path)
+    missing = []
+    while not os.path.isdir(folder) and within(folder, roots):
+        missing.append(folder)
+        folder = os.path.dirname(folder)
+    for folder in reversed(missing):
+        os.mkdir(folder, 0o755)
+        seen[folder] = ("d", stat.S_IMODE(os.lstat(folder).st_mode))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
 
 
 def _remove(path: str) -> None:

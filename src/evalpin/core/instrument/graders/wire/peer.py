@@ -264,6 +264,10 @@ class Peer(Codec):
             obj = originals[index]
             self.shares.add(key, obj, mutable_name(type(obj)))
 
+    def set_main(self) -> None:
+        """Make the calling thread this end's main one (the one the main pipes serve)."""
+        self._main = threading.get_ident()
+
     def serve_forever(self) -> None:
         """Answer requests until the other side closes the connection."""
         while True:

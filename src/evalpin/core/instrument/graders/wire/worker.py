@@ -599,6 +599,12 @@ def _unbound(cls: type, obj, name: str):
     raise AttributeError(name)
 
 
+def serve(peer: Worker) -> None:
+    """Serve the judge from this thread (the worker's main one) until it closes."""
+    peer.set_main()
+    peer.serve_forever()
+
+
 def worker(fds: list[int], modules: list[str]) -> None:
     """The candidate's end: import only the item's modules, serve until the tests end."""
     peer = Worker(fds, frozenset(modules))

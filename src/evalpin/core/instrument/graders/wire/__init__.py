@@ -4,8 +4,8 @@ Standard library only: this package is copied into both sandboxes as `evalpin_wi
 (never imported from the repository there), so its modules import each other
 relatively. The candidate's end is a `Worker`, the pytest process's end a `Judge`;
 messages are strict, tagged JSON lines over two pairs of pipes (the main threads', and
-a side channel for other threads'). Nothing is ever unpickled, and no code of the
-other side runs on either side. One concept a module, each with a public surface:
+a side channel for other threads'). The wire itself never unpickles, and no code of
+the other side runs on either side. One concept a module, each with a public surface:
 
 - `protocol`: limits, the wire's errors, checks on received values;
 - `stdlib`: the standard library as both ends know it (trusted imports, by-name forms);
@@ -16,9 +16,12 @@ other side runs on either side. One concept a module, each with a public surface
   class from that data, whatever it claims; `proxies`: the proxies' roots;
 - `kinds` (judge): what a test's object may be used for; `handles` (worker): the
   stand-ins of the tests' objects;
-- `peer`: the codec and message loop both ends share; `channel`: the side channel;
+- `codec`: the wire form of values and the identity maps both ends share; `peer`: the
+  message loop over it; `channel`: the side channel;
 - `mirror`: files under handed paths, both ways, and what the judge never takes;
 - `logs`: log records and warnings; `state`: the test's random and decimal state;
+- `tasks` (worker): the candidate's awaitables in its own event loop; `unpickle`
+  (judge): a pickle the test loads, here only when it names no code;
 - `judge`, `worker`: the two ends; `stubs`: the candidate's modules in pytest.
 
 What crosses, how, and who decides a comparison is documented for users in

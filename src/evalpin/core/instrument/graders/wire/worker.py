@@ -8,7 +8,6 @@ import builtins
 import contextlib
 import enum
 import importlib
-import itertools
 import os
 import sys
 import threading
@@ -25,6 +24,7 @@ from .peer import CALLS, Peer
 from .protocol import GONE, MAX_MESSAGE, ProtocolError, name_of, string
 from .rules import COMPARISONS, COPIES, FORWARDED, IMMUTABLE_BASES
 from .stdlib import BUILTIN_TYPES, STDLIB, after_import
+from .tasks import Tasks
 from .values import rng_state
 
 _KINDS = frozenset({"call", "iter", "file", "object", "mock", "sync", "subclass", "await"})
@@ -56,9 +56,7 @@ class Worker(Peer):
         self._tests_exceptions: dict[int, tuple] = {}  # id(our stand-in) -> (it, their id)
         self._mirroring = False  # whether the judge mirrors paths (then also ours)
         self._tmp_device = None  # the device of the private scratch folder
-        self._loop = None  # the event loop awaitables of the candidate's run in
-        self._tasks: dict = {}  # their tasks, by id
-        self._task_ids = itertools.count(1)
+        self._tasks = Tasks()  # the candidate's awaitables the test awaits
 
     def capture_output(self) -> None:
         """Point fds 1 and 2 at in-memory files; what lands there (print, os.write, a
@@ -345,10 +343,7 @@ class Worker(Peer):
             return self._patch(name_of(message), *self._arguments(message)[0])
         if op in ("poll", "cancel"):  # a task awaiting an awaitable of the candidate's
             (ident,), _ = self._arguments(message)
-            if op == "poll":
-                return self._poll(ident)
-            future = self._tasks.pop(ident, None)
-            return None if future is None else future.cancel()
+            return self._tasks.poll(ident) if op == "poll" else self._tasks.cancel(ident)
         if op == "unpickle":  # bytes the test unpickles that name code: run here
             import pickle
 
@@ -390,7 +385,7 @@ class Worker(Peer):
         if op == "new":
             return self._new(target, *args)
         if op == "start":
-            return self._start(target)
+            return self._tasks.start(target)
         if op == "member":  # an attribute of an enum member the judge rebuilt
             return getattr(target[args[0]], name_of(message))
         if op == "value":
@@ -429,42 +424,6 @@ class Worker(Peer):
         if snap is None:
             raise ProtocolError("not a value")
         return snap[1](target)
-
-    def _start(self, target) -> int:
-        """Start awaiting an awaitable of the candidate's as a task in the worker's own
-        event loop (one loop, in a thread of its own, for the whole session)."""
-        import asyncio
-
-        async def drive():
-            return await target
-
-        if self._loop is None:
-            self._loop = asyncio.new_event_loop()
-            threading.Thread(
-                target=self._loop.run_forever, name="evalpin-loop", daemon=True
-            ).start()
-        future = asyncio.run_coroutine_threadsafe(drive(), self._loop)
-        ident = next(self._task_ids)
-        self._tasks[ident] = future
-        return ident
-
-    def _poll(self, ident: int) -> list:
-        """[done, result] of a task, after waiting for it a moment."""
-        from concurrent.futures import CancelledError, wait
-
-        future = self._tasks.get(ident)
-        if future is None:
-            raise ProtocolError("unknown task")
-        wait([future], timeout=_POLL_S)
-        if not future.done():
-            return [False, None]
-        del self._tasks[ident]
-        try:
-            return [True, future.result()]
-        except CancelledError:
-            import asyncio
-
-            raise asyncio.CancelledError() from None
 
     def _subclass(self, base: type, name: str, judge_id: int, methods, values, qualname, /, **kw):
         """The class standing for a class the tests derive from `base`: the methods it
@@ -561,7 +520,6 @@ class Worker(Peer):
 
 
 _TMP = (os.environ.get("TMPDIR") or "/tmp").rstrip("/") + "/"
-_POLL_S = 0.002  # how long a poll waits for a task before the test's loop runs again
 _DECIMAL_SIGNALS = frozenset(
     [
         "Clamped",

@@ -31,7 +31,7 @@ from operator import and_, attrgetter, lt, ne
 
 import msgspec
 
-from evalpin.core.columns import error_rows
+from evalpin.core.columns import unjudged_rows
 from evalpin.core.judge.compare import DRIFT, ERRORED, FIXED, RECOVERED, REGRESSED, Diff
 from evalpin.core.read.rundata import RunFile
 
@@ -339,7 +339,7 @@ def settle_errors(table: CaseTable, where: dict[str, int]) -> None:
     sides = [(0, table.left)] + ([(1, table.right)] if table.right is not None else [])
     errors: dict[int, list[int]] = {}
     for side, run in sides:
-        for i in error_rows(run.rows):
+        for i in unjudged_rows(run.rows):
             errors.setdefault(where[run.rows[i].case_id], [0, 0])[side] += 1
     cases = table.cases
     for k, (lerr, rerr) in errors.items():

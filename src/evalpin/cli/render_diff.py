@@ -20,9 +20,10 @@ _KIND_STYLE = {
     "fixed": "bold green",
     "drift": "yellow",
     "errored": "bold magenta",
+    "disputed": "bold magenta",
     "recovered": "magenta",
 }
-_STATUS_STYLE = {"pass": "green", "fail": "red", "error": "bold magenta"}
+_STATUS_STYLE = {"pass": "green", "fail": "red", "error": "bold magenta", "disputed": "magenta"}
 
 
 def _print_sides(out, report: DiffReport) -> None:

@@ -104,6 +104,13 @@ class Verdict:
         return self.spread > self.band
 
     @property
+    def apart(self) -> str:
+        """What the pass rate's denominator leaves out, in words every face shows:
+        `2 error case(s), 1 disputed case(s)`; "" when every case was judged."""
+        counts = ((self.errors, "error"), (self.disputed, "disputed"))
+        return ", ".join(f"{n:,} {what} case(s)" for n, what in counts if n)
+
+    @property
     def non_deterministic(self) -> bool:
         """A repeated (case, seed) did not reproduce its completion: every diff of this
         backend is suspect."""

@@ -14,6 +14,8 @@ counting subclass of the witness's mode, to show when it was started.
 from __future__ import annotations
 
 import json
+import os
+import secrets
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +30,7 @@ from evalpin.run import isolation
 from evalpin.run.sandbox import Isolation, Outcome, probe_isolation, run_item
 from evalpin.run.sandbox import item as sandbox_item
 from evalpin.run.set_check import check_item
+from tests.procs import surviving
 
 
 def _d(text: str) -> str:
@@ -209,19 +212,62 @@ def disputed(outcome: Outcome) -> bool:
 # -- the truth table --------------------------------------------------------------------
 
 
-def test_an_honest_pass_is_witnessed_and_passes(make_item, grade, backend, witnesses) -> None:
+@pytest.fixture(params=["after", "beside"])
+def cores(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The witness after plain pytest (no core to spare: `--jobs` as many as the cores)
+    or started beside it (a core to spare)."""
+    monkeypatch.setattr(sandbox_item.CORES, "cores", 1 if request.param == "after" else 2)
+    return request.param
+
+
+def test_an_honest_pass_is_witnessed_and_passes(
+    make_item, grade, backend, witnesses, cores
+) -> None:
     outcome = grade(make_item(), RIGHT, backend)
     assert (outcome.passed, outcome.reasons) == (True, []), outcome.tail
     assert witnesses == [1]
     assert outcome.witness_tail == "" and outcome.witness_failed_tests == []
 
 
-def test_an_honest_fail_fails_on_plain_pytest_alone(make_item, grade, backend, witnesses) -> None:
+def test_an_honest_fail_fails_on_plain_pytest_alone(
+    make_item, grade, backend, witnesses, cores
+) -> None:
     outcome = grade(make_item(), WRONG, backend)
     assert (outcome.passed, outcome.reasons) == (False, ["tests_failed"])
     assert outcome.failed_tests == ["test_sums_credits_and_debits"]
-    assert witnesses == []  # a fail needs no witness
+    # A fail needs no witness: none starts, or the one started beside is stopped and
+    # its grade never read.
+    assert witnesses == ([] if cores == "after" else [1])
+    assert outcome.witness_tail == "" and outcome.witness_failed_tests == []
     assert "test_sums_credits_and_debits" in outcome.tail
+
+
+def test_a_witness_started_beside_a_plain_fail_is_stopped(
+    make_item, grade, backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Wrong beside the tests, and under the witness a process that would sleep a minute
+    more: the plain fail stops the witness, whose whole tree is killed at once."""
+    monkeypatch.setattr(sandbox_item.CORES, "cores", 2)
+    mark = f"{secrets.randbelow(10**9)}.{secrets.randbelow(10**6):06d}"
+    code = WRONG_ONLY_BESIDE_THE_TESTS + _d(
+        f"""
+
+        import subprocess
+        import time
+
+        if not _in_the_tests():
+            subprocess.Popen([sys.executable, "-c", "import time; time.sleep({mark})"])
+            time.sleep(60)
+        """
+    )
+    try:
+        outcome = grade(make_item(), code, backend)
+        assert outcome.reasons == ["tests_failed"] and outcome.witness_tail == ""
+        assert outcome.seconds < 40  # not the minute the witness would have taken
+        assert surviving(mark) == []
+    finally:
+        for pid in surviving(mark):
+            os.kill(pid, 9)
 
 
 def test_what_the_wire_cannot_carry_is_disputed_never_failed(make_item, grade, backend) -> None:
@@ -235,7 +281,7 @@ def test_what_the_wire_cannot_carry_is_disputed_never_failed(make_item, grade, b
     assert "module" in outcome.witness_tail
 
 
-def test_another_outcome_under_the_witness_is_disputed(make_item, grade, backend) -> None:
+def test_another_outcome_under_the_witness_is_disputed(make_item, grade, backend, cores) -> None:
     outcome = grade(make_item(), RIGHT_ONLY_BESIDE_THE_TESTS, backend)
     assert not outcome.passed and disputed(outcome), outcome.reasons
     assert outcome.reasons == ["witness:failed"]

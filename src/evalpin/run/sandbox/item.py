@@ -4,10 +4,13 @@ names no sandbox path and no secret."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -106,10 +109,8 @@ def run_item(
     if item.isolation != ISOLATION_PROCESS:
         one = grader.once(modes.InProcessMode, item.timeout_s, ITEM_TIMEOUT)
         return outcome(one.passed, one.reasons, one.tail, failed_tests=one.failed_tests)
-    plain = grader.once(modes.PlainMode, item.timeout_s, ITEM_TIMEOUT)
-    seen = None
-    if plain.passed or always_witness:
-        seen = grader.once(modes.ProcessMode, witness_timeout(item.timeout_s), WITNESS_TIMEOUT)
+    with CORES.claim() as spare:
+        plain, seen = _both(grader, spare, always_witness)
     passed, reasons = witnessed(
         (plain.passed, plain.reasons), None if seen is None else (seen.passed, seen.reasons)
     )
@@ -122,6 +123,65 @@ def run_item(
         witness_tail=seen.tail if doubted else "",
         witness_failed_tests=seen.failed_tests if doubted else [],
     )
+
+
+def _both(grader: _Grader, spare: bool, always: bool) -> tuple[_Graded, _Graded | None]:
+    """Plain pytest's grade and the witness's (None: not wanted, after a plain fail).
+
+    With a core to spare, the witness starts beside plain pytest and is stopped if plain
+    pytest fails (unless `always`): a pass then costs the longer of the two runs, not
+    their sum. Without one (`--jobs` as many as the cores), it runs after a plain pass.
+    """
+    from evalpin.run import isolation as modes
+
+    timeout = witness_timeout(grader.item.timeout_s)
+    if not spare:
+        plain = grader.once(modes.PlainMode, grader.item.timeout_s, ITEM_TIMEOUT)
+        if not (plain.passed or always):
+            return plain, None
+        return plain, grader.once(modes.ProcessMode, timeout, WITNESS_TIMEOUT)
+    stop_r, stop_w = os.pipe()
+    try:
+        with ThreadPoolExecutor(1, thread_name_prefix="evalpin-witness") as pool:
+            witness = pool.submit(
+                grader.once, modes.ProcessMode, timeout, WITNESS_TIMEOUT, stop=stop_r
+            )
+            plain = grader.once(modes.PlainMode, grader.item.timeout_s, ITEM_TIMEOUT)
+            if not (plain.passed or always):
+                os.write(stop_w, b"x")  # its grade is not wanted: stop it now
+            seen = witness.result()
+    finally:
+        os.close(stop_r)
+        os.close(stop_w)
+    return plain, seen if plain.passed or always else None
+
+
+class _Cores:
+    """The sandboxed grades this process runs at once, against its cores: the witness
+    starts beside plain pytest only on a core no other grade is using, so it never
+    slows `--jobs` as many as the cores."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.busy = 0
+        self.cores = os.cpu_count() or 1
+
+    @contextlib.contextmanager
+    def claim(self) -> Iterator[bool]:
+        """One core for this item's grades, and whether a second one was free (and is
+        held for it too)."""
+        with self.lock:
+            spare = self.busy + 2 <= self.cores
+            held = 2 if spare else 1
+            self.busy += held
+        try:
+            yield spare
+        finally:
+            with self.lock:
+                self.busy -= held
+
+
+CORES = _Cores()
 
 
 ITEM_TIMEOUT = "the item's timeout_s"
@@ -146,17 +206,20 @@ class _Grader:
     def __post_init__(self) -> None:
         self.secret_values = _secret_values(self.secret_names)
 
-    def once(self, mode: type, timeout: float, why: str) -> _Graded:
+    def once(self, mode: type, timeout: float, why: str, stop: int | None = None) -> _Graded:
         """One sandboxed run of a mode (`run/isolation.py`) and its own grade; `why`
-        names the timeout in the line a timeout adds to the tail."""
+        names the timeout in the line a timeout adds to the tail; `stop` as `execute`'s
+        (a stopped run's grade is a fail nobody reads)."""
         item, iso = self.item, self.iso
         prepared = mode(item, self.test_source, self.candidate)
         try:
             with scratch(self.workdir_parent, iso.pids_cgroup, item.memory_mb) as box:
                 env = _environment(box, iso, self.secret_names)
                 specs = prepared.specs(box, env, rlimits(timeout))
-                run = execute(iso, box, specs, timeout, allow_network=self.allow_network)
+                run = execute(iso, box, specs, timeout, allow_network=self.allow_network, stop=stop)
                 tail = _tail(run.output, box, self.secret_values)
+                if run.stopped:
+                    return _Graded(False, [TESTS_FAILED()], tail)
                 if not run.ready:
                     kind = "setup" if run.started else "start"
                     return _Graded(False, [SANDBOX_ERROR(kind)], tail)

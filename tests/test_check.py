@@ -1,7 +1,7 @@
 """`evalpin check` (issue 25): a set validated before it is sealed. Real sandboxed grades
 for coding items (a reference that fails, starting code that passes or fails for the
-wrong reason, isolations that disagree), the golden lint, bad input, and the bundled
-coding set, which passes."""
+wrong reason, a witness that cannot carry the tests), the golden lint, bad input, and
+the bundled coding set, which passes."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def test_a_good_item_passes(capsys, tmp_path: Path) -> None:
         ({"reference": WRONG}, "the reference does not pass: fail (tests_failed"),
         ({"starting": RIGHT}, "the starting code passes: no test fails"),
         ({"starting": "def chunked(:\n"}, "the starting code fails by syntax_error:chunks.py"),
-        ({"test": IN_PROCESS_ONLY}, "the isolations disagree on the reference"),
+        ({"test": IN_PROCESS_ONLY}, "the witness cannot carry the tests: plain pytest passes"),
     ],
     ids=["reference-fails", "starting-passes", "starting-does-not-compile", "isolations"],
 )

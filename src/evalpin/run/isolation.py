@@ -1,6 +1,11 @@
-"""The two ways a coding item's candidate runs, as sandboxed processes and a judgement.
+"""The ways a coding item's candidate runs, as sandboxed processes and a judgement.
 
-`ProcessMode` (`isolation: process`, the default): the candidate's files are written
+An `isolation: process` item (the default) runs twice: `PlainMode` first, plain pytest
+with the candidate imported in-process as `python -m pytest` would, nothing added: the
+truth for honest code, which alone decides a fail; then, on a pass, `ProcessMode`, the
+witness (see `run/sandbox/item.py` and `graders/witness.py`).
+
+`ProcessMode` (the witness): the candidate's files are written
 only to the worker's folder and imported only by the worker, a sandbox that sees that
 folder, the wire module and the system, nothing else. The pytest process runs in a
 second sandbox whose copy of each candidate `.py` file is a generated stand-in that
@@ -36,6 +41,7 @@ from evalpin.core.instrument.graders import guard, wire
 from evalpin.core.instrument.graders.coding import (
     GUARDED_PYTEST_BOOT,
     IMPORTABLE_SUFFIXES,
+    PLAIN_PYTEST_BOOT,
     PYTEST_BOOT,
     PYTEST_INI,
     PYTEST_INI_NAME,
@@ -98,6 +104,38 @@ def _control(box: Box) -> tuple[Path, Path]:
     ini = ctl / PYTEST_INI_NAME
     ini.write_text(PYTEST_INI, encoding="utf-8")
     return ctl, ini
+
+
+class PlainMode:
+    """Candidate and pytest in one sandbox, plain: no guard, no canary, no stand-in, so
+    honest code behaves exactly as under `python -m pytest` (threads, atexit, tmp_path).
+    A pass forged here is the witness's to refuse."""
+
+    def __init__(self, item: CodingItem, test_source: bytes, candidate: dict[str, bytes]) -> None:
+        self.item = item
+        self.test_source = test_source
+        self.candidate = candidate
+        self.report: Path | None = None
+
+    def specs(self, box: Box, env: dict[str, str], limits: dict[str, int]) -> list[Spec]:
+        runtime = _runtime(box, {})
+        work = box.folder("work")
+        ctl, ini = _control(box)
+        self.report = ctl / REPORT
+        write_tree(work, {**self.candidate, self.item.test_file.name: self.test_source})
+        args = pytest_args(str(ini), str(work), str(self.report), self.item.test_file.name)
+        argv = [sys.executable, "-I", "-B", "-c", PLAIN_PYTEST_BOOT, str(runtime), *args]
+        return [Spec(argv, env, work, rw=[work, ctl], ro=[runtime], limits=limits)]
+
+    def judge(self, box: Box, exit_code: int | None) -> tuple[bool, list[str]]:
+        assert self.report is not None
+        expected = expected_tests(self.test_source.decode("utf-8", "replace"))
+        return judge_report(read_regular(box.view(self.report)), expected, exit_code=exit_code)
+
+    def failed_tests(self, box: Box) -> list[str]:
+        assert self.report is not None
+        expected = expected_tests(self.test_source.decode("utf-8", "replace"))
+        return failed_tests(read_regular(box.view(self.report)), expected)
 
 
 class ProcessMode:

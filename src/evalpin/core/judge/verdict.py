@@ -113,6 +113,7 @@ class Verdict:
         face says `NOTHING_JUDGED` instead of a spread of 0 that reads as stable)."""
         return self.judged == 0
 
+    @property
     def apart(self) -> str:
         """What the pass rate's denominator leaves out, in words every face shows:
         `2 error case(s), 1 disputed case(s)`; "" when every case was judged."""

@@ -245,7 +245,7 @@ class _Grader:
                     killed = f"killed after {timeout:g} s ({why})"
                     return _Graded(False, [TIMEOUT()], _noted(tail, killed))
                 passed, reasons = prepared.judge(box, run.exit_code)
-                uncarried = _uncarried(prepared)
+                uncarried = _uncarried(prepared, box)
                 if full and reasons == [TESTS_FAILED()] and not uncarried:
                     return disk
                 named = TESTS_FAILED() in reasons or (uncarried and not passed)
@@ -258,13 +258,14 @@ class _Grader:
             return _Graded(False, [SANDBOX_ERROR("workdir")], f"{type(exc).__name__}: {exc}")
 
 
-def _uncarried(prepared: object) -> str:
-    """The first operations the wire could not carry (the witness's notes file), or ""."""
+def _uncarried(prepared: object, box: Box) -> str:
+    """The first operations the wire could not carry (the witness's notes file, read
+    where the sandbox left it), or ""."""
     from evalpin.run.isolation import ProcessMode
 
     if not isinstance(prepared, ProcessMode) or prepared.notes is None:
         return ""
-    notes = (read_regular(prepared.notes) or b"").decode("utf-8", "replace").split("\n")
+    notes = (read_regular(box.view(prepared.notes)) or b"").decode("utf-8", "replace").split("\n")
     return "; ".join([line for line in notes if line.strip()][:3])
 
 

@@ -1,7 +1,7 @@
 """`evalpin check` (issue 25): a set validated before it is sealed. Real sandboxed grades
 for coding items (a reference that fails, starting code that passes or fails for the
-wrong reason, isolations that disagree), the golden lint, bad input, and the bundled
-coding set, which passes."""
+wrong reason, a witness that cannot carry the tests), the golden lint, bad input, and
+the bundled coding set, which passes."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def test_a_good_item_passes(capsys, tmp_path: Path) -> None:
         ({"reference": WRONG}, "the reference does not pass: fail (tests_failed"),
         ({"starting": RIGHT}, "the starting code passes: no test fails"),
         ({"starting": "def chunked(:\n"}, "the starting code fails by syntax_error:chunks.py"),
-        ({"test": IN_PROCESS_ONLY}, "the isolations disagree on the reference"),
+        ({"test": IN_PROCESS_ONLY}, "the witness cannot carry the tests: plain pytest passes"),
     ],
     ids=["reference-fails", "starting-passes", "starting-does-not-compile", "isolations"],
 )
@@ -108,7 +108,8 @@ def test_an_item_without_reference_is_a_note_unless_strict(capsys, tmp_path: Pat
 @pytest.mark.parametrize(
     ("case", "found"),
     [
-        ({"colour": "red"}, "unknown key(s) 'colour'"),
+        ({"colour": "red"}, "unknown key 'colour'"),
+        ({"must_includ": ["x"]}, "unknown key 'must_includ' (did you mean 'must_include'?)"),
         ({"require_tools": ["a"], "forbid_tools": ["a"]}, "a both required and forbidden"),
         ({"must_include": [""]}, "an empty must_include entry"),
         ({"must_include": ["refund issued"], "must_not": ["refund"]}, "can never pass"),
@@ -117,20 +118,21 @@ def test_an_item_without_reference_is_a_note_unless_strict(capsys, tmp_path: Pat
     ],
 )
 def test_golden_lint(capsys, tmp_path: Path, case: dict, found: str) -> None:
-    good = {"id": "ok", "user": "hi"}
+    good = {"id": "ok", "user": "hi", "must_include": ["hello"]}
     bad = {"id": "bad", "user": "hi", **case}
     path = tmp_path / "golden.jsonl"
     path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
     r = cli(capsys, "check", str(path), "--json")
     report = json.loads(r.out)
-    assert r.code == 1
+    assert r.code == (3 if "unknown key" in found else 1)  # a key the format lacks: invalid
     by_id = {i["id"]: i["problems"] for i in report["items"]}
     assert by_id["ok"] == [] and any(found in p for p in by_id["bad"]), by_id
 
 
 def test_the_defaults_lines_tools_are_the_offered_ones(capsys, tmp_path: Path) -> None:
     path = tmp_path / "golden.jsonl"
-    lines = [{"defaults": {"tools": [{"name": "cancel"}]}}, {"id": "a", "user": "hi"}]
+    lines = [{"defaults": {"tools": [{"name": "cancel"}]}}]
+    lines.append({"id": "a", "user": "hi", "require_tools": ["cancel"]})
     lines.append({"id": "b", "user": "hi", "require_tools": ["lookup"]})
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
     r = cli(capsys, "check", str(path), "--json")
@@ -138,15 +140,27 @@ def test_the_defaults_lines_tools_are_the_offered_ones(capsys, tmp_path: Path) -
     assert r.code == 1 and problems["a"] == [] and "not among the tools" in problems["b"][0]
 
 
-def test_bad_input_is_exit_3_one_line(capsys, tmp_path: Path) -> None:
+def test_a_broken_item_is_a_problem_listed_with_its_line(capsys, tmp_path: Path) -> None:
+    """A set that reads but holds a broken item: listed (exit 1), never run; `run`,
+    `hash` and `seal` refuse the same set at once (exit 3)."""
     path = _set(tmp_path)
     (tmp_path / "ref" / "chunks.py").unlink()
     r = cli(capsys, "check", str(path))
+    assert r.code == 1 and "does not exist" in r.out and "line " in r.out
+    assert "not run in the sandbox" in r.out
+    r = cli(capsys, "hash", str(path))
     assert r.code == 3 and "does not exist" in r.err and len(r.err.strip().splitlines()) == 1
     (tmp_path / "outside.py").write_text(RIGHT)
     (tmp_path / "ref" / "chunks.py").symlink_to(tmp_path.parent / "nowhere.py")
     r = cli(capsys, "check", str(path))
-    assert r.code == 3 and "escapes the fixture folder" in r.err
+    assert r.code == 1 and "escapes the fixture folder" in r.out
+
+
+def test_an_unreadable_set_is_exit_3_one_line(capsys, tmp_path: Path) -> None:
+    path = _set(tmp_path)
+    path.write_bytes(path.read_bytes() + b"  note: \xff\n")
+    r = cli(capsys, "check", str(path))
+    assert r.code == 3 and "not UTF-8" in r.err and len(r.err.strip().splitlines()) == 1
 
 
 def test_the_bundled_coding_set_passes(capsys) -> None:

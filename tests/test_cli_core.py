@@ -88,7 +88,7 @@ def test_diff_refuses_a_slot_change(capsys, tmp_path: Path) -> None:
     assert r.code == 2
     lines = r.out.splitlines()
     assert lines[0] == "REFUSE_DIFF: triple mismatch, not a prompt regression"
-    assert "model_slot: night (left) vs lab_free_2 (right) on 6 case(s)" in lines[1]
+    assert "model_slot: night (left) vs lab_free_2 (right) on 6 pairs" in lines[1]
     assert "REGRESSED" not in r.out and "regressed" not in r.out.lower().replace(
         "not a prompt regression", ""
     )

@@ -336,7 +336,8 @@ def test_an_item_whose_graders_keep_dying_is_recorded_worker_lost(tmp_path: Path
                     killed += 1
             thread.join(0.05)
     _assert_no_new_children(before)
-    assert killed >= 1 and result["code"] == 0, seen
+    # The item's every seed lost: not one case judged, so the run failed (exit 1).
+    assert killed >= 1 and result["code"] == 1, seen
     (record,) = [json.loads(x) for x in case_lines(project / "w.jsonl")]
     assert record["pass"] is False
     assert record["reasons"] == ["sandbox_error:worker_lost"]

@@ -108,7 +108,9 @@ def test_no_discordant_case() -> None:
     nothing = mcnemar.clustered([], unmoved_cases=40, unmoved_pairs=120)
     assert (nothing.statistic, nothing.p_value, nothing.significant) == (0.0, 1.0, False)
     assert nothing.mean_difference == 0.0 and nothing.se == 0.0
-    assert nothing.ci95 == (0.0, 0.0) and nothing.mde80 == 0.0
+    # No spread to measure noise by: no zero-width interval, never "detectable: 0.0".
+    assert nothing.ci95 is None and nothing.mde80 is None
+    assert "SE 0" in nothing.difference_text() and "80% power" not in nothing.difference_text()
     # One seed regressed and one fixed in each moved case: b_k = c_k, no discordance.
     even = mcnemar.clustered([(3, 1, 1)] * 5, unmoved_cases=10, unmoved_pairs=30)
     assert (even.statistic, even.p_value) == (0.0, 1.0)
@@ -122,7 +124,7 @@ def test_no_discordant_case() -> None:
 def test_every_case_moved_alike_has_zero_spread() -> None:
     c = mcnemar.clustered([(3, 3, 0)] * 20)
     assert c.statistic == pytest.approx(20.0) and c.mean_difference == -1.0
-    assert c.se == 0.0 and c.ci95 == (-1.0, -1.0)
+    assert c.se == 0.0 and c.ci95 is None and c.mde80 is None and "SE 0" in c.limits
 
 
 def test_single_case_has_no_standard_error() -> None:

@@ -36,9 +36,12 @@ def test_verdict_says_what_the_run_can_detect(capsys, tmp_path: Path) -> None:
 
 
 def test_verdict_on_a_run_without_variance_says_so(capsys, tmp_path: Path) -> None:
-    run = write_run(tmp_path / "r.jsonl", grid({f"c{i}": [True] * 3 for i in range(5)}))
+    run = write_run(tmp_path / "r.jsonl", grid({f"c{i}": [True] * 3 for i in range(12)}))
     r = cli(capsys, "verdict", str(run))
     assert "this run cannot estimate its noise: every case gave the same grade" in r.out
+    few = write_run(tmp_path / "few.jsonl", grid({f"c{i}": [True, False, True] for i in range(5)}))
+    r = cli(capsys, "verdict", str(few))
+    assert "this run cannot estimate its noise: too few cases to say: 5 cases" in r.out
 
 
 async def test_verdict_screen_and_card_lead_with_cases(tmp_path: Path) -> None:

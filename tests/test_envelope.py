@@ -117,7 +117,7 @@ def test_an_edit_without_a_version_bump_cannot_hide(capsys, project: Path) -> No
 
     diff = cli(capsys, "diff", "runs/a.jsonl", "runs/b.jsonl")
     assert diff.code == 2
-    assert "fixture_hash: differs on 1 case(s), e.g. chunked (seed 1)" in diff.out
+    assert "fixture_hash: differs on 1 pair, e.g. chunked (seed 1)" in diff.out
     assert "fixtures edited: 1 file(s), tests/test_chunks.py" in diff.out
     assert "edited without a version bump" in diff.out
 

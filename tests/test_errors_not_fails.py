@@ -188,7 +188,7 @@ def test_a_4xx_is_not_retried_and_the_servers_words_are_kept(project, capsys) ->
     folder, server = project
     words = "maximum context length is 2048 tokens, however you requested 9783 tokens"
     server.default = error(400, words)
-    assert run(capsys, "runs/x.jsonl").code == 0
+    assert run(capsys, "runs/x.jsonl").code == 1  # not one case judged: the run failed
     assert len(server.received) == 18  # one request per pair: never retried
     rec = next(iter(cases_of(folder / "runs/x.jsonl").values()))
     assert rec["reasons"] == ["provider_error:bad_request"] and rec["status"] == "error"
@@ -198,7 +198,7 @@ def test_a_4xx_is_not_retried_and_the_servers_words_are_kept(project, capsys) ->
 def test_a_key_the_server_echoes_is_cut_from_the_error(project, capsys) -> None:
     folder, server = project
     server.default = error(400, f"bad key {KEY} for this model")
-    assert run(capsys, "runs/x.jsonl").code == 0
+    assert run(capsys, "runs/x.jsonl").code == 1  # not one case judged: the run failed
     data = (folder / "runs/x.jsonl").read_text()
     assert KEY not in data and "bad key" in data
 
@@ -267,7 +267,7 @@ def test_a_cut_answer_is_marked_and_a_failed_second_turn_keeps_the_first(project
 
     server.default = None
     server.policy = policy
-    assert run(capsys, "runs/half.jsonl").code == 0
+    assert run(capsys, "runs/half.jsonl").code == 1  # not one case judged: the run failed
     rec = next(iter(cases_of(folder / "runs/half.jsonl").values()))
     assert rec["status"] == "error" and rec["reasons"] == ["provider_error:server_error"]
     assert rec["usage"]["prompt_tokens"] == 40  # the first turn's tokens are not lost

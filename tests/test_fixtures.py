@@ -194,8 +194,7 @@ def test_missing_file_and_directory(tmp_path: Path) -> None:
 )
 def test_coding_header_problems(tmp_path: Path, top: str, message: str) -> None:
     path = write_coding(tmp_path, top=top)
-    if top.startswith("schema"):
+    if top.startswith("schema"):  # in place of the schema line: a key written once
         path.write_text(path.read_text().replace("schema: coding-eval/v1\n", "", 1))
-        path.write_text(top + path.read_text())
     with pytest.raises(InputError, match=message):
         load_fixtures(path)

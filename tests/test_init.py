@@ -247,9 +247,29 @@ def test_the_templates_hold_no_secret_value() -> None:
     assert "api_key" not in live and "base_url" not in live
 
 
-def test_the_ci_job_pins_this_version_of_evalpin() -> None:
+def test_the_ci_job_installs_this_evalpin_as_the_tutorial_does() -> None:
+    # No release is on a package index: the job installs the wheel kept in wheels/, with
+    # the very command the tutorial gives (tests/test_install.py runs it), pinned.
     job = next(t for t in templates() if t.path == "ci/nightly.yml").data.decode()
-    assert f'pip install "evalpin=={__version__}"' in job
+    steps = yaml.safe_load(job)["jobs"]["nightly"]["steps"]
+    install = next(s["run"] for s in steps if s.get("name") == "Install evalpin")
+    assert install == f"pip install --find-links wheels evalpin=={__version__}"
+    tutorial = (Path(__file__).parent.parent / "docs" / "tutorial.md").read_text()
+    assert f"$ {install}\n" in tutorial
+    assert "pip wheel --no-deps --wheel-dir wheels" in job
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_init_writes_its_files_with_the_umask(tmp_path, capsys, umask) -> None:
+    old = os.umask(umask)
+    try:
+        assert cli(capsys, "init", str(tmp_path / "p")).code == 0
+    finally:
+        os.umask(old)
+    written = [p for p in (tmp_path / "p").rglob("*") if p.is_file()]
+    assert len(written) == len(templates())
+    for path in written:
+        assert path.stat().st_mode & 0o777 == 0o666 & ~umask, path
 
 
 def _night(project: Path, run_id: str) -> actions.Done:

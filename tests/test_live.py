@@ -241,7 +241,7 @@ def test_429_beyond_the_retry_budget_is_rate_limited(capsys, live: Path, server)
     (live / "slots.yaml").write_text(SLOTS.replace("timeout_s: 10", "retry_max_s: 0.01"))
     server.policy = lambda n, in_flight, req: error(429, "quota", **{"Retry-After": "0.01"})
     code, _, err = run_live(capsys, "runs/q.jsonl", "--concurrency", "2")
-    assert code == 0, err
+    assert code == 1, err  # every pair rate-limited: not one case judged
     records = cases(live / "runs/q.jsonl")
     assert {tuple(r["reasons"]) for r in records} == {("provider_error:rate_limited",)}
     # budget (4 - 1) * 0.01 s: three waits of 0.01 s, so four requests per pair

@@ -72,9 +72,10 @@ def live(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     server.stop()
 
 
-def run(capsys, out: str, *extra: str, slot: str = "lab") -> dict[str, Any]:
+def run(capsys, out: str, *extra: str, slot: str = "lab", code: int = 0) -> dict[str, Any]:
+    """`code` 1: no case could be judged (every one an error case), so the run failed."""
     r = cli(capsys, "run", "--fixtures", "golden.jsonl", "--slot", slot, "--out", out, *extra)
-    assert r.code == 0, r.err
+    assert r.code == code, r.err
     head, *cases, _ = lines(Path(out))
     return {"header": head, "cases": {c["case_id"]: c for c in cases}, "out": r.out}
 
@@ -110,7 +111,10 @@ def test_tool_results_and_set_defaults_are_part_of_the_fixture_hash(tmp_path: Pa
         ([{**CASES[0], "tool_results": ["x"]}], "'tool_results' must be an object"),
         ([{**CASES[0], "tool_results": {"get_order": []}}], "empty list"),
         ([CASES[1], {"defaults": {"tools": []}}], "before the first case"),
-        ([{"defaults": {"must_include": ["x"]}}, CASES[1]], "only tools and tool_results"),
+        (
+            [{"defaults": {"must_include": ["x"]}}, CASES[1]],
+            "defaults (tools, tool_results): unknown key 'must_include'",
+        ),
         ([{"defaults": {"tool_results": 3}}, CASES[1]], "defaults: 'tool_results'"),
     ],
 )
@@ -244,7 +248,7 @@ def test_command_stdout_past_the_cap_is_oversized(
     )
     slots = (tmp_path / "slots.yaml").read_text().replace("}", ", max_output_bytes: 100000}")
     (tmp_path / "slots.yaml").write_text(slots)
-    got = run(capsys, "runs/o.jsonl", "--seeds", "11", slot="agent")
+    got = run(capsys, "runs/o.jsonl", "--seeds", "11", slot="agent", code=1)
     assert got["cases"]["greeting"]["reasons"] == ["provider_error:oversized"]
 
 
@@ -391,11 +395,11 @@ def test_deeply_nested_output_or_recordings_are_refused_not_crashes(
     write_golden(tmp_path, CASES[1:])
     nested = '{"text": "x", "tools": [{"name": "t", "args": ' + "[" * 100000
     command_project(tmp_path, f"import sys\nsys.stdin.read()\nprint({nested!r})\n")
-    got = run(capsys, "runs/n.jsonl", "--seeds", "11", slot="agent")
+    got = run(capsys, "runs/n.jsonl", "--seeds", "11", slot="agent", code=1)
     assert got["cases"]["greeting"]["reasons"] == ["provider_error:bad_output"]
     deep = tmp_path / "deep.jsonl"
     deep.write_text('{"case_id": "greeting", ' + nested[1:] + "\n")
-    got = run(capsys, "runs/d.jsonl", "--seeds", "11", slot=f"x=replay:{deep}")
+    got = run(capsys, "runs/d.jsonl", "--seeds", "11", slot=f"x=replay:{deep}", code=1)
     assert got["cases"]["greeting"]["reasons"] == ["no_completion"]
     assert "nested too deeply" in got["header"]["warnings"][0]
     (tmp_path / "golden.jsonl").write_text('{"id": "x", "user": ' + "[" * 100000 + "\n")

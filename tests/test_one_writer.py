@@ -5,6 +5,7 @@ that `--resume` continues. Real `evalpin run` processes."""
 
 from __future__ import annotations
 
+import json
 import resource
 import subprocess
 import sys
@@ -62,8 +63,13 @@ def _small_files() -> None:
 def test_a_write_error_names_the_file_and_how_to_go_on(slow_project: Path) -> None:
     import signal
 
+    # A recording of every case, so the cases are judged (a run that judges none fails).
+    answers = [{"case_id": f"case-{i:02d}", "text": "order 1001 is on its way"} for i in range(12)]
+    recorded = slow_project / "many-answers.jsonl"
+    recorded.write_text("".join(json.dumps(a) + "\n" for a in answers))
     command = [sys.executable, "-m", "evalpin", "run", "--fixtures", "many.jsonl"]
-    command += ["--slot", "night", "--seeds", "1,2", "--out", "runs/big.jsonl"]
+    command += ["--slot", f"recorded=replay:{recorded.name}", "--seeds", "1,2"]
+    command += ["--out", "runs/big.jsonl"]
 
     def limited() -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails, EFBIG

@@ -164,4 +164,12 @@ def test_power_command_unreadable_run_exits_3(capsys, tmp_path: Path) -> None:
 def test_a_tiny_run_says_it_cannot_detect_any_drop() -> None:
     p = pw.power(grid({"a": [True] * 3, "b": [False] * 3}))
     assert p.mde80 is not None and p.mde80 > 1
-    assert p.mde_text().startswith("this run is too small to detect any drop with 80% power")
+    assert (
+        p.mde_text()
+        == "this run cannot estimate its noise: too few cases to say: 2 cases, fewer than 10"
+    )
+    assert p.to_json()["mde80"] is None and p.to_json()["too_few_cases"]
+    # At the floor the widest a 0/1 grade can vary is still within the scale.
+    wide = pw.power(grid({f"c{i}": [i % 2 == 0] * 3 for i in range(10)}))
+    assert not wide.too_few and wide.mde80 is not None and wide.mde80 < 0.5
+    assert wide.mde_text().startswith("this run can detect drops of 46.7 points")

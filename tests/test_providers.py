@@ -100,7 +100,7 @@ def test_the_table_checks_keys_for_every_provider(echo: Path) -> None:
     from evalpin.core.errors import InputError
 
     (echo / "bad.yaml").write_text("slots:\n  e: {provider: echo, token_env: T, path: x}\n")
-    with pytest.raises(InputError, match="unknown key 'path' for provider 'echo'"):
+    with pytest.raises(InputError, match=r"slot 'e' \(provider 'echo'\): unknown key 'path'"):
         load_slots(echo / "bad.yaml")
     (echo / "bad.yaml").write_text("slots:\n  e: {provider: ftp}\n")
     with pytest.raises(InputError, match="one of openai, replay, command, echo"):

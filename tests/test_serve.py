@@ -196,7 +196,10 @@ async def _open_sessions(port: int, n: int) -> list[int]:
         sockets = []
         for _ in range(n):
             try:
-                ws = await session.ws_connect(f"ws://127.0.0.1:{port}/ws?width=80&height=24")
+                ws = await session.ws_connect(
+                    f"ws://127.0.0.1:{port}/ws?width=80&height=24",
+                    origin=f"http://127.0.0.1:{port}",  # as the served page's would be
+                )
                 sockets.append(ws)
                 statuses.append(101)
             except aiohttp.WSServerHandshakeError as exc:
@@ -291,3 +294,164 @@ def test_without_textual_serve_the_command_says_how_to_install_it(capsys, monkey
     result = cli(capsys, "serve", "--port", str(free_port()), str(NIGHT2))
     assert result.code == 3
     assert "pip install 'evalpin[serve]'" in result.err
+
+
+# -- issue 40: only the review's own page is answered, and the token is never logged ----
+
+
+def _serve_logged(tmp_path: Path) -> tuple[subprocess.Popen, int, Path]:
+    """`evalpin serve` with everything it prints (its logs included) kept in a file."""
+    port = free_port()
+    log = tmp_path / "serve.log"
+    env = {**os.environ, "EVALPIN_SERVE_TOKEN": TOKEN}
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "evalpin", "serve", "--port", str(port), str(NIGHT2)],
+            env=env,
+            cwd=tmp_path,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    wait_for_port(port, proc)
+    return proc, port, log
+
+
+async def _knock(port: int) -> dict[str, object]:
+    """What the server answers a client that holds the cookie, from elsewhere and from
+    its own page: websocket handshakes by Origin, and pages by Host, Origin and fetch
+    metadata."""
+    import aiohttp
+
+    own = f"http://127.0.0.1:{port}"
+    other_port = free_port()
+    answers: dict[str, object] = {}
+    # The jar takes the cookie of an IP address host, as a browser does.
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as session:
+        async with session.get(f"{own}/?token={TOKEN}") as first:  # the owner's visit
+            answers["first"] = first.status
+            answers["framing"] = first.headers.get("X-Frame-Options")
+        websockets = {
+            "evil": "http://evil.example",
+            "other-port": f"http://127.0.0.1:{other_port}",
+            "localhost": f"http://localhost:{port}",
+            "https": f"https://127.0.0.1:{port}",
+            "none": None,
+            "own": own,
+        }
+        for name, origin in websockets.items():
+            try:
+                ws = await session.ws_connect(f"ws://127.0.0.1:{port}/ws", origin=origin)
+                answers[f"ws:{name}"] = 101
+                await ws.close()
+            except aiohttp.WSServerHandshakeError as exc:
+                answers[f"ws:{name}"] = exc.status
+        pages = {
+            "origin-other-port": {"Origin": f"http://127.0.0.1:{other_port}"},
+            "origin-evil": {"Origin": "http://evil.example"},
+            "rebound-host": {"Host": f"evil.example:{port}"},
+            "other-port-host": {"Host": f"127.0.0.1:{other_port}"},
+            "same-site": {"Sec-Fetch-Site": "same-site"},
+            "cross-site": {"Sec-Fetch-Site": "cross-site"},
+            "own-origin": {"Origin": own, "Sec-Fetch-Site": "same-origin"},
+            "typed": {"Sec-Fetch-Site": "none"},
+        }
+        for name, headers in pages.items():
+            for path in ("/", "/static/css/xterm.css"):
+                async with session.get(own + path, headers=headers) as response:
+                    answers[f"{path}:{name}"] = response.status
+    return answers
+
+
+def test_only_the_served_origin_is_answered(tmp_path: Path) -> None:
+    """The cookie alone does not open it: a websocket or a page asked for by another
+    origin (another port of 127.0.0.1 is another origin but the same site, so the
+    browser sends the SameSite=Strict cookie), a rebound host name, or a cross-site fetch
+    is refused with 403; the served page itself is answered."""
+    proc, port, _ = _serve_logged(tmp_path)
+    try:
+        answers = asyncio.run(_knock(port))
+    finally:
+        stop(proc)
+    first, framing = answers.pop("first"), answers.pop("framing")
+    refused = {k: v for k, v in answers.items() if "own" not in k and "typed" not in k}
+    assert set(refused.values()) == {403}, refused
+    assert (first, framing) == (200, "DENY")  # and no other page may frame it
+    assert {k: v for k, v in answers.items() if k not in refused} == {
+        "ws:own": 101,
+        "/:own-origin": 200,
+        "/static/css/xterm.css:own-origin": 200,
+        "/:typed": 200,
+        "/static/css/xterm.css:typed": 200,
+    }
+
+
+def test_the_token_never_reaches_a_log_line(tmp_path: Path) -> None:
+    """Visits with the token in the query (and in the Referer of the page's assets):
+    the one line that shows the token is the URL printed for the owner at start."""
+    proc, port, log = _serve_logged(tmp_path)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for path in ("/", "/?token=wrong-guess", f"/?token={TOKEN}", f"/?fontsize=9&token={TOKEN}"):
+            _get(base + path)
+        referer = {"Cookie": f"evalpin_serve_token={TOKEN}", "Referer": f"{base}/?token={TOKEN}"}
+        import urllib.request
+
+        request = urllib.request.Request(base + "/static/css/xterm.css", headers=referer)
+        with urllib.request.urlopen(request, timeout=10) as response:
+            assert response.status == 200
+    finally:
+        stop(proc)
+    printed = f"open {base}/?token={TOKEN}\n"
+    text = log.read_text()
+    assert text.startswith(printed)
+    logged = text[len(printed) :]
+    assert logged.count("HTTP/1.1") == 5  # the access log is on: a line per request
+    # The console wraps long lines: a token cut in two must not slip through either.
+    assert TOKEN not in re.sub(r"\s+", "", logged)
+    assert "wrong-guess" not in re.sub(r"\s+", "", logged)
+
+
+CROSS_PORT_PAGE = """<!doctype html><script>
+window.result = "pending";
+const ws = new WebSocket("ws://127.0.0.1:PORT/ws?width=80&height=24");
+ws.onopen = () => { window.result = "open"; };
+ws.onmessage = () => { window.result = "read"; };
+ws.onerror = () => { if (window.result === "pending") window.result = "refused"; };
+ws.onclose = () => { if (window.result === "pending") window.result = "refused"; };
+</script>"""
+
+
+async def test_a_page_on_another_port_cannot_open_the_websocket(chromium, tmp_path):
+    """The owner opened the token URL (the browser now holds the cookie); a page served
+    from another port of 127.0.0.1 opens the review's websocket: refused."""
+    import http.server
+    import threading
+
+    proc, port, _ = _serve_logged(tmp_path)
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text(CROSS_PORT_PAGE.replace("PORT", str(port)))
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(site), **kwargs)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    browser = Browser(chromium, tmp_path / "profile")
+    try:
+        await browser.connect()
+        await browser.send("Page.navigate", url=f"http://127.0.0.1:{port}/?token={TOKEN}")
+        await browser.wait_for("document.querySelector('.textual-terminal') !== null")
+        await browser.send("Page.navigate", url=f"http://127.0.0.1:{other.server_port}/")
+        result = await browser.wait_for("window.result !== 'pending' && window.result")
+        assert result == "refused"
+    finally:
+        await browser.close()
+        other.shutdown()
+        other.server_close()
+        stop(proc)

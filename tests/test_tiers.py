@@ -5,6 +5,7 @@ the pins, and a moved tier named as an environment change by history."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +107,7 @@ def test_a_bad_tier_exits_3_naming_the_slots_file(
     r = cli(capsys, "run", "--fixtures", "golden.jsonl", "--slot", "night", "--out", "runs/x.jsonl")
     assert r.code == 3, r
     assert r.err.count("\n") == 1 and "Traceback" not in r.err
-    assert "error: slots.yaml: slot 'night': " in r.err
+    assert re.search(r"error: slots\.yaml:\d+: slot 'night': ", r.err)  # with its line
     assert "'tier' must be one of free, dedicated, local" in r.err and f"got {got}" in r.err
     assert not (project / "runs").exists()
 

@@ -49,3 +49,23 @@ async def test_lm_eval_pair_marks_missing_pins_and_the_docs_own_id() -> None:
         assert "lm-eval samples (exact_match), 6 records, complete" in text
         assert "scorer commit   <missing>" in text
         assert "0  (apple)" in text and "repeat 0" in text
+
+
+async def test_promptfoo_nights_on_two_servers_raise_the_banner() -> None:
+    """Issue 41: the review stops a pair of promptfoo nights under one provider id and
+    model name that two servers answered."""
+    folder = DATA / "promptfoo"
+    app = new_app(read_run(folder / "night2.json"), read_run(folder / "night2_server_b.json"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app, "banner")
+        assert isinstance(app.screen, BannerScreen)
+        assert "REFUSE_DIFF" in screen_text(app)
+
+
+async def test_promptfoo_cached_answer_is_marked_in_the_detail() -> None:
+    folder = DATA / "promptfoo"
+    app = new_app(read_run(folder / "night1.json"), read_run(folder / "cached.json"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app, "verdicts")
+        shown = "\n".join(t.plain for t in app.review.query_one(DetailPane).lines)
+        assert "from the tool's cache" in shown

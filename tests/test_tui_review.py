@@ -78,6 +78,7 @@ async def test_filter_cycle_and_search(tmp_path: Path) -> None:
             "drift": ["d-drifts"],
             "errored": [],
             "flaky": ["b-breaks", "e-flaky"],
+            "disputed": [],
             "all": ["a-steady", "b-breaks", "c-mends", "d-drifts", "e-flaky", "f-gone", "g-new"],
         }
         for name, ids in expected.items():
@@ -134,7 +135,7 @@ async def test_banner_blocks_until_an_explicit_choice(tmp_path: Path, over, key_
         await settle(pilot, app, "diff")  # the counts come with the join
         text = screen_text(app)
         assert "REFUSE_DIFF: triple mismatch, not a prompt regression" in text
-        assert key_shown in text and "differs on 15 case(s)" in text
+        assert key_shown in text and "differs on 15 pairs" in text
         if key_shown == "reported model":
             assert "the alias was re-pointed" in text
         # Before any case: the list stays empty under the banner.
@@ -181,7 +182,7 @@ async def test_banner_from_headers_comes_before_the_cases_are_read(tmp_path: Pat
         await pilot.pause()
         assert app.screen is banner and banner.diff is not None  # the same banner, completed
         text = screen_text(app)
-        assert "model slot  differs on 15 case(s)" in text and "night" in text and "day" in text
+        assert "model slot  differs on 15 pairs" in text and "night" in text and "day" in text
         # The cases indexed later do not make the list behind the banner claim otherwise.
         await settle(pilot, app, "verdicts")
         assert app.review.cases is not None
@@ -265,7 +266,7 @@ async def test_help_theme_and_quit(tmp_path: Path) -> None:
         assert not isinstance(app.screen, HelpScreen)
         await pilot.press("t")
         await pilot.pause()
-        assert app.theme == "textual-light"
+        assert app.theme == "evalpin-light"
         assert "REGRESSED" in screen_text(app)
         await pilot.press("t")
         assert app.theme == "textual-dark"

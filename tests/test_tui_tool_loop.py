@@ -69,7 +69,7 @@ async def test_banner_names_slot_settings_when_the_digest_moved(tmp_path: Path) 
         await settle(pilot, app, "diff")
         assert isinstance(app.screen, BannerScreen)
         text = screen_text(app)
-        assert "slot settings  differs on 6 case(s)" in text
+        assert "slot settings  differs on 6 pairs" in text
         assert "1111" in text and "2222" in text
         assert "different slot settings" in text and "re-pointed" in text
 

@@ -1,7 +1,7 @@
 """More of what a test sets up for the code under test, under `isolation: process`: log
 capture, warnings, stdlib patches (monkeypatch and mock.patch), coroutines, callables of
 operator/functools, pytest's legacy `tmpdir`, a container attribute changed in place; and
-what the wire cannot carry, which is the grader's limit (`sandbox_error:unsupported`),
+what the wire cannot carry, which is the grader's limit (`witness:unsupported`: disputed),
 never the candidate's fail. Real sandboxed runs on both backends, like test_true_grade."""
 
 from __future__ import annotations
@@ -342,5 +342,5 @@ def test_the_tests_environment_reaches_the_candidate(grade, backend: Isolation, 
 
 def test_what_the_wire_cannot_carry_is_the_graders_limit(grade, backend: Isolation) -> None:
     outcome = grade(UNSUPPORTED, backend)
-    assert (outcome.passed, outcome.reasons) == (False, ["sandbox_error:unsupported"])
-    assert "unsupported under process isolation: handing a socket.socket" in outcome.tail
+    assert (outcome.passed, outcome.reasons) == (False, ["witness:unsupported"])  # disputed
+    assert "unsupported under process isolation: handing a socket.socket" in outcome.witness_tail

@@ -189,3 +189,91 @@ def test_wrap_counts_cells_and_keeps_indentation() -> None:
     assert _lines("漢字漢字 漢字", 8, worddiff._cells) == ["漢字漢字", "漢字"]
     assert _lines("        assert cache.get('b') is None", 20)[0] == "        assert"
     assert wrap("", 10) == [(0, 0)]
+
+
+# -- line-shaped texts: a pytest tail, tool calls, a conversation -----------------------
+
+TAIL_BEFORE = """\
+tests/test_slug.py .F..FF.                                               [100%]
+FAILED tests/test_slug.py::test_unicode - AssertionError: 'cafe' != 'café'
+FAILED tests/test_slug.py::test_dashes - AssertionError
+FAILED tests/test_slug.py::test_trim - AssertionError
+=================== 3 failed, 4 passed in 0.12s ==================="""
+TAIL_AFTER = """\
+tests/test_slug.py .F.....                                               [100%]
+FAILED tests/test_slug.py::test_unicode - AssertionError: 'cafe' != 'café'
+=================== 1 failed, 6 passed in 0.09s ==================="""
+
+
+def sides_of(lines: list[worddiff.Line]) -> tuple[str, str]:
+    """Each side back from a line diff."""
+    left = [side(line.pieces, "left") for line in lines if line.tag != worddiff.NEW]
+    right = [side(line.pieces, "right") for line in lines if line.tag != worddiff.OLD]
+    return "\n".join(left), "\n".join(right)
+
+
+def test_a_tail_is_diffed_by_line_with_words_only_inside_a_changed_line() -> None:
+    lines = worddiff.diff_lines(TAIL_BEFORE, TAIL_AFTER)
+    assert sides_of(lines) == (TAIL_BEFORE, TAIL_AFTER)
+    shown = [(line.tag, "".join(p.text for p in line.pieces)) for line in lines]
+    # The summary line twice, whole, as it was and as it is: never "3 1 failed, 4 6".
+    summary = [(tag, text) for tag, text in shown if "passed in" in text]
+    assert summary == [
+        ("-", "=================== 3 failed, 4 passed in 0.12s ==================="),
+        ("+", "=================== 1 failed, 6 passed in 0.09s ==================="),
+    ]
+    old = next(
+        line for line in lines if line.tag == "-" and "passed in" in side(line.pieces, "left")
+    )
+    assert [p.text for p in old.pieces if p.op == DELETE] == ["3", "4", "12s"]
+    assert all(p.op in (EQUAL, DELETE) for p in old.pieces)
+    # The line both sides share stays one line; the failures that went are whole lines.
+    assert (
+        " ",
+        "FAILED tests/test_slug.py::test_unicode - AssertionError: 'cafe' != 'café'",
+    ) in shown
+    gone = [text for tag, text in shown if tag == "-" and text.startswith("FAILED")]
+    assert gone == [
+        "FAILED tests/test_slug.py::test_dashes - AssertionError",
+        "FAILED tests/test_slug.py::test_trim - AssertionError",
+    ]
+    assert worddiff.lines_changed(lines)
+    assert not worddiff.lines_changed(worddiff.diff_lines(TAIL_AFTER, TAIL_AFTER))
+
+
+def test_lines_with_nothing_alike_are_a_line_gone_and_a_line_new() -> None:
+    lines = worddiff.diff_lines('lookup_order({"id": 7})', "cancel_order()\nrefund(3)")
+    assert [(line.tag, [p.op for p in line.pieces]) for line in lines] == [
+        ("-", [DELETE]),
+        ("+", [INSERT]),
+        ("+", [INSERT]),
+    ]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_line_diffs_keep_both_sides(seed: int) -> None:
+    rnd = random.Random(seed)
+    words = ["passed", "failed", "in", "0.1s", "E", "assert", "==", "x", "", "  "]
+
+    def text() -> str:
+        return "\n".join(
+            " ".join(rnd.choice(words) for _ in range(rnd.randint(0, 6)))
+            for _ in range(rnd.randint(0, 12))
+        )
+
+    left, right = text(), text()
+    lines = worddiff.diff_lines(left, right)
+    assert sides_of(lines) == (left, right)
+    for line in lines:
+        allowed = {" ": {EQUAL}, "-": {EQUAL, DELETE}, "+": {EQUAL, INSERT}}[line.tag]
+        assert {p.op for p in line.pieces} <= allowed
+
+
+def test_a_long_changed_stretch_pairs_its_lines_in_order() -> None:
+    # Past _MOST_PAIRS line pairs, lines are paired in order, not by likeness.
+    left = "\n".join(f"line {k} was {k * 7}" for k in range(300))
+    right = "\n".join(f"line {k} is {k * 11}" for k in range(300))
+    lines = worddiff.diff_lines(left, right)
+    assert sides_of(lines) == (left, right)
+    assert [line.tag for line in lines[:4]] == ["-", "+", "-", "+"]
+    assert "".join(p.text for p in lines[2].pieces) == "line 1 was 7"

@@ -64,6 +64,9 @@ def main(argv: list[str] | None = None) -> None:
         cli.main(args=argv, prog_name="evalpin", standalone_mode=False)
     except InputError as exc:
         fail(str(exc))
+    except click.exceptions.NoArgsIsHelpError as exc:
+        # `evalpin` (or a group) with nothing after it: asked what it does, not an error.
+        click.echo(exc.ctx.get_help() if exc.ctx is not None else exc.format_message())
     except click.exceptions.Abort:
         click.echo("evalpin: interrupted", err=True)
         sys.exit(130)

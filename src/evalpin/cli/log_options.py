@@ -1,4 +1,5 @@
-"""`--scorer`, `--metric` and `--filter`: which of another tool's grades decides pass/fail."""
+"""`--scorer`, `--metric` and `--filter`: which of another tool's grades decides pass/fail;
+`--prompt` and `--provider`: which (prompt, provider) run of a promptfoo file to read."""
 
 from __future__ import annotations
 
@@ -23,6 +24,14 @@ FILTER_HELP = (
     "task's first filter."
 )
 
+PROMPT_HELP = (
+    "promptfoo output holding several (prompt, provider) runs: the prompt's label, its "
+    "template or its id (a prefix of 6+ characters). A missing or wrong choice lists them."
+)
+PROVIDER_HELP = (
+    "promptfoo output holding several (prompt, provider) runs: the provider's label or id."
+)
+
 
 def log_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Add the options every command that reads logs shares; they arrive as `options`."""
@@ -32,15 +41,19 @@ def log_options(command: Callable[..., Any]) -> Callable[..., Any]:
         scorer: str | None,
         metric: tuple[str, ...],
         filter: tuple[str, ...],
+        prompt: str | None,
+        provider: str | None,
         **kwargs: Any,
     ) -> Any:
         from evalpin.core.read.formats import ReadOptions  # loaded by the command, not at start
 
-        options = ReadOptions(scorer=scorer, metric=metric, filter=filter)
+        options = ReadOptions(scorer, metric, filter, prompt, provider)
         return command(*args, options=options, **kwargs)
 
     wrapped.__name__ = command.__name__
     wrapped.__doc__ = command.__doc__
+    wrapped = click.option("--provider", metavar="NAME", help=PROVIDER_HELP)(wrapped)
+    wrapped = click.option("--prompt", metavar="NAME", help=PROMPT_HELP)(wrapped)
     wrapped = click.option("--filter", metavar="NAME", multiple=True, help=FILTER_HELP)(wrapped)
     wrapped = click.option("--metric", metavar="NAME", multiple=True, help=METRIC_HELP)(wrapped)
     return click.option("--scorer", metavar="NAME", help=SCORER_HELP)(wrapped)

@@ -11,7 +11,7 @@ from evalpin.core.judge.causes import APPEARED, TOOL, Cause
 from evalpin.core.judge.compare import PIN_LABELS, probes_differ
 from evalpin.core.judge.mcnemar import p_text
 from evalpin.core.judge.paired import PairedStats
-from evalpin.core.judge.report import REFUSE_LINE, BaselineChoice, DiffReport
+from evalpin.core.judge.report import REFUSE_LINE, BaselineChoice, DiffReport, shown_part
 from evalpin.core.read.notes import MARK, sorted_notes
 from evalpin.core.sanitize import inert_line
 
@@ -20,9 +20,12 @@ _KIND_STYLE = {
     "fixed": "bold green",
     "drift": "yellow",
     "errored": "bold magenta",
+    "disputed": "bold magenta",
     "recovered": "magenta",
 }
-_STATUS_STYLE = {"pass": "green", "fail": "red", "error": "bold magenta"}
+_STATUS_STYLE = {"pass": "green", "fail": "red", "error": "bold magenta", "disputed": "magenta"}
+# The headline sentence's colour, by the exit code it states.
+_HEADLINE_STYLE = {0: "green", 1: "bold red", 4: "bold yellow"}
 
 
 def _print_sides(out, report: DiffReport) -> None:
@@ -78,26 +81,27 @@ def print_refusal(report: DiffReport, artifact: Path | None) -> None:
     label = report.repeat_label
     if report.baseline is not None and report.baseline.refused:
         _print_baseline(out, report.baseline)
+    print_prompt_changes(out, report)
     for m in report.mismatches:
         lv, rv, n = m.pairs[0]
         name = PIN_LABELS.get(m.key, m.key)
         if probes_differ(m):
             out.print(text(("  backend changed under its label: probes differ", "bold red")))
-        if len(m.pairs) == 1 and m.key != "fixture_hash":
+        if m.example is None or (len(m.pairs) == 1 and m.key != "fixture_hash"):
             out.print(
                 text(
                     f"  {name}: ",
                     (inert_line(lv), "red"),
                     " (left) vs ",
                     (inert_line(rv), "red"),
-                    f" (right) on {m.cases} case(s)",
+                    f" (right) {m.extent}",
                 )
             )
             continue
         case_id, seed = m.example
         out.print(
             text(
-                f"  {name}: differs on {m.cases} case(s), e.g. ",
+                f"  {name}: differs {m.extent}, e.g. ",
                 inert_line(case_id),
                 f" ({seed_text(seed, label)})",
             )
@@ -114,12 +118,18 @@ def print_refusal(report: DiffReport, artifact: Path | None) -> None:
     print_review_notes(out, report)
     if report.left is None:
         return
-    out.print(
-        text(
-            f"{report.compared} common case(s) were measured with different instruments: a change "
-            "between them is a backend delta, not a prompt regression."
+    if report.compared:
+        said = (
+            f"{report.compared} common (case, {report.repeat_label}) pairs were measured with"
+            " different instruments: a change between them is a backend delta, not a prompt"
+            " regression."
         )
-    )
+    else:
+        said = (
+            "the runs' own pins differ, so no case of one can be compared with a case of "
+            "the other: they share no instrument."
+        )
+    out.print(text(said))
     if artifact is not None:
         out.print(text("backend delta written to ", inert_line(str(artifact))))
     else:
@@ -128,8 +138,24 @@ def print_refusal(report: DiffReport, artifact: Path | None) -> None:
         )
 
 
+def print_prompt_changes(out, report: DiffReport) -> None:
+    """What the user changed in the prompt, named (few-shot count, chat template, system
+    instruction, solver chain): said before the pins it moved."""
+    for c in report.prompt_changes:
+        out.print(
+            text(
+                ("  prompt changed: ", "bold red"),
+                f"{inert_line(c.key)}: ",
+                (inert_line(shown_part(c.before)), "red"),
+                " (left) vs ",
+                (inert_line(shown_part(c.after)), "red"),
+                " (right)",
+            )
+        )
+
+
 def _print_paired(out, paired: PairedStats | None, label: str = "seed") -> None:
-    """The clustered call over cases first (the headline: signal or within noise), its
+    """The clustered call over cases (signal, within noise, or too few cases to say), its
     paired difference and the whole cases it would take; then, as detail, the rates with
     intervals and the exact McNemar over (case, seed) pairs, pooled and per seed."""
     if paired is None:
@@ -138,7 +164,7 @@ def _print_paired(out, paired: PairedStats | None, label: str = "seed") -> None:
     worse = c.regressed_cases > c.fixed_cases
     style = ("bold red" if worse else "bold green") if c.significant else "yellow"
     head, _, call = c.headline().rpartition(": ")
-    out.print(text(("headline   ", "dim"), head, ": ", (call, style)))
+    out.print(text(("cases      ", "dim"), head, ": ", (call, style)))
     for detail in (c.difference_text(), c.needed_text(label)):
         if detail:
             out.print(text(("           ", "dim"), detail))
@@ -234,7 +260,7 @@ def print_diff(report: DiffReport, limit: int) -> None:
     summary = ", ".join(f"{n} {kind}" for kind, n in counts.items())
     out.print(
         text(
-            f"compared {report.compared} case(s): ",
+            f"compared {report.compared} (case, {label}) pairs: ",
             (summary, "bold"),
             f"; {len(report.only_left)} only left, {len(report.only_right)} only right",
         )
@@ -245,10 +271,9 @@ def print_diff(report: DiffReport, limit: int) -> None:
         out.print(
             text((f"note: {report.duplicates} repeated (case, seed) records; last kept", "yellow"))
         )
+    out.print(text(("headline   ", "dim"), (report.headline(), _HEADLINE_STYLE[report.exit_code])))
     _print_paired(out, report.stats, label)
     print_causes(out, report.causes, label, limit)
-    if not report.movements:
-        out.print(text(("no movement: every common case kept its grade and digest", "green")))
     ranked = report.ranked()
     shown = ranked if limit <= 0 else ranked[:limit]
     for m in shown:

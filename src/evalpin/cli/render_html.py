@@ -13,7 +13,7 @@ import base64
 import hashlib
 
 from evalpin.cli.escape import h, h_block
-from evalpin.core.judge.report import REFUSE_LINE, DiffReport, Movement
+from evalpin.core.judge.report import REFUSE_LINE, DiffReport, Movement, shown_part
 from evalpin.core.read.notes import MARK, sorted_notes
 
 # A browser stays responsive well past this; the JSON output has every case.
@@ -33,6 +33,7 @@ tr.differs td { background: #ffebe9; }
 .regressed { color: #cf222e; font-weight: bold; } .fixed { color: #1a7f37; }
 .drift { color: #9a6700; } .recovered { color: #8250df; }
 .errored { color: #8250df; font-weight: bold; }
+.disputed { color: #bf3989; font-weight: bold; }
 pre { background: #f6f8fa; padding: .5rem; overflow-x: auto; white-space: pre-wrap; }
 details { margin: .25rem 0; } summary { cursor: pointer; }
 """
@@ -77,16 +78,29 @@ def _banner(report: DiffReport) -> list[str]:
     if choice is not None and choice.refused:
         first, moved = choice.said(h, lambda kinds: f"<strong>{h(', '.join(kinds))}</strong>")
         items += [first, *moved]
+    for c in report.prompt_changes:
+        items.append(
+            f"prompt changed: {h(c.key)}: {h(shown_part(c.before))} (left) vs"
+            f" {h(shown_part(c.after))} (right)"
+        )
     for m in report.mismatches:
-        pairs = "; ".join(f"{h(lv)} (left) vs {h(rv)} (right), {n}" for lv, rv, n in m.pairs[:5])
+        pairs = "; ".join(
+            f"{h(lv)} (left) vs {h(rv)} (right)" + ("" if m.whole_run else f", {n}")
+            for lv, rv, n in m.pairs[:5]
+        )
         more = f"; and {len(m.pairs) - 5} more" if len(m.pairs) > 5 else ""
-        first = f"first: {h(m.example[0])} ({report.repeat_label} {_seed(m.example[1])})"
-        items.append(f"{h(m.key)} differs on {m.cases} case(s): {pairs}{more}; {first}")
+        first = (
+            f"; first: {h(m.example[0])} ({report.repeat_label} {_seed(m.example[1])})"
+            if m.example is not None
+            else ""
+        )
+        items.append(f"{h(m.key)} differs {h(m.extent)}: {pairs}{more}{first}")
     out += ["<ul>", *(f"<li>{i}</li>" for i in items), "</ul>"]
     if report.left is not None:
         out.append(
-            f"<p>{report.compared} common case(s) were measured with different instruments: "
-            "a change between them is a backend delta, not a prompt regression.</p>"
+            f"<p>{report.compared} common (case, {h(report.repeat_label)}) pairs were measured"
+            " with different instruments: a change between them is a backend delta, not a"
+            " prompt regression.</p>"
         )
     out.append("</div>")
     return out
@@ -99,6 +113,7 @@ def _call(report: DiffReport) -> list[str]:
         f"<p>compared {report.compared} (case, {report.repeat_label}) pairs:"
         f" <strong>{counts}</strong>; "
         f"{len(report.only_left)} only left, {len(report.only_right)} only right</p>",
+        f"<p><strong>{h(report.headline())}</strong></p>",
     ]
     if report.stats is not None:
         c = report.stats.clustered
@@ -112,11 +127,15 @@ def _call(report: DiffReport) -> list[str]:
 
 
 def _detail(m: Movement) -> str:
-    parts = [
-        f"<p>left {'pass' if m.left_pass else 'fail'}: {_reasons(m.left_reasons)}<br>",
-        f"right {'pass' if m.right_pass else 'fail'}: {_reasons(m.right_reasons)}<br>",
-        f"completion digest {_opt(m.left_digest)} &rarr; {_opt(m.right_digest)}</p>",
-    ]
+    parts = ["<p>"]
+    for name, status, passed, reasons, words in (
+        ("left", m.left_status, m.left_pass, m.left_reasons, m.left_error),
+        ("right", m.right_status, m.right_pass, m.right_reasons, m.right_error),
+    ):
+        shown = status or ("pass" if passed else "fail")
+        said = f" ({h(words[:300])})" if words else ""  # an error's or the witness's words
+        parts.append(f"{name} {shown}: {_reasons(reasons)}{said}<br>")
+    parts.append(f"completion digest {_opt(m.left_digest)} &rarr; {_opt(m.right_digest)}</p>")
     for name, tail in (("left", m.left_tail), ("right", m.right_tail)):
         if tail:
             parts.append(f"<p>{name} test output (tail):</p><pre>{h_block(tail)}</pre>")

@@ -3,7 +3,8 @@
 Any CI then lists regressions as failed tests and keeps the history of flaky ones. Fixes
 and drift pass, with what moved in `system-out`; cases on one side only are skipped. A
 refusal is one failed test, `REFUSE_DIFF`, whose message lists the mismatched pins: a
-CI page must never show a backend delta as regressions or fixes.
+CI page must never show a backend delta as regressions or fixes. A diff that compared
+nothing (exit 4) has one test in error, `NOTHING_COMPARED`: an empty suite reads green.
 """
 
 from __future__ import annotations
@@ -47,9 +48,11 @@ def _refusal_text(report: DiffReport) -> str:
         lines += [first, *moved]
     for m in report.mismatches:
         for lv, rv, n in m.pairs:
-            lines.append(f"{m.key}: {xml_line(lv)} (left) vs {xml_line(rv)} (right) on {n}")
-        case_id, seed = m.example
-        lines.append(f"  first: {_name(case_id, seed, report.repeat_label)}")
+            where = m.extent if m.whole_run else f"on {n}"
+            lines.append(f"{m.key}: {xml_line(lv)} (left) vs {xml_line(rv)} (right) {where}")
+        if m.example is not None:
+            case_id, seed = m.example
+            lines.append(f"  first: {_name(case_id, seed, report.repeat_label)}")
     return "\n".join(lines)
 
 
@@ -83,6 +86,10 @@ def render_junit(report: DiffReport) -> str:
         failure.text = _refusal_text(report)
         tests = failures = 1
     else:
+        if report.nothing is not None:  # no test passed: an empty suite is no green
+            case = ET.SubElement(suite, "testcase", classname=CLASSNAME, name="NOTHING_COMPARED")
+            ET.SubElement(case, "error", message=xml_line(report.headline()), type="nothing")
+            tests = errors = 1
         for o in report.outcomes():
             case = ET.SubElement(
                 suite,
@@ -105,13 +112,13 @@ def render_junit(report: DiffReport) -> str:
                     type="regressed",
                 )
                 failure.text = _detail(m)
-            elif m.kind == "errored":  # JUnit's own word: could not be judged
+            elif m.kind in ("errored", "disputed"):  # JUnit's own word: not judged
                 errors += 1
                 error = ET.SubElement(
                     case,
                     "error",
-                    message=f"errored: {_reasons(m.right_reasons)}",
-                    type="errored",
+                    message=f"{m.kind}: {_reasons(m.right_reasons)}",
+                    type=m.kind,
                 )
                 error.text = _detail(m) + (f"\n{m.right_error}" if m.right_error else "")
             else:

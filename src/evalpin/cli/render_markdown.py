@@ -8,7 +8,7 @@ Every untrusted string goes through `escape.md`; the only HTML is this module's 
 from __future__ import annotations
 
 from evalpin.cli.escape import md
-from evalpin.core.judge.report import REFUSE_LINE, DiffReport, Movement
+from evalpin.core.judge.report import REFUSE_LINE, DiffReport, Movement, shown_part
 from evalpin.core.read.notes import MARK, sorted_notes
 
 # A step summary holds at most 1 MiB: past these the report says how many it left out.
@@ -56,19 +56,27 @@ def _refusal(report: DiffReport) -> list[str]:
             md, lambda kinds: "**" + ", ".join(md(k) for k in kinds) + "**", pin=_pin
         )
         lines += [f"- {first}", *(f"  - {line}" for line in moved)]
+    for c in report.prompt_changes:
+        lines.append(
+            f"- prompt changed: {md(c.key)}: {md(shown_part(c.before))} (left) vs"
+            f" {md(shown_part(c.after))} (right)"
+        )
     for m in report.mismatches:
-        lines.append(f"- {md(m.key)} differs on {m.cases} case(s):")
+        lines.append(f"- {md(m.key)} differs {m.extent}:")
         for lv, rv, n in m.pairs[:3]:
-            lines.append(f"  - {md(lv)} (left) vs {md(rv)} (right), {n} case(s)")
+            count = "" if m.whole_run else f", {n} pair{'s' if n != 1 else ''}"
+            lines.append(f"  - {md(lv)} (left) vs {md(rv)} (right){count}")
         if len(m.pairs) > 3:
             lines.append(f"  - and {len(m.pairs) - 3} more pairs")
-        case_id, seed = m.example
-        lines.append(f"  - first: {md(case_id)} (seed {_seed(seed)})")
+        if m.example is not None:
+            case_id, seed = m.example
+            lines.append(f"  - first: {md(case_id)} (seed {_seed(seed)})")
     if report.left is not None:
         lines += [
             "",
-            f"{report.compared} common case(s) were measured with different instruments: "
-            "a change between them is a backend delta, not a prompt regression.",
+            f"{report.compared} common (case, {md(report.repeat_label)}) pairs were measured with"
+            " different instruments: a change between them is a backend delta, not a prompt"
+            " regression.",
         ]
     return lines
 
@@ -85,6 +93,7 @@ def _call(report: DiffReport) -> list[str]:
         f"{len(report.only_left)} only left, {len(report.only_right)} only right.",
         "",
     ]
+    lines += [f"**{md(report.headline())}**", ""]
     if report.stats is not None:
         c = report.stats.clustered
         head, _, call = c.headline().rpartition(": ")
@@ -104,6 +113,8 @@ def _table(moves: list[Movement], with_reasons: bool, label: str = "seed") -> li
         if with_reasons:
             left = f"{m.left_status or 'fail'} " + _reasons(m.left_reasons)
             right = f"{m.right_status or 'fail'} " + _reasons(m.right_reasons)
+            if m.right_status == "disputed" and m.right_error:  # what the witness saw
+                right += f" ({md(m.right_error[:200])})"
             lines.append(f"| {case} | {_seed(m.seed)} | {left} | {right} |")
         else:
             digests = f"{_value(m.left_digest)} → {_value(m.right_digest)}"
@@ -156,6 +167,8 @@ def render_markdown(report: DiffReport) -> str:
     """The whole Markdown document."""
     if report.refused:
         title = "refused: instrument changed"
+    elif report.nothing is not None:
+        title = "nothing compared"
     elif report.counts.get("regressed"):
         title = f"{report.counts['regressed']} regressed"
     elif report.movements:
@@ -178,6 +191,7 @@ def render_markdown(report: DiffReport) -> str:
     fixed = [m for m in ranked if m.kind == "fixed"]
     drift = [m for m in ranked if m.kind == "drift"]
     errored = [m for m in ranked if m.kind == "errored"]
+    disputed = [m for m in ranked if m.kind == "disputed"]
 
     def table(moves: list[Movement], with_reasons: bool) -> list[str]:
         return _table(moves, with_reasons, report.repeat_label)
@@ -195,6 +209,13 @@ def render_markdown(report: DiffReport) -> str:
             f"### Errored ({len(errored)}: not judged)",
             "",
             *table(errored, True),
+            "",
+        ]
+    if disputed:  # plain pytest passed them, the witness did not: not judged either
+        lines += [
+            f"### Disputed ({len(disputed)}: plain pytest passed, the witness did not)",
+            "",
+            *table(disputed, True),
             "",
         ]
     if recovered:
@@ -225,7 +246,5 @@ def render_markdown(report: DiffReport) -> str:
                 "",
             ]
         lines += ["</details>", ""]
-    if not report.movements:
-        lines += ["No movement: every common case kept its grade and digest.", ""]
     lines += _review_notes(report)
     return "\n".join(lines)

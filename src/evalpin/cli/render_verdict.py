@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from evalpin.cli.console import console, pct, rate_text, seed_text, text
+from evalpin.core.judge.verdict import NOTHING_JUDGED
 from evalpin.core.sanitize import inert_line
 
 LABEL_STYLE = {
@@ -32,6 +33,10 @@ def print_verdict(run, v) -> None:
                 inert_line(check.shown),
             )
         )
+    if v.nothing_judged:
+        out.print(text(("pass rate ", "dim"), (NOTHING_JUDGED, "bold yellow")))
+        _print_rest(out, run, v)
+        return
     pooled = v.pooled_rate
     out.print(
         text(
@@ -40,11 +45,18 @@ def print_verdict(run, v) -> None:
             f" [{pooled.low:.3f}, {pooled.high:.3f}]  {pooled.passed}/{pooled.total}, 95% Wilson"
             if pooled
             else "",
-            (f"  over the judged cases; {v.errors} error case(s) apart", "bold yellow")
-            if v.errors
-            else "",
+            (f"  over the judged cases; {v.apart} apart", "bold yellow") if v.apart else "",
         )
     )
+    if v.tool_score is not None:
+        score = v.tool_score
+        out.print(
+            text(
+                (f"{'tool':<10}", "dim"),
+                f"{inert_line(score.name)} {pct(score.value)}",
+                (f"  ({inert_line(score.why)})", "dim") if score.why else "",
+            )
+        )
     for seed, rate in v.rate_by_seed.items():
         out.print(
             text(
@@ -67,6 +79,12 @@ def print_verdict(run, v) -> None:
         )
     if v.power is not None:
         out.print(text(("power     ", "dim"), v.power.mde_text()))
+    _print_rest(out, run, v)
+
+
+def _print_rest(out, run, v) -> None:
+    """Usage, flaky cases, repeats, reasons and notes: after the rates, or in their
+    place when nothing was judged."""
     usage = run.summary.usage if run.summary is not None else None
     if usage is not None:
         out.print(text(("usage     ", "dim"), usage.describe()))

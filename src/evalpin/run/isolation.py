@@ -1,6 +1,11 @@
-"""The two ways a coding item's candidate runs, as sandboxed processes and a judgement.
+"""The ways a coding item's candidate runs, as sandboxed processes and a judgement.
 
-`ProcessMode` (`isolation: process`, the default): the candidate's files are written
+An `isolation: process` item (the default) runs twice: `PlainMode` first, plain pytest
+with the candidate imported in-process as `python -m pytest` would, nothing added: the
+truth for honest code, which alone decides a fail; then, on a pass, `ProcessMode`, the
+witness (see `run/sandbox/item.py` and `graders/witness.py`).
+
+`ProcessMode` (the witness): the candidate's files are written
 only to the worker's folder and imported only by the worker, a sandbox that sees that
 folder, the wire module and the system, nothing else. The pytest process runs in a
 second sandbox whose copy of each candidate `.py` file is a generated stand-in that
@@ -36,6 +41,7 @@ from evalpin.core.instrument.graders import guard, wire
 from evalpin.core.instrument.graders.coding import (
     GUARDED_PYTEST_BOOT,
     IMPORTABLE_SUFFIXES,
+    PLAIN_PYTEST_BOOT,
     PYTEST_BOOT,
     PYTEST_INI,
     PYTEST_INI_NAME,
@@ -58,10 +64,15 @@ NOTES = "unsupported.txt"
 
 
 def _runtime(box: Box, files: dict[str, bytes]) -> Path:
-    """A read-only-bound folder with evalpin's own modules for the sandboxed side."""
+    """A read-only-bound folder with evalpin's own modules for the sandboxed side (and
+    the capture bound every pytest process installs)."""
     folder = box.folder("runtime")
-    write_tree(folder, files)
+    write_tree(folder, {**files, "evalpin_capture.py": _CAPTURE.read_bytes()})
     return folder
+
+
+# Read, never imported here: importing it is harmless, but the module is pytest's side.
+_CAPTURE = Path(guard.__file__).with_name("capture.py")
 
 
 @functools.cache
@@ -94,6 +105,38 @@ def _control(box: Box) -> tuple[Path, Path]:
     ini = ctl / PYTEST_INI_NAME
     ini.write_text(PYTEST_INI, encoding="utf-8")
     return ctl, ini
+
+
+class PlainMode:
+    """Candidate and pytest in one sandbox, plain: no guard, no canary, no stand-in, so
+    honest code behaves exactly as under `python -m pytest` (threads, atexit, tmp_path).
+    A pass forged here is the witness's to refuse."""
+
+    def __init__(self, item: CodingItem, test_source: bytes, candidate: dict[str, bytes]) -> None:
+        self.item = item
+        self.test_source = test_source
+        self.candidate = candidate
+        self.report: Path | None = None
+
+    def specs(self, box: Box, env: dict[str, str], limits: dict[str, int]) -> list[Spec]:
+        runtime = _runtime(box, {})
+        work = box.folder("work")
+        ctl, ini = _control(box)
+        self.report = ctl / REPORT
+        write_tree(work, {**self.candidate, self.item.test_file.name: self.test_source})
+        args = pytest_args(str(ini), str(work), str(self.report), self.item.test_file.name)
+        argv = [sys.executable, "-I", "-B", "-c", PLAIN_PYTEST_BOOT, str(runtime), *args]
+        return [Spec(argv, env, work, rw=[work, ctl], ro=[runtime], limits=limits)]
+
+    def judge(self, box: Box, exit_code: int | None) -> tuple[bool, list[str]]:
+        assert self.report is not None
+        expected = expected_tests(self.test_source.decode("utf-8", "replace"))
+        return judge_report(read_regular(box.view(self.report)), expected, exit_code=exit_code)
+
+    def failed_tests(self, box: Box) -> list[str]:
+        assert self.report is not None
+        expected = expected_tests(self.test_source.decode("utf-8", "replace"))
+        return failed_tests(read_regular(box.view(self.report)), expected)
 
 
 class ProcessMode:
@@ -153,6 +196,9 @@ class ProcessMode:
             binds=[(box.folder("mirror"), tests_dir)],
         )
         args = pytest_args(str(ini), str(tests_dir), str(self.report), self.item.test_file.name)
+        # pytest runs no candidate code here: its own files (capture, report) are not
+        # held to the candidate's file-size cap (the folders' own caps still hold).
+        own_limits = {k: v for k, v in limits.items() if k != "RLIMIT_FSIZE"}
         tester = Spec(
             [sys.executable, "-I", "-B", "-c", PYTEST_BOOT, str(runtime), *args],
             {
@@ -167,21 +213,21 @@ class ProcessMode:
             rw=[tests_dir, ctl],
             ro=[runtime],
             pass_fds=tester_fds,
-            limits=limits,
+            limits=own_limits,
         )
         return [worker, tester]
 
     def judge(self, box: Box, exit_code: int | None) -> tuple[bool, list[str]]:
         assert self.report is not None
-        if read_regular(self.notes):  # the wire could not carry something the tests did
+        if read_regular(box.view(self.notes)):  # the wire could not carry something
             return False, [SANDBOX_ERROR("unsupported")]
         expected = expected_tests(self.test_source.decode("utf-8", "replace"))
-        return judge_report(read_regular(self.report), expected, exit_code=exit_code)
+        return judge_report(read_regular(box.view(self.report)), expected, exit_code=exit_code)
 
-    def failed_tests(self) -> list[str]:
+    def failed_tests(self, box: Box) -> list[str]:
         assert self.report is not None
         expected = expected_tests(self.test_source.decode("utf-8", "replace"))
-        return failed_tests(read_regular(self.report), expected)
+        return failed_tests(read_regular(box.view(self.report)), expected)
 
 
 class InProcessMode:
@@ -216,21 +262,21 @@ class InProcessMode:
         return [dataclasses.replace(spec, limits=limits)]
 
     def judge(self, box: Box, exit_code: int | None) -> tuple[bool, list[str]]:
-        after = read_regular(self.paths["test"])
+        after = read_regular(box.view(self.paths["test"]))
         intact = after is not None and _sha(after) == _sha(self.test_source)
         expected = expected_tests(self.test_source.decode("utf-8", "replace"))
         return judge_in_process(
-            read_regular(self.paths["report"]),
-            read_regular(self.paths["guard"]),
+            read_regular(box.view(self.paths["report"])),
+            read_regular(box.view(self.paths["guard"])),
             expected,
             self.canaries,
             exit_code=exit_code,
             test_file_intact=intact,
         )
 
-    def failed_tests(self) -> list[str]:
+    def failed_tests(self, box: Box) -> list[str]:
         expected = expected_tests(self.test_source.decode("utf-8", "replace"))
-        return failed_tests(read_regular(self.paths["report"]), expected, self.canaries)
+        return failed_tests(read_regular(box.view(self.paths["report"])), expected, self.canaries)
 
 
 def _sha(data: bytes) -> str:

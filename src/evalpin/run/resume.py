@@ -10,7 +10,7 @@ from pathlib import Path
 import msgspec
 
 from evalpin.core.read.runfile import RunWriter
-from evalpin.core.records import RunHeader
+from evalpin.core.records import ERROR, RunHeader
 
 
 def resume_conflicts(old: RunHeader, new: RunHeader) -> list[str]:
@@ -51,11 +51,11 @@ def drop_errors(writer: RunWriter, out: Path) -> int:
             if b'"status"' in line or b'"summary"' in line:
                 try:
                     parsed = _LINE.decode(line)
-                except msgspec.MsgspecError:
+                except (msgspec.MsgspecError, RecursionError):
                     parsed = _Line()
                 if parsed.record == "summary":
                     continue
-                if parsed.record == "case" and parsed.status is not None:
+                if parsed.record == "case" and parsed.status == ERROR:
                     dropped += 1
                     continue
             kept.append(line)

@@ -45,11 +45,12 @@ class Tally:
     done: int = 0
     passed: int = 0
     errors: int = 0  # neither passed nor failed: could not be judged
+    disputed: int = 0  # neither passed nor failed: plain pytest passed, the witness did not
     started: float = field(default_factory=time.monotonic)
 
     @property
     def failed(self) -> int:
-        return self.done - self.passed - self.errors
+        return self.done - self.passed - self.errors - self.disputed
 
     @property
     def elapsed(self) -> float:
@@ -82,10 +83,29 @@ def run(
     stop: threading.Event | None = None,
     retry_errors: bool = False,
 ) -> Summary:
-    """Execute `plan` into `plan.out`. Raises Interrupted (file whole, resumable).
+    """Execute `plan` into `plan.out`. Raises Interrupted (file whole, resumable), also
+    for a Ctrl-C or SIGTERM at any point, counting only the cases of the file this run
+    held: none before it had the file's lock (another writer's cases are not its own).
     `retry_errors` (with `resume`): the file's error cases are taken out, with its
-    trailer, and asked again; no other line changes."""
-    stop = stop or threading.Event()
+    trailer, and asked again; no other line changes. Disputed cases stay: their answer
+    passed plain pytest, and asking again would only replace it."""
+    held: list[Tally] = []  # this run's tally, once it holds the file
+    try:
+        return _run(plan, slot, resume, emit, stop or threading.Event(), retry_errors, held)
+    except KeyboardInterrupt:
+        done = held[0].done if held else 0
+        raise Interrupted(plan.out, done, len(plan.pairs)) from None
+
+
+def _run(
+    plan: Plan,
+    slot: Slot,
+    resume: bool,
+    emit: Callable[[events.Event], None],
+    stop: threading.Event,
+    retry_errors: bool,
+    held: list[Tally],
+) -> Summary:
     slot.pace = pace = Pace(plan.concurrency, adaptive=plan.adaptive)
     header = plan.header()
     header.replay_of = slot.replay_of
@@ -102,7 +122,7 @@ def run(
             writer.close()
             raise
         problem = None
-        errors_left = sum(r.errored for r in existing.rows)
+        errors_left = sum(r.errored for r in existing.rows)  # disputed cases stay
         retry = retry_errors and errors_left > 0
         if existing.header is None:
             problem = "cannot resume: not an evalpin run file"
@@ -134,6 +154,8 @@ def run(
         tally = Tally(total=len(plan.pairs), done=len(existing.rows))
         tally.passed = sum(r.passed for r in existing.rows)
         tally.errors = sum(r.errored for r in existing.rows)
+        tally.disputed = sum(r.disputed for r in existing.rows)
+        held.append(tally)
         if trimmed:
             emit(events.WarningEvent(f"trimmed a torn last line ({trimmed} bytes)"))
         if retried:
@@ -162,8 +184,9 @@ def run(
                         "temperature 0: it cannot be pinned by its answers"
                     )
                 )
-        writer.write(header)
         tally = Tally(total=len(plan.pairs))
+        held.append(tally)
+        writer.write(header)
     for warning in slot.warnings:
         emit(events.WarningEvent(warning))
     emit(
@@ -191,6 +214,7 @@ def run(
             tally.done += 1
             tally.passed += record.passed
             tally.errors += record.errored
+            tally.disputed += record.disputed
             now = pace.state()
             emit(
                 events.CaseEvent(
@@ -203,6 +227,7 @@ def run(
                     passed=tally.passed,
                     failed=tally.failed,
                     errors=tally.errors,
+                    disputed=tally.disputed,
                     elapsed=round(tally.elapsed, 3),
                     in_flight=now.in_flight,
                     limit=now.limit,
@@ -231,8 +256,9 @@ def run(
             out=str(plan.out),
             records=summary.records,
             passed=summary.passed,
-            failed=summary.records - summary.passed - summary.errors,
+            failed=summary.records - summary.passed - summary.errors - summary.disputed,
             errors=summary.errors,
+            disputed=summary.disputed,
             seconds=round(tally.elapsed, 3),
             usage=summary.usage,
             rate_limited=final.rate_limited,
@@ -263,7 +289,7 @@ def usage_total(out: Path) -> Usage | None:
                 continue
             try:
                 parsed = _USAGE.decode(line)
-            except msgspec.MsgspecError:
+            except (msgspec.MsgspecError, RecursionError):
                 continue
             if parsed.record == "case" and parsed.usage is not None:
                 total = parsed.usage if total is None else total + parsed.usage
@@ -271,15 +297,17 @@ def usage_total(out: Path) -> Usage | None:
 
 
 def _summary(out: Path, tally: Tally, resumed: int) -> Summary:
+    from evalpin.core.columns import judged
     from evalpin.core.judge import stats
 
     rows = read_run(out).rows
-    rates = stats.pass_rate_by_seed(rows)
+    rates = stats.pass_rate_by_seed(judged(rows))  # error and disputed cases apart
     return Summary(
         finished_at=utc_now(),
         records=len(rows),
         passed=sum(r.passed for r in rows),
         errors=sum(r.errored for r in rows),
+        disputed=sum(r.disputed for r in rows),
         seconds=round(tally.elapsed, 3),
         pass_rate_by_seed={str(s): round(r, 6) for s, r in rates.items()},
         resumed=resumed,

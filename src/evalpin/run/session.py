@@ -18,7 +18,7 @@ from typing import Any
 from evalpin.core.errors import InputError
 from evalpin.core.instrument.fixtures import KIND_CODING, load_fixtures
 from evalpin.core.read.runfile import read_run
-from evalpin.core.records import RunHeader
+from evalpin.core.records import RunHeader, Summary
 from evalpin.run import events
 from evalpin.run.controls import (
     NETWORK_NOT_APPLICABLE,
@@ -188,7 +188,7 @@ def start_run(
     stop = threading.Event()
     restore = _interrupt_on_sigterm()
     try:
-        run(
+        summary = run(
             plan,
             slot,
             resume=request.resume,
@@ -196,9 +196,13 @@ def start_run(
             emit=emit,
             stop=stop,
         )
+        if summary.records == summary.errors:  # not one case judged: the run failed
+            emit(events.FailedEvent(out=str(plan.out), message=_nothing_judged(summary)))
+            return EXIT_FAILED
         return EXIT_DONE
-    except (Interrupted, KeyboardInterrupt):
-        done = len(read_run(plan.out).rows) if plan.out.exists() else 0
+    except (Interrupted, KeyboardInterrupt) as exc:
+        # Only what this run holds: the file may be another writer's (it was refused).
+        done = exc.done if isinstance(exc, Interrupted) else 0
         emit(
             events.InterruptedEvent(
                 out=str(plan.out),
@@ -216,6 +220,17 @@ def start_run(
         if plan.grading is not None:
             plan.grading.close()
         restore()
+
+
+def _nothing_judged(summary: Summary) -> str:
+    """Why a finished run is still a failed one: no case could be judged."""
+    if not summary.records:
+        return "not one case could be judged: the run holds no case"
+    return (
+        f"not one case could be judged: all {summary.records} are error cases (no "
+        "completion, a provider or sandbox error); the file is whole, and "
+        "`evalpin run --resume --retry-errors` asks them again"
+    )
 
 
 def _failure(out: Path, exc: OSError) -> str:

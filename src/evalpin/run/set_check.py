@@ -2,38 +2,33 @@
 
 Coding items: the reference solution (`reference_files:`) must pass, the starting code
 the prompt shows (`starting_files:`) must fail on a test ("each item names a failing
-test", not a static or sandbox error), and an item graded under process isolation must
-get the same grade in-process too, for both. Golden cases: unknown keys, a tool both
-required and forbidden, empty needles, a required phrase the case's own `must_not`
-contains, a required tool the offered `tools` lack.
+test", not a static or sandbox error), and for an item graded under process isolation
+both go through plain pytest and the witness, which must agree: an item whose tests the
+witness cannot carry is named before a night of disputed cases shows it, and so is one
+where the witness passes what plain pytest fails. Golden cases: a tool both required and
+forbidden, empty needles, a required phrase the case's own `must_not` contains, a
+required tool the offered `tools` lack, a case that checks nothing at all (it would pass
+whatever the model answers).
 
-Each item's problems are listed on their own; a problem fails the check, a note (what
-could not be checked) does not, unless `strict`.
+Before those, every problem the loader finds in the set (unknown keys with the nearest
+valid one, duplicate ids, malformed lines or items: what `run`, `hash` and `seal` refuse
+at the first) is listed, each with its line (`invalid`). Each item's problems are listed
+on their own; a problem fails the check, a note (what could not be checked) does not,
+unless `strict`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalpin.core.instrument.fixtures import (
-    ISOLATION_IN_PROCESS,
-    ISOLATION_PROCESS,
-    KIND_CODING,
-    CodingItem,
-    FixtureSet,
-)
-from evalpin.core.reasons import TESTS_FAILED
-
-GOLDEN_KEYS = frozenset(
-    {"id", "user", "require_tools", "forbid_tools", "must_include", "must_not", "tools"}
-    | {"tool_results"}
-)
+from evalpin.core.errors import InputError
+from evalpin.core.instrument.fixtures import KIND_CODING, CodingItem, FixtureSet, GoldenCase
+from evalpin.core.reasons import TAMPERING, TESTS_FAILED, is_disputed
 
 
 @dataclass
@@ -73,11 +68,31 @@ Progress = Callable[[int, int, str], None]  # (item number, items, item id)
 
 
 def check_set(
-    fs: FixtureSet, grade: Grade | None = None, progress: Progress | None = None
+    fs: FixtureSet,
+    grade: Grade | None = None,
+    progress: Progress | None = None,
+    found: Sequence[InputError] = (),
 ) -> CheckReport:
-    """Every item of `fs` checked, in file order."""
+    """Every item of `fs` checked, in file order, after `found`: the problems the loader
+    collected (cases or items it left out). A coding set with any is not run in the
+    sandbox: what its items would do is moot until the set is valid."""
     if fs.kind != KIND_CODING:
-        return CheckReport(str(fs.path), fs.kind, lint_golden(fs.path))
+        reports = lint_golden(fs)
+        # A problem on a loaded case's line (an unknown key) is listed with that case.
+        on_line = {case.line: r for case, r in zip(fs.cases, reports, strict=True)}  # type: ignore[union-attr]
+        rest = []
+        for error in found:
+            report = on_line.get(error.line) if error.line is not None else None
+            if report is None:
+                rest.append(error)
+            else:
+                report.problems.insert(0, f"line {error.line}: {error.message}")
+        head = [invalid(fs.path, rest)] if rest else []
+        return CheckReport(str(fs.path), fs.kind, head + reports)
+    head = [invalid(fs.path, list(found))] if found else []
+    if head:
+        head[0].notes.append("items not run in the sandbox: fix the set's problems first")
+        return CheckReport(str(fs.path), fs.kind, head)
     grade = grade or functools.partial(_sandboxed, allow_network=fs.network_allowed)
     items = []
     for n, item in enumerate(fs.cases, start=1):
@@ -88,21 +103,34 @@ def check_set(
 
 
 def _sandboxed(item: CodingItem, files: dict[str, str], *, allow_network: bool):
+    """Both grades of a `process` item, the witness even after a plain fail."""
     from evalpin.run.sandbox import run_item
 
-    return run_item(item, files, allow_network=allow_network)
+    return run_item(item, files, allow_network=allow_network, always_witness=True)
+
+
+def _last_line(tail: str) -> str:
+    return next((ln.strip()[:120] for ln in reversed(tail.splitlines()) if ln.strip()), "")
 
 
 def _grade_text(outcome) -> str:
     if outcome.passed:
         return "pass"
-    last = next((ln for ln in reversed(outcome.tail.splitlines()) if ln.strip()), "")
-    return "fail (" + " ".join(outcome.reasons) + (f": {last.strip()[:120]}" if last else "") + ")"
+    last = _last_line(outcome.tail)
+    return "fail (" + " ".join(outcome.reasons) + (f": {last}" if last else "") + ")"
+
+
+def _witness_text(outcome, disputed: list[str]) -> str:
+    """What the witness saw: its reason, the tests it failed, or evalpin's last word."""
+    said = " ".join(disputed)
+    if outcome.witness_failed_tests:
+        said += " in " + ", ".join(outcome.witness_failed_tests[:3])
+    last = _last_line(outcome.witness_tail)
+    return said + (f": {last.removeprefix('[evalpin] ')}" if last.startswith("[evalpin]") else "")
 
 
 def check_item(item: CodingItem, grade: Grade) -> ItemReport:
     report = ItemReport(item.id)
-    other = ISOLATION_IN_PROCESS if item.isolation == ISOLATION_PROCESS else None
     for what, files, must_pass in (
         ("reference", item.reference_files, True),
         ("starting code", item.starting_files, False),
@@ -113,70 +141,82 @@ def check_item(item: CodingItem, grade: Grade) -> ItemReport:
             continue
         texts = {name: path.read_text(encoding="utf-8") for name, path in files.items()}
         outcome = grade(item, texts)
-        if must_pass and not outcome.passed:
-            report.problems.append(f"the reference does not pass: {_grade_text(outcome)}")
+        disputed = [r for r in outcome.reasons if is_disputed(r)]
+        own = [r for r in outcome.reasons if r != TAMPERING("witness")]
+        if disputed:  # plain pytest passed it
+            report.problems.append(
+                f"the witness cannot carry the tests: plain pytest passes the {what}, the "
+                f"witness does not ({_witness_text(outcome, disputed)}); a correct answer "
+                "would be disputed (rewrite the test, or mark the item isolation: in-process)"
+            )
+        elif TAMPERING("witness") in outcome.reasons:
+            report.problems.append(
+                f"the witness passes the {what}, which plain pytest fails: "
+                f"{_grade_text(dataclasses.replace(outcome, reasons=own))}"
+            )
+        if must_pass and not outcome.passed and not disputed:
+            report.problems.append(
+                f"the reference does not pass: "
+                f"{_grade_text(dataclasses.replace(outcome, reasons=own))}"
+            )
         if not must_pass:
-            if outcome.passed:
+            if outcome.passed or disputed:
                 report.problems.append(
                     "the starting code passes: no test fails on the code the prompt shows"
                 )
-            elif outcome.reasons != [TESTS_FAILED()]:
-                report.problems.append(
-                    f"the starting code fails by {' '.join(outcome.reasons)}, not on a test"
-                )
-        if other is not None:
-            twin = grade(dataclasses.replace(item, isolation=other), texts)
-            if (twin.passed, twin.reasons) != (outcome.passed, outcome.reasons):
-                report.problems.append(
-                    f"the isolations disagree on the {what}: process {_grade_text(outcome)}, "
-                    f"in-process {_grade_text(twin)}"
-                )
+            elif own != [TESTS_FAILED()]:
+                report.problems.append(f"the starting code fails by {' '.join(own)}, not on a test")
     return report
 
 
 # -- golden sets ------------------------------------------------------------------------
 
 
-def lint_golden(path: Path) -> list[ItemReport]:
-    """The golden file's cases read again line by line (load_fixtures already refused
-    what is malformed: a bad line, a duplicate id), for what loads but cannot be right."""
+def lint_golden(fs: FixtureSet) -> list[ItemReport]:
+    """What loads but cannot be right, per case (the loader already refused what is
+    malformed: a bad line, an unknown key, a duplicate id)."""
     reports = []
-    default_tools: list = []
-    for lineno, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
-        if not raw.strip():
-            continue
-        case = json.loads(raw)
-        if "defaults" in case and "id" not in case:
-            default_tools = case["defaults"].get("tools") or []
-            continue
-        offered_tools = case.get("tools", default_tools)  # as the loader fills them in
-        report = ItemReport(str(case["id"]))
-        problems = report.problems
-        unknown = sorted(set(case) - GOLDEN_KEYS)
-        if unknown:
-            problems.append(f"line {lineno}: unknown key(s) {', '.join(map(repr, unknown))}")
+    for case in fs.cases:
+        assert isinstance(case, GoldenCase)
+        report = ItemReport(case.id)
+        problems, lineno = report.problems, case.line
+        if not (case.require_tools or case.forbid_tools or case.must_include or case.must_not):
+            problems.append(
+                f"line {lineno}: the case checks nothing (no require_tools, forbid_tools, "
+                "must_include or must_not): it passes whatever the model answers"
+            )
         for key in ("require_tools", "forbid_tools", "must_include", "must_not"):
-            if any(not v.strip() for v in case.get(key, [])):
+            if any(not v.strip() for v in getattr(case, key)):
                 problems.append(f"line {lineno}: an empty {key} entry")
-        both = sorted(set(case.get("require_tools", [])) & set(case.get("forbid_tools", [])))
+        both = sorted(set(case.require_tools) & set(case.forbid_tools))
         if both:
             problems.append(f"line {lineno}: {', '.join(both)} both required and forbidden")
-        for good in case.get("must_include", []):
-            for bad in case.get("must_not", []):
+        for good in case.must_include:
+            for bad in case.must_not:
                 if bad.strip() and bad.casefold() in good.casefold():
                     problems.append(
                         f"line {lineno}: must_include {good!r} contains must_not {bad!r}: "
                         "the case can never pass"
                     )
-        offered = {_tool_name(t) for t in offered_tools} - {None}
+        offered = {_tool_name(t) for t in case.tools} - {None}  # the defaults filled in
         if offered:
-            missing = sorted(set(case.get("require_tools", [])) - offered)
+            missing = sorted(set(case.require_tools) - offered)
             if missing:
                 problems.append(
                     f"line {lineno}: requires {', '.join(missing)}, not among the tools offered"
                 )
         reports.append(report)
     return reports
+
+
+def invalid(fs_path: Path, found: list[InputError]) -> ItemReport:
+    """The problems that kept cases or items out of the set (unknown keys, duplicate
+    ids, malformed lines), together under the file's name, each with its line."""
+    report = ItemReport(fs_path.name)
+    for error in found:
+        where = f"line {error.line}: " if error.line is not None else ""
+        report.problems.append(where + error.message)
+    return report
 
 
 def _tool_name(tool: Any) -> str | None:

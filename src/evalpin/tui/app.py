@@ -11,6 +11,7 @@ from textual.screen import Screen
 
 from evalpin.tui.loader import RunSource
 from evalpin.tui.screens.review import ReviewScreen
+from evalpin.tui.widgets.tones import light_theme
 
 
 class EvalpinApp(App[None]):
@@ -61,6 +62,7 @@ class EvalpinApp(App[None]):
         self.cwd = (cwd if cwd is not None else Path.cwd()).resolve()
         self.launch = launch
         self.cursor_blink = cursor_blink
+        self.register_theme(light_theme())
         if theme:
             self.theme = theme
 

@@ -1,5 +1,6 @@
 """The review's progressive loader: read both runs a block at a time, index, join,
-classify, find the causes and judge, posting each step as a message (`tui.messages`).
+classify, find the causes and judge, posting each step as a message (`tui.messages`);
+then follow a run that has no trailer yet as it is written (`Loader._follow`).
 
 It runs in the review screen's thread worker and knows the screen only through what it
 is handed: a `post` callable, the load's generation (messages of a replaced load are
@@ -24,8 +25,9 @@ from evalpin.core.errors import InputError
 from evalpin.core.judge.causes import Cause, find_causes
 from evalpin.core.judge.compare import PIN_KEYS, Diff, pins_equal
 from evalpin.core.judge.verdict import judge
-from evalpin.core.read.formats import RunStream
+from evalpin.core.read.formats import GONE, GREW, SAME, RunStream
 from evalpin.core.read.runfile import RunFile, gc_paused
+from evalpin.core.read.writer_mark import read_mark
 from evalpin.core.records import CaseRow
 from evalpin.core.review import judge_apart
 from evalpin.core.review.case_index import CaseIndex
@@ -36,9 +38,11 @@ from evalpin.tui.messages import (
     CasesReady,
     CausesReady,
     DiffReady,
+    Followed,
     LoadFailed,
     LoadProgress,
     MismatchFound,
+    RunReplaced,
     RunsRead,
     VerdictsReady,
 )
@@ -56,6 +60,7 @@ LOADING_SWITCH_INTERVAL = 0.001
 # and reading goes on even under a held-down key.
 YIELD_AT_MOST = 0.25
 FREEZE_FROM = 20_000
+FOLLOW_EVERY = 0.5  # seconds between looks at a run still being written
 
 
 def freeze_heap(records: int) -> None:
@@ -81,6 +86,12 @@ def as_stream(source: RunSource) -> RunStream:
     if isinstance(source, RunFile):
         return RunStream.of(source)
     return RunStream(source)
+
+
+def _writing(stream: RunStream) -> str | None:
+    """`being written by pid N since T` while the writer its mark names is alive here."""
+    writer = read_mark(stream.path)
+    return writer.said() if writer is not None and writer.alive() else None
 
 
 def differing_pins(lrow: CaseRow, rrow: CaseRow) -> list[tuple[str, str, str]]:
@@ -127,23 +138,26 @@ class Loader:
         interval = sys.getswitchinterval()
         sys.setswitchinterval(min(interval, LOADING_SWITCH_INTERVAL))
         try:
-            self._load(streams, refused, apart)
+            loaded = self._load(streams, refused, apart)
         finally:
             sys.setswitchinterval(interval)
             if apart is not None:
                 apart.kill()  # done, or given up: nothing may outlive the load
+        if loaded:
+            self._follow(streams, refused)
 
-    def _load(self, streams: list[RunStream], refused: bool, apart: JudgeApart | None) -> None:
-        """The body of `run`, with the streams opened and the child started."""
+    def _load(self, streams: list[RunStream], refused: bool, apart: JudgeApart | None) -> bool:
+        """The body of `run`, with the streams opened and the child started: True when
+        it got to the verdicts."""
         post, generation, worker = self.post, self.generation, self.worker
         try:
             with gc_paused():  # the cases it builds are long-lived: no GC passes over them
                 read = self._read(streams, refused)
         except InputError as exc:
             post(LoadFailed(generation, str(exc)))
-            return
+            return False
         if read is None or worker.is_cancelled:
-            return
+            return False
         lrun, rrun, index = read
         runs = [lrun] + ([rrun] if rrun is not None else [])
         # Each step below is long C-level passes that hold the GIL: a key in progress is
@@ -162,7 +176,7 @@ class Loader:
             self.give_way()
             post(DiffReady(generation, diff, diff.key_mismatches() if diff.refused else []))
         if worker.is_cancelled:
-            return
+            return False
         post(LoadProgress(generation, "classifying cases…"))
         self.give_way()
         cases = index.finish(lrun, rrun, diff)
@@ -174,10 +188,83 @@ class Loader:
             post(CausesReady(generation, self._causes(diff)))
         verdicts = apart.verdicts(lambda: worker.is_cancelled) if apart is not None else None
         if worker.is_cancelled:
-            return
+            return False
         if verdicts is None or len(verdicts) != len(runs):
             verdicts = [judge(run) for run in runs]
         post(VerdictsReady(generation, verdicts[0], verdicts[1] if rrun is not None else None))
+        return True
+
+    # -- following a run still being written -----------------------------------------
+
+    def _follow(self, streams: list[RunStream], refused: bool) -> None:
+        """Follow the runs that have no trailer yet, as `tail -f` does: every
+        `FOLLOW_EVERY` seconds (longer when judging the grown runs took long), read the
+        whole lines appended since (`RunStream.follow`: from the last byte read, never
+        the file again), judge the runs as they now are and post it; say who writes them
+        (the writer's mark, while that process lives). Stops once every trailer landed,
+        when the pair is replaced (the worker cancelled) or a file was rewritten."""
+        if not any(s.followable for s in streams):
+            return
+        post, generation = self.post, self.generation
+        told: list[str | None] | None = None
+        wait = FOLLOW_EVERY
+        while True:
+            following = any(s.followable for s in streams)
+            writers = [_writing(s) if s.followable else None for s in streams]
+            if writers != told or not following:
+                post(Followed(generation, writers, following))
+                told = writers
+            if not following or self._sleep(wait):
+                return
+            try:
+                found = [s.follow() if s.followable else SAME for s in streams]
+            except InputError as exc:
+                post(LoadFailed(generation, str(exc)))
+                return
+            if GONE in found:
+                post(RunReplaced(generation))
+                return
+            if GREW in found:
+                started = time.perf_counter()
+                self._judge_again(streams, refused)
+                wait = max(FOLLOW_EVERY, 4 * (time.perf_counter() - started))
+
+    def _sleep(self, seconds: float) -> bool:
+        """Wait, looking at the worker now and then: True when it was cancelled."""
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            if self.worker.is_cancelled:
+                return True
+            time.sleep(min(0.05, max(0.0, end - time.perf_counter())))
+        return self.worker.is_cancelled
+
+    def _judge_again(self, streams: list[RunStream], refused: bool) -> None:
+        """The grown runs as a load ends: joined, classified and judged anew from the
+        rows in memory (a new table: the one on screen is never changed under it)."""
+        post, generation = self.post, self.generation
+        lrun = streams[0].run
+        rrun = streams[1].run if len(streams) > 1 else None
+        assert lrun is not None
+        index = CaseIndex(pair=rrun is not None)
+        if refused:
+            index.refuse()
+        # Each step holds the GIL a while on a big pair: a key in progress is answered first.
+        self.give_way()
+        diff = index.join(lrun, rrun) if rrun is not None else None
+        self.give_way()
+        cases = index.finish(lrun, rrun, diff)
+        cases.prepare()
+        post(RunsRead(generation, lrun, rrun))
+        if diff is not None:
+            post(DiffReady(generation, diff, diff.key_mismatches() if diff.refused else []))
+        post(CasesReady(generation, cases, followed=True))
+        if diff is not None:
+            self.give_way()
+            post(CausesReady(generation, self._causes(diff)))
+        self.give_way()
+        left = judge(lrun)
+        self.give_way()
+        post(VerdictsReady(generation, left, judge(rrun) if rrun is not None else None))
 
     def _read(
         self, streams: list[RunStream], refused: bool

@@ -75,9 +75,11 @@ class MismatchFound(LoaderMessage):
 
 @dataclass
 class CasesReady(LoaderMessage):
-    """Every case listed and navigable."""
+    """Every case listed and navigable. `followed`: the table of a run that grew while
+    followed (the cursor stays on its case, the filter and search as they are)."""
 
     cases: CaseTable
+    followed: bool = False
 
 
 @dataclass
@@ -93,6 +95,21 @@ class VerdictsReady(LoaderMessage):
 
     left: Verdict
     right: Verdict | None
+
+
+@dataclass
+class Followed(LoaderMessage):
+    """A run without its trailer is followed as it is written: per side, who writes it
+    (`being written by pid N since T`, None: no live writer), and whether the loader
+    still follows (False once every trailer landed)."""
+
+    writers: list[str | None]
+    following: bool
+
+
+@dataclass
+class RunReplaced(LoaderMessage):
+    """A followed file was replaced or cut short (`--resume` rewrites it): read anew."""
 
 
 @dataclass

@@ -65,7 +65,10 @@ def diff_cmd(
     instrument; none there is a refusal naming what changed).
 
     Exit 0: nothing moved. 1: silent regressions (a pass flip or a digest change).
-    2: refused, the triples differ (an instrument change, not a prompt regression).
+    2: refused, the triples differ (an instrument change, not a prompt regression), or
+    the runs' own pins do (other fixture sets, graders or slots), shared cases or not.
+    4: nothing compared: the pins agree but no (case, seed) was judged on both sides
+    (a side with no cases, no shared case, only error cases).
     """
     from evalpin.cli import render_diff
     from evalpin.core.judge.report import attach_notes
@@ -99,10 +102,12 @@ def diff_cmd(
     if artifact is not None:
         click.echo("note: runs are comparable; no backend-delta artifact written", err=True)
     if as_json:
+        if report.nothing is not None:
+            click.echo(report.headline(), err=True)
         emit_json(report.to_json())
     else:
         render_diff.print_diff(report, limit)
-    sys.exit(1 if report.movements else 0)
+    sys.exit(report.exit_code)
 
 
 def _notes(run: Path, notes_file: Path | None):

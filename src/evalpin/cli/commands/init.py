@@ -75,10 +75,25 @@ class Outcome:
     made: list[str]
 
 
+def file_mode() -> int:
+    """The mode a new file gets here, as `open` would give it: 0o666 less the umask
+    (read without changing it where /proc says it; else set back at once)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            umask = next(int(row.split()[1], 8) for row in fh if row.startswith("Umask:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        umask = os.umask(0o022)
+        os.umask(umask)
+    return 0o666 & ~umask
+
+
 def _link_new(dest: Path, data: bytes) -> bool:
-    """Create `dest` with `data` unless something is there already (True: written)."""
+    """Create `dest` with `data` unless something is there already (True: written).
+    The file gets the mode the umask gives (`mkstemp` makes its files 0600, and the
+    link keeps that mode: a CI file or a README nobody else could read)."""
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, file_mode())
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         try:

@@ -30,17 +30,18 @@ def review_cmd(
     """Open the review TUI: LEFT (earlier) beside RIGHT (newer), or one run alone.
 
     With no argument: the newest run in ./runs beside the newest earlier run on the same
-    fixture set; where ./runs holds no run, the bundled demo. A file that is no run, or
+    fixture set; where ./runs holds no run, the bundled demo. A folder alone (`evalpin
+    review runs/`): its newest pair, chosen the same way. A file that is no run, or
     whose first block cannot be read, exits 3 before any screen opens; the rest is read
     behind the first screen of cases, and a bad line further on is reported there.
     """
-    from evalpin.core.read.discovery import pair_to_review
+    from evalpin.core.read.discovery import review_pair
     from evalpin.core.read.formats import RunStream
+    from evalpin.core.sanitize import inert_line
 
-    if left is None:
-        left, right, note = pair_to_review(Path("runs"))
-        if note:
-            click.echo(note, err=True)
+    left, right, note = review_pair(left, right)
+    if note:
+        click.echo(inert_line(note), err=True)
     streams = [RunStream(path, options) for path in (left, right) if path is not None]
     for stream in streams:
         stream.step()

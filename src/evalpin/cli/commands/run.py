@@ -113,8 +113,9 @@ def run_cmd(
 ) -> None:
     """Run a fixture set against a model slot and record a pinned run file.
 
-    Exit 0 when the run finished, 1 when it failed to run, 130 when interrupted (the
-    file stays whole: finish it with --resume --out FILE).
+    Exit 0 when the run finished, 1 when it failed to run (not one case could be
+    judged counts: every request failed), 130 when interrupted (the file stays whole:
+    finish it with --resume --out FILE).
     """
     from evalpin.cli.render_run import RunDisplay
 

@@ -87,10 +87,14 @@ def serve_cmd(
     is loopback; elsewhere it is off, the screen says so, and the served app gets no
     secret from the environment.
     """
+    from evalpin.core.read.discovery import review_pair
     from evalpin.core.read.runfile import read_run
 
     if len(runs) > 2:
         raise click.UsageError("at most two runs: LEFT [RIGHT]")
+    if len(runs) == 1 and runs[0].is_dir():  # a folder alone: its newest pair, as `review`
+        left, right, _ = review_pair(runs[0], None)
+        runs = (left,) if right is None else (left, right)
     for path in runs:
         read_run(path)  # a bad file exits 3 here, not in a browser tab
     try:
@@ -118,7 +122,7 @@ def serve_cmd(
         click.echo(f"serving without a token: anyone on this machine can open {shown}", err=True)
     else:
         click.echo(f"open http://{shown}:{port}/?token={token}", err=True)
-    access = Access(token, max_sessions=max_sessions, idle_s=idle_s)
+    access = Access(token, max_sessions=max_sessions, idle_s=idle_s, host=host, port=port)
     GuardedServer(
         review_command(runs, launch=loopback),
         host=host,

@@ -8,6 +8,12 @@ every file it references, so editing a test file moves the hash.
 A golden file may open with one `{"defaults": {"tools": [..], "tool_results": {..}}}`
 line: every case gets them (its own keys win), and its hash is taken over the case as it
 is run, so a case the defaults do not touch keeps the common recipe byte for byte.
+
+Both formats are closed (`core/schema.py`): a key the format does not list is refused
+with its line and the nearest valid key; keys of one's own start with `x-` and are
+hashed with the rest. Reading is bounded (`core/bounded.py`): size, nesting depth. A
+`Problems` that collects (`evalpin check`) gets every problem of the set instead of the
+first: a case or item with a problem is then left out of the set returned.
 """
 
 from __future__ import annotations
@@ -15,13 +21,29 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalpin.core.bounded import (
+    MAX_CONFIG_BYTES,
+    MAX_FIXTURE_BYTES,
+    NOT_TEXT,
+    TOO_DEEP,
+    YamlDoc,
+    has_surrogates,
+    json_too_deep,
+    read_bounded,
+    too_big,
+    yaml_document,
+)
 from evalpin.core.errors import InputError
-from evalpin.core.files import not_utf8, read_input
+from evalpin.core.files import not_utf8
 from evalpin.core.instrument.pins import dataset_hash
+from evalpin.core.schema import Problems
 
 KIND_GOLDEN = "golden"
 KIND_CODING = "coding"
@@ -122,25 +144,69 @@ class FixtureSet:
         return "allowed" if self.network_allowed else "forbidden"
 
 
-def load_fixtures(path: str | Path) -> FixtureSet:
-    """Load a golden JSONL or coding YAML file; the kind is told by its suffix."""
+def load_fixtures(path: str | Path, problems: Problems | None = None) -> FixtureSet:
+    """Load a golden JSONL or coding YAML file; the kind is told by its suffix.
+
+    InputError at the first problem; with a collecting `problems`, only for the file
+    as a whole (unreadable, too large, not the format), the rest kept in `problems`."""
     p = Path(path)
-    data = read_input(path, folder="is a directory, not a fixture file")
+    coding = p.suffix.lower() in (".yaml", ".yml")
+    limit = MAX_CONFIG_BYTES if coding else MAX_FIXTURE_BYTES
+    data = read_bounded(path, limit, folder="is a directory, not a fixture file")
     if not data.strip():
         raise InputError(path, "empty file")
-    if p.suffix.lower() in (".yaml", ".yml"):
-        return _load_coding(p, data)
-    return _load_golden(p, data)
+    problems = problems if problems is not None else Problems(p)
+    if coding:
+        return _load_coding(p, data, problems)
+    return _load_golden(p, data, problems)
 
 
 # -- golden JSONL -------------------------------------------------------------------
 
 _LIST_KEYS = ("require_tools", "forbid_tools", "must_include", "must_not")
+# Every key a golden case may hold (beside `x-` keys of one's own: core/schema.py).
+GOLDEN_KEYS = frozenset({"id", "user", *_LIST_KEYS, "tools", "tool_results"})
 # What a set-level `{"defaults": {...}}` line (before the first case) may give every case.
 _DEFAULT_KEYS = frozenset({"tools", "tool_results"})
 
 
-def _load_golden(path: Path, data: bytes) -> FixtureSet:
+def _golden_line(path: Path, raw: bytes, lineno: int) -> Any:
+    """One line of a golden file as JSON: UTF-8, within the depth limit, text."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        raise InputError(path, not_utf8(raw, bad), lineno) from None
+    if json_too_deep(raw):
+        raise InputError(path, TOO_DEEP, lineno)
+    try:
+        value = json.loads(text, object_pairs_hook=_once)
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"not JSON: {exc.msg} at column {exc.colno}", lineno) from None
+    except _Twice as twice:
+        msg = f"duplicate key {twice.args[0]!r}: JSON keeps the last one written, silently"
+        raise InputError(path, msg, lineno) from None
+    except RecursionError:  # pragma: no cover - refused above
+        raise InputError(path, TOO_DEEP, lineno) from None
+    if b"\\u" in raw and has_surrogates(value):  # only an escape can make one
+        raise InputError(path, NOT_TEXT, lineno)
+    return value
+
+
+class _Twice(ValueError):
+    """A key written twice in one JSON object."""
+
+
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are each written once (else `_Twice`)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _Twice(key)
+        out[key] = value
+    return out
+
+
+def _load_golden(path: Path, data: bytes, problems: Problems) -> FixtureSet:
     cases: list[GoldenCase] = []
     seen: dict[str, int] = {}
     defaults: dict[str, Any] = {}
@@ -148,27 +214,29 @@ def _load_golden(path: Path, data: bytes) -> FixtureSet:
         if not raw.strip():
             continue
         try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as bad:
-            raise InputError(path, not_utf8(raw, bad), lineno) from None
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(path, f"not JSON: {exc.msg} at column {exc.colno}", lineno) from None
-        except RecursionError:
-            raise InputError(path, "JSON nested too deeply", lineno) from None
-        if isinstance(obj, dict) and "defaults" in obj and "id" not in obj:
-            if cases or defaults:
-                msg = "a 'defaults' line must come once, before the first case"
-                raise InputError(path, msg, lineno)
-            defaults = _defaults(path, obj, lineno)
+            obj = _golden_line(path, raw, lineno)
+            if isinstance(obj, dict) and "defaults" in obj and "id" not in obj:
+                if cases or defaults or seen:
+                    msg = "a 'defaults' line must come once, before the first case"
+                    raise InputError(path, msg, lineno)
+                defaults = _defaults(path, obj, lineno, problems)
+                continue
+            case = _golden_case(path, _with_defaults(obj, defaults), lineno, problems)
+        except InputError as exc:
+            problems.error(exc)
             continue
-        case = _golden_case(path, _with_defaults(obj, defaults), lineno)
         if case.id in seen:
             msg = f"duplicate case id {case.id!r} (first on line {seen[case.id]})"
-            raise InputError(path, msg, lineno)
+            problems.add(msg, lineno)
+            continue
         seen[case.id] = lineno
         cases.append(case)
+    if not cases:  # not a set at all (a run file, say): unreadable as one, even for check
+        if problems.found:
+            first = problems.found[0]
+            msg = f"not a golden set: no line is a case (the first problem: {first.message})"
+            raise InputError(path, msg, first.line)
+        raise InputError(path, "not a golden set: no line is a case")
     return FixtureSet(
         path=path,
         kind=KIND_GOLDEN,
@@ -180,10 +248,12 @@ def _load_golden(path: Path, data: bytes) -> FixtureSet:
     )
 
 
-def _golden_case(path: Path, obj: Any, lineno: int) -> GoldenCase:
+def _golden_case(path: Path, obj: Any, lineno: int, problems: Problems) -> GoldenCase:
     if not isinstance(obj, dict):
         raise InputError(path, "case is not a JSON object", lineno)
     case_id = obj.get("id")
+    shown = f"case {case_id!r}: " if isinstance(case_id, str) and case_id else ""
+    problems.keys(obj, GOLDEN_KEYS, lineno, shown)
     if not isinstance(case_id, str) or not case_id:
         raise InputError(path, "case needs a non-empty string 'id'", lineno)
     if not isinstance(obj.get("user"), str):
@@ -212,15 +282,13 @@ def _golden_case(path: Path, obj: Any, lineno: int) -> GoldenCase:
     )
 
 
-def _defaults(path: Path, obj: dict[str, Any], lineno: int) -> dict[str, Any]:
+def _defaults(path: Path, obj: dict[str, Any], lineno: int, problems: Problems) -> dict[str, Any]:
     """The set-level defaults line: `{"defaults": {"tools": [..], "tool_results": {..}}}`."""
     defaults = obj["defaults"]
-    if set(obj) != {"defaults"} or not isinstance(defaults, dict):
+    problems.keys(obj, {"defaults"}, lineno, "a defaults line: ")
+    if not isinstance(defaults, dict):
         raise InputError(path, 'a defaults line is exactly {"defaults": {...}}', lineno)
-    unknown = sorted(set(defaults) - _DEFAULT_KEYS)
-    if unknown:
-        msg = f"defaults may give only tools and tool_results, not {unknown[0]!r}"
-        raise InputError(path, msg, lineno)
+    problems.keys(defaults, _DEFAULT_KEYS, lineno, "defaults (tools, tool_results): ")
     if not isinstance(defaults.get("tools", []), list):
         raise InputError(path, "defaults: 'tools' must be a list", lineno)
     problem = _tool_results_problem(defaults.get("tool_results", {}))
@@ -261,29 +329,6 @@ def _tool_results_problem(value: Any) -> str | None:
 # -- coding YAML --------------------------------------------------------------------
 
 
-def yaml_document(path: Path, data: bytes, what: str = "fixture files") -> Any:
-    """Parse with `yaml.safe_load`, after refusing aliases (the billion-laughs shape)."""
-    import yaml  # imported here: only YAML inputs pay for it
-
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as bad:
-        line = data[: bad.start].count(b"\n") + 1
-        raise InputError(path, not_utf8(data, bad), line) from None
-    try:
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
-            if isinstance(event, yaml.AliasEvent):
-                line = event.start_mark.line + 1
-                raise InputError(path, f"YAML aliases are not allowed in {what}", line)
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise InputError(
-            path, f"invalid YAML: {problem}", mark.line + 1 if mark else None
-        ) from None
-
-
 def _plain(value: Any) -> Any:
     """YAML timestamps become ISO strings so the document hashes like JSON."""
     if isinstance(value, dict):
@@ -308,36 +353,60 @@ def contained(base: Path, rel: Any, path: Path, what: str) -> Path:
     return target
 
 
-def _load_coding(path: Path, data: bytes) -> FixtureSet:
-    doc = _plain(yaml_document(path, data))
+# Every key a coding set may hold at its top level, and in each item (beside `x-` keys).
+CODING_KEYS = frozenset(
+    {"schema", "dataset_id", "dataset_version", "frozen_at", "holdout_policy", "network"}
+    | {"items"}
+)
+ITEM_KEYS = frozenset(
+    {"id", "language", "prompt_file", "test_file", "timeout_s", "forbidden_imports"}
+    | {"expected_files", "isolation", "memory_mb", "reference_files", "starting_files"}
+)
+
+
+def _load_coding(path: Path, data: bytes, problems: Problems) -> FixtureSet:
+    parsed = yaml_document(path, data, "fixture files")
+    doc = _plain(parsed.value)
     if not isinstance(doc, dict):
-        raise InputError(path, "expected a mapping at the top level")
+        raise InputError(path, "expected a mapping at the top level", parsed.line())
     if doc.get("schema") != CODING_SCHEMA:
-        raise InputError(path, f"schema must be {CODING_SCHEMA!r}, got {doc.get('schema')!r}")
+        msg = f"schema must be {CODING_SCHEMA!r}, got {doc.get('schema')!r}"
+        raise InputError(path, msg, parsed.line("schema"))
+    problems.keys(doc, CODING_KEYS, lines={k: parsed.line(k) for k in doc})
     for key in ("dataset_id", "dataset_version"):
         if not isinstance(doc.get(key), str | int | float) or doc.get(key) == "":
-            raise InputError(path, f"'{key}' is required")
+            problems.add(f"'{key}' is required", parsed.line(key))
     network = doc.get("network", "forbidden")
     if network not in ("allowed", "forbidden"):
-        raise InputError(path, f"'network' must be 'allowed' or 'forbidden', got {network!r}")
+        msg = f"'network' must be 'allowed' or 'forbidden', got {network!r}"
+        problems.add(msg, parsed.line("network"))
     items = doc.get("items")
     if not isinstance(items, list) or not items:
-        raise InputError(path, "'items' must be a non-empty list")
+        problems.add("'items' must be a non-empty list", parsed.line("items"))
+        items = items if isinstance(items, list) else []
     base = path.parent
     cases: list[CodingItem] = []
-    seen: set[str] = set()
+    seen: dict[str, int | None] = {}
     files = {path.name: dataset_hash(data)}
     for n, item in enumerate(items, start=1):
-        case = _coding_item(path, base, item, n, files)
+        at = _ItemLines(parsed, n - 1)
+        try:
+            case = _coding_item(path, base, item, n, files, at, problems)
+        except InputError as exc:
+            problems.error(exc if exc.line is not None else InputError(path, exc.message, at()))
+            continue
         if case.id in seen:
-            raise InputError(path, f"duplicate item id {case.id!r}")
-        seen.add(case.id)
+            first = seen[case.id]
+            msg = f"duplicate item id {case.id!r}" + (f" (first on line {first})" if first else "")
+            problems.add(msg, at("id"))
+            continue
+        seen[case.id] = at("id")
         cases.append(case)
     return FixtureSet(
         path=path,
         kind=KIND_CODING,
-        dataset_id=str(doc["dataset_id"]),
-        dataset_version=str(doc["dataset_version"]),
+        dataset_id=str(doc.get("dataset_id")),
+        dataset_version=str(doc.get("dataset_version")),
         dataset_hash=dataset_hash(data),
         cases=cases,
         frozen_at=_opt_str(doc.get("frozen_at")),
@@ -345,6 +414,28 @@ def _load_coding(path: Path, data: bytes) -> FixtureSet:
         network_allowed=network == "allowed",
         files=files,
     )
+
+
+@dataclass(frozen=True)
+class _ItemLines:
+    """The lines of one item of `items`: its own (no key), or one of its keys'."""
+
+    doc: YamlDoc
+    index: int
+
+    def __call__(self, *keys: str) -> int | None:
+        return self.doc.line("items", self.index, *keys)
+
+
+@contextmanager
+def _line(line: int | None) -> Iterator[None]:
+    """An InputError raised inside, without a line of its own, gets `line`."""
+    try:
+        yield
+    except InputError as exc:
+        if exc.line is not None or line is None:
+            raise
+        raise InputError(exc.path, exc.message, line) from None
 
 
 def _opt_str(value: Any) -> str | None:
@@ -359,7 +450,11 @@ def _str_list(path: Path, item_id: str, item: dict, key: str) -> list[str]:
 
 
 def _read(path: Path, file: Path, what: str) -> bytes:
+    """A file an item references, whole (it is hashed), within the fixture size cap."""
     try:
+        size = file.stat().st_size
+        if size > MAX_FIXTURE_BYTES:
+            raise InputError(path, f"{what}: {too_big(size, MAX_FIXTURE_BYTES)}")
         return file.read_bytes()
     except OSError as exc:
         raise InputError(path, f"{what} cannot be read: {exc.strerror or exc}") from None
@@ -382,44 +477,70 @@ def _file_map(path: Path, base: Path, item: dict, key: str, expected: list[str])
     return files
 
 
-def _coding_item(path: Path, base: Path, item: Any, n: int, envelope: dict[str, str]) -> CodingItem:
+def _coding_item(
+    path: Path,
+    base: Path,
+    item: Any,
+    n: int,
+    envelope: dict[str, str],
+    at: _ItemLines,
+    problems: Problems,
+) -> CodingItem:
     if not isinstance(item, dict):
-        raise InputError(path, f"item {n} is not a mapping")
+        raise InputError(path, f"item {n} is not a mapping", at())
     item_id = item.get("id")
+    shown = f"item {item_id!r}: " if isinstance(item_id, str) and item_id else f"item {n}: "
+    problems.keys(item, ITEM_KEYS, at(), shown, {k: at(k) for k in item if isinstance(k, str)})
     if not isinstance(item_id, str) or not item_id:
-        raise InputError(path, f"item {n} needs a non-empty string 'id'")
+        raise InputError(path, f"item {n} needs a non-empty string 'id'", at())
     where = f"item {item_id!r}:"
-    prompt = contained(base, item.get("prompt_file"), path, f"{where} prompt_file")
-    test = contained(base, item.get("test_file"), path, f"{where} test_file")
+    with _line(at("prompt_file")):
+        prompt = contained(base, item.get("prompt_file"), path, f"{where} prompt_file")
+    with _line(at("test_file")):
+        test = contained(base, item.get("test_file"), path, f"{where} test_file")
     for what, file in (("prompt_file", prompt), ("test_file", test)):
         if not file.is_file():
-            raise InputError(path, f"{where} {what} {item[what]!r} does not exist")
+            raise InputError(path, f"{where} {what} {item[what]!r} does not exist", at(what))
     timeout = item.get("timeout_s")
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-        raise InputError(path, f"{where} 'timeout_s' must be a positive number")
-    expected = _str_list(path, item_id, item, "expected_files")
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
+        raise InputError(path, f"{where} 'timeout_s' must be a positive number", at("timeout_s"))
+    with _line(at("expected_files")):
+        expected = _str_list(path, item_id, item, "expected_files")
     if not expected:
-        raise InputError(path, f"{where} 'expected_files' must name at least one file")
+        msg = f"{where} 'expected_files' must name at least one file"
+        raise InputError(path, msg, at("expected_files"))
     from evalpin.core.instrument.graders.surface import reserved_name  # the grader owns the rule
 
-    for name in expected:
+    for k, name in enumerate(expected):
+        line = at("expected_files", k)
         if Path(name).is_absolute() or ".." in Path(name).parts or name.startswith("~"):
-            raise InputError(path, f"{where} expected file {name!r} must stay in the work folder")
+            msg = f"{where} expected file {name!r} must stay in the work folder"
+            raise InputError(path, msg, line)
         if reserved_name(name, test.name):
-            raise InputError(
-                path, f"{where} expected file {name!r} is reserved: a model may never write it"
-            )
+            msg = f"{where} expected file {name!r} is reserved: a model may never write it"
+            raise InputError(path, msg, line)
     language = item.get("language")
     if not isinstance(language, str) or not language:
-        raise InputError(path, f"{where} 'language' is required")
+        raise InputError(path, f"{where} 'language' is required", at("language"))
     isolation = item.get("isolation", ISOLATION_PROCESS)
     if isolation not in (ISOLATION_PROCESS, ISOLATION_IN_PROCESS):
-        raise InputError(path, f"{where} 'isolation' must be 'process' or 'in-process'")
+        msg = f"{where} 'isolation' must be 'process' or 'in-process'"
+        raise InputError(path, msg, at("isolation"))
     memory_mb = item.get("memory_mb", DEFAULT_MEMORY_MB)
     if isinstance(memory_mb, bool) or not isinstance(memory_mb, int) or memory_mb < 16:
-        raise InputError(path, f"{where} 'memory_mb' must be a whole number of MiB, at least 16")
-    reference = _file_map(path, base, item, "reference_files", expected)
-    starting = _file_map(path, base, item, "starting_files", expected)
+        msg = f"{where} 'memory_mb' must be a whole number of MiB, at least 16"
+        raise InputError(path, msg, at("memory_mb"))
+    with _line(at("reference_files")):
+        reference = _file_map(path, base, item, "reference_files", expected)
+    with _line(at("starting_files")):
+        starting = _file_map(path, base, item, "starting_files", expected)
+    with _line(at("forbidden_imports")):
+        forbidden = _str_list(path, item_id, item, "forbidden_imports")
     referenced = {item["prompt_file"]: prompt, item["test_file"]: test}
     referenced |= {str(item["reference_files"][n]): f for n, f in reference.items()}
     referenced |= {str(item["starting_files"][n]): f for n, f in starting.items()}
@@ -435,7 +556,7 @@ def _coding_item(path: Path, base: Path, item: Any, n: int, envelope: dict[str, 
         prompt_file=prompt,
         test_file=test,
         timeout_s=float(timeout),
-        forbidden_imports=_str_list(path, item_id, item, "forbidden_imports"),
+        forbidden_imports=forbidden,
         expected_files=expected,
         fixture_hash=case_hash({**item, "referenced_files_sha256": files}),
         isolation=isolation,

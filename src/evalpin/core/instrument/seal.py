@@ -36,9 +36,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalpin.core.bounded import MAX_FIXTURE_BYTES, NOT_TEXT, has_surrogates, read_bounded
 from evalpin.core.errors import InputError
-from evalpin.core.files import not_utf8, read_input, write_atomic
+from evalpin.core.files import not_utf8, write_atomic
 from evalpin.core.instrument.fixtures import FixtureSet, envelope_hash
+from evalpin.core.schema import unknown_key
 
 LOCK_FORMAT = "evalpin-lock/v1"
 LOCK_SUFFIX = ".lock"
@@ -59,6 +61,16 @@ _HEADER = (
     ("dataset_version", True),
     ("frozen_at", True),
 )
+# Every key a lock's lines start with, in order: a line with another is named.
+LOCK_KEYS = (
+    "format",
+    *(key for key, _ in _HEADER),
+    "envelope_hash",
+    "file",
+    "case",
+    "end",
+)
+_WORD = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*)(?::|\s|$)")
 # Unicode categories written as escapes: controls, format (bidi, zero-width), line and
 # paragraph separators, surrogates, private use, unassigned; and every space but U+0020.
 _UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Zs", "Cs", "Co", "Cn"})
@@ -213,6 +225,8 @@ def _string(path: Path, text: str, lineno: int, what: str, nullable: bool) -> tu
         raise InputError(path, f"{what} is not a valid JSON string: {exc.msg}", lineno) from None
     if not isinstance(value, str):  # pragma: no cover - a '"' always opens a string
         raise InputError(path, f"{what} must be a JSON string", lineno)
+    if has_surrogates(value):
+        raise InputError(path, f"{what}: {NOT_TEXT}", lineno)
     return value, text[end:]
 
 
@@ -221,8 +235,9 @@ def read_lock(path: Path, fs: FixtureSet | None = None) -> Lock:
     path = Path(path)
     if path.is_symlink():
         raise InputError(path, "lock is a symlink; a lock is a plain file beside its set")
-    data = read_input(
+    data = read_bounded(
         path,
+        MAX_FIXTURE_BYTES,
         folder="lock is a directory, not a file",
         missing="no such lock file",
         unreadable="cannot read lock",
@@ -267,7 +282,7 @@ def _parse(path: Path, text: str) -> Lock:
             raise InputError(path, f"truncated lock: no '{key}:' line", n + 1)
         line, prefix = lines[n], f"{key}: "
         if not line.startswith(prefix):
-            raise InputError(path, f"expected '{key}:' here", n + 1)
+            raise _not_here(path, line, n + 1, f"'{key}:'")
         value, rest = _string(path, line[len(prefix) :], n + 1, key, nullable)
         if rest:
             raise InputError(path, f"unexpected text after {key}", n + 1)
@@ -275,8 +290,10 @@ def _parse(path: Path, text: str) -> Lock:
             raise InputError(path, f"{key} is empty", n + 1)
         header[key] = value
         n += 1
-    if n >= len(lines) or not lines[n].startswith("envelope_hash: "):
+    if n >= len(lines):
         raise InputError(path, "truncated lock: no 'envelope_hash:' line", n + 1)
+    if not lines[n].startswith("envelope_hash: "):
+        raise _not_here(path, lines[n], n + 1, "'envelope_hash:'")
     locked_envelope = lines[n][len("envelope_hash: ") :]
     if not _HEX[64].fullmatch(locked_envelope):
         raise InputError(path, "envelope_hash must be 64 lowercase hex digits", n + 1)
@@ -289,7 +306,7 @@ def _parse(path: Path, text: str) -> Lock:
         raise InputError(path, "truncated lock: no closing 'end' line", n + 1)
     end = _END.fullmatch(lines[n])
     if not end:
-        raise InputError(path, "expected a file, case or closing 'end N files M cases' line", n + 1)
+        raise _not_here(path, lines[n], n + 1, "a file, case or closing 'end N files M cases' line")
     if (int(end[1]), int(end[2])) != (len(files), len(cases)):
         msg = (
             f"truncated lock: its end line counts {end[1]} files {end[2]} cases, "
@@ -310,6 +327,19 @@ def _parse(path: Path, text: str) -> Lock:
         cases=cases,
         **header,
     )
+
+
+def _not_here(path: Path, line: str, lineno: int, expected: str) -> InputError:
+    """A line that is not the one expected: named as an unknown key (with the nearest
+    of the lock's keys) when it starts with a word that is none of them."""
+    word = _WORD.match(line)
+    if word and word[1] not in LOCK_KEYS:
+        return InputError(
+            path,
+            f"{unknown_key(word[1], LOCK_KEYS, extensions=False)}; expected {expected} here",
+            lineno,
+        )
+    return InputError(path, f"expected {expected} here", lineno)
 
 
 def _entries(path: Path, lines: list[str], n: int, word: str, size: int) -> dict:

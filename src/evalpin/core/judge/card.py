@@ -17,7 +17,7 @@ from pathlib import Path
 from evalpin.core.files import write_atomic
 from evalpin.core.judge.mcnemar import p_text
 from evalpin.core.judge.paired import PairedStats
-from evalpin.core.judge.verdict import PUBLISHABLE, Verdict
+from evalpin.core.judge.verdict import NOTHING_JUDGED, PUBLISHABLE, Verdict
 from evalpin.core.read.rundata import RunFile
 from evalpin.core.reasons import is_static
 from evalpin.core.sanitize import inert_line
@@ -113,10 +113,13 @@ def render_card(
     for seed, rate in verdict.pass_rate_by_seed.items():
         lines.append(f"| {'-' if seed is None else seed} | {rate:.3f} |")
     stability = "UNSTABLE" if verdict.unstable else "stable"
-    lines += [
-        "",
-        f"Spread across seeds: {verdict.spread:.3f} (band {verdict.band:.3f}, {stability}).",
-    ]
+    if verdict.nothing_judged:
+        lines += ["", f"{NOTHING_JUDGED[0].upper()}{NOTHING_JUDGED[1:]}."]
+    else:
+        lines += [
+            "",
+            f"Spread across seeds: {verdict.spread:.3f} (band {verdict.band:.3f}, {stability}).",
+        ]
     if verdict.power is not None:
         lines += ["", f"Sensitivity: {_md(verdict.power.mde_text())}."]
     if paired is not None:

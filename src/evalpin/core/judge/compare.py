@@ -7,6 +7,11 @@ triple that cannot be established cannot be shown identical. When any common cas
 fails the check the whole comparison is refused; the per-case picture survives only as
 a `backend_delta`, never as regressions or fixes.
 
+The runs' own pins decide first (`run_mismatches`): two runs whose headers (or, without
+one, whose every case) name another fixture set, grader version, slot label or slot
+settings digest are refused even when they share no case, so a golden set beside a
+coding set is never "no movement".
+
 The slot's settings digest (`slot_settings`: its model and sampling, or the sha256 of
 the agent code a command slot runs) is checked like a reported model: a label whose
 digest moved was re-pointed. It is an identity check beside the triple, not part of it:
@@ -27,19 +32,21 @@ from typing import Any, NamedTuple
 
 from evalpin.core.columns import MIXED, Columns, lone
 from evalpin.core.instrument.pins import probe_split
+from evalpin.core.read.discovery import header_pins, pins_mismatch
 from evalpin.core.read.rundata import TRIPLE, RunFile, gc_paused
 from evalpin.core.records import CaseRow
 from evalpin.core.shared_pins import PINS
 
 REGRESSED, FIXED, DRIFT = "regressed", "fixed", "drift"
-# Moves into and out of error (a case that could not be judged on one side): their own
-# kind, never a regression or a fix, since one side has no grade.
-ERRORED, RECOVERED = "errored", "recovered"
-KINDS = (REGRESSED, FIXED, DRIFT, ERRORED, RECOVERED)
+# Moves into error and into dispute (a case that could not be judged, or that plain
+# pytest passed and the witness did not, on the right) and out of either (recovered):
+# their own kinds, never a regression or a fix, since one side has no grade.
+ERRORED, DISPUTED, RECOVERED = "errored", "disputed", "recovered"
+KINDS = (REGRESSED, FIXED, DRIFT, ERRORED, DISPUTED, RECOVERED)
 SLOT_SETTINGS = "slot_settings"
 PIN_KEYS = (*TRIPLE, "reported_model", SLOT_SETTINGS)
 # How a pin key is named to people where its field name would not say it.
-PIN_LABELS = {SLOT_SETTINGS: "slot settings"}
+PIN_LABELS = {SLOT_SETTINGS: "slot settings", "fixture_set": "fixture set"}
 MISSING = "<missing>"
 
 Key = tuple[str, int | None]
@@ -98,12 +105,22 @@ class Moved:
 
 @dataclass(frozen=True)
 class KeyMismatch:
-    """One pin key that differs: how many cases, and the distinct left/right pairs."""
+    """One pin key that differs: how many cases, and the distinct left/right pairs.
+    `whole_run`: told by the runs' own pins (headers), before any case is joined; then
+    `cases` is 0, the one pair's count too, and there is no example."""
 
     key: str
     cases: int
     pairs: list[tuple[str, str, int]]  # (left value, right value, cases), most common first
-    example: Key
+    example: Key | None
+    whole_run: bool = False
+
+    @property
+    def extent(self) -> str:
+        """Where the pin differs, in the words every renderer uses."""
+        if self.whole_run:
+            return "in the runs' own pins"
+        return f"on {self.cases:,} pair{'s' if self.cases != 1 else ''}"
 
 
 @dataclass
@@ -124,6 +141,8 @@ class Diff:
     # The left rows' columns when the runs align (every left row is shared): built for
     # the key check and reused by the paired statistics.
     left_columns: Columns | None = field(default=None, repr=False)
+    # Run-level pins that differ (`run_mismatches`): a refusal whatever the cases share.
+    run_mismatched: list[KeyMismatch] = field(default_factory=list)
 
     @property
     def compared(self) -> int:
@@ -139,7 +158,7 @@ class Diff:
 
     @property
     def refused(self) -> bool:
-        return bool(self.mismatched)
+        return bool(self.mismatched) or bool(self.run_mismatched)
 
     def settings_notes(self) -> list[str]:
         """Sides that do not record a slot settings digest, so it was not checked (a
@@ -173,7 +192,7 @@ class Diff:
         n = len(self.mismatched)
         out: list[KeyMismatch] = []
         if not n:
-            return out
+            return list(self.run_mismatched)
         rows: tuple[list[CaseRow], list[CaseRow]] | None = None
         for key in PIN_KEYS:
             ones = self._lone_values(key)
@@ -205,7 +224,8 @@ class Diff:
                     shown[(_show(lval), _show(rval))] += k
             ranked = [(lval, rval, k) for (lval, rval), k in shown.most_common()]
             out.append(KeyMismatch(key, shown.total(), ranked, self.mismatched[at].key))
-        return out
+        told = {m.key for m in out}
+        return [m for m in self.run_mismatched if m.key not in told] + out
 
     def _lone_values(self, key: str) -> tuple[str | None, str | None] | None:
         """(left, right) when `key` holds one value (or is missing) on every row of each
@@ -279,6 +299,26 @@ class Diff:
         return out
 
 
+def run_pins(run: RunFile) -> dict[str, str | None]:
+    """A run's run-level pins: the fixture set its header names; the grader version,
+    slot label and settings digest its cases all carry (a run whose cases carry several,
+    such as a many-task lm-eval log, names none: the join decides), else its header's
+    (a run with no cases, or cases that carry none)."""
+    pins = header_pins(run.header)
+    for key in ("grader_version", "model_slot", SLOT_SETTINGS):
+        carried = run.pin_values[key] - {None}
+        if carried:
+            pins[key] = next(iter(carried)) if len(carried) == 1 else None
+    return pins
+
+
+def run_mismatches(left: RunFile, right: RunFile) -> list[KeyMismatch]:
+    """The run-level pins both runs name and that differ: a refusal before any case is
+    joined (two runs on other fixture sets, graders or slots share no instrument)."""
+    found = pins_mismatch(run_pins(left), run_pins(right)) or []
+    return [KeyMismatch(key, 0, [(lv, rv, 0)], None, whole_run=True) for key, lv, rv in found]
+
+
 def probes_differ(mismatch: KeyMismatch) -> bool:
     """A reported model that differs only in its calibration probes' digest: the same
     name from the server, another backend behind it (run/probes.py)."""
@@ -305,9 +345,9 @@ def _show(value: str | None) -> str:
 
 
 def movement(lrow: CaseRow, rrow: CaseRow) -> str | None:
-    """regressed, fixed, drift (same grade, digest moved), errored (judged, then an
-    error case), recovered (an error case, then judged), or None (also for an error on
-    both sides: neither has a grade to move).
+    """regressed, fixed, drift (same grade, digest moved), errored (then an error case),
+    disputed (then a disputed case), recovered (an error or disputed case, then judged),
+    or None (also for one status on both sides: neither has a grade to move).
 
     The completion digest decides where both sides carry one; where only the text
     digest is recorded (seed-style header-less records), drift is text-digest movement.
@@ -315,7 +355,9 @@ def movement(lrow: CaseRow, rrow: CaseRow) -> str | None:
     if lrow.status is not None or rrow.status is not None:
         if lrow.status == rrow.status:
             return None
-        return ERRORED if rrow.status is not None else RECOVERED
+        if rrow.status is None:
+            return RECOVERED
+        return DISPUTED if rrow.disputed else ERRORED
     if lrow.passed != rrow.passed:
         return REGRESSED if lrow.passed else FIXED
     for ld, rd in (
@@ -381,33 +423,41 @@ def compare(left: RunFile, right: RunFile, *, aligned: Aligned | None = None) ->
     costs a few passes, not a Python loop per row and pin. `aligned`: what the caller's
     own pairing found (see `Aligned`), so that work is not done twice.
     """
-    lrows, rrows = left.rows, right.rows
+    whole = run_mismatches(left, right)
     with gc_paused():
-        columns = Columns(lrows)
-        differ, failing = (_aligned(lrows, rrows, columns), None) if aligned is None else aligned
-        if differ is None:
-            diff, lidx, ridx = _join(left, right)
-        else:
-            diff = Diff(left, right, range(len(lrows)), range(len(rrows)), left_columns=columns)
-            # A missing triple pin is never equal: equal rows that lack one fail too.
-            lacking = set(_lacking_triple(left)).difference(differ)
-            lidx = ridx = sorted(lacking.union(differ)) if lacking else differ
-            if failing is not None:  # the caller checked the rows that differ
-                bad_rows = sorted(lacking.union(failing)) if lacking else failing
-                if bad_rows:
-                    diff.mismatched = Pairs(lrows, list(bad_rows), list(bad_rows))
-                    return diff
-                lidx = ridx = differ
-        lsub = list(map(lrows.__getitem__, lidx))
-        rsub = list(map(rrows.__getitem__, ridx))
-        bad = [] if failing is not None else pin_failures(lsub, rsub)
-        if bad:  # positions into lidx and ridx
-            left_at, right_at = map(lidx.__getitem__, bad), map(ridx.__getitem__, bad)
-            diff.mismatched = Pairs(lrows, list(left_at), list(right_at))
-            return diff
-        for li, ri, lrow, rrow in zip(lidx, ridx, lsub, rsub, strict=True):
-            if (kind := movement(lrow, rrow)) is not None:
-                diff.moved.append(Moved(Pair((lrow.case_id, lrow.seed), li, ri), kind, lrow, rrow))
+        diff = _compare(left, right, aligned)
+    diff.run_mismatched = whole
+    return diff
+
+
+def _compare(left: RunFile, right: RunFile, aligned: Aligned | None) -> Diff:
+    """`compare`'s join and case-level check (run with the cyclic GC paused)."""
+    lrows, rrows = left.rows, right.rows
+    columns = Columns(lrows)
+    differ, failing = (_aligned(lrows, rrows, columns), None) if aligned is None else aligned
+    if differ is None:
+        diff, lidx, ridx = _join(left, right)
+    else:
+        diff = Diff(left, right, range(len(lrows)), range(len(rrows)), left_columns=columns)
+        # A missing triple pin is never equal: equal rows that lack one fail too.
+        lacking = set(_lacking_triple(left)).difference(differ)
+        lidx = ridx = sorted(lacking.union(differ)) if lacking else differ
+        if failing is not None:  # the caller checked the rows that differ
+            bad_rows = sorted(lacking.union(failing)) if lacking else failing
+            if bad_rows:
+                diff.mismatched = Pairs(lrows, list(bad_rows), list(bad_rows))
+                return diff
+            lidx = ridx = differ
+    lsub = list(map(lrows.__getitem__, lidx))
+    rsub = list(map(rrows.__getitem__, ridx))
+    bad = [] if failing is not None else pin_failures(lsub, rsub)
+    if bad:  # positions into lidx and ridx
+        left_at, right_at = map(lidx.__getitem__, bad), map(ridx.__getitem__, bad)
+        diff.mismatched = Pairs(lrows, list(left_at), list(right_at))
+        return diff
+    for li, ri, lrow, rrow in zip(lidx, ridx, lsub, rsub, strict=True):
+        if (kind := movement(lrow, rrow)) is not None:
+            diff.moved.append(Moved(Pair((lrow.case_id, lrow.seed), li, ri), kind, lrow, rrow))
     return diff
 
 

@@ -9,6 +9,12 @@ form a *track*; where one series of a track gives way to the next, the break is 
 - `dataset edit`: the dataset hash or the envelope hash changed (the envelope covers the
   files the cases read too: a test edited under an untouched YAML); the break names the
   files that moved and flags an edit under an unchanged `dataset_version`;
+- `prompt change`: the dataset hash moved with a named part of the prompt that another
+  tool's log records (few-shot count, chat template, system instruction, inspect's
+  solver chain), named in the break;
+- `subset`: the dataset hash moved where the tool says one side ran part of the dataset
+  (lm-eval's and inspect's `--limit`, lm-eval's `--samples`, inspect's `--sample-id`,
+  promptfoo's filters): not an edit, and the sides are not one trend either;
 - `unpinned`: a side lacks the pin, so what changed cannot be said.
 
 An **environment change** (env digest moved: Python, platform, evalpin, grading
@@ -57,12 +63,15 @@ from evalpin.core.judge.envelope import edit
 from evalpin.core.judge.repeats import RepeatCheck
 from evalpin.core.judge.series import (
     BREAK_KINDS,
+    DATASET_EDIT,
     DATED_BY_HEADER,
     DATED_BY_MTIME,
     ENV_CHANGE,
     KIND_OF,
+    PROMPT_CHANGE,
     REQUIRED,
     SERIES_KEYS,
+    SUBSET,
     UNPINNED,
     Break,
     Change,
@@ -71,10 +80,12 @@ from evalpin.core.judge.series import (
     Key,
     Series,
     Unreadable,
+    moved_parts,
 )
 from evalpin.core.judge.verdict import judge
+from evalpin.core.read.discovery import PEEK_LIMIT
 from evalpin.core.read.discovery import started_at as parse_started_at
-from evalpin.core.read.formats import ReadOptions, log_files
+from evalpin.core.read.formats import ReadOptions, SeveralRuns, log_files
 from evalpin.core.read.rundata import RunFile
 from evalpin.core.read.runfile import read_run
 from evalpin.core.tiers import TIER_CHANGE, tier_of
@@ -115,8 +126,8 @@ def _peek_start(path: Path) -> str | None:
     (so the repeat check's reference is the earliest run); None when there is none."""
     try:
         with open(path, "rb") as fh:
-            peek = _PEEK.decode(fh.readline())
-    except (OSError, msgspec.MsgspecError):
+            peek = _PEEK.decode(fh.readline(PEEK_LIMIT))
+    except (OSError, msgspec.MsgspecError, RecursionError):
         return None
     return peek.started_at if peek.record == "run" else None
 
@@ -171,6 +182,8 @@ def read_history_run(path: Path, run: RunFile) -> HistoryRun:
         verdict=judge(run),
         envelope=h.fixtures if h else None,
         repeat_label=run.repeat_label,
+        subset=run.subset,
+        prompt_parts=dict(run.prompt_parts),
     )
 
 
@@ -214,6 +227,7 @@ def _break(before: Series, after: Series) -> Break:
     if before.unpinned or after.unpinned:
         kinds.add(UNPINNED)
     last, first = before.runs[-1], after.runs[0]
+    _name_dataset_move(last, first, kinds, changes)
     env = env_changes(last, first)
     if env is not None:
         kinds.add(ENV_CHANGE)
@@ -229,6 +243,26 @@ def _break(before: Series, after: Series) -> Break:
     )
 
 
+def _name_dataset_move(
+    last: HistoryRun, first: HistoryRun, kinds: set[str], changes: list[Change]
+) -> None:
+    """A dataset hash that moved with a named prompt part is a prompt change; one that
+    moved where the tool says a side ran part of the dataset (and no part moved) is a
+    subset: neither is called a dataset edit. The envelope (evalpin's own sets) is not
+    explained this way."""
+    if DATASET_EDIT not in kinds or any(c.key == "envelope_hash" for c in changes):
+        return
+    parts = moved_parts(last.prompt_parts, first.prompt_parts)
+    if parts:
+        kinds.discard(DATASET_EDIT)
+        kinds.add(PROMPT_CHANGE)
+        changes.extend(parts)
+    elif last.subset or first.subset:
+        kinds.discard(DATASET_EDIT)
+        kinds.add(SUBSET)
+        changes.append(Change("subset", last.subset or "whole", first.subset or "whole"))
+
+
 def _read_all(
     folder: Path, check: RepeatCheck, options: ReadOptions
 ) -> Iterator[HistoryRun | Unreadable]:
@@ -240,19 +274,36 @@ def _read_all(
         except OSError:
             dated[path] = datetime.max.replace(tzinfo=UTC)  # vanished: its read will say so
     for path in sorted(files, key=lambda p: (dated[p], p)):
-        try:
-            run = read_run(path, options)
-        except InputError as exc:
-            yield Unreadable(str(path), str(exc))
-            continue
-        except OSError as exc:
-            yield Unreadable(str(path), f"cannot read: {exc.strerror or exc}")
-            continue
-        point = read_history_run(path, run)
-        if not point.missing:
-            check.add(point, run)
-        del run  # before the next file is read: at most one run's rows at a time
-        yield point
+        choices: list[ReadOptions | None] = [options]
+        while choices:
+            chosen = choices.pop(0)
+            try:
+                run = read_run(path, chosen)
+            except SeveralRuns as several:  # a promptfoo file's (prompt, provider) runs
+                choices.extend(several.choices)
+                continue
+            except InputError as exc:
+                yield Unreadable(str(path), str(exc))
+                continue
+            except OSError as exc:
+                yield Unreadable(str(path), f"cannot read: {exc.strerror or exc}")
+                continue
+            point = read_history_run(path, run)
+            if chosen is not options and chosen is not None:
+                point.path = f"{path} [{_chosen(chosen)}]"
+            if not point.missing:
+                check.add(point, run)
+            del run  # before the next file is read: at most one run's rows at a time
+            yield point
+
+
+def _chosen(options: ReadOptions) -> str:
+    """How a run of a file of several is named: the options that read it."""
+    return " ".join(
+        f"--{name} {value}"
+        for name, value in (("prompt", options.prompt), ("provider", options.provider))
+        if value is not None
+    )
 
 
 def load_history(folder: str | Path, options: ReadOptions | None = None) -> History:

@@ -32,11 +32,22 @@ Pure Python (`math` only), so the core stays light. Three tools:
   and the minimum detectable effect at 80% power, `(1.959964 + 0.841621) SE`.
   Edge cases, by definition: no discordant case (every b_k = c_k, which includes "no
   flips at all") gives X^2 = 0 and p = 1; a case regressed on one seed and fixed on
-  another counts for neither side; one shared case leaves sd(d) undefined, so SE,
-  interval and MDE are None; cases whose d_k are all equal (nothing moved, or every
-  case moved alike) give SE = 0: the formula's answer, a zero-width interval that
-  says the cases agree, not that the estimate is exact; no shared case: X^2 = 0,
-  p = 1, every other number None.
+  another counts for neither side; no shared case: X^2 = 0, p = 1, every other number
+  None.
+
+When there is too little to say, it says so rather than print a number that means
+nothing (`Clustered.limits`):
+- **Fewer than `MIN_CASES` (10) shared cases**: no interval and no detectable effect
+  (with so few cases sd(d) is itself too uncertain: the normal interval of 2 cases spans
+  more than the whole scale), and the call is "too few cases to say" rather than
+  "within noise". It is "signal" only when the exact sign test over whole cases (the
+  exact McNemar on regressed against fixed cases, valid at any count) is significant
+  too: 8 of 8 cases regressed is a signal on 8 cases. The SE and p-value are reported.
+- **SE = 0** (every case's d_k equal: nothing moved, or every case moved alike): there
+  is no spread to measure noise by, so no interval and no detectable effect (never
+  "detectable: 0.0 points").
+- The interval is clipped to the scale, a difference of pass rates lies in [-1, +1]
+  ([-100, +100] points), and a detectable effect over 1 (100 points) is none.
 """
 
 from __future__ import annotations
@@ -46,7 +57,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from evalpin.core.judge.stats import ALPHA, Z80, Z95
+from evalpin.core.judge.stats import ALPHA, MIN_CASES, TOO_FEW, Z80, Z95
 
 _LN2 = math.log(2.0)
 
@@ -175,12 +186,56 @@ class Clustered:
 
     @property
     def significant(self) -> bool:
-        return self.p_value < self.alpha
+        """p below alpha; with too few cases, only when the exact sign test over whole
+        cases (regressed against fixed cases, valid at any count) agrees."""
+        if self.p_value >= self.alpha:
+            return False
+        return (
+            not self.too_few or mcnemar_exact(self.regressed_cases, self.fixed_cases) < self.alpha
+        )
+
+    @property
+    def too_few(self) -> bool:
+        """Fewer shared cases than `MIN_CASES`: too few to say anything about noise."""
+        return self.cases < MIN_CASES
 
     @property
     def call(self) -> str:
         """The headline word every renderer uses."""
-        return "signal" if self.significant else "within noise"
+        if self.significant:
+            return "signal"
+        return TOO_FEW if self.too_few else "within noise"
+
+    @property
+    def limits(self) -> str | None:
+        """Why there is no interval or detectable effect, when there is none."""
+        if self.mean_difference is None:
+            return None
+        if self.too_few:
+            return (
+                f"{TOO_FEW} how precise it is ({self.cases} shared case(s), fewer than "
+                f"{MIN_CASES}): no interval, no detectable effect"
+            )
+        if self.se == 0:
+            return (
+                "every case's difference is the same (SE 0): no spread to measure noise "
+                "by, so no interval and no detectable effect"
+            )
+        return None
+
+    def noise_clause(self) -> str:
+        """Whether a change is larger than noise, as the diff's headline sentence ends."""
+        if self.too_few and not self.significant:
+            return (
+                f"{TOO_FEW} whether the change in pass rate is larger than noise "
+                f"({self.cases} shared case(s), fewer than {MIN_CASES})"
+            )
+        word = "larger than noise" if self.significant else "within noise"
+        if self.exact:
+            test = f"exact McNemar {p_text(self.p_value)}"
+        else:
+            test = f"X^2 = {self.statistic:.2f}, {p_text(self.p_value)}"
+        return f"over {self.cases} cases the change in pass rate is {word} ({test})"
 
     def headline(self) -> str:
         """`clustered over 200 cases: 16 regressed, 3 fixed, X^2 = 6.91, p = 0.0086: signal`"""
@@ -198,12 +253,17 @@ class Clustered:
         if self.mean_difference is None:
             return None
         mean = f"paired difference {self.mean_difference * 100:+.1f} points (right - left)"
-        if self.se is None or self.ci95 is None or self.mde80 is None:
-            return mean + "; one case: no standard error, interval or detectable effect"
+        if self.limits is not None or self.ci95 is None or self.se is None:
+            return f"{mean}; {self.limits}"
         lo, hi = self.ci95
+        detectable = (
+            f"{self.mde80 * 100:.1f} points"
+            if self.mde80 is not None
+            else "no change within the scale (100 points)"
+        )
         return (
             f"{mean}, 95% [{lo * 100:+.1f}, {hi * 100:+.1f}], SE {self.se * 100:.1f}; "
-            f"detectable at 80% power: {self.mde80 * 100:.1f} points"
+            f"detectable at 80% power: {detectable}"
         )
 
     def needed_text(self, label: str = "seed") -> str | None:
@@ -257,6 +317,9 @@ class Clustered:
             "se": self.se,
             "ci95": list(self.ci95) if self.ci95 is not None else None,
             "mde80": self.mde80,
+            "too_few_cases": self.too_few,
+            "min_cases": MIN_CASES,
+            "limits": self.limits,
             "regressions_needed": self.regressions_needed,
             "fixes_needed": self.fixes_needed,
         }
@@ -305,8 +368,10 @@ def clustered(
         if n > 1:
             ss = math.fsum((d - mean) ** 2 for d in diffs) + (n - len(diffs)) * mean * mean
             se = math.sqrt(ss / (n - 1) / n)
-            ci = (mean - Z95 * se, mean + Z95 * se)
+        if n >= MIN_CASES and se:  # else too few cases, or no spread: `limits` says which
+            ci = (max(-1.0, mean - Z95 * se), min(1.0, mean + Z95 * se))
             mde = (Z95 + Z80) * se
+            mde = mde if mde <= 1.0 else None  # no difference of rates is larger
     return Clustered(
         cases=n,
         regressed_cases=regressed_cases,

@@ -17,7 +17,7 @@ from operator import not_
 from typing import Any
 
 from evalpin.core.columns import Columns, judged
-from evalpin.core.judge.compare import ERRORED, FIXED, REGRESSED, Diff, Moved
+from evalpin.core.judge.compare import DISPUTED, ERRORED, FIXED, REGRESSED, Diff, Moved
 from evalpin.core.judge.mcnemar import (
     Clustered,
     cases_needed,
@@ -139,9 +139,9 @@ def tally_of(diff: Diff) -> SharedTally:
     """Tally the shared left rows of a Diff: C-level passes over the rows, and a Python
     pass over the moved rows only."""
     shared = shared_left(diff)
-    # Pairs with an error case on either side have no pair of grades: left out.
+    # Pairs with an error or disputed case on either side have no pair of grades: left out.
     rows = judged(shared)
-    errored_right = {m.pair.key for m in diff.moved if m.kind == ERRORED}
+    errored_right = {m.pair.key for m in diff.moved if m.kind in (ERRORED, DISPUTED)}
     if errored_right:
         rows = [r for r in rows if (r.case_id, r.seed) not in errored_right]
     shared = rows
@@ -159,14 +159,20 @@ def tally_of(diff: Diff) -> SharedTally:
 
 def paired_stats(diff: Diff, alpha: float = ALPHA) -> PairedStats | None:
     """The paired test for a comparison that was not refused; None when it was, or when
-    the runs share no pair."""
+    the runs share no pair judged on both sides."""
     if diff.refused or not diff.compared:
         return None
     return paired_from(diff.moved, tally_of(diff), alpha)
 
 
-def paired_from(moved: Sequence[Moved], tally: SharedTally, alpha: float = ALPHA) -> PairedStats:
-    """The paired test from a comparison's moves and its shared rows' tally."""
+def paired_from(
+    moved: Sequence[Moved], tally: SharedTally, alpha: float = ALPHA
+) -> PairedStats | None:
+    """The paired test from a comparison's moves and its shared rows' tally; None when
+    no shared pair was judged on both sides (every one an error case on a side): there
+    is no pair of grades to test, and no rate has a denominator."""
+    if not tally.rows:
+        return None
     flips = Counter((m.seed, m.kind) for m in moved if m.kind in (REGRESSED, FIXED))
     by_seed = {
         s: Paired.of(n, k, flips[(s, REGRESSED)], flips[(s, FIXED)], alpha)

@@ -27,7 +27,9 @@ counts as one of its K_k draws):
 The smallest drop this run can detect as it is: delta = 2.8016 * sqrt((omega^2 +
 sigma^2 * mean(1 / K_k)) / n), that is 2.8016 * s / sqrt(n) when the estimate of omega^2
 is not clipped. With no variance at all (every case gave the same grade on every seed)
-the run cannot estimate the noise, and both numbers are None.
+the run cannot estimate the noise, and both numbers are None. With fewer than
+`MIN_CASES` cases the variance between cases is itself a guess: the detectable drop is
+None too, "too few cases to say" (the cases needed are still planned from it).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from itertools import compress
 from typing import Any
 
 from evalpin.core.columns import Columns
-from evalpin.core.judge.stats import Z80, Z95, Graded
+from evalpin.core.judge.stats import MIN_CASES, TOO_FEW, Z80, Z95, Graded
 
 DEFAULT_DROP = 0.02
 FACTOR = (Z95 + Z80) ** 2  # alpha 0.05 two-sided, power 80%
@@ -76,6 +78,11 @@ class Power:
         return math.sqrt(FACTOR * v / self.cases)
 
     @property
+    def too_few(self) -> bool:
+        """Fewer cases than `MIN_CASES`: the detectable drop is not reported."""
+        return self.cases < MIN_CASES
+
+    @property
     def cases_needed(self) -> int | None:
         return self.needed.get(self.plan_seeds)
 
@@ -85,6 +92,8 @@ class Power:
             return "no cases"
         if self.omega2 is None:
             return "one case: no variance between cases"
+        if self.too_few:
+            return f"{TOO_FEW}: {self.cases} cases, fewer than {MIN_CASES}"
         if self.mde80 is None:
             return "every case gave the same grade on every seed: no variance observed"
         return ""
@@ -92,13 +101,8 @@ class Power:
     def mde_text(self) -> str:
         """The one line `verdict` and the verdict screen show."""
         mde = self.mde80
-        if mde is None:
+        if mde is None or self.too_few:  # past the floor, a 0/1 grade's mde is under 0.5
             return f"this run cannot estimate its noise: {self.why_not()}"
-        if mde > 1:
-            return (
-                f"this run is too small to detect any drop with 80% power (it would take "
-                f"{mde * 100:.0f} points; {self.cases} cases)"
-            )
         return (
             f"this run can detect drops of {mde * 100:.1f} points or more "
             f"(80% power, alpha 0.05, {self.cases} cases)"
@@ -112,7 +116,8 @@ class Power:
             "seeds": self.seeds,
             "omega2": self.omega2,
             "sigma2": self.sigma2,
-            "mde80": self.mde80,
+            "mde80": None if self.too_few else self.mde80,
+            "too_few_cases": self.too_few,
             "drop": self.drop,
             "plan_seeds": self.plan_seeds,
             "cases_needed": self.cases_needed,

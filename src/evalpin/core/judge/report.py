@@ -9,6 +9,7 @@ the backend delta. Renderers (terminal, JSON, Markdown, JUnit, HTML) only read i
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -17,6 +18,7 @@ from typing import Any
 from evalpin.core.judge import envelope
 from evalpin.core.judge.causes import Cause, find_causes
 from evalpin.core.judge.compare import (
+    DISPUTED,
     DRIFT,
     ERRORED,
     FIXED,
@@ -30,11 +32,14 @@ from evalpin.core.judge.compare import (
     row_digest,
 )
 from evalpin.core.judge.paired import PairedStats, paired_stats
+from evalpin.core.judge.series import Change, moved_parts
 from evalpin.core.read.notes import Note, NoteBook, notes_json
 from evalpin.core.read.rundata import RunFile
 from evalpin.core.records import CaseRecord, CaseRow
 
 REFUSE_LINE = "REFUSE_DIFF: triple mismatch, not a prompt regression"
+# `diff`'s exit codes (DESIGN: commands), decided here once for every caller.
+EXIT_SAME, EXIT_MOVED, EXIT_REFUSED, EXIT_NOTHING = 0, 1, 2, 4
 # The pins a reader checks first, in the order the pins tables show them.
 PIN_ROWS = (
     "dataset_hash",
@@ -46,8 +51,9 @@ PIN_ROWS = (
     "scorer_commit",
     "seeds",
 )
-# How moves are listed: regressions, then moves into error, fixes, recoveries, drift.
-_RANK = {REGRESSED: 0, ERRORED: 1, FIXED: 2, RECOVERED: 3, DRIFT: 4}
+# How moves are listed: regressions, then moves into error and dispute, fixes,
+# recoveries, drift.
+_RANK = {REGRESSED: 0, ERRORED: 1, DISPUTED: 2, FIXED: 3, RECOVERED: 4, DRIFT: 5}
 assert set(_RANK) == set(KINDS)
 
 
@@ -83,7 +89,8 @@ class Movement:
     right_tail: str | None
     digest_kind: str = "completion digest"  # else "text digest" (another tool's log)
     detailed: bool = True  # reasons and tails decoded (see build_report's `detail`)
-    # "pass", "fail" or "error" on each side, and an error case's own message.
+    # "pass", "fail", "error" or "disputed" on each side, and an unjudged case's own
+    # words (an error's message; what the witness of a disputed case saw).
     left_status: str = ""
     right_status: str = ""
     left_error: str | None = None
@@ -196,6 +203,11 @@ class DiffReport:
     # Reviewers' notes on the cases it lists, by case id (`attach_notes`): shown beside
     # them, never a grade, a count or the exit code.
     review_notes: dict[str, Note] = field(default_factory=dict)
+    prompt_changes: list[Change] = field(default_factory=list)
+    # Why nothing was compared, when the pins agree but no (case, seed) was judged on
+    # both sides (a side with no cases, no shared case, only errors): exit 4, never
+    # "no movement". None when something was compared (or on refusal).
+    nothing: str | None = None
     _shared: tuple[Sequence[CaseRow], Sequence[CaseRow], Sequence[int], Sequence[int]] = (
         (),
         (),
@@ -233,6 +245,35 @@ class DiffReport:
         """The repeat key's name as the left run says it (the right's with no left)."""
         return (self.left or self.right).repeat_label
 
+    @property
+    def exit_code(self) -> int:
+        """2 refused, 4 nothing compared, 1 something moved, 0 nothing moved."""
+        if self.refused:
+            return EXIT_REFUSED
+        if self.nothing is not None:
+            return EXIT_NOTHING
+        return EXIT_MOVED if self.movements else EXIT_SAME
+
+    def headline(self) -> str:
+        """The one sentence that says what the exit code says and, where cases moved,
+        whether the change in pass rate is larger than noise (the clustered call)."""
+        if self.refused:
+            return REFUSE_LINE
+        if self.nothing is not None:
+            return f"nothing compared: {self.nothing} (exit 4)"
+        label = self.repeat_label
+        if not self.movements:
+            return (
+                f"no movement: all {self.compared} shared (case, {label}) pairs kept their "
+                "grade and digest (exit 0)"
+            )
+        moved = ", ".join(f"{n} {kind}" for kind, n in self.counts.items() if n)
+        first = f"cases moved: {moved} of {self.compared} shared (case, {label}) pairs (exit 1)"
+        c = self.stats.clustered if self.stats is not None else None
+        if c is None:
+            return first
+        return f"{first}; {c.noise_clause()}"
+
     def ranked(self) -> list[Movement]:
         """Regressions first, then fixes, then drift (stable within each)."""
         return sorted(self.movements, key=lambda m: _RANK[m.kind])
@@ -254,7 +295,12 @@ class DiffReport:
             "left": self.left.to_json() if self.left else None,
             "right": self.right.to_json(),
             "mismatch_summary": [
-                {"key": m.key, "cases": m.cases, "pairs": [list(p) for p in m.pairs]}
+                {
+                    "key": m.key,
+                    "cases": m.cases,
+                    "pairs": [list(p) for p in m.pairs],
+                    "whole_run": m.whole_run,
+                }
                 for m in self.mismatches
             ],
             "cases": self.backend_delta or [],
@@ -276,12 +322,18 @@ class DiffReport:
                 "mismatches": self.mismatch_rows,
                 **only,
                 "backend_delta": self.delta_artifact(),
+                "run_mismatches": [
+                    {"key": m.key, "left": m.pairs[0][0], "right": m.pairs[0][1]}
+                    for m in self.mismatches
+                    if m.whole_run
+                ],
                 "stats": None,
                 "notes": self.notes,
             }
         else:
             out = {
                 "refused": False,
+                "nothing_compared": self.nothing,
                 "compared_cases": self.compared,
                 "silent_regressions": [m.to_json() for m in self.movements],
                 "mismatches": [],
@@ -292,6 +344,9 @@ class DiffReport:
                 "notes": self.notes,
                 "causes": [c.to_json() for c in self.causes],
             }
+        out["prompt_changes"] = [
+            {"part": c.key, "left": c.before, "right": c.after} for c in self.prompt_changes
+        ]
         if self.baseline is not None:
             out["baseline"] = self.baseline.to_json()
         if self.review_notes:
@@ -300,8 +355,24 @@ class DiffReport:
 
 
 def status_word(row: CaseRow) -> str:
-    """pass, fail or error: what a row's grade is called everywhere."""
-    return "error" if row.errored else "pass" if row.passed else "fail"
+    """pass, fail, error or disputed: what a row's grade is called everywhere (a status
+    another evalpin may record is an error here: not judged)."""
+    if row.status is None:
+        return "pass" if row.passed else "fail"
+    return "disputed" if row.disputed else "error"
+
+
+def unjudged_words(row: CaseRow, rec: CaseRecord) -> str | None:
+    """Why an unjudged case has no grade, in its own words: an error case's message, or
+    what a disputed case's witness saw (the tests it did not pass, else its last line)."""
+    if row.errored:
+        return rec.error
+    if not row.disputed:
+        return None
+    if rec.witness_failed_tests:
+        return "the witness did not pass " + ", ".join(rec.witness_failed_tests)
+    lines = [ln.strip() for ln in (rec.witness_tail or "").splitlines() if ln.strip()]
+    return f"the witness: {lines[-1]}" if lines else None
 
 
 def side_of(run: RunFile) -> Side:
@@ -332,6 +403,25 @@ def side_of(run: RunFile) -> Side:
     )
 
 
+def shown_part(value: object) -> str:
+    """A prompt part's value as a report line shows it: none, or its text (JSON for
+    another value) cut to 80 characters. Every renderer escapes it for its format."""
+    if value is None:
+        return "none"
+    shown = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    return shown if len(shown) <= 80 else shown[:77] + "..."
+
+
+def run_notes(left: RunFile, right: RunFile) -> list[str]:
+    """What the readers said of the two logs (`RunFile.notes`), once each: a note of
+    both sides unprefixed, else prefixed with its side."""
+    out = []
+    for note in dict.fromkeys([*left.notes, *right.notes]):
+        mine, theirs = note in left.notes, note in right.notes
+        out.append(note if mine and theirs else f"{'left' if mine else 'right'}: {note}")
+    return out
+
+
 def build_report(
     left: RunFile,
     right: RunFile,
@@ -353,6 +443,37 @@ def build_report(
     stats = None if refused else paired_stats(diff)
     causes = [] if refused else find_causes(diff)
     return _report(diff, side_of(left), side_of(right), refused, baseline, detail, stats, causes)
+
+
+SAME_FILE = "LEFT and RIGHT are the same file: a run compared with itself cannot move"
+
+
+def same_file(left: str, right: str) -> bool:
+    """Whether two paths name one file (`diff A A`, or the same file by two names)."""
+    import os
+
+    try:
+        return os.path.samefile(left, right)
+    except OSError:
+        return False
+
+
+def nothing_compared(diff: Diff, label: str) -> str:
+    """Why a comparison whose pins agree compared nothing: a side without cases, no
+    shared (case, seed), or shared pairs none of which was judged on both sides."""
+    lrows, rrows = len(diff.left.rows), len(diff.right.rows)
+    if not lrows or not rrows:
+        sides = [name for name, n in (("left", lrows), ("right", rrows)) if not n]
+        return f"the {' and '.join(sides)} run{'s have' if len(sides) > 1 else ' has'} no cases"
+    if not diff.compared:
+        return (
+            f"the runs share no (case, {label}): {len(diff.only_left)} only left, "
+            f"{len(diff.only_right)} only right"
+        )
+    return (
+        f"none of the {diff.compared} shared (case, {label}) pairs was judged on both sides "
+        "(each is an error case on one side or both: nothing was graded to compare)"
+    )
 
 
 def build_from(
@@ -429,14 +550,20 @@ def _report(
                 detailed=m.pair.left in records_l,
                 left_status=status_word(m.left),
                 right_status=status_word(m.right),
-                left_error=lrec.error if m.left.errored else None,
-                right_error=rrec.error if m.right.errored else None,
+                left_error=unjudged_words(m.left, lrec),
+                right_error=unjudged_words(m.right, rrec),
             )
         )
+    notes = diff.settings_notes()
+    if not any(m.key == "fixture_set" for m in diff.run_mismatched):  # an edit of one set
+        notes += envelope.notes(diff.left.header, diff.right.header)
+    if same_file(diff.left.path, diff.right.path):
+        notes.insert(0, SAME_FILE)
     return DiffReport(
         left=left,
         right=right,
         refused=refused,
+        nothing=None if refused or stats is not None else nothing_compared(diff, left.repeat_label),
         compared=diff.compared,
         duplicates=diff.duplicates,
         counts=dict.fromkeys(KINDS, 0) if refused else diff.counts(),
@@ -445,9 +572,10 @@ def _report(
         only_left=diff.only_left,
         only_right=diff.only_right,
         stats=stats,
-        notes=diff.settings_notes() + envelope.notes(diff.left.header, diff.right.header),
+        notes=notes + run_notes(diff.left, diff.right),
         baseline=baseline,
         causes=[] if refused else causes,
+        prompt_changes=moved_parts(diff.left.prompt_parts, diff.right.prompt_parts),
         _shared=(diff.left.rows, diff.right.rows, diff.common_left, diff.common_right),
         _diff=diff,
     )

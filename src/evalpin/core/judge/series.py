@@ -19,7 +19,20 @@ RUBRIC_CHANGE = "rubric change"
 DATASET_EDIT = "dataset edit"
 ENV_CHANGE = "environment change"
 UNPINNED = "unpinned"
-BREAK_KINDS = (BACKEND_DELTA, RUBRIC_CHANGE, DATASET_EDIT, UNPINNED, ENV_CHANGE)
+# A dataset hash that moved because a named part of the prompt did (few-shot count, chat
+# template, system instruction, solver chain), and one that moved because the tool ran a
+# part of the dataset (`--limit`, `--samples`, a filter), as the tool records it.
+PROMPT_CHANGE = "prompt change"
+SUBSET = "subset"
+BREAK_KINDS = (
+    BACKEND_DELTA,
+    RUBRIC_CHANGE,
+    PROMPT_CHANGE,
+    DATASET_EDIT,
+    SUBSET,
+    UNPINNED,
+    ENV_CHANGE,
+)
 
 # `slot_settings`: the slot's settings digest (its model and sampling, or the code a
 # command slot runs); a label whose digest moved was re-pointed, as `diff` refuses it.
@@ -59,6 +72,18 @@ class Change:
         return {"key": self.key, "before": self.before, "after": self.after}
 
 
+def moved_parts(before: dict[str, Any], after: dict[str, Any]) -> list[Change]:
+    """The named prompt parts (`RunFile.prompt_parts`) that moved between two runs that
+    both record some; a run that records none (evalpin's own) says nothing either way."""
+    if not before or not after:
+        return []
+    return [
+        Change(k, before.get(k), after.get(k))
+        for k in sorted(before.keys() | after.keys())
+        if before.get(k) != after.get(k)
+    ]
+
+
 @dataclass
 class HistoryRun:
     """One run file as history shows it: when, which instrument, how it scored."""
@@ -80,6 +105,10 @@ class HistoryRun:
     verdict: Verdict
     envelope: FixturesInfo | None = None  # the header's fixtures: its files name an edit
     repeat_label: str = "seed"  # what the run's tool calls its repeat key
+    # The tool's word that the run covers part of its dataset, and the named parts of
+    # its prompt (`RunFile.subset`, `RunFile.prompt_parts`): what a break is called.
+    subset: str | None = None
+    prompt_parts: dict[str, Any] = field(default_factory=dict)
     # Set when series are built: the env components that moved since the previous run.
     env_change: list[Change] | None = None
 
@@ -111,6 +140,7 @@ class HistoryRun:
             "pass_rate": v.pass_rate,
             "judged": v.judged,
             "errors": v.errors,  # counted apart: the pass rate is over the judged cases
+            "disputed": v.disputed,
             "interval": v.pooled_rate.to_json() if v.pooled_rate else None,
             "pass_rate_by_seed": {str(s): r for s, r in v.pass_rate_by_seed.items()},
             "mean": self.mean_rate,

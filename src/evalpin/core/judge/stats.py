@@ -32,6 +32,11 @@ from evalpin.core.columns import Columns
 ALPHA = 0.05
 Z95 = 1.959963984540054  # the 97.5th percentile of the standard normal
 Z80 = 0.8416212335729143  # the 80th percentile: 80% power
+# Cases below which a normal-approximation interval or detectable effect means nothing
+# (sd over a handful of cases is itself a guess): the paired call and `power` then say
+# "too few cases to say" (mcnemar.py's docstring).
+MIN_CASES = 10
+TOO_FEW = "too few cases to say"
 
 Seed = int | None
 

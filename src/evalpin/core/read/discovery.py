@@ -6,7 +6,8 @@
   as UTC, never as the reader's local time, so two machines date a run alike.
 - `peek_header` reads a run header from the first line alone; `header_mismatch` tells,
   from two headers, that a pair is refused before its cases are read.
-- `default_pair` and `pair_to_review` pick the pair; `bundled_demo` is the fallback.
+- `default_pair` and `pair_to_review` pick the pair (`review_pair`: from the command's
+  arguments, a folder standing for its newest pair); `bundled_demo` is the fallback.
 """
 
 from __future__ import annotations
@@ -45,34 +46,59 @@ def peek_header(path: str | Path) -> RunHeader | None:
                     return _HEADER.decode(line)
                 if fh.tell() > PEEK_LIMIT:
                     return None
-    except (OSError, msgspec.MsgspecError):
+    except (OSError, msgspec.MsgspecError, RecursionError):
         return None
     return None
+
+
+# The pins a run names once for all its cases, in the order a refusal lists them.
+RUN_PINS = ("fixture_set", "grader_version", "model_slot", "slot_settings")
+# evalpin's own fixture kinds: a set of one is named by its dataset id too. Another
+# tool's log names its set per case (lm-eval joins one task across many-task runs).
+_OWN_SETS = ("golden", "coding")
+
+
+def header_pins(header: RunHeader | None) -> dict[str, str | None]:
+    """The run-level pins a header names (None where it names none): the fixture set
+    (its kind, and for evalpin's own sets its dataset id), the grader version, the
+    slot label and the slot's settings digest."""
+    if header is None:
+        return dict.fromkeys(RUN_PINS)
+    fx = header.fixtures
+    fixture_set = fx.kind or None
+    if fixture_set in _OWN_SETS and fx.dataset_id:
+        fixture_set = f"{fx.kind} set {fx.dataset_id}"
+    return {
+        "fixture_set": fixture_set,
+        "grader_version": header.grader_version or None,
+        "model_slot": header.model_slot or None,
+        "slot_settings": header.slot.get("settings_digest") or None,
+    }
+
+
+def pins_mismatch(
+    left: dict[str, str | None], right: dict[str, str | None]
+) -> list[tuple[str, str, str]] | None:
+    """(pin, left, right) for each run-level pin both name and that differs; None when
+    none does. Where a side names none, the runs' cases decide (the join)."""
+    found = [
+        (key, lv, rv)
+        for key in RUN_PINS
+        if (lv := left.get(key)) and (rv := right.get(key)) and lv != rv
+    ]
+    return found or None
 
 
 def header_mismatch(
     left: RunHeader | None, right: RunHeader | None
 ) -> list[tuple[str, str, str]] | None:
-    """Pins that the run headers alone prove differ on every common case: the slot label
-    or the grader version of two evalpin runs of the same fixture set (same dataset hash,
-    hence the same case ids; every case record carries its header's slot and grader).
-    Lets the review show its refusal before the cases are read; None when the headers
-    cannot tell (the join decides then)."""
+    """Pins that the run headers alone prove differ (`pins_mismatch` of `header_pins`):
+    two runs on other fixture sets, graders or slots are refused whatever cases they
+    hold, so the review shows its refusal before the cases are read; None when the
+    headers cannot tell (the join decides then)."""
     if left is None or right is None:
         return None
-    lhash, rhash = left.fixtures.dataset_hash, right.fixtures.dataset_hash
-    if not lhash or lhash != rhash:
-        return None
-    found = [
-        (key, lv, rv)
-        for key, lv, rv in (
-            ("model_slot", left.model_slot, right.model_slot),
-            ("grader_version", left.grader_version, right.grader_version),
-            ("slot_settings", left.slot.get("settings_digest"), right.slot.get("settings_digest")),
-        )
-        if lv and rv and lv != rv
-    ]
-    return found or None
+    return pins_mismatch(header_pins(left), header_pins(right))
 
 
 def _when(path: Path, header: RunHeader | None) -> float:
@@ -94,6 +120,23 @@ def bundled_demo() -> Path | None:
         if folder.is_dir() and any(folder.glob("*.jsonl")):
             return folder
     return None
+
+
+def review_pair(
+    left: Path | None, right: Path | None, runs_dir: Path = Path("runs")
+) -> tuple[Path, Path | None, str | None]:
+    """What `evalpin review [LEFT [RIGHT]]` (and `serve`) opens: no argument, the default
+    pair of `runs_dir` (`pair_to_review`); one folder alone, that folder's newest pair
+    (`default_pair`: a folder that is one run, such as an inspect log folder, gives that
+    run); anything else as given. The note says what was chosen, when it was chosen."""
+    if left is None:
+        return pair_to_review(runs_dir)
+    if right is None and left.is_dir():
+        earlier, newest = default_pair(left)
+        if newest is None:
+            return earlier, None, None
+        return earlier, newest, f"{left}: opening its newest pair, {earlier.name} and {newest.name}"
+    return left, right, None
 
 
 def pair_to_review(runs_dir: Path) -> tuple[Path, Path | None, str | None]:

@@ -26,7 +26,10 @@ flaky), `ticket` (`text` holds the ticket id or line), `text` (a free-text line)
   A symlink or a non-regular file at the path is refused (a file from git must not make
   us append to a file elsewhere).
 - Readers keep every good line, skip the rest and say which (line number and why), and
-  never write. Nothing here decides a grade, a count, a label or an exit code.
+  never write. Nothing here decides a grade, a count, a label or an exit code. A line
+  with a key a note does not have (`core/schema.py`: named with the nearest; `x-` keys
+  of one's own are kept out of the way), nested too deeply, or a file over the size
+  limit (`core/bounded.py`) is skipped and named like any other bad line.
 - The text is untrusted (typed by people, but the file comes from git): every renderer
   shows it inert, as it shows case ids.
 """
@@ -45,7 +48,9 @@ from pathlib import Path
 
 import msgspec
 
+from evalpin.core.bounded import MAX_FIXTURE_BYTES, TOO_DEEP, json_too_deep, too_big
 from evalpin.core.files import not_utf8
+from evalpin.core.schema import unknown_key, unknown_keys
 
 SCHEMA = "evalpin.note/1"
 NOTES_NAME = "notes.jsonl"
@@ -123,6 +128,9 @@ class Skipped:
 
 _DECODE = msgspec.json.Decoder(Note)
 _ANY = msgspec.json.Decoder()
+_KEYS = msgspec.json.Decoder(dict[str, msgspec.Raw])
+# Every key a note line may hold (beside `x-` keys of one's own).
+NOTE_KEYS = frozenset({"record", *Note.__struct_fields__})
 
 
 @dataclass
@@ -237,18 +245,32 @@ def parse(data: bytes, path: Path | None = None) -> NoteBook:
         except UnicodeDecodeError as bad:
             book.skipped.append(Skipped(number, not_utf8(raw, bad)))
             continue
+        if json_too_deep(raw):
+            book.skipped.append(Skipped(number, TOO_DEEP))
+            continue
         try:
             note = _DECODE.decode(raw)
         except msgspec.DecodeError as exc:
             book.skipped.append(Skipped(number, _reason(exc, raw, cut)))
             continue
-        problem = _invalid(note)
+        except RecursionError:  # pragma: no cover - refused above
+            book.skipped.append(Skipped(number, TOO_DEEP))
+            continue
+        problem = _invalid(note) or _unknown(raw)
         if problem is not None:
             book.skipped.append(Skipped(number, problem))
             continue
         book.notes.append(note)
         book._apply(note)
     return book
+
+
+def _unknown(raw: bytes) -> str | None:
+    """The first key of a note line that a note does not have, named (a typo such as
+    `txt` must not pass as a note without its text)."""
+    for key in unknown_keys(_KEYS.decode(raw), NOTE_KEYS):
+        return unknown_key(key, NOTE_KEYS)
+    return None
 
 
 def _invalid(note: Note) -> str | None:
@@ -266,12 +288,27 @@ def read_notes(path: str | Path | None) -> NoteBook:
         return NoteBook()
     path = Path(path)
     try:
-        data = path.read_bytes()
+        data = _read_regular(path, MAX_FIXTURE_BYTES)
+        if data is None:
+            size = path.stat().st_size
+            return NoteBook(path=path, missing=False, error=too_big(size, MAX_FIXTURE_BYTES))
     except FileNotFoundError:
         return NoteBook(path=path)
     except OSError as exc:
         return NoteBook(path=path, missing=False, error=f"cannot read: {exc.strerror or exc}")
     return parse(data, path)
+
+
+def _read_regular(path: Path, cap: int) -> bytes | None:
+    """The bytes of a regular file, opened without blocking: a FIFO put where the notes
+    should be (anyone who can write the runs folder can) would hang the review. None when
+    it is over `cap` bytes (told from its size, before reading)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        return None if info.st_size > cap else fh.read()
 
 
 def default_author() -> str:

@@ -21,10 +21,11 @@ from functools import cached_property
 from itertools import accumulate, islice, repeat
 from operator import add, attrgetter
 from pathlib import Path
-from typing import BinaryIO, NoReturn
+from typing import Any, BinaryIO, NoReturn
 
 import msgspec
 
+from evalpin.core.bounded import MAX_LINE_BYTES, TOO_DEEP, json_too_deep
 from evalpin.core.columns import MIXED, lone
 from evalpin.core.errors import InputError
 from evalpin.core.files import not_utf8
@@ -51,6 +52,19 @@ _FIXTURE_HASH = attrgetter("fixture_hash")
 _PIN_GETTERS = [attrgetter(key) for key in PINS]
 
 
+@dataclass(frozen=True)
+class ToolScore:
+    """Another tool's own figure for a run (inspect's reduced accuracy, promptfoo's
+    counts), and why it differs from evalpin's pass rate where it may."""
+
+    name: str
+    value: float | None
+    why: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "value": self.value, "why": self.why}
+
+
 @dataclass
 class RunFile:
     """A run as read, whatever its format: header (given or built from the log), one
@@ -73,6 +87,22 @@ class RunFile:
     complete: bool | None = None
     incomplete_why: str = "no summary trailer"
     repeat_label: str = "seed"
+    # What a reader of another tool's log says beyond the pins (a model it does not
+    # record, answers from a cache): `verdict` and `diff` show them.
+    notes: list[str] = field(default_factory=list)
+    # The tool's own figure for the chosen grade, shown beside evalpin's pass rate.
+    tool_score: ToolScore | None = None
+    # Results the tool answered from its cache (promptfoo's `cached: true`): not a
+    # measurement of the run's backend, so the run is at most `internal`.
+    cached: int = 0
+    # Named parts of what the model is asked beside the dataset, as the log records them
+    # (few-shot count, chat template, system instruction, solver chain); each is in the
+    # fixture hash too. A refusal and a history break name the ones that moved, where
+    # the pin alone would say only `fixture_hash`.
+    prompt_parts: dict[str, Any] = field(default_factory=dict)
+    # The tool's word that the run covers part of its dataset (`limit 3`), else None:
+    # history calls the break to or from it a subset, not a dataset edit.
+    subset: str | None = None
 
     @property
     def seeds(self) -> list[int]:
@@ -178,9 +208,15 @@ def _decode_marks(path: str, line: bytes) -> Marks:
         return _MARKS.decode(line)
     except msgspec.MsgspecError as exc:
         raise InputError(path, f"case record changed on disk: {exc}") from None
+    except RecursionError:
+        raise InputError(path, f"case record {TOO_DEEP}") from None
 
 
 def _decode_full(path: str, line: bytes) -> CaseRecord:
+    """A case line in full: its values (tool arguments, files) are kept and shown, so
+    their depth is checked first."""
+    if json_too_deep(line):
+        raise InputError(path, f"case record {TOO_DEEP}")
     try:
         data = _ANY.decode(line)
         data["record"] = "case"  # header-less lines from other tools carry no tag
@@ -238,6 +274,9 @@ class Scan:
         self._pins = PinSharing(share_digests=share_digests)
         self.done = 0  # bytes read so far, of `total`
         self.total = 0
+        # Where the whole lines read end (a file offset): a reader following a file still
+        # being written reads on from here (a torn last line is read again once whole).
+        self.end = 0
         self.finished = False  # `blocks` ran to the end
         # The run's pin values and whether a row lacks its fixture hash, gathered a block
         # at a time (see RunFile.pin_values): no pass over every row once it is read.
@@ -259,26 +298,48 @@ class Scan:
         InputError is raised where the problem is met, as `read` raises it.
         `start`, `stop`: the byte range to read, each at a line start (default: all)."""
         self.total = (os.fstat(fh.fileno()).st_size if stop is None else stop) - start
-        carry = b""
+        # The unfinished line's pieces, joined once it ends: a line longer than a chunk
+        # (a torn 100 MB record) is read in linear time, not by re-copying it per chunk.
+        # Past the line cap its bytes are only counted: a whole line that long is refused,
+        # a fragment that long at the end is a torn write.
+        carry: list[bytes] = []
+        carried = 0
+        oversized = False
         pos = start  # file offset of the first byte of `carry`
+        self.end = start
         fh.seek(start)
-        while chunk := fh.read(_CHUNK if stop is None else min(_CHUNK, stop - pos - len(carry))):
-            self.done = pos - start + len(carry) + len(chunk)
+        while chunk := fh.read(_CHUNK if stop is None else min(_CHUNK, stop - pos - carried)):
+            self.done = pos - start + carried + len(chunk)
             first = chunk.find(b"\n")
             if first < 0:
-                carry += chunk
+                if carried + len(chunk) > MAX_LINE_BYTES:
+                    oversized, carry = True, []
+                else:
+                    carry.append(chunk)
+                carried += len(chunk)
                 continue
+            if oversized or carried + first > MAX_LINE_BYTES:
+                self._fail(f"line longer than {MAX_LINE_BYTES:,} bytes", pos)
             with gc_paused():  # per chunk: never left paused while the caller runs
-                self._line(carry + chunk[:first], pos, ended=True)
-                begin = pos + len(carry) + first + 1
+                self._line(b"".join([*carry, chunk[:first]]), pos, ended=True)
+                begin = pos + carried + first + 1
                 last = chunk.rfind(b"\n")
                 if last > first:
                     self._block(memoryview(chunk)[first + 1 : last + 1], begin)
-            pos += len(carry) + last + 1
-            carry = chunk[last + 1 :]
+            pos += carried + last + 1
+            carry = [chunk[last + 1 :]]
+            carried = len(carry[0])
             yield len(self.rows)
-        if carry:
-            self._line(carry, pos, ended=False)
+        self.end = pos
+        if oversized:
+            self.torn = True  # a fragment over the line cap: never a whole record
+        elif carried:
+            torn = self.torn
+            self.torn = False
+            self._line(b"".join(carry), pos, ended=False)
+            if not self.torn:
+                self.end = pos + carried  # a whole record, its newline still to come
+            self.torn = self.torn or torn
         if self.shape == SHAPE_EVALPIN and self.header is None:
             raise InputError(self.path, "no run header", 1)
         self.done = self.total
@@ -337,7 +398,7 @@ class Scan:
         """Decode a block of case lines in one call; False when it holds anything else."""
         try:
             decoded = self._pins.decode(block)
-        except msgspec.MsgspecError:
+        except (msgspec.MsgspecError, RecursionError):  # the line by line path names it
             return False
         self.index.add(len(self.rows), start)
         self.rows.extend(decoded)
@@ -350,6 +411,8 @@ class Scan:
         except msgspec.MsgspecError as exc:
             self._other(line, offset, exc, ended=ended)
             return
+        except RecursionError:
+            self._fail(TOO_DEEP, offset)
         if self.summary is not None:
             self._fail("case record after the summary trailer", offset)
         if self.shape == SHAPE_EVALPIN and self.header is None:
@@ -369,6 +432,8 @@ class Scan:
         if not ended and isinstance(exc, msgspec.DecodeError):
             self.torn = True  # a write cut short by a kill: report it, keep the rest
             return
+        if json_too_deep(line):  # a header keeps its values (slot, controls, env)
+            self._fail(TOO_DEEP, offset)
         try:
             rec = _OTHER.decode(line)
         except msgspec.MsgspecError as other:
@@ -494,6 +559,6 @@ class LineIndex:
 def _claimed_kind(line: bytes) -> object:
     try:
         data = _ANY.decode(line)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None
     return data.get("record") if isinstance(data, dict) else None

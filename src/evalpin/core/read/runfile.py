@@ -17,6 +17,7 @@ import fcntl
 import json
 import os
 import socket
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,7 +40,7 @@ __all__ = [
     "trim_torn_tail",
 ]
 
-_TAIL = 1 << 20  # how far back from the end `trim_torn_tail` looks for the last newline
+_CHUNK = 1 << 20  # how much `trim_torn_tail` reads at a time, walking back from the end
 
 
 def read_run(path: str | Path, options: ReadOptions | None = None) -> RunFile:
@@ -64,10 +65,24 @@ class RunWriter:
     take the lock."""
 
     def __init__(self, path: str | Path, *, new: bool) -> None:
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | (os.O_EXCL if new else 0)
+        # Never blocking (a FIFO put where the file should be would hang the open), never
+        # through a link (one put there would have another file appended to, or trimmed).
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW
+        flags |= os.O_EXCL if new else 0
         self.path = str(path)
         while True:
-            self._fd = os.open(self.path, flags, 0o644)
+            try:
+                self._fd = os.open(self.path, flags, 0o644)
+            except OSError as exc:
+                if exc.errno != errno.ELOOP:
+                    raise
+                why = "is a symlink: a run file is not written through one"
+                raise OSError(errno.ELOOP, why, self.path) from None
+            if not stat.S_ISREG(os.fstat(self._fd).st_mode):
+                os.close(self._fd)
+                self._fd = -1
+                raise OSError(errno.EINVAL, "not a regular file", self.path)
+            os.set_blocking(self._fd, True)
             try:
                 fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -156,9 +171,14 @@ def _holder_path(path: str) -> str:
 
 
 def _holder(path: str) -> str:
-    """Who holds a run file's lock, as its `.writer` mark says (best effort)."""
+    """Who holds a run file's lock, as its `.writer` mark says (best effort). The mark
+    is opened without blocking and without following a link, and read only when it is
+    a regular file: anyone who can write the folder can plant a FIFO or a link there."""
     try:
-        with open(_holder_path(path), encoding="utf-8") as fh:
+        fd = os.open(_holder_path(path), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return "another process"
             info = json.loads(fh.read(4096))
         return f"pid {int(info['pid'])} on {str(info['host'])[:64]} since {str(info['since'])[:40]}"
     except (OSError, ValueError, KeyError, TypeError):
@@ -172,15 +192,29 @@ def _now() -> str:
 
 
 def trim_torn_tail(path: str | Path) -> int:
-    """Cut a last line that has no newline (a write torn by a kill); return bytes cut."""
-    with open(path, "rb+") as fh:
+    """Cut a last line that has no newline (a write torn by a kill); return bytes cut.
+
+    The last whole line may be any distance back (a torn record can be a completion of
+    hundreds of megabytes): the file is read backwards a chunk at a time until a newline
+    is found, in constant memory. With no newline at all, nothing in the file is whole
+    and it is cut to empty."""
+    fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb+") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
         size = fh.seek(0, os.SEEK_END)
-        if size == 0:
-            return 0
-        fh.seek(max(0, size - _TAIL))
-        tail = fh.read()
-        if tail.endswith(b"\n"):
-            return 0
-        cut_at = size - len(tail) + tail.rfind(b"\n") + 1
-        fh.truncate(cut_at)
+        end = size
+        while end > 0:
+            start = max(0, end - _CHUNK)
+            fh.seek(start)
+            chunk = fh.read(end - start)
+            newline = chunk.rfind(b"\n")
+            if newline >= 0:
+                cut_at = start + newline + 1
+                break
+            end = start
+        else:
+            cut_at = 0
+        if cut_at < size:
+            fh.truncate(cut_at)
         return size - cut_at

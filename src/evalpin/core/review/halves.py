@@ -149,7 +149,7 @@ def _header(path: Path) -> RunHeader | None:
         line = fh.readline()
     try:
         return _HEADER.decode(line)
-    except msgspec.MsgspecError:
+    except (msgspec.MsgspecError, RecursionError):
         return None
 
 
@@ -178,7 +178,7 @@ def _keys_at(path: Path, offset: int) -> list[tuple[int, _Key]]:
     pos = data.find(b"\n") + 1
     out = []
     for line in data[pos:].split(b"\n")[:-1]:
-        with suppress(msgspec.MsgspecError):  # a blank or odd line: the scans judge it
+        with suppress(msgspec.MsgspecError, RecursionError):  # odd lines: the scans judge them
             out.append((offset + pos, _KEY.decode(line)))
         pos += len(line) + 1
     return out

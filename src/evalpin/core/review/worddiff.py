@@ -10,6 +10,11 @@ Headless and pure (difflib, no UI): the review's detail pane lays the result out
   unchanged bit of white space or punctuation between two changes is folded into them,
   so a rewritten sentence reads as one change, not a comb of one-word changes. Texts too
   long for a word diff in good time are compared line by line first.
+- `diff_lines(left, right)`: texts that are line-shaped (a pytest tail, tool calls, a
+  conversation turn by turn) compared line by line: lines on both sides kept whole, a
+  changed line shown twice, as it was (`-`, its changed words `delete`) and as it is
+  (`+`, its changed words `insert`), a line with no counterpart whole. A tail's summary
+  line then reads `2 failed, 4 passed` above `1 failed, 5 passed`, not `2 1 failed, 4 5`.
 - `needle_spans(pieces, needle)`: where a needle occurs, case-insensitively, on either
   side, as ranges of the joined pieces (`combined(pieces)`); `found(text, needle)`: the
   grader's own test (casefold, substring); `display(pieces, needles)`: the text as shown
@@ -62,6 +67,80 @@ def diff_words(left: str, right: str) -> list[Piece]:
     if len(a) > MAX_TOKENS or len(b) > MAX_TOKENS or len(a) * len(b) > MAX_PAIRS:
         return _by_lines(left, right)
     return _tidy(_opcodes(a, b))
+
+
+BOTH, OLD, NEW = " ", "-", "+"
+# A changed line is shown as the words that changed within it when the two versions are
+# this much alike (difflib's ratio over their tokens); else as a line gone and a line new.
+ALIKE = 0.4
+
+
+class Line(NamedTuple):
+    """One line of a line diff: `tag` is `BOTH`, `OLD` (the left's, its changed words
+    `delete` pieces, the rest `equal`) or `NEW` (the right's, changed words `insert`)."""
+
+    tag: str
+    pieces: list[Piece]
+
+
+def diff_lines(left: str, right: str) -> list[Line]:
+    """`left` against `right` line by line (see the module's docstring). The `BOTH` and
+    `OLD` lines, joined with newlines, give `left` back; `BOTH` and `NEW` give `right`."""
+    a, b = left.split("\n"), right.split("\n")
+    out: list[Line] = []
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            out += [Line(BOTH, [Piece(EQUAL, text)]) for text in a[i1:i2]]
+        else:
+            _replaced(a[i1:i2], b[j1:j2], out)
+    return out
+
+
+# A changed stretch of more line pairs than this pairs its lines in order, not by likeness.
+_MOST_PAIRS = 400
+
+
+def _replaced(old: list[str], new: list[str], out: list[Line]) -> None:
+    """A changed stretch: its most alike pair of lines shown word by word, the lines
+    before and after it paired the same way, the rest whole (as difflib's `Differ`
+    pairs lines, with a ratio over words)."""
+    if not old or not new:
+        out += [Line(OLD, [Piece(DELETE, text)]) for text in old]
+        out += [Line(NEW, [Piece(INSERT, text)]) for text in new]
+        return
+    if len(old) * len(new) > _MOST_PAIRS:
+        pairs = [(_likeness(o, n), k, k) for k, (o, n) in enumerate(zip(old, new, strict=False))]
+        best = next((p for p in pairs if p[0] >= ALIKE), None)
+    else:
+        scored = ((_likeness(o, n), i, j) for i, o in enumerate(old) for j, n in enumerate(new))
+        best = max(scored, key=lambda p: (p[0], -p[1], -p[2]))
+        best = best if best[0] >= ALIKE else None
+    if best is None:
+        _replaced(old, [], out)
+        _replaced([], new, out)
+        return
+    _, i, j = best
+    _replaced(old[:i], new[:j], out)
+    pieces = diff_words(old[i], new[j])
+    out.append(Line(OLD, [p for p in pieces if p.op != INSERT]))
+    out.append(Line(NEW, [p for p in pieces if p.op != DELETE]))
+    _replaced(old[i + 1 :], new[j + 1 :], out)
+
+
+def _likeness(old: str, new: str) -> float:
+    """How alike two lines are, over their words (difflib's ratio; 0 for an empty one)."""
+    a, b = tokens(old), tokens(new)
+    if not a or not b or len(a) * len(b) > MAX_PAIRS // 4:
+        return 0.0
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    if matcher.real_quick_ratio() < ALIKE or matcher.quick_ratio() < ALIKE:
+        return 0.0
+    return matcher.ratio()
+
+
+def lines_changed(lines: Sequence[Line]) -> bool:
+    return any(line.tag != BOTH for line in lines)
 
 
 def _opcodes(a: list[str], b: list[str]) -> list[Piece]:

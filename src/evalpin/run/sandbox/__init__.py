@@ -15,32 +15,42 @@ What the grade means lives in `evalpin.core.instrument.graders.coding`; how the 
 are split into processes, in `evalpin.run.isolation`. This package only contains them,
 one concern a module, each importing only those before it:
 - `cgroup`: the per-run cgroup (process and memory caps), and killing what is in it;
-- `box`: the run's scratch space on the host, and link-safe writes and reads in it;
+- `box`: the case's scratch space on the host, the private folders handed back, the
+  sandbox's uid, and link-safe writes, reads and removal;
 - `mounts`: a sandboxed process (`Spec`) and the mount plan of its private root;
 - `backends`: unshare and bubblewrap, the wrapper command of each, `Isolation`;
 - `launcher`: the code that runs first inside every sandbox, as a string;
-- `execute`: starting, watching and killing the sandboxed processes;
+- `execute`: starting, filling, watching and killing the sandboxed processes;
 - `probe`: which backend works here; `item`: grading one item's files (`run_item`).
 
 Containment, the same for `unshare` and bubblewrap (both get one mount plan: the unshare
 launcher builds it with mount calls, bubblewrap from flags):
-- user, network (no interface but a downed loopback), pid (a fresh /proc; when the
-  namespace's init dies every process in it dies, `setsid` or not), ipc, uts and mount
-  namespaces;
+- never host root: a root grader builds each box as root in new mount, pid, ipc, uts
+  and network namespaces, then the launcher becomes a host uid of the case's own (no
+  account, no file, no other process has it) before any tested code runs; a grader
+  that is not root gets a user namespace, where its own uid is root and nothing more;
 - a private root: a read-only tmpfs holding /usr and its links, two /etc files, the
-  interpreter's prefixes read-only, the process's own folders read-write, a minimal /dev,
-  and a private size-capped /tmp and /dev/shm; nothing else of the host;
-- every capability dropped (bounding, ambient and own sets, SECBIT_NOROOT, no_new_privs),
-  so nothing can be unmounted or remounted;
+  interpreter's prefixes read-only, a minimal /dev, a fresh /proc with /proc/sys and
+  /proc/sysrq-trigger read-only, no /sys; nothing else of the host;
+- every folder a sandbox writes (its own folders, /tmp, /dev/shm) a private tmpfs of
+  DISK_BYTES, handed back to the grader as a descriptor (the grader fills it and reads
+  the report through it; the kernel frees it, whatever is in it): nothing tested code
+  writes reaches the host's disk, and a full one is `sandbox_error:disk`;
+- every capability dropped (bounding, ambient and own sets, SECBIT_NOROOT,
+  no_new_privs), so nothing can be unmounted or remounted, and a seccomp filter refusing
+  new user namespaces and foreign system call ABIs;
 - a cgroup per item over every process tree of it: at most MAX_PROCESSES processes and
   the item's `memory_mb` (swap included); an OOM kill is `sandbox_error:memory`;
   `setpriv --pdeathsig` ties the tree to the grader, and a later run removes the cgroups
-  of a grader that was SIGKILLed;
+  and scratch folders of a grader that was SIGKILLed;
+- rlimits: the item's, and MAX_OPEN_FILES descriptors and MAX_PROCESSES processes (per
+  uid: the case's own) per process;
 - an environment built from an allow-list (never inherited PYTHON*, PYTEST_*, keys);
 - a wall-clock timeout, after which every tree is killed; output is read as it comes
   and only its tail kept, with the sandbox paths made relative and secrets cut.
 Without namespaces only the environment, rlimits, cgroup, process-group kill and timeout
-remain, and network is recorded off-unenforced.
+remain (tested code runs as the grader, root included, on the host's disk), and network
+is recorded off-unenforced.
 """
 
 from __future__ import annotations

@@ -36,22 +36,45 @@ def wrapper(
     iso: Isolation, box: Box, spec: Spec, allow_network: bool
 ) -> tuple[list[str], str | None]:
     """The command that puts the launcher in its namespaces, and the mount point of the
-    private root the launcher builds (unshare only; bubblewrap builds it from flags)."""
+    private root the launcher builds (unshare only; bubblewrap builds it from flags).
+
+    A grader that is not root gets a user namespace (its own uid is root in there, and
+    nothing on the host). A root grader gets none: as root it builds the box in new
+    mount, pid, ipc, uts and network namespaces (a user namespace would map the box's
+    root to the host's root, who may write /proc/sys), and the launcher then becomes the
+    box's own unprivileged uid (`Box.uid`) before any tested code runs."""
     tool = shutil.which(iso.kind) if iso.kind != "none" else None
     if iso.kind != "none" and tool is None:
         raise FileNotFoundError(f"{iso.kind} not found on PATH")
+    root = box.uid is not None
     if iso.kind == "unshare":  # by its path: the shell before it need not search PATH
         net = [] if allow_network else ["--net"]
         mount_point = Path(tempfile.mkdtemp(prefix="root-", dir=box.root))
-        return [tool, "--map-root-user", *net, *_UNSHARE_REST], str(mount_point)
+        user = ["--mount", "--propagation", "private"] if root else ["--map-root-user"]
+        return [tool, *user, *net, *_UNSHARE_REST], str(mount_point)
     if iso.kind == "bwrap":
-        args = [tool, "--unshare-all", *(["--share-net"] if allow_network else [])]
-        args += ["--die-with-parent", "--cap-drop", "ALL"]
+        net = [] if allow_network else ["--unshare-net"]
+        if root:  # and the launcher may give the box's uid, then drop these too
+            args = [tool, *_BWRAP_AS_ROOT, *net, "--die-with-parent", "--cap-drop", "ALL"]
+            args += [a for cap in _LAUNCHER_CAPS for a in ("--cap-add", cap)]
+        else:
+            args = [tool, "--unshare-all", *(["--share-net"] if allow_network else [])]
+            args += ["--die-with-parent", "--cap-drop", "ALL"]
+        made = {"/"}
         for op, src, dst, opt in plan(spec):
-            if op in ("ro", "rw"):
-                args += ["--ro-bind" if op == "ro" else "--bind", src, dst]
+            # Parents made 0755 (bubblewrap makes a bind's missing parents 0700, which
+            # the box's uid could not pass through).
+            for parent in reversed(Path(dst).parents):
+                if str(parent) not in made:
+                    args += ["--dir", str(parent)]
+                    made.add(str(parent))
+            made.add(dst)
+            if op == "ro":
+                args += ["--ro-bind", src, dst]
             elif op == "tmpfs":
                 args += ["--perms", str(src), "--size", str(opt), "--tmpfs", dst]
+            elif op == "work":  # 0700 once filled (a restrictive --perms would give
+                args += ["--size", str(opt), "--tmpfs", dst]  # its parents 0700 too)
             elif op in ("dev", "proc"):
                 args += [f"--{op}", dst]
             else:
@@ -61,6 +84,16 @@ def wrapper(
 
 
 _UNSHARE_REST = ["--ipc", "--uts", "--pid", "--fork", "--kill-child", "--mount-proc", "--"]
+_BWRAP_AS_ROOT = ["--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
+# What the launcher needs under a root bubblewrap to become the box's uid and empty the
+# bounding set; it gives them up before the command runs.
+_LAUNCHER_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
+
+
+def privileged(iso: Isolation, box: Box) -> bool:
+    """Whether the launcher starts with capabilities to give up (everywhere but under a
+    non-root bubblewrap, which drops them itself, or without namespaces as non-root)."""
+    return box.uid is not None or iso.kind == "unshare"
 
 
 def prefix(box: Box) -> list[str]:

@@ -137,11 +137,12 @@ def _remove_stale(parent: Path) -> None:
     """Remove the cgroups of evalpin graders that died without cleaning up (SIGKILL)."""
     for path in parent.glob("evalpin-*"):
         owner = path.name.split("-")[1] if path.name.count("-") >= 2 else ""
-        if owner.isdigit() and not _alive(int(owner)):
+        if owner.isdigit() and not alive(int(owner)):
             _remove_cgroup(path)
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether a process of this id runs (or may run: another user's) here."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

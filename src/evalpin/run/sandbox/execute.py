@@ -1,6 +1,7 @@
 """Running sandboxed processes: `execute` starts each `Spec` in a sandbox of its own
-(prefix, backend wrapper, launcher, command), reads their shared output as it comes
-(keeping only the tail), waits for the last one or the timeout, then kills every tree.
+(prefix, backend wrapper, launcher, command), fills the private folders each hands back,
+reads their shared output as it comes (keeping only the tail), waits for the last one or
+the timeout, then kills every tree.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import json
 import os
 import selectors
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -17,14 +19,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalpin.core.instrument.graders.coding import MAX_PROCESSES
-from evalpin.run.sandbox.backends import Isolation, prefix, wrapper
-from evalpin.run.sandbox.box import Box
+from evalpin.run.sandbox.backends import Isolation, prefix, privileged, wrapper
+from evalpin.run.sandbox.box import Box, fill
 from evalpin.run.sandbox.cgroup import Cgroup, kill_all
 from evalpin.run.sandbox.launcher import LAUNCHER
-from evalpin.run.sandbox.mounts import Spec, plan
+from evalpin.run.sandbox.mounts import Spec, handed_back, plan
 
 _KEEP_OUTPUT = 16 * 1024  # bytes of output kept; far more than TAIL_CHARS characters
 _REAP_WAIT_S = 2.0
+# Open files per process: with MAX_PROCESSES processes a case holds at most ~131,000,
+# far below a host's file table (file-max is ~100,000 per GiB of RAM), and the common
+# default soft limit, so tests that pass under plain pytest pass here.
+MAX_OPEN_FILES = 1024
+_SANDBOX_LIMITS = {
+    "RLIMIT_NOFILE": MAX_OPEN_FILES,
+    "RLIMIT_RTPRIO": 0,
+    "RLIMIT_NICE": 0,
+    "RLIMIT_MEMLOCK": 8 * 1024**2,
+}
 
 
 @dataclass(frozen=True)
@@ -34,6 +46,7 @@ class Run:
     exit_code: int | None  # of the last process (the one that decides)
     timed_out: bool
     output: bytes
+    stopped: bool = False  # killed early: `stop` was written to (its grade is not wanted)
 
 
 def execute(
@@ -43,40 +56,46 @@ def execute(
     timeout: float,
     *,
     allow_network: bool = False,
+    stop: int | None = None,
 ) -> Run:
     """Start every spec, each in a sandbox of its own, and wait for the last one (the
     one that decides) or the timeout; then kill them all. Their output shares one pipe,
-    read as it comes, of which only the tail is kept."""
+    read as it comes, of which only the tail is kept. `stop`: a descriptor that, once
+    readable, ends the wait early (the caller's; left open)."""
+    deadline = time.monotonic() + timeout
     out_r, out_w = os.pipe()
     procs: list[subprocess.Popen[bytes]] = []
     readies: list[int] = []
+    # Per sandbox: the grader's end of its hand-back socket, and what it hands back.
+    channels: list[tuple[socket.socket, list[tuple[str | None, str]]]] = []
     started = True
     failure = b""
     try:
         for spec in specs:
             ready_r, ready_w = os.pipe()
             readies.append(ready_r)
-            limits = dict(spec.limits)
-            if iso.kind != "none":
-                # Counted per user namespace, so it is this run's processes (for non-root
-                # users; root is exempt, hence the cgroup).
-                limits["RLIMIT_NPROC"] = MAX_PROCESSES
+            steps = plan(spec)
+            private = handed_back(steps) if iso.kind != "none" else []
+            ours, theirs = socket.socketpair() if private else (None, None)
             try:
                 wrapped, newroot = wrapper(iso, box, spec, allow_network)
-            except OSError:
-                os.close(ready_w)
-                raise
-            config = {
-                "inline": _inline(spec.argv),
-                "limits": limits,
-                "newroot": newroot,
-                "plan": plan(spec),
-                "cwd": str(spec.cwd),
-                "ready_fd": ready_w,
-            }
-            launcher = [sys.executable, "-I", "-S", "-c", LAUNCHER, json.dumps(config)]
-            command = [] if config["inline"] else spec.argv
-            try:
+                config = {
+                    "inline": _inline(spec.argv),
+                    "limits": _limits(iso, spec),
+                    "newroot": newroot,
+                    "plan": steps,
+                    "host_mount_ns": os.stat("/proc/self/ns/mnt").st_ino,
+                    "hand_back": [dst for _, dst in private],
+                    "hand_back_fd": theirs.fileno() if theirs else None,
+                    "drop": iso.kind != "none",  # without namespaces, as it was started
+                    "uid": box.uid,
+                    "privileged": privileged(iso, box),
+                    "cwd": str(spec.cwd),
+                    "ready_fd": ready_w,
+                }
+                launcher = [sys.executable, "-I", "-S", "-c", LAUNCHER, json.dumps(config)]
+                command = [] if config["inline"] else spec.argv
+                inherited = (ready_w, *spec.pass_fds, *([theirs.fileno()] if theirs else []))
                 procs.append(
                     subprocess.Popen(
                         [*prefix(box), *wrapped, *launcher, *command],
@@ -85,12 +104,21 @@ def execute(
                         stderr=out_w,
                         cwd=spec.cwd,
                         env=spec.env,
-                        pass_fds=(ready_w, *spec.pass_fds),
+                        pass_fds=inherited,
                         start_new_session=True,
+                        umask=0o022,  # the folders made for the box's uid: enterable
                     )
                 )
+            except OSError:
+                if ours is not None:
+                    ours.close()
+                raise
             finally:
                 os.close(ready_w)
+                if theirs is not None:
+                    theirs.close()
+            if ours is not None:
+                channels.append((ours, private))
     except OSError as exc:
         started = False
         failure = f"cannot start sandbox: {exc}".encode()
@@ -101,16 +129,62 @@ def execute(
                 with contextlib.suppress(OSError):
                     os.close(fd)
     if not started:
+        for channel, _ in channels:
+            channel.close()
         for proc in procs:
             _kill_tree(proc, box.cgroup)
         for fd in (out_r, *readies):
             os.close(fd)
         return Run(False, False, None, False, failure)
-    kept, ready, timed_out = _watch(procs[-1], out_r, readies, timeout)
+    for channel, private in channels:
+        _fill_handed_back(box, channel, private, deadline)
+    left = deadline - time.monotonic()
+    kept, ready, timed_out, stopped = _watch(procs[-1], out_r, readies, left, stop)
     for proc in procs:
         _kill_tree(proc, box.cgroup)
-    exit_code = None if timed_out else procs[-1].returncode
-    return Run(True, ready, exit_code, timed_out, kept)
+    exit_code = None if timed_out or stopped else procs[-1].returncode
+    return Run(True, ready, exit_code, timed_out, kept, stopped)
+
+
+def _limits(iso: Isolation, spec: Spec) -> dict[str, int]:
+    """The spec's rlimits and the sandbox's own: open files, no real-time or raised
+    scheduling priority and the kernel's default of locked memory (whatever the grader
+    was allowed: a real-time busy loop would starve the host), always; processes,
+    counted per uid (the box's own, or the grader's in a user namespace of its own), so
+    this case's processes (the cgroup caps them where there is one)."""
+    limits = {**spec.limits, **_SANDBOX_LIMITS}
+    if iso.kind != "none":
+        limits["RLIMIT_NPROC"] = MAX_PROCESSES
+    return limits
+
+
+def _fill_handed_back(
+    box: Box, channel: socket.socket, private: list[tuple[str | None, str]], deadline: float
+) -> None:
+    """Take the private folders a sandbox hands back (one descriptor each, in plan
+    order), fill each from its host folder, and let the sandbox go on. Anything else
+    (the launcher failed, or is too slow) closes the channel, and the launcher, told
+    nothing, stops with its reason: a setup failure."""
+    with channel:
+        try:
+            channel.settimeout(max(deadline - time.monotonic(), 0.001))
+            _, fds, _, _ = socket.recv_fds(channel, 16, len(private))
+        except OSError:
+            return
+        if len(fds) != len(private):
+            for fd in fds:
+                os.close(fd)
+            return
+        box.tmpfs.extend(
+            (Path(src) if src else None, fd) for (src, _), fd in zip(private, fds, strict=True)
+        )
+        try:
+            for (src, _), fd in zip(private, fds, strict=True):
+                if src is not None:
+                    fill(Path(src), fd, box.uid)
+            channel.sendall(b"g")
+        except OSError:
+            return
 
 
 def _inline(argv: list[str]) -> dict | None:
@@ -125,24 +199,36 @@ def _inline(argv: list[str]) -> dict | None:
     return {"flags": flags, "code": argv[at + 1], "args": argv[at + 2 :]}
 
 
-def _watch(main: subprocess.Popen[bytes], out: int, readies: list[int], timeout: float):
-    """Read output and readiness until `main` exits or the deadline passes."""
+def _watch(
+    main: subprocess.Popen[bytes],
+    out: int,
+    readies: list[int],
+    timeout: float,
+    stop: int | None = None,
+):
+    """Read output and readiness until `main` exits, the deadline passes or `stop` is
+    readable."""
     deadline = time.monotonic() + timeout
     kept = bytearray()
     ready = [False] * len(readies)
-    timed_out = False
+    timed_out = stopped = False
     exited = os.pidfd_open(main.pid)
     with contextlib.ExitStack() as stack, selectors.DefaultSelector() as sel:
         for fd in (out, exited, *readies):
             stack.callback(os.close, fd)
             sel.register(fd, selectors.EVENT_READ)
+        if stop is not None:
+            sel.register(stop, selectors.EVENT_READ)
         done = False
-        while not done:
+        while not (done or stopped):
             left = deadline - time.monotonic()
             if left <= 0:
                 timed_out = True
                 break
             for key, _ in sel.select(left):
+                if key.fd == stop:
+                    stopped = True
+                    break
                 if key.fd == exited:
                     done = True
                     continue
@@ -166,7 +252,7 @@ def _watch(main: subprocess.Popen[bytes], out: int, readies: list[int], timeout:
                     os.set_blocking(fd, False)
                     ready[i] |= os.read(fd, 1) == b"1"
         main.wait() if done else None
-    return bytes(kept), all(ready), timed_out
+    return bytes(kept), all(ready), timed_out, stopped
 
 
 def _kill_tree(proc: subprocess.Popen[bytes], cgroup: Cgroup | None) -> None:

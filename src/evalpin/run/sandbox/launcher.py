@@ -1,9 +1,10 @@
 """The launcher: the first code that runs inside every sandbox, kept as a string.
 
 `execute` starts it as `python -I -S -c LAUNCHER CONFIG [COMMAND...]`. It sets the
-rlimits, builds and enters the private root under unshare (bubblewrap builds the same
-mount plan from flags), drops every capability, reports readiness on a pipe, then execs
-the command, or runs our own `python -c CODE` in its interpreter.
+rlimits, builds the private root under unshare (bubblewrap builds the same mount plan
+from flags), hands the sandbox's private folders back to the grader, enters the root,
+gives up every privilege (and root itself, when the grader is root), reports readiness
+on a pipe, then execs the command, or runs our own `python -c CODE` in its interpreter.
 """
 
 from __future__ import annotations
@@ -11,37 +12,50 @@ from __future__ import annotations
 # The launcher runs first inside the sandbox (`python -I -S -c`), configured by a JSON
 # argument, then execs the command. It reports readiness by writing one byte to an
 # inherited pipe, so nothing the tested code does can pass for a setup failure or the
-# reverse. Under unshare it builds the private root from the mount plan (the same plan
-# bubblewrap gets as flags), pivots into it and drops every capability. Syscall numbers:
-# mount_setattr is 442 on every arch; pivot_root is 155 on x86_64, 41 on generic ones.
+# reverse. Steps:
+# - mounts (unshare only): the private root from the mount plan, in a mount namespace
+#   that must not be the grader's (checked first: a mount here must never reach the
+#   host), every private folder a size-capped tmpfs;
+# - hand back: each private folder, opened, sent to the grader over a socket
+#   (SCM_RIGHTS); the grader fills them and answers "g";
+# - root (unshare only): pivot into the private root, detach the old one;
+# - privileges: the bounding and ambient sets emptied, SECBIT_NOROOT locked, then the
+#   uid and gids given (the grader is root: a host uid of the case's own, so no host
+#   setting that root may write, /proc/sys included, is writable whatever the mounts),
+#   a session keyring of its own (the grader's keys are not the candidate's to read),
+#   no_new_privs, every capability set emptied and checked empty, and a seccomp filter
+#   refusing new user namespaces (the one namespace an unprivileged process may make,
+#   and a large kernel surface) and every system call ABI but the native one.
+# Syscall numbers: mount_setattr is 442 and clone3 435 on every arch; pivot_root 155
+# (x86_64) or 41 (generic); unshare 272 / 97, clone 56 / 220 and keyctl 250 / 219
+# (x86_64 / aarch64).
 LAUNCHER = r"""
 import ctypes, json, os, platform, resource, sys
 
 DEV_NODES = ("null", "zero", "full", "random", "urandom", "tty")
 DEV_LINKS = (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
              ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2"))
+libc = ctypes.CDLL(None, use_errno=True)
 
-def harden(plan, newroot):
-    libc = ctypes.CDLL(None, use_errno=True)
+def check(result, what):
+    if result != 0:
+        raise OSError(ctypes.get_errno(), what)
 
-    def check(result, what):
-        if result != 0:
-            raise OSError(ctypes.get_errno(), what)
+class Attr(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_uint64) for n in ("set", "clr", "prop", "userns")]
 
-    class Attr(ctypes.Structure):
-        _fields_ = [(n, ctypes.c_uint64) for n in ("set", "clr", "prop", "userns")]
+def mount_setattr(path, set_, clr, flags):
+    attr = Attr(set_, clr, 0, 0)
+    size = ctypes.c_long(ctypes.sizeof(attr))
+    at = (ctypes.c_long(-100), ctypes.c_char_p(path.encode()), ctypes.c_long(flags))
+    check(libc.syscall(ctypes.c_long(442), *at, ctypes.byref(attr), size),
+          "mount_setattr " + path)
 
-    def mount_setattr(path, set_, clr, flags):
-        attr = Attr(set_, clr, 0, 0)
-        size = ctypes.c_long(ctypes.sizeof(attr))
-        at = (ctypes.c_long(-100), ctypes.c_char_p(path.encode()), ctypes.c_long(flags))
-        check(libc.syscall(ctypes.c_long(442), *at, ctypes.byref(attr), size),
-              "mount_setattr " + path)
+def mount(src, dst, fstype, flags, data):
+    check(libc.mount(src.encode(), dst.encode(), fstype and fstype.encode(),
+                     ctypes.c_ulong(flags), data and data.encode()), "mount " + dst)
 
-    def mount(src, dst, fstype, flags, data):
-        check(libc.mount(src.encode(), dst.encode(), fstype and fstype.encode(),
-                         ctypes.c_ulong(flags), data and data.encode()), "mount " + dst)
-
+def build(plan, newroot):
     def target(dst, is_file=False):
         path = newroot + dst
         os.makedirs(os.path.dirname(path) if is_file else path, exist_ok=True)
@@ -51,13 +65,14 @@ def harden(plan, newroot):
 
     mount("tmpfs", newroot, "tmpfs", 6, "mode=0755,size=1m")  # MS_NOSUID | MS_NODEV
     for op, src, dst, opt in plan:
-        if op in ("ro", "rw"):
+        if op == "ro":
             path = target(dst, os.path.isfile(src) or dst.startswith("/dev/"))
             mount(src, path, None, 4096 | 16384, None)  # MS_BIND | MS_REC
-            if op == "ro":
-                mount_setattr(path, 1, 0, 0x8000)  # MOUNT_ATTR_RDONLY, AT_RECURSIVE
+            mount_setattr(path, 1, 0, 0x8000)  # MOUNT_ATTR_RDONLY, AT_RECURSIVE
         elif op == "tmpfs":
             mount("tmpfs", target(dst), "tmpfs", 6, "mode=" + src + ",size=" + str(opt))
+        elif op == "work":
+            mount("tmpfs", target(dst), "tmpfs", 6, "mode=0700,size=" + str(opt))
         elif op == "dev":
             mount("tmpfs", target(dst), "tmpfs", 2, "mode=0755,size=65536")  # MS_NOSUID
             for node in DEV_NODES:
@@ -69,30 +84,100 @@ def harden(plan, newroot):
         elif op == "symlink":
             os.makedirs(os.path.dirname(newroot + dst), exist_ok=True)
             os.symlink(src, newroot + dst)
+
+def hand_back(sock, paths):
+    import socket
+    fds = [os.open(p, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW) for p in paths]
+    with socket.socket(fileno=sock) as channel:
+        socket.send_fds(channel, [b"h"], fds)
+        for fd in fds:
+            os.close(fd)
+        if channel.recv(1) != b"g":
+            raise OSError("the grader did not fill the private folders")
+
+def enter(newroot):
     os.chdir(newroot)
     pivot = 155 if platform.machine() == "x86_64" else 41
     check(libc.syscall(ctypes.c_long(pivot), b".", b"."), "pivot_root")
     check(libc.umount2(b".", 2), "detach the old root")  # MNT_DETACH
     os.chdir("/")
     mount_setattr("/", 1, 0, 0)  # the new root's own tmpfs becomes read-only
-    check(libc.prctl(28, 3, 0, 0, 0), "securebits")  # SECBIT_NOROOT and its lock
+
+class CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+class CapData(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_uint32) for n in ("effective", "permitted", "inheritable")]
+
+def drop(uid, privileged):
+    if privileged:  # what needs CAP_SETPCAP goes first
+        cap = 0
+        while libc.prctl(24, cap, 0, 0, 0) == 0:  # PR_CAPBSET_DROP until past the last
+            cap += 1
+        check(libc.prctl(28, 3, 0, 0, 0), "securebits")  # SECBIT_NOROOT and its lock
     check(libc.prctl(47, 4, 0, 0, 0), "ambient caps")  # PR_CAP_AMBIENT_CLEAR_ALL
-    cap = 0
-    while libc.prctl(24, cap, 0, 0, 0) == 0:  # PR_CAPBSET_DROP until past the last cap
-        cap += 1
-    if libc.prctl(23, 0, 0, 0, 0) != 0:  # PR_CAPBSET_READ: cap 0 must be gone
-        raise OSError(ctypes.get_errno(), "bounding set")
+    if uid is not None:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+        if os.getresuid() != (uid, uid, uid) or os.getgroups():
+            raise OSError("still root")
+    # A session keyring of its own: the grader's is inherited, and whoever possesses a
+    # keyring may read its keys, whatever their uid (KEYCTL_JOIN_SESSION_KEYRING).
+    keyctl = 250 if platform.machine() == "x86_64" else 219
+    if libc.syscall(ctypes.c_long(keyctl), 1, None) < 0 and ctypes.get_errno() != 38:
+        raise OSError(ctypes.get_errno(), "session keyring")  # ENOSYS: no keys here
     check(libc.prctl(38, 1, 0, 0, 0), "no_new_privs")
-
-    class CapHeader(ctypes.Structure):
-        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
-
-    class CapData(ctypes.Structure):
-        _fields_ = [(n, ctypes.c_uint32) for n in ("effective", "permitted", "inheritable")]
-
     # Our own capabilities too: the command may run in this process, with no execve to
     # drop them (_LINUX_CAPABILITY_VERSION_3, every set empty).
     check(libc.capset(ctypes.byref(CapHeader(0x20080522, 0)), (CapData * 2)()), "capset")
+    held = (CapData * 2)()
+    check(libc.capget(ctypes.byref(CapHeader(0x20080522, 0)), held), "capget")
+    if any(d.effective or d.permitted or d.inheritable for d in held):
+        raise OSError("capabilities remain")
+    cap = 0
+    while True:
+        state = libc.prctl(23, cap, 0, 0, 0)  # PR_CAPBSET_READ, -1 past the last cap
+        if state < 0:
+            break
+        if state:
+            raise OSError("bounding set")
+        cap += 1
+    no_new_user_namespaces()
+
+def no_new_user_namespaces():
+    machine = platform.machine()
+    if machine == "x86_64":
+        arch, unshare, clone = 0xC000003E, 272, 56
+    elif machine == "aarch64":
+        arch, unshare, clone = 0xC00000B7, 97, 220
+    else:
+        return  # documented: the filter exists on x86_64 and aarch64
+    allow, eperm, enosys = 0x7FFF0000, 0x00050001, 0x00050026
+    code = [
+        (0x20, 0, 0, 4),           # ld arch
+        (0x15, 1, 0, arch),        # native ABI: on
+        (0x06, 0, 0, eperm),       # any other ABI (int 0x80): refused
+        (0x20, 0, 0, 0),           # ld nr
+        (0x35, 0, 1, 0x40000000),  # the x32 ABI's numbers: refused
+        (0x06, 0, 0, eperm),
+        (0x15, 0, 1, 435),         # clone3: ENOSYS, so libc falls back to clone
+        (0x06, 0, 0, enosys),
+        (0x15, 1, 0, unshare),
+        (0x15, 0, 3, clone),
+        (0x20, 0, 0, 16),          # ld the flags (low word of the first argument)
+        (0x45, 0, 1, 0x10000000),  # CLONE_NEWUSER: refused
+        (0x06, 0, 0, eperm),
+        (0x06, 0, 0, allow),
+    ]
+    class Op(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte),
+                    ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint32)]
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Op))]
+    ops = (Op * len(code))(*[Op(*c) for c in code])
+    prog = Prog(len(code), ops)
+    check(libc.prctl(22, 2, ctypes.byref(prog), 0, 0), "seccomp")  # SECCOMP_MODE_FILTER
 
 cfg, argv = json.loads(sys.argv[1]), sys.argv[2:]
 step = "limits"
@@ -102,9 +187,21 @@ try:
         hard = resource.getrlimit(which)[1]
         value = value if hard == resource.RLIM_INFINITY else min(value, hard)
         resource.setrlimit(which, (value, value))
-    step = "mounts"
-    if cfg["newroot"]:
-        harden(cfg["plan"], cfg["newroot"])
+    newroot = cfg["newroot"]
+    if newroot:
+        step = "mounts"
+        if os.stat("/proc/self/ns/mnt").st_ino == cfg["host_mount_ns"]:
+            raise OSError("in the grader's own mount namespace")
+        build(cfg["plan"], newroot)
+    if cfg["hand_back"]:
+        step = "hand back"
+        hand_back(cfg["hand_back_fd"], [(newroot or "") + p for p in cfg["hand_back"]])
+    if newroot:
+        step = "root"
+        enter(newroot)
+    if cfg["drop"]:
+        step = "privileges"
+        drop(cfg["uid"], cfg["privileged"])
     step = "chdir"
     os.chdir(cfg["cwd"])
     os.write(cfg["ready_fd"], b"1")

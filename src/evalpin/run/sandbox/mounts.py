@@ -1,6 +1,11 @@
 """What one sandboxed process is given (`Spec`) and the mount plan of its private root:
-one list of steps (`ro`, `rw`, `tmpfs`, `dev`, `proc`, `symlink`) that the launcher
-carries out with mount calls under unshare and bubblewrap gets as flags."""
+one list of steps (`ro`, `work`, `tmpfs`, `dev`, `proc`, `symlink`) that the launcher
+carries out with mount calls under unshare and bubblewrap gets as flags.
+
+Every folder a sandbox writes (`work`: its own folders; `tmpfs`: /tmp and /dev/shm) is
+a size-capped tmpfs of its own inside its namespaces, handed back to the grader (see
+`box.py`): what tested code writes never reaches the host's disk. /proc/sys (and
+/proc/sysrq-trigger) are bound read-only over the fresh /proc; /sys is not there."""
 
 from __future__ import annotations
 
@@ -10,7 +15,11 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-TMP_BYTES = 64 * 1024**2
+# The disk cap: each folder a sandbox writes in (its own folders, /tmp, /dev/shm) is a
+# private tmpfs of this size (counted against the item's memory_mb where a cgroup is).
+DISK_BYTES = 256 * 1024**2
+# Kernel settings under /proc a process that is root somewhere could write.
+PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger")
 
 
 @dataclass(frozen=True)
@@ -44,11 +53,11 @@ def system_plan() -> tuple[tuple[str, str, str, object], ...]:
     for name in ("/etc/ld.so.cache", "/etc/localtime"):
         if os.path.isfile(name):
             plan.append(("ro", os.path.realpath(name), name, None))
+    plan += [("dev", "", "/dev", None), ("proc", "", "/proc", None)]
+    plan += [("ro", path, path, None) for path in PROC_READ_ONLY if os.path.exists(path)]
     plan += [
-        ("dev", "", "/dev", None),
-        ("proc", "", "/proc", None),
-        ("tmpfs", "1777", "/tmp", TMP_BYTES),
-        ("tmpfs", "1777", "/dev/shm", TMP_BYTES),
+        ("tmpfs", "1777", "/tmp", DISK_BYTES),
+        ("tmpfs", "1777", "/dev/shm", DISK_BYTES),
     ]
     covered = ["/usr"]
     for prefix in (sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix):
@@ -60,9 +69,19 @@ def system_plan() -> tuple[tuple[str, str, str, object], ...]:
 
 
 def plan(spec: Spec) -> list[tuple[str, str, str, object]]:
-    """Everything a sandbox for `spec` sees: the system, then its own folders."""
+    """Everything a sandbox for `spec` sees: the system, then its own folders (a `work`
+    step is a private tmpfs at `dst` that starts with a copy of the host folder `src`)."""
     steps = list(system_plan())
-    steps += [("rw", str(p), str(p), None) for p in spec.rw]
+    steps += [("work", str(p), str(p), DISK_BYTES) for p in spec.rw]
     steps += [("ro", str(p), str(p), None) for p in spec.ro]
-    steps += [("rw", str(src), str(dst), None) for src, dst in spec.binds]
+    steps += [("work", str(src), str(dst), DISK_BYTES) for src, dst in spec.binds]
     return steps
+
+
+def handed_back(steps: list[tuple[str, str, str, object]]) -> list[tuple[str | None, str]]:
+    """The private tmpfs folders of a plan, in the order the launcher hands them back:
+    (the host folder it starts from, or None for /tmp and /dev/shm; where it is)."""
+    return [(src if op == "work" else None, dst) for op, src, dst, _ in steps if op in _PRIVATE]
+
+
+_PRIVATE = ("work", "tmpfs")

@@ -30,7 +30,8 @@ def probe_isolation(backends: tuple[str, ...] = BACKENDS) -> Isolation:
         for cgroup in (True, False):
             error = _trial(kind, cgroup)
             if not error:
-                return Isolation(kind, OFF_ENFORCED, _WHY[kind] + _cgroup_note(cgroup), cgroup)
+                why = _WHY[kind] + _who() + _cgroup_note(cgroup)
+                return Isolation(kind, OFF_ENFORCED, why, cgroup)
         failures.append(f"{kind}: {error}")
     cgroup = not _trial("none", True)
     why = "no namespaces (" + "; ".join(failures or ["none tried"]) + "): " + _WHY["none"]
@@ -38,11 +39,19 @@ def probe_isolation(backends: tuple[str, ...] = BACKENDS) -> Isolation:
 
 
 _WHY = {
-    "unshare": "unshare: user, network, pid, ipc, uts and mount namespaces, a private"
-    " read-only root, no capabilities",
-    "bwrap": "bubblewrap: all namespaces, a private read-only root, no capabilities",
+    "unshare": "unshare: network, pid, ipc, uts and mount namespaces, a private read-only"
+    " root, a private tmpfs per folder written, no capabilities",
+    "bwrap": "bubblewrap: network, pid, ipc, uts and mount namespaces, a private read-only"
+    " root, a private tmpfs per folder written, no capabilities",
     "none": "network, /proc and the file system are shared with the host",
 }
+
+
+def _who() -> str:
+    """Who the tested code runs as, on a namespace backend."""
+    if os.geteuid() == 0:
+        return ", a host uid of each case's own (never root)"
+    return ", a user namespace (this user's uid, root in there only)"
 
 
 def _cgroup_note(cgroup: bool) -> str:
@@ -53,7 +62,7 @@ def _trial(kind: str, cgroup: bool) -> str:
     """'' when `kind` runs a trivial command end to end, else the first line of why not."""
     trial = Isolation(kind, OFF_ENFORCED, "", cgroup)
     try:
-        with scratch(None, cgroup, DEFAULT_MEMORY_MB) as box:
+        with scratch(None, cgroup, DEFAULT_MEMORY_MB, namespaces=kind != "none") as box:
             if cgroup and box.cgroup is None:
                 return "no cgroup"
             work = box.folder("work")

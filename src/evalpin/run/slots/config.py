@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
+from evalpin.core.bounded import MAX_FIXTURE_BYTES, read_bounded
 from evalpin.core.errors import InputError
-from evalpin.core.files import read_input
 from evalpin.core.tiers import TIER_KEY, UNKNOWN
 
 if TYPE_CHECKING:
@@ -108,47 +109,63 @@ class SlotConfig(ABC):
         return self.source or INLINE_WHERE
 
 
-def read_slot_file(path: Path, what: str) -> bytes:
+def read_slot_file(path: Path, what: str, limit: int = MAX_FIXTURE_BYTES) -> bytes:
     """The bytes of a file a slot reads (`what`: "slots file", "replay file"), or the
-    one-line `InputError` that says why not."""
-    return read_input(
-        path, folder=None, missing=f"no such {what}", unreadable=f"cannot read {what}"
+    one-line `InputError` that says why not (over `limit` bytes among them)."""
+    return read_bounded(
+        path, limit, folder=None, missing=f"no such {what}", unreadable=f"cannot read {what}"
     )
 
 
 class Entry:
     """One slot's mapping, with checks that name the file and the slot on failure."""
 
-    def __init__(self, path: Path, label: str, entry: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        path: Path,
+        label: str,
+        entry: dict[str, Any],
+        line: int | None = None,
+        lines: dict[str, int | None] | None = None,
+    ) -> None:
         self.path, self.label, self.entry = path, label, entry
+        # The entry's line in its file, and each of its keys' (where the file says).
+        self.line, self.lines = line, lines or {}
 
     @property
     def base(self) -> Path:
         """The folder relative paths in the entry resolve against: the slots file's."""
         return self.path.parent.absolute()
 
-    def fail(self, message: str) -> InputError:
-        return InputError(self.path, f"slot {self.label!r}: {message}")
+    def fail(self, message: str, key: str | None = None) -> InputError:
+        """The error, at `key`'s line (else the entry's)."""
+        line = self.lines.get(key, self.line) if key is not None else self.line
+        return InputError(self.path, f"slot {self.label!r}: {message}", line)
 
     def text(self, key: str) -> str:
         value = self.entry.get(key)
         if not isinstance(value, str) or not value:
-            raise self.fail(f"'{key}' must be a non-empty string")
+            raise self.fail(f"'{key}' must be a non-empty string", key)
         return value
 
     def env_name(self, key: str) -> str:
         # The value is never echoed: a key pasted here by mistake must not reach a log.
         value = self.entry.get(key)
         if not isinstance(value, str) or not _ENV_NAME.fullmatch(value):
-            raise self.fail(f"'{key}' must be the name of an environment variable, not a value")
+            msg = f"'{key}' must be the name of an environment variable, not a value"
+            raise self.fail(msg, key)
         return value
 
     def number(self, key: str, default: float, *, positive: bool = True) -> float:
         value = self.entry.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.fail(f"'{key}' must be a number")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
+            raise self.fail(f"'{key}' must be a number", key)
         if value < 0 or (positive and value == 0):
-            raise self.fail(f"'{key}' must be {'positive' if positive else 'zero or more'}")
+            raise self.fail(f"'{key}' must be {'positive' if positive else 'zero or more'}", key)
         return float(value)
 
     def header_env_names(self, key: str) -> dict[str, str]:
@@ -161,11 +178,11 @@ class Entry:
             and _ENV_NAME.fullmatch(v)
             for k, v in value.items()
         ):
-            raise self.fail(f"'{key}' must map header names to environment variable names")
+            raise self.fail(f"'{key}' must map header names to environment variable names", key)
         return dict(value)
 
     def count(self, key: str, default: int) -> int:
         value = self.entry.get(key, default)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise self.fail(f"'{key}' must be a whole number of at least 1")
+            raise self.fail(f"'{key}' must be a whole number of at least 1", key)
         return value

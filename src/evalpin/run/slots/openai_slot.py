@@ -541,7 +541,7 @@ def _arguments(raw: Any) -> Any:
         return raw
     try:
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past any sense: not JSON to keep
         return _NOT_JSON
 
 

@@ -11,8 +11,9 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+from evalpin.core.bounded import MAX_CONFIG_BYTES, YamlDoc, yaml_document
 from evalpin.core.errors import InputError
-from evalpin.core.instrument.fixtures import yaml_document
+from evalpin.core.schema import EXTENSION_PREFIX, unknown_key, unknown_keys
 from evalpin.core.tiers import TIER_KEY, UNKNOWN, check_declared, tier_of
 from evalpin.run.slots.base import Slot
 from evalpin.run.slots.command import CommandConfig
@@ -25,6 +26,7 @@ PROVIDERS: dict[str, type[SlotConfig]] = {
 }
 
 DEFAULT_SLOTS_FILE = Path("slots.yaml")
+_KEYS = [config.keys for config in PROVIDERS.values()]
 
 # Keys every provider's entry may hold besides its own.
 _COMMON = frozenset({"provider", TIER_KEY})
@@ -43,14 +45,22 @@ def open_slot(config: SlotConfig) -> Slot:
 def load_slots(path: str | Path = DEFAULT_SLOTS_FILE) -> dict[str, SlotConfig]:
     """Every slot of a slots file, validated; relative paths resolve against its folder."""
     p = Path(path)
-    doc = yaml_document(p, read_slot_file(p, "slots file"), "slots files")
-    if not isinstance(doc, dict) or set(doc) != {"slots"} or not isinstance(doc["slots"], dict):
-        raise InputError(p, "expected exactly one top-level key, 'slots', holding a mapping")
+    data = read_slot_file(p, "slots file", MAX_CONFIG_BYTES)
+    parsed = yaml_document(p, data, "slots files")
+    doc = parsed.value
+    whole = "expected exactly one top-level key, 'slots', holding a mapping"
+    if not isinstance(doc, dict):
+        raise InputError(p, whole, parsed.line())
+    for key in unknown_keys(doc, {"slots"}):
+        raise InputError(p, unknown_key(key, {"slots"}), parsed.line(key))
+    if not isinstance(doc.get("slots"), dict):
+        raise InputError(p, whole, parsed.line("slots"))
     slots: dict[str, SlotConfig] = {}
     for label, entry in doc["slots"].items():
         if not isinstance(label, str) or not LABEL.fullmatch(label):
-            raise InputError(p, f"slot label {label!r} must use only letters, digits, _ . -")
-        slots[label] = _parse_entry(p, label, entry)
+            msg = f"slot label {label!r} must use only letters, digits, _ . -"
+            raise InputError(p, msg, parsed.line("slots", label))
+        slots[label] = _parse_entry(p, label, entry, parsed)
     return slots
 
 
@@ -100,23 +110,30 @@ def _parse_inline(spec: str, label: str, target: str) -> SlotConfig:
     return dataclasses.replace(config, tier=tier) if has_tier else config
 
 
-def _parse_entry(path: Path, label: str, entry: Any) -> SlotConfig:
+def _parse_entry(path: Path, label: str, entry: Any, parsed: YamlDoc) -> SlotConfig:
+    line = parsed.line("slots", label)
     if not isinstance(entry, dict):
-        raise InputError(path, f"slot {label!r}: expected a mapping")
-    e = Entry(path, label, entry)
+        raise InputError(path, f"slot {label!r}: expected a mapping", line)
+    # `x-` keys of one's own (core/schema.py) are read by no provider.
+    own = {k: v for k, v in entry.items() if not str(k).startswith(EXTENSION_PREFIX)}
+    lines = {str(k): parsed.line("slots", label, k) or line for k in entry}
+    e = Entry(path, label, own, line, lines)
     for key, instead in _LITERAL.items():
         if key in entry:
             msg = f"'{key}' must not be written in a slots file; set an environment variable"
-            raise e.fail(f"{msg} and name it with '{instead}'")
+            raise e.fail(f"{msg} and name it with '{instead}'", key)
     provider = PROVIDERS.get(entry.get("provider"))  # type: ignore[arg-type]
+    # Without a known provider, a key no provider takes is named first: `provder:`.
+    valid = (provider.keys if provider else frozenset().union(*_KEYS)) | _COMMON
+    for key in unknown_keys(entry, valid):
+        where = f"slot {label!r}" + (f" (provider {provider.provider!r})" if provider else "")
+        raise InputError(path, unknown_key(key, valid, f"{where}: "), lines.get(key))
     if provider is None:
         got = entry.get("provider")
-        raise e.fail(f"'provider' must be one of {', '.join(PROVIDERS)}, got {got!r}")
-    unknown = sorted(str(k) for k in set(entry) - provider.keys - _COMMON)
-    if unknown:
-        raise e.fail(f"unknown key {unknown[0]!r} for provider {provider.provider!r}")
+        msg = f"'provider' must be one of {', '.join(PROVIDERS)}, got {got!r}"
+        raise e.fail(msg, "provider")
     if TIER_KEY not in entry:
         return provider.parse(e)
     if why := check_declared(entry[TIER_KEY]):
-        raise e.fail(why)
+        raise e.fail(why, TIER_KEY)
     return dataclasses.replace(provider.parse(e), tier=entry[TIER_KEY])

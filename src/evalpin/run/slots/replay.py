@@ -5,7 +5,9 @@ wrong shape, or a duplicate key) does not make the whole recording unusable: it 
 and reported in `warnings` with its line number, and the cases it would have answered
 become `no_completion`, which the run records. A missing or empty file is an `InputError`.
 
-A line may hold a whole tool conversation as `turns` (what a live run's case record
+A plain line is closed (core/schema.py): a key it does not have is a broken line, named
+with the nearest valid key (`x-` keys of one's own are allowed). A line may hold a whole
+tool conversation as `turns` (what a live run's case record
 keeps), so a recorded loop replays to the same grade; its `text` and `tools` are then
 derived from the turns (core/instrument/conversation.py), and a line whose own `text` or `tools`
 contradict its turns is skipped.
@@ -37,6 +39,7 @@ from evalpin.core.records import (
     ToolCall,
     Turn,
 )
+from evalpin.core.schema import unknown_key, unknown_keys
 from evalpin.run.slots.base import NO_COMPLETION, Slot, SlotError
 from evalpin.run.slots.config import Entry, SlotConfig, read_slot_file
 
@@ -214,9 +217,16 @@ def _kind(raw: bytes) -> str | None:
         return None  # _decode says what is wrong
 
 
+_LINE_KEYS = frozenset(_Line.__struct_fields__)
+_KEYS = msgspec.json.Decoder(dict[str, msgspec.Raw])
+
+
 def _decode(raw: bytes) -> _Line:
-    """One plain line, or ValueError saying what is wrong with it."""
+    """One plain line, or ValueError saying what is wrong with it (a key a recording
+    does not have among it: `sed` for `seed` would answer every seed)."""
     line = _decode_as(raw, _Line)
+    for key in unknown_keys(_KEYS.decode(raw), _LINE_KEYS):
+        raise ValueError(unknown_key(key, _LINE_KEYS))
     if line.text is None and not line.turns:
         raise ValueError("wrong shape: needs 'text' (or 'turns')")
     try:

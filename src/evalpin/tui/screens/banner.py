@@ -5,10 +5,10 @@ the pair as a backend delta, `q` (or its button) quits. Every other key, and a c
 anywhere else, does nothing; the buttons cannot take focus, so Enter or Space cannot
 press one by accident.
 
-It can open from the run headers alone (a slot label or grader version that differs on
-the same fixture set differs on every case), or from the first mismatched pair met while
-the files are still being read, and is completed with per-case counts when the join is
-known.
+It can open from the run headers alone (another fixture set, grader version, slot label
+or slot settings: refused whatever cases the runs share), or from the first mismatched
+pair met while the files are still being read, and is completed with per-case counts
+when the join is known.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from evalpin.tui.safe import line
 
 REFUSE_LINE = "REFUSE_DIFF: triple mismatch, not a prompt regression"
 _KEY_NAMES = {
+    "fixture_set": "fixture set",
     "fixture_hash": "fixture hash",
     "grader_version": "grader version",
     "model_slot": "model slot",
@@ -67,21 +68,27 @@ def refusal_text(
             text.append_text(line(rv, width=48))
             text.append("\n")
     else:
-        text.append(
-            f"{len(diff.mismatched):,} of {diff.compared:,} common (case,"
-            f" {diff.left.repeat_label}) pairs were "
-            "measured with a different instrument:\n"
-        )
+        if diff.mismatched:
+            text.append(
+                f"{len(diff.mismatched):,} of {diff.compared:,} common (case,"
+                f" {diff.left.repeat_label}) pairs were "
+                "measured with a different instrument:\n"
+            )
+        else:  # the runs' own pins: other fixture sets, graders or slots
+            text.append(
+                "The runs' own pins differ: no case of one can be compared with a case of"
+                " the other.\n"
+            )
         slot_differs = any(m.key == "model_slot" for m in mismatches)
         for m in mismatches:
             text.append(f"\n  {_KEY_NAMES.get(m.key, m.key)}", style="bold")
-            text.append(f"  differs on {m.cases:,} case(s)\n")
+            text.append(f"  differs {m.extent}\n")
             for lv, rv, n in m.pairs[:3]:
                 text.append("    left  ")
                 text.append_text(line(lv, width=48))
                 text.append("\n    right ")
                 text.append_text(line(rv, width=48))
-                text.append(f"   ({n:,} case(s))\n")
+                text.append("\n" if m.whole_run else f"   ({n:,} pair{'s' if n != 1 else ''})\n")
             if len(m.pairs) > 3:
                 text.append(f"    and {len(m.pairs) - 3} more distinct pairs\n")
             if probes_differ(m):

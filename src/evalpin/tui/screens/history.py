@@ -29,6 +29,7 @@ from evalpin.core.sanitize import inert_line
 from evalpin.tui.messages import HistoryFailed, HistoryRead
 from evalpin.tui.safe import line, path_line
 from evalpin.tui.widgets.history_table import HistoryTable, column_heading, history_rows
+from evalpin.tui.widgets.tones import restyled, tone_style
 from evalpin.tui.widgets.trend import Line, Point, TrendChart
 
 if TYPE_CHECKING:
@@ -228,7 +229,7 @@ class HistoryScreen(Screen[tuple[str, str] | None]):
         self.chart.show(lines, title=title, breaks_at=breaks_at, env_at=env_at)
 
     def _style(self, name: str):
-        return self.get_component_rich_style(name, partial=True)
+        return tone_style(self, name)
 
     def _update_status(self, *, reading: bool = False) -> None:
         muted, key = self._style("history-status--muted"), self._style("history-status--key")
@@ -283,7 +284,7 @@ class HistoryScreen(Screen[tuple[str, str] | None]):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         if self.is_mounted:
-            self._update_status()
+            restyled(self, self._update_status)
 
     # -- actions ---------------------------------------------------------------------
 

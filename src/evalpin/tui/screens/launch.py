@@ -9,12 +9,13 @@ interruption (the partial file stays resumable with `evalpin run --resume --out 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import signal
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, cast
 
@@ -30,6 +31,7 @@ from textual.widgets import Button, Footer, Input, Label, ProgressBar, Select, S
 from evalpin.core.errors import InputError
 from evalpin.core.records import RunHeader
 from evalpin.run import events
+from evalpin.run.slots import SlotConfig, inline_spec
 from evalpin.tui.safe import line
 
 if TYPE_CHECKING:
@@ -56,7 +58,7 @@ def find_fixture_sets(folder: Path, depth: int = 2) -> list[Path]:
             first = head.split(b"\n", 1)[0]
             try:
                 obj = json.loads(first)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if isinstance(obj, dict) and "id" in obj and "user" in obj:
                 found.append(path)
@@ -67,14 +69,90 @@ def find_fixture_sets(folder: Path, depth: int = 2) -> list[Path]:
 
 def slot_labels(slots_file: Path) -> tuple[list[str], str | None]:
     """Labels of a slots file, and a one-line problem if it cannot be read."""
+    slots, problem = read_slots(slots_file)
+    return sorted(slots), problem
+
+
+def read_slots(slots_file: Path) -> tuple[dict[str, SlotConfig], str | None]:
+    """The slots of a slots file, and a one-line problem if it cannot be read."""
     if not slots_file.exists():
-        return [], None
+        return {}, None
     try:
         from evalpin.run.slots import load_slots
 
-        return sorted(load_slots(slots_file)), None
+        return load_slots(slots_file), None
     except InputError as exc:
-        return [], str(exc)
+        return {}, str(exc)
+
+
+# A recording bigger than this is matched by its path alone (not hashed on the UI thread).
+HASH_AT_MOST = 64 << 20
+
+
+@dataclass(frozen=True)
+class StartingSlot:
+    """The slot the form starts from: a label of slots.yaml (`pick`) or an inline replay
+    (`inline`), and what the status line says of it (`said`)."""
+
+    pick: str | None = None
+    inline: str = ""
+    said: str = ""
+
+
+def starting_slot(
+    like: RunHeader | None, folder: Path, slots: dict[str, SlotConfig]
+) -> StartingSlot:
+    """The left run's slot, as it was. A replay slot starts from the left run's own
+    recording (its label in slots.yaml when that replays the same file, else an inline
+    replay of it): a first launch then reproduces the left run, said so, and never passes
+    for a new result against it (the demo's `lab_free_1` in slots.yaml replays night 1,
+    while the left run may be night 2). A recording that is gone or changed starts from
+    no slot. A live slot starts from its label: re-running it is a new measurement."""
+    if like is None or not like.model_slot:
+        return StartingSlot(said="choose a slot")
+    label, settings = like.model_slot, like.slot
+    spec = inline_spec(label, settings)  # a slot reopened from its settings: a recording
+    if spec is None:
+        if label in slots:
+            return StartingSlot(pick=label, said=f"the left run's slot {label}: a new measurement")
+        return StartingSlot(said=f"the left run's slot {label} is not in slots.yaml: choose one")
+    recorded = str(settings.get("path") or "")
+    digest = settings.get("sha256")
+    same = StartingSlot(
+        said=f"replays the left run's recorded answers ({recorded}): a run reproduces the"
+        " left run, it measures nothing new"
+    )
+    config = slots.get(label)
+    if config is not None and _same_settings(config, settings):
+        return replace(same, pick=label)
+    if recorded and _same_file(folder / recorded, digest):
+        return replace(same, inline=spec)
+    return StartingSlot(
+        said=f"the left run's recording ({recorded}) is not here as it was: choose a slot"
+    )
+
+
+def _same_settings(config: SlotConfig, settings: dict) -> bool:
+    """Whether a slots.yaml entry is the left run's slot as recorded: the same provider
+    and the same recording (its sha256, which the run pinned)."""
+    if "sha256" not in settings:
+        return False
+    try:
+        now = config.public_settings()
+    except (InputError, OSError):
+        return False
+    return all(now.get(key) == settings.get(key) for key in ("provider", "sha256"))
+
+
+def _same_file(path: Path, digest: object) -> bool:
+    """Whether `path` holds the recording the left run was made with (its sha256, where
+    the run recorded one and the file is small enough to hash here)."""
+    try:
+        if isinstance(digest, str) and path.stat().st_size <= HASH_AT_MOST:
+            return hashlib.sha256(path.read_bytes()).hexdigest() == digest
+        return path.is_file()
+    except OSError:
+        return False
 
 
 @dataclass
@@ -130,6 +208,7 @@ class LaunchScreen(ModalScreen[str | None]):
         self.pace_shown = ""  # requests in flight and rate-limit waits (pace events)
         self.events: list[events.Event] = []
         self.final: Text | None = None  # how the last run ended, kept under the progress
+        self.starting = StartingSlot()  # the slot the form starts from (`starting_slot`)
 
     @property
     def app(self) -> EvalpinApp:  # type: ignore[override]
@@ -143,17 +222,17 @@ class LaunchScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         folder = self.folder
         fixture_sets = find_fixture_sets(folder / "fixtures")
-        labels, problem = slot_labels(folder / "slots.yaml")
+        slots, problem = read_slots(folder / "slots.yaml")
+        labels = sorted(slots)
         choices = [str(p.relative_to(folder)) for p in fixture_sets]
         like = self.like
         fixture_default = choices[0] if choices else Select.NULL
-        slot_default = labels[0] if labels else Select.NULL
+        self.starting = starting_slot(like, folder, slots)
+        slot_default = self.starting.pick or Select.NULL
         seeds, temperature = "11,29,47", "0"
         if like is not None:
             if like.fixtures.path in choices:
                 fixture_default = like.fixtures.path
-            if like.model_slot in labels:
-                slot_default = like.model_slot
             if like.seeds:
                 seeds = ",".join(map(str, like.seeds))
             if like.controls.get("temperature") is not None:
@@ -166,16 +245,22 @@ class LaunchScreen(ModalScreen[str | None]):
             yield _row("or path", Input(placeholder="path to a fixture set", id="fixture-path"))
             yield _pick("slot", labels, "pick from slots.yaml", "slot-pick", slot_default)
             yield _row(
-                "or inline", Input(placeholder="LABEL=replay:PATH[,tier=free]", id="slot-inline")
+                "or inline",
+                Input(
+                    self.starting.inline,
+                    placeholder="LABEL=replay:PATH[,tier=free]",
+                    id="slot-inline",
+                ),
             )
             with Horizontal(classes="launch-row"):
                 yield Label("seeds", classes="launch-label")
                 yield Input(seeds, id="seeds")
                 yield Label("temperature", classes="launch-label-short")
                 yield Input(temperature, id="temperature")
+            with Horizontal(classes="launch-row"):
                 # The executor: a number of local jobs, or a cluster address.
-                yield Label("executor", classes="launch-label-short")
-                yield Input("", placeholder="cores", id="jobs")
+                yield Label("executor", classes="launch-label")
+                yield Input("", placeholder="cores, local:N or tcp://HOST:PORT", id="jobs")
                 yield Label("in flight", classes="launch-label-short")
                 yield Input("", placeholder="16", id="concurrency")
             if problem:
@@ -186,7 +271,8 @@ class LaunchScreen(ModalScreen[str | None]):
                 yield Button("Open vs left  ^O", id="launch-open", variant="success", disabled=True)
                 yield Button("Close  Esc", id="launch-close")
             with Vertical(id="launch-progress"):
-                yield ProgressBar(total=None, show_eta=False, id="launch-bar")
+                # Empty until a run starts (no total yet would draw a pulse: half full).
+                yield ProgressBar(total=1, show_eta=False, id="launch-bar")
                 yield Static(markup=False, id="launch-status")
                 yield Static(markup=False, id="launch-log")
         yield Footer()
@@ -195,7 +281,18 @@ class LaunchScreen(ModalScreen[str | None]):
         blink = self.app.cursor_blink
         for box in self.query(Input):
             box.cursor_blink = blink
-        self._show_status(Text("ready: choose a fixture set and a slot, then Start (Ctrl+S)"))
+        said = self.starting.said
+        self._show_status(
+            Text.assemble(
+                "ready: ",
+                line(
+                    said + "; Start (Ctrl+S)"
+                    if said
+                    else "choose a fixture set and a slot, then Start (Ctrl+S)",
+                    width=400,
+                ),
+            )
+        )
         self._fit()
 
     def on_resize(self) -> None:

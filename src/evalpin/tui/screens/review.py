@@ -11,6 +11,7 @@ classified from the join of the whole runs, replaces the partial one in place.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Sequence
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, ClassVar, cast
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import ActiveBinding, Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -44,12 +45,16 @@ from evalpin.tui.widgets.case_list import CaseList
 from evalpin.tui.widgets.detail import DetailPane
 from evalpin.tui.widgets.pins import PinsHeader, Side
 from evalpin.tui.widgets.status import SearchBox, StatusLine
+from evalpin.tui.widgets.tones import DARK_THEME, LIGHT_THEME
 
 if TYPE_CHECKING:
     from evalpin.tui.app import EvalpinApp
 
 LAUNCH_OFF_TEXT = "launch panel off: served on a non-loopback host (runs start only on 127.0.0.1)"
 NARROW_BELOW = 120  # columns: below this the list and the detail stack
+# The footer's keys in this order, the rest after them (see `ReviewScreen.active_bindings`).
+FOOTER_FIRST = ("question_mark", "q", "n", "p", "v", "i", "f", "slash", "c", "m", "h", "l")
+NARROW_WORDS = {"step(1)": "next", "step(-1)": "prev"}  # a narrow footer's shorter words
 SHORT_BELOW = 30  # rows: below this (or when narrow) agreeing pins fold to one line
 DELTA_TEXT = (
     " BACKEND DELTA — the two runs were measured with different instruments (triple "
@@ -157,6 +162,7 @@ class ReviewScreen(ReviewLoading, ReviewNotes, Screen[None]):
         self._answered.set()
         self._moved_at = 0.0  # when the cursor last moved (see review_loading.BROWSING_PAUSE)
         self.noted, self._written = {}, []  # review notes (`m`, see ReviewNotes)
+        self.following = False  # a run without its trailer is read on as it is written
 
     @property
     def app(self) -> EvalpinApp:  # type: ignore[override]
@@ -206,22 +212,35 @@ class ReviewScreen(ReviewLoading, ReviewNotes, Screen[None]):
         self.set_class(height < SHORT_BELOW, "-short")
         self.query_one(Footer).compact = narrow
         self._fold_pins()
-
-    def _instruments_agree(self) -> bool:
-        """One run, or a pair that is not refused (as far as is known yet)."""
-        if len(self._sides) < 2:
-            return True
-        if self.diff is not None:
-            return not self.diff.refused
-        return header_mismatch(self._sides[0].header, self._sides[1].header) is None
+        self.refresh_bindings()  # the footer's order and words depend on the width
 
     def _fold_pins(self) -> None:
+        """Folded in a narrow or short terminal until the reviewer says otherwise (`i`):
+        ten rows of pins would leave a few case rows and no detail. A refused pair folds
+        too: its folded line leads with what differs (`≠ slot a → b`), and the delta bar
+        and the banner say the rest."""
         if self.pins_open is None:
-            small = self.has_class("-narrow") or self.has_class("-short")
-            folded = small and self._instruments_agree()
+            folded = self.has_class("-narrow") or self.has_class("-short")
         else:
             folded = not self.pins_open
         self.query_one(PinsHeader).fold(folded)
+
+    @property
+    def active_bindings(self) -> dict[str, ActiveBinding]:
+        """The keys as the footer shows them: those that matter first (`FOOTER_FIRST`),
+        so a footer cut short by a narrow terminal still shows quit, help, the steps,
+        the verdict and the pins; in a narrow terminal in fewer words. Display only: which
+        key does what is the bindings' own business."""
+        found = super().active_bindings
+        rank = {key: k for k, key in enumerate(FOOTER_FIRST)}
+        ordered = dict(sorted(found.items(), key=lambda item: rank.get(item[0], len(rank))))
+        if self.has_class("-narrow"):
+            for key, active in ordered.items():
+                short = NARROW_WORDS.get(active.binding.action)
+                if short is not None:
+                    binding = dataclasses.replace(active.binding, description=short)
+                    ordered[key] = active._replace(binding=binding)
+        return ordered
 
     def watch_pins_open(self) -> None:
         self._fold_pins()
@@ -252,6 +271,7 @@ class ReviewScreen(ReviewLoading, ReviewNotes, Screen[None]):
         self.banner_pending = False
         self.banner: BannerScreen | None = None
         self.delta = False
+        self.following = self.status_line.following = False
         self.set_reactive(ReviewScreen.filter, ALL)
         self.set_reactive(ReviewScreen.search, "")
         self.case_list.placeholder = "reading runs…"
@@ -280,8 +300,8 @@ class ReviewScreen(ReviewLoading, ReviewNotes, Screen[None]):
     def reached(self, milestone: str) -> bool:
         """Whether loading got to `milestone`: `shown` (the first cases in the list, maybe
         a partial list), `read` (both files), `diff` (the join), `banner` (the refusal on
-        screen), `listed` (every case in the list, the complete table), `causes` (a pair's)
-        or `verdicts`.
+        screen), `listed` (every case in the list, the complete table), `causes` (a pair's),
+        `verdicts`, or `following` (a run without its trailer, read on as it is written).
         For tests and scripts that wait on a state instead of a clock."""
         if milestone == "banner":
             return self.banner is not None and self.app.screen is self.banner
@@ -295,6 +315,7 @@ class ReviewScreen(ReviewLoading, ReviewNotes, Screen[None]):
             "verdicts": self.verdicts is not None,
             "causes": self.causes is not None,
             "notes": self.book is not None,
+            "following": self.following,
         }
         return states[milestone]
 
@@ -503,7 +524,7 @@ class ReviewScreen(ReviewLoading, ReviewNotes, Screen[None]):
             self.open_runs(left, new_run)
 
     def action_toggle_theme(self) -> None:
-        self.app.theme = "textual-light" if self.app.current_theme.dark else "textual-dark"
+        self.app.theme = LIGHT_THEME if self.app.current_theme.dark else DARK_THEME
 
     def action_toggle_pins(self) -> None:
         self.pins_open = self.query_one(PinsHeader).folded

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 from textual import work
 
 from evalpin.core.read.runfile import RunFile
-from evalpin.core.review.cases import ALL
+from evalpin.core.review.cases import ALL, CaseTable
 from evalpin.core.review.judge_apart import JudgeApart
 from evalpin.tui import messages
-from evalpin.tui.loader import GROW_INTERVAL, Loader, RunSource
+from evalpin.tui.loader import GROW_INTERVAL, Loader, RunSource, source_path
 from evalpin.tui.screens.banner import BannerScreen
 from evalpin.tui.widgets.pins import PinsHeader
 
@@ -202,6 +202,9 @@ class ReviewLoading:
     def on_cases_ready(self: ReviewScreen, message: messages.CasesReady) -> None:
         if not self._current(message):
             return
+        if message.followed and self.cases is not None:
+            self._grown_by_following(message.cases)
+            return
         self.cases = message.cases
         if self.banner_pending:  # behind the banner, the list keeps saying why
             self.status_line.set_progress(f"every case indexed: {len(message.cases):,}")
@@ -228,6 +231,49 @@ class ReviewLoading:
         self.case_list.show(self.cases, self.rows, start)
         self._cursor_moved()
         self._update_status()
+
+    def _grown_by_following(self: ReviewScreen, cases: CaseTable) -> None:
+        """A followed run grew: its new table in place of the old one, the cursor on the
+        same case (found by id: a new table numbers its cases anew), the filter, search
+        and cause as they are."""
+        shown = self.case_list.table
+        current = self.case_list.current
+        keep = shown.cases[current].case_id if shown is not None and current is not None else None
+        self.cases = cases
+        if self.banner_pending:
+            return  # the banner is up (the grown pair may just have been refused)
+        if self.filter not in cases.filters:
+            self.set_reactive(type(self).filter, ALL)
+        self.rows = self._visible(cases)
+        self.changed = cases.changed_positions(self.rows)
+        at = 0
+        if keep is not None:
+            where = {c.case_id: k for k, c in enumerate(cases.cases)}
+            at = self._position(where.get(keep))
+        self.case_list.placeholder = "no case matches"
+        self.case_list.show(cases, self.rows, at)
+        self._cursor_moved()
+        self._update_status()
+
+    def on_followed(self: ReviewScreen, message: messages.Followed) -> None:
+        """Who writes the runs followed, and whether they are still followed."""
+        if not self._current(message):
+            return
+        for side, writer in zip(self._sides, message.writers, strict=False):
+            side.writer = writer
+        self.query_one(PinsHeader).set_sides(self._sides)
+        self.following = message.following
+        self.status_line.following = message.following
+        self._update_status()
+
+    def on_run_replaced(self: ReviewScreen, message: messages.RunReplaced) -> None:
+        """A followed file was rewritten (a resumed run): read the pair anew."""
+        if self._current(message):
+            self.notify("a run file was rewritten (resumed?): reading it again", timeout=3)
+            self.open_runs(source_path(self.left_source), self._right_path())
+
+    def _right_path(self: ReviewScreen) -> str | None:
+        return source_path(self.right_source) if self.right_source is not None else None
 
     def on_causes_ready(self: ReviewScreen, message: messages.CausesReady) -> None:
         if self._current(message):

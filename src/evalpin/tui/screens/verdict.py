@@ -18,11 +18,12 @@ from textual.widgets import Footer, Static
 from evalpin.core.judge import stats
 from evalpin.core.judge.compare import Diff
 from evalpin.core.judge.paired import paired_stats
-from evalpin.core.judge.verdict import Check, Verdict
+from evalpin.core.judge.verdict import NOTHING_JUDGED, Check, Verdict
 from evalpin.core.read.runfile import RunFile
 from evalpin.core.tiers import TIER_CHANGE, tier_of
 from evalpin.tui.safe import line, path_line
 from evalpin.tui.widgets.pins import badge_class
+from evalpin.tui.widgets.tones import restyled, tone_style
 
 FLAKY_SHOWN = 8
 STACK_BELOW = 120  # columns: below this the runs' checklists stack instead of side by side
@@ -109,10 +110,10 @@ class VerdictScreen(Screen[None]):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         if self.is_mounted:
-            self._redraw()
+            restyled(self, self._redraw)
 
     def _style(self, name: str):
-        return self.get_component_rich_style(name, partial=True)
+        return tone_style(self, name)
 
     def _redraw(self) -> None:
         names = ("left", "right") if len(self.runs) == 2 else ("run",)
@@ -160,12 +161,17 @@ class VerdictScreen(Screen[None]):
             parts.append(Text("why not publishable", style="bold"))
             parts += [Text.assemble("  - ", line(r)) for r in v.reasons]
         parts += [Text(""), Text("pass rates (95% Wilson interval)", style="bold")]
+        if v.nothing_judged:  # no rate, spread or interval: never a spread that reads stable
+            parts.append(Text(NOTHING_JUDGED, style=self._style("verdict--missing")))
+            for note in v.notes:
+                parts.append(Text.assemble(("note  ", muted), line(note)))
+            return Group(*parts)
         rate = "n/a" if v.pass_rate is None else f"{v.pass_rate:.3f}"
         parts.append(Text.assemble(("overall        ", muted), rate, _interval(v.pooled_rate)))
-        if v.errors:  # the denominator said: errors are not fails
+        if v.apart:  # the denominator said: errors and disputes are not fails
             parts.append(
                 Text(
-                    f"               over {v.judged:,} judged; {v.errors:,} error case(s) apart",
+                    f"               over {v.judged:,} judged; {v.apart} apart",
                     style=self._style("verdict--missing"),
                 )
             )
@@ -244,8 +250,14 @@ class VerdictScreen(Screen[None]):
                 ),
             )
         result = self.paired
-        if result is None:
-            return Text("")
+        if result is None:  # no (case, seed) judged on both sides: never "within noise"
+            return Group(
+                head,
+                Text(
+                    "nothing compared: no (case, seed) was judged on both sides",
+                    style=self._style("pins--warn"),
+                ),
+            )
         muted = self._style("verdict--muted")
         c = result.clustered
         style = (

@@ -21,7 +21,7 @@ from evalpin.core.read.notes import MARK
 from evalpin.core.review.cases import Case, CaseTable
 from evalpin.core.sanitize import inert_line
 from evalpin.tui.widgets.cursor_view import CursorView
-from evalpin.tui.widgets.tones import component_css
+from evalpin.tui.widgets.tones import component_css, tone_style
 
 STATUS_WIDTH = 11
 SHORT_WIDTH = 4
@@ -42,6 +42,7 @@ _SHORT = {
     "fail": "FAIL",
     "error": "ERR",
     "errored": "ERR",
+    "disputed": "DSP",
     "recovered": "rec",
 }
 _LABEL = {
@@ -60,6 +61,7 @@ _LABEL = {
     "pending": "pending",
     "error": "ERROR",
     "errored": "ERRORED",
+    "disputed": "DISPUTED",
     "recovered": "recovered",
 }
 _COMPONENT = {
@@ -78,6 +80,7 @@ _COMPONENT = {
     "pending": "case-list--only",
     "error": "case-list--error",
     "errored": "case-list--error",
+    "disputed": "case-list--disputed",
     "recovered": "case-list--drift",
 }
 
@@ -104,6 +107,7 @@ class CaseList(CursorView):
             "case-list--differs": "alert",
             "case-list--mismatch": "fault",
             "case-list--error": "errored",
+            "case-list--disputed": "disputed",
         },
     )
 
@@ -130,6 +134,7 @@ class CaseList(CursorView):
         "case-list--seeds",
         "case-list--mismatch",
         "case-list--error",
+        "case-list--disputed",
     }
 
     @dataclass
@@ -149,6 +154,9 @@ class CaseList(CursorView):
         self.rows: Sequence[int] = ()
         # Case ids with a review note: marked in the status column (one set lookup a line).
         self.noted: frozenset[str] | set[str] = frozenset()
+        # Whether a case measured with another instrument is marked `≠` (only where that
+        # tells it apart: `CaseTable.mismatch_marks`).
+        self.marks_mismatch = False
 
     # -- data ------------------------------------------------------------------------
 
@@ -156,11 +164,12 @@ class CaseList(CursorView):
         """Show `visible` (case numbers of `table`) with the cursor at position `cursor`."""
         self.table = table
         self.rows = visible
+        self.marks_mismatch = table.mismatch_marks()
         self.reset(range(len(visible)), cursor)
 
     def grow(self, visible: Sequence[int]) -> None:
         """The same table, grown (a partial table while the runs are read)."""
-        self.rows = visible
+        self.rows = visible  # (the marks are worked out again when a table is shown)
         self.grow_stops(range(len(visible)))
 
     def set_noted(self, case_ids: frozenset[str] | set[str]) -> None:
@@ -216,13 +225,12 @@ class CaseList(CursorView):
         assert self.table is not None
         case: Case = self.table.cases[self.rows[line]]
         base = self.base_style
-        component = self.get_component_rich_style
-        status_style = component(_COMPONENT.get(case.status, "case-list--quiet"), partial=True)
-        seeds_style = component("case-list--seeds", partial=True)
+        status_style = tone_style(self, _COMPONENT.get(case.status, "case-list--quiet"))
+        seeds_style = tone_style(self, "case-list--seeds")
         case_id = " " + inert_line(case.case_id)
         label = _LABEL.get(case.status, case.status)
         short = _SHORT.get(case.status, label[:SHORT_WIDTH])
-        if case.mismatched:
+        if case.mismatched and self.marks_mismatch:
             label, short = "≠ " + label, "≠" + short
         seeds = [f"L {seeds_text(case.left_passed, len(case.left)):>5} "]
         if self.table.right is not None:

@@ -54,11 +54,12 @@ from evalpin.tui.widgets.detail_model import (
     compare_answers,
     locate,
 )
-from evalpin.tui.widgets.tones import component_css
+from evalpin.tui.widgets.tones import component_css, restyled, tone_style
 
 
 class DetailPane(ScrollView, can_focus=True):
-    """The selected case: grades, reasons, tools, digests, latency, loops, model, tails.
+    """The selected case: grades, reasons, tools, digests, latency, loops, model, tails
+    (a disputed case's two: plain pytest's beside the witness's).
 
     A Line-API `ScrollView` over pre-laid-out lines: showing another case sets the lines
     and the virtual height, with no layout pass over the screen, and only the lines on
@@ -87,6 +88,7 @@ class DetailPane(ScrollView, can_focus=True):
             "detail--pass": "pass",
             "detail--fail": "bad",
             "detail--error": "errored",
+            "detail--disputed": "disputed",
             "detail--differs": "alert",
             "detail--note": "note",
             "detail--block-title": "marked",
@@ -95,6 +97,7 @@ class DetailPane(ScrollView, can_focus=True):
             "detail--reason-test": "fault",
             "detail--reason-static": "warn",
             "detail--reason-integrity": "bad",
+            "detail--reason-witness": "disputed",
             "detail--reason-score": "plain",
             "detail--needle": "inverse",
         },
@@ -112,6 +115,7 @@ class DetailPane(ScrollView, can_focus=True):
         "detail--pass",
         "detail--fail",
         "detail--error",
+        "detail--disputed",
         "detail--differs",
         "detail--muted",
         "detail--note",
@@ -184,6 +188,11 @@ class DetailPane(ScrollView, can_focus=True):
         super().notify_style_update()
         self._base = None
         if self.shown is not None:
+            restyled(self, self._restyle)
+
+    def _restyle(self) -> None:
+        self._base = None
+        if self.shown is not None and self._decoded is not None:
             self._lay_out(keep_scroll=True)
 
     def clear(self, message: str = "") -> None:
@@ -352,7 +361,7 @@ class DetailPane(ScrollView, can_focus=True):
     # -- rendering -------------------------------------------------------------------
 
     def _style(self, name: str):
-        return self.get_component_rich_style(name, partial=True)
+        return tone_style(self, name)
 
     def set_review_notes(self, notes: dict[str, Note]) -> None:
         """The review notes by case id (`core/read/notes.py`); the case shown is laid out again."""

@@ -22,7 +22,7 @@ from evalpin.core.review import worddiff
 from evalpin.core.review.case_source import CaseSource, Unavailable
 from evalpin.core.review.worddiff import DELETE, EQUAL, INSERT, Piece
 from evalpin.core.sanitize import inert_line
-from evalpin.tui.safe import line
+from evalpin.tui.safe import block, line
 from evalpin.tui.widgets.detail_model import (
     KEY_WIDTH,
     PROMPT_LINES,
@@ -94,12 +94,16 @@ class CaseLayout:
             rrec = right.get(ri) if ri is not None else None
             lines.append(Text(""))
             lines += self._seed_rows(seed, lrec, rrec, pair, width)
+        for seed, li, ri in seeds:
+            for name, rec in (("left", left.get(li)), ("right", right.get(ri))):
+                if rec is not None and rec.disputed:
+                    lines += self._both_tails(rec, seed, name if pair else "", width)
         lines += self._case_lines(decoded, source, width)
         needles = needles_of(source, decoded)
         legend = True  # said once, over the first block with a change marked
         for compared in decoded.compared:
             lines += self._compared(compared, pair, needles, width, legend=legend)
-            legend = legend and not (compared.pieces and worddiff.changed(compared.pieces))
+            legend = legend and not compared.changed
         if isinstance(source, CaseSource) and source.test_text is not None:
             lines += self._test_file(source, decoded, pair, width)
         return [part for text in lines for part in fold(text, width)]
@@ -162,15 +166,47 @@ class CaseLayout:
                 "finish",
                 [self._plain(r, finish_text(r.finish_reason) if r else None) for r in recs],
             )
+        if any(r is not None and r.cached for r in recs):
+            row(
+                "answer",
+                [self._plain(r, "from the tool's cache" if r and r.cached else None) for r in recs],
+            )
         if any(r is not None and r.error for r in recs):
             row("error", [self._plain(r, r.error if r else None) for r in recs])
+        if any(r is not None and r.witness_failed_tests for r in recs):
+            failed = [", ".join(r.witness_failed_tests or []) if r else None for r in recs]
+            row("witness failed", [self._plain(r, f) for r, f in zip(recs, failed, strict=True)])
         return rows
+
+    def _both_tails(self, rec: CaseRecord, seed: int | None, side: str, width: int) -> list[Text]:
+        """A disputed case's two tails side by side: plain pytest's (which passed) and
+        the witness's (which did not), each inert and wrapped to its half."""
+        where = " · ".join(p for p in (seed_label(seed, self._repeat), side) if p)
+        out = [Text(""), self._head(f"plain pytest beside the witness · {where}")]
+        half = max(8, (width - 3) // 2)
+        columns = []
+        for title, tail in (("plain pytest", rec.tail), ("witness", rec.witness_tail)):
+            shown = block(tail)[0].plain.expandtabs(4) if tail else ""
+            col = [Text(title, style=self._style("detail--key"))]
+            if not shown:
+                col.append(Text("-", style=self._style("detail--muted")))
+            for raw in shown.split("\n") if shown else ():
+                col += wrapped(Text(raw), half)
+            columns.append(col)
+        left, right = columns
+        for k in range(max(len(left), len(right))):
+            cell = left[k].copy() if k < len(left) else Text("")
+            cell.truncate(half, pad=True)
+            out.append(Text.assemble(cell, " │ ", right[k] if k < len(right) else Text("")))
+        return out
 
     def _grade(self, rec: CaseRecord | None) -> Text:
         if rec is None:
             return Text("absent", style=self._style("detail--muted"))
         if rec.errored:  # not judged: neither a pass nor a fail
             return Text("ERROR (not judged)", style=self._style("detail--error"))
+        if rec.disputed:  # plain pytest passed, the witness did not: not judged either
+            return Text("DISPUTED (not judged)", style=self._style("detail--disputed"))
         if rec.passed:
             return Text("pass", style=self._style("detail--pass"))
         return Text("FAIL", style=self._style("detail--fail"))
@@ -339,10 +375,10 @@ class CaseLayout:
         """One block: a word diff (struck: only left; underlined: only right) or one side,
         the needles highlighted and, under a completion text, found or absent."""
         seeds = worddiff.seeds_label(compared.seeds, self._repeat)
-        if compared.pieces is not None:
-            diff = worddiff.changed(compared.pieces)
+        if compared.lines is not None or compared.pieces is not None:
+            diff = compared.changed
             where = "left → right" if diff else "same on both sides"
-            pieces = compared.pieces
+            pieces = compared.pieces or [Piece(EQUAL, compared.left or "")]
         else:
             where = ("left" if compared.left is not None else "right") if pair else ""
             text = compared.left if compared.left is not None else compared.right
@@ -354,15 +390,25 @@ class CaseLayout:
         for text in compared.notes:
             out.append(Text(f"({text})", style=note))
         deleted, inserted = self._style("detail--deleted"), self._style("detail--inserted")
+        muted = self._style("detail--muted")
         if diff and legend:
             out.append(
                 Text.assemble(
-                    ("struck: ", self._style("detail--muted")),
+                    ("struck: ", muted),
                     ("only on the left", deleted),
-                    (" · underlined: ", self._style("detail--muted")),
+                    (" · underlined: ", muted),
                     ("only on the right", inserted),
+                    (" · by line: - the left's, + the right's" if compared.lines else "", muted),
                 )
             )
+        if compared.lines is not None and diff:
+            styles = {DELETE: deleted, INSERT: inserted}
+            for diffed in compared.lines:
+                row = Text.assemble((f"{diffed.tag} ", muted))
+                for piece in diffed.pieces:
+                    row.append(piece.text, styles.get(piece.op, ""))
+                out += wrapped(row, width)
+            return out
         is_text = compared.what == "completion text"
         shown, marks = worddiff.display(pieces, [n for n, _ in needles] if is_text else [])
         body = Text(shown)

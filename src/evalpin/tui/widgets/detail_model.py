@@ -30,7 +30,7 @@ from evalpin.core.review.case_source import (
     bare_test_name,
 )
 from evalpin.core.review.cases import CaseTable
-from evalpin.core.review.worddiff import Piece
+from evalpin.core.review.worddiff import Line, Piece
 from evalpin.core.sanitize import cap_block, inert_line
 from evalpin.tui.safe import block
 
@@ -77,7 +77,8 @@ class Shown:
 class Compared:
     """One block of answers (a test tail, the completion text, the tool calls, the
     conversation) for the seeds whose answers in it are the same: on one side, or left
-    against right as a word diff. Worked out with the records, off the UI thread."""
+    against right as a word diff (`pieces`) or a line diff (`lines`). Worked out with
+    the records, off the UI thread."""
 
     what: str
     seeds: list[int | None]
@@ -87,6 +88,14 @@ class Compared:
     notes: list[str] = field(default_factory=list)  # what the caps cut
     # The whole texts (not capped), for the needles: the grader looked at all of it.
     raw: tuple[str | None, str | None] = (None, None)
+    lines: list[Line] | None = None  # a pair, line by line: a line-shaped answer
+
+    @property
+    def changed(self) -> bool:
+        """Whether the two sides differ here (a diff is shown)."""
+        if self.lines is not None:
+            return worddiff.lines_changed(self.lines)
+        return self.pieces is not None and worddiff.changed(self.pieces)
 
 
 @dataclass
@@ -152,7 +161,9 @@ def locate(
         return
 
 
-# What each block of answers shows from a record, and how many lines of it.
+# What each block of answers shows from a record, and how many lines of it; and the
+# blocks that are line-shaped (diffed line by line: a pytest tail, one call a line, a
+# conversation turn by turn), unlike prose (diffed word by word).
 def _calls(rec: CaseRecord) -> str | None:
     if not rec.tools:
         return None
@@ -171,6 +182,9 @@ _ANSWERS: tuple[tuple[str, Any, int | None], ...] = (
 )
 
 
+LINE_SHAPED = frozenset({"test output tail", "tool calls", "tool conversation"})
+
+
 def _capped(value: str, most: int | None) -> tuple[str, str | None]:
     shown, note = block(value) if most is None else block(value, max_lines=most)
     return shown.plain.expandtabs(4), note
@@ -178,7 +192,7 @@ def _capped(value: str, most: int | None) -> tuple[str, str | None]:
 
 def compare_answers(decoded: Decoded, pair: bool) -> list[Compared]:
     """Each kind of answer, the seeds grouped where it is the same (on one side, or as a
-    pair), a pair's sides diffed word by word."""
+    pair), a pair's sides diffed word by word (prose) or line by line (`LINE_SHAPED`)."""
     out: list[Compared] = []
     for what, get, most in _ANSWERS:
         values = []
@@ -204,10 +218,15 @@ def compare_answers(decoded: Decoded, pair: bool) -> list[Compared]:
             if what == "tool conversation":
                 counts = [v.count("\nturn ") + 1 for v in (lval, rval) if v is not None]
                 label = f"{what}, {' → '.join(map(str, counts))} turns"
-            pieces = None
+            pieces = lines = None
             if pair and left is not None and right is not None:
-                pieces = worddiff.diff_words(left, right)
-            out.append(Compared(label, seeds, left, right, pieces, notes, (lval, rval)))
+                if what in LINE_SHAPED:
+                    lines = worddiff.diff_lines(left, right)
+                else:
+                    pieces = worddiff.diff_words(left, right)
+            out.append(
+                Compared(label, seeds, left, right, pieces, notes, (lval, rval), lines=lines)
+            )
     return out
 
 

@@ -10,6 +10,7 @@ rendered as a plain segment, never as markup.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -31,7 +32,7 @@ from evalpin.core.judge.series import (
 from evalpin.core.sanitize import inert_line
 from evalpin.core.tiers import TIER_CHANGE
 from evalpin.tui.widgets.cursor_view import CursorView
-from evalpin.tui.widgets.tones import component_css, verdict_tone
+from evalpin.tui.widgets.tones import component_css, tone_style, verdict_tone
 from evalpin.tui.widgets.trend import MARKED, PALETTE
 
 FIXTURES, SERIES, NOTE, BREAK, RUN, UNREADABLE, ERROR, BLANK = (
@@ -144,7 +145,8 @@ def _moved_key(change: Change) -> str:
 
 
 def run_notes(run: HistoryRun) -> list[tuple[str, str]]:
-    """Short flags for a run row: env change (and what moved), incomplete, non-det."""
+    """Short flags for a run row: env change (and what moved), incomplete, non-det, cases
+    not judged (error, disputed)."""
     notes = []
     if run.env_change is not None:
         moved = ", ".join(map(_moved_key, run.env_change)) or "env"
@@ -153,6 +155,10 @@ def run_notes(run: HistoryRun) -> list[tuple[str, str]]:
         notes.append(("INCOMPLETE", "history--bad"))
     if run.verdict.non_deterministic:
         notes.append(("non-det", "history--bad"))
+    if run.verdict.errors:
+        notes.append((f"{run.verdict.errors} err", "history--warn"))
+    if run.verdict.disputed:
+        notes.append((f"{run.verdict.disputed} disputed", "history--warn"))
     return notes
 
 
@@ -299,7 +305,8 @@ class HistoryTable(CursorView):
     def wrapped(self, rows: list[Row], width: int) -> list[Row]:
         """`rows` with continuation lines after each row too long for `width` (a narrow
         terminal), so none of it is cut off: a heading, a note, or what a run's columns
-        leave over (its notes, its file name whole; the cursor stops on its first line)."""
+        leave over (its verdict, notes and file name; the cursor stops on its first line).
+        Nothing is split: whole pieces move to the next line (`layout`)."""
         if width <= WRAP_INDENT + 1:
             return list(rows)
         out: list[Row] = []
@@ -307,11 +314,8 @@ class HistoryTable(CursorView):
             out.append(row)
             if row.kind == BLANK:
                 continue
-            cells = self._cells(row, width, False)
-            length = sum(len(text.lstrip(FILE_MARK)) for text, _ in cells)
-            if length > width:
-                more = -(-(length - width) // (width - WRAP_INDENT))
-                out += [replace(row, part=k) for k in range(1, more + 1)]
+            lines = layout(self._cells(row, width, False), width, row.kind == RUN)
+            out += [replace(row, part=k) for k in range(1, len(lines))]
         return out
 
     def _scroll_into_view(self, old: int) -> None:
@@ -404,21 +408,93 @@ class HistoryTable(CursorView):
     def draw_line(self, line: int, width: int) -> Strip:
         row = self.rows[line]
         base = self.base_style
-        component = self.get_component_rich_style
         cells = self._cells(row, width, self._marked(row))
-        used = sum(len(text) for text, _ in cells[:-1])
         wraps = row.part or (line + 1 < len(self.rows) and self.rows[line + 1].part)
-        segments = []
-        for text, cls in cells:
-            if text.startswith(FILE_MARK):
-                text = text[1:]
-                room = width - used if not wraps else len(text)  # wrapped: shown whole
-                if len(text) > room:
-                    text = ("…" + text[len(text) - room + 1 :]) if room > 1 else ""
-            segments.append(Segment(text, base + component(cls, partial=True) if cls else base))
-        strip = Strip(segments)
-        if row.part:  # a continuation: the piece of the long line that falls here
-            start = width + (row.part - 1) * (width - WRAP_INDENT)
-            piece = strip.crop(start, start + width - WRAP_INDENT)
-            strip = Strip([Segment(" " * WRAP_INDENT, base), *piece])
-        return strip.crop(0, width).adjust_cell_length(width, base)
+        if wraps:  # one of the lines a row too long for the width takes
+            lines = layout(cells, width, row.kind == RUN)
+            cells = lines[min(row.part, len(lines) - 1)]
+        else:  # one line: the file name takes what the columns leave (cut from its start)
+            used = sum(len(text) for text, _ in cells[:-1])
+            cells = [
+                (_cut_start(text[1:], width - used), cls)
+                if text.startswith(FILE_MARK)
+                else (text, cls)
+                for text, cls in cells
+            ]
+        segments = [
+            Segment(text, base + tone_style(self, cls) if cls else base) for text, cls in cells
+        ]
+        return Strip(segments).crop(0, width).adjust_cell_length(width, base)
+
+
+_TOKEN = re.compile(r"\s*\S+|\s+")
+
+
+def units(cells: Cells, run: bool) -> list[Cells]:
+    """The pieces a row may move to another line whole: each column of a run row; else
+    each word with the white space before it, a word that follows on without a space (a
+    value after its label, `slot lab_free_1`) kept with the one before it."""
+    if run:
+        return [[cell] for cell in cells]
+    out: list[Cells] = []
+    for text, cls in cells:
+        for token in _TOKEN.findall(text):
+            if out and (not token[0].isspace() or token.isspace()):
+                out[-1].append((token, cls))
+            else:
+                out.append([(token, cls)])
+    return out
+
+
+def _size(unit: Cells) -> tuple[int, int]:
+    """A piece's width, and its width without the white space it ends with."""
+    size = sum(len(text) for text, _ in unit)
+    last = unit[-1][0]
+    return size, size - (len(last) - len(last.rstrip()))
+
+
+def layout(cells: Cells, width: int, run: bool = False) -> list[Cells]:
+    """A row's cells as lines of at most `width` cells: its pieces (`units`) in order,
+    one that does not fit moved whole to the next line (indented `WRAP_INDENT`), one wider
+    than a whole line cut with an ellipsis (a file name from its start, so its name
+    stays). Never a hash, a label or a name split across two lines."""
+    lines: list[Cells] = [[]]
+    used, fresh = 0, True
+    for unit in units(cells, run):
+        file = unit[0][0].startswith(FILE_MARK)
+        if file:
+            unit = [(unit[0][0][1:], unit[0][1])]
+        if not fresh and used + _size(unit)[1] > width:
+            lines.append([(" " * WRAP_INDENT, None)])
+            used, fresh = WRAP_INDENT, True
+        if fresh and used:  # a continuation line: the piece's leading space goes
+            unit = [(unit[0][0].lstrip(), unit[0][1]), *unit[1:]]
+        if _size(unit)[1] > width - used:
+            unit = _cut(unit, width - used, file=file)
+        lines[-1] += unit
+        used, fresh = used + _size(unit)[0], False
+    return lines
+
+
+def _cut(unit: Cells, room: int, *, file: bool) -> Cells:
+    """A piece wider than the line, cut to `room` cells with an ellipsis: a file name
+    from its start, anything else from its end."""
+    if file:
+        text, cls = unit[0]
+        return [(_cut_start(text.strip(), room), cls)]
+    out: Cells = []
+    left = room - 1
+    for text, cls in unit:
+        if left <= 0:
+            break
+        out.append((text[:left], cls))
+        left -= len(text[:left])
+    out.append(("…", unit[-1][1]))
+    return out
+
+
+def _cut_start(text: str, room: int) -> str:
+    """`text` in `room` cells: cut from its start with an ellipsis when too long."""
+    if len(text) <= room:
+        return text
+    return ("…" + text[len(text) - room + 1 :]) if room > 1 else ""

@@ -18,7 +18,7 @@ from evalpin.core.read.runfile import RunFile
 from evalpin.core.records import RunHeader
 from evalpin.core.tiers import tier_of
 from evalpin.tui.safe import line, path_line
-from evalpin.tui.widgets.tones import component_css, verdict_tone
+from evalpin.tui.widgets.tones import component_css, restyled, tone_style, verdict_tone
 
 PENDING = "…"
 
@@ -39,12 +39,17 @@ class Side:
     run: RunFile | None = None
     verdict: Verdict | None = None
     reported: str | None = None
+    writer: str | None = None  # `being written by pid N since T`, while that process lives
 
-    def fields(self) -> list[tuple[str, str | None]]:
+    def fields(self) -> list[tuple[str, str | None, str | None]]:
+        """(name, value, note) per row: the values are what the two sides compare
+        (`≠`); a note says something of this side alone (a set's lock state) and never
+        marks the row: one envelope hash, sealed on one side only, is the same hash."""
         h = self.header
         slot = None
         dataset = None
         envelope = None
+        lock = None
         tier = None
         if h is not None:
             tier = tier_of(h.slot)
@@ -57,7 +62,7 @@ class Side:
             dataset += f"  {short(fx.dataset_hash, 12) or '<no hash>'}"
             envelope = short(fx.envelope_hash, 12) if fx.envelope_hash else "<not recorded>"
             if fx.lock in ("edited", "bumped", "unsealed"):
-                envelope += f" (lock: {fx.lock})"
+                lock = f"(lock: {fx.lock})"
         seeds = None
         repeats = f"{self.run.repeat_label}s" if self.run is not None else "seeds"
         if h is not None and h.seeds:
@@ -65,15 +70,15 @@ class Side:
         elif self.run is not None and self.run.seeds:
             seeds = ",".join(map(str, self.run.seeds)) + f" (n={len(self.run.seeds)})"
         return [
-            ("slot", slot),
-            ("backend tier", tier),
-            ("reported model", self.reported),
-            ("dataset", dataset),
-            ("envelope", envelope if h is not None else None),
-            ("grader", h.grader_version if h else None),
-            (repeats, seeds),
-            ("env digest", short(h.env_digest) if h else None),
-            ("scorer commit", short(h.scorer_commit, 12) if h else None),
+            ("slot", slot, None),
+            ("backend tier", tier, None),
+            ("reported model", self.reported, None),
+            ("dataset", dataset, None),
+            ("envelope", envelope if h is not None else None, lock),
+            ("grader", h.grader_version if h else None, None),
+            (repeats, seeds, None),
+            ("env digest", short(h.env_digest) if h else None, None),
+            ("scorer commit", short(h.scorer_commit, 12) if h else None, None),
         ]
 
     def state(self) -> tuple[str, str]:
@@ -83,6 +88,8 @@ class Side:
         text = f"{len(run.rows):,} records, "
         if run.what != "evalpin run":  # another tool's log: say which (rows mark what it lacks)
             text = f"{run.what}, {text}"
+        if run.complete is False and self.writer:
+            return text + self.writer, "pins--live"
         if run.complete is False:
             return text + "INCOMPLETE", "pins--bad"
         if run.torn:
@@ -103,6 +110,8 @@ class PinsHeader(Static):
         "pins--muted": "muted",
         "pins--side": "strong",
         "pins--differs": "alert",
+        "pins--note": "warn",  # of one side alone (a set's lock state): no difference
+        "pins--live": "alert",  # a run being written (followed as it grows)
         "pins--missing": "fault",
         "pins--good": "good-badge",
         "pins--warn": "warn-badge",
@@ -137,10 +146,10 @@ class PinsHeader(Static):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         if self.sides:
-            self._paint(layout=False)
+            restyled(self, lambda: self._paint(layout=False))
 
     def _style(self, name: str):
-        return self.get_component_rich_style(name, partial=True)
+        return tone_style(self, name)
 
     def _table(self) -> Table:
         table = Table.grid(padding=(0, 2), expand=True)
@@ -168,19 +177,24 @@ class PinsHeader(Static):
             states.append(cell)
         table.add_row(*states)
         per_side = [side.fields() for side in self.sides]
-        for k, (name, _) in enumerate(per_side[0]):
+        for k, (name, _, _) in enumerate(per_side[0]):
             values = [fields[k][1] for fields in per_side]
             differs = len(values) == 2 and values[0] != values[1]
             cells = [Text(name, style=key_style)]
-            for value in values:
+            for fields in per_side:
+                value, note = fields[k][1], fields[k][2]
                 if value is None:
                     shown = PENDING if name == "reported model" else "<missing>"
-                    cells.append(Text(shown, style=self._style("pins--missing")))
+                    cell = Text(shown, style=self._style("pins--missing"))
                 elif differs:
                     style = self._style("pins--differs")
-                    cells.append(Text.assemble(("≠ ", style), line(value, style)))
+                    cell = Text.assemble(("≠ ", style), line(value, style))
                 else:
-                    cells.append(line(value))
+                    cell = line(value)
+                if note:
+                    cell.append(" ")
+                    cell.append_text(line(note, self._style("pins--note")))
+                cells.append(cell)
             table.add_row(*cells)
         return table
 
@@ -192,7 +206,7 @@ class PinsHeader(Static):
         if not self.sides:
             return out
         per_side = [side.fields() for side in self.sides]
-        for k, (name, _) in enumerate(per_side[0]):
+        for k, (name, _, _) in enumerate(per_side[0]):
             values = [fields[k][1] for fields in per_side]
             if len(values) == 2 and values[0] != values[1]:
                 out.append_text(Text.assemble(("≠ ", differs), (name + " ", differs)))
@@ -202,7 +216,7 @@ class PinsHeader(Static):
                 out.append("  ")
         for side in self.sides:
             state, style = side.state()
-            if style == "pins--bad":
+            if style in ("pins--bad", "pins--live"):
                 out.append_text(Text.assemble((state, self._style(style)), "  "))
         forms = [_short_form(side.header) for side in self.sides if side.header is not None]
         if forms:  # the parts every side shares (what differs is named above)

@@ -12,7 +12,7 @@ from textual.message import Message
 from textual.widgets import Input, Static
 
 from evalpin.tui.safe import line
-from evalpin.tui.widgets.tones import component_css
+from evalpin.tui.widgets.tones import component_css, restyled, tone_style
 
 _STATUS_CLASS = {
     "regressed": "status--bad",
@@ -28,13 +28,14 @@ _STATUS_CLASS = {
     "pending": "status--only",
     "errored": "status--warn",
     "error": "status--warn",
+    "disputed": "status--warn",
     "recovered": "status--good",
 }
 BAR_WIDTH = 16
 
 
-# Statuses shown only when some case has them: most runs have no error case.
-_RARE = frozenset({"errored", "recovered", "error"})
+# Statuses shown only when some case has them: most runs have no error or disputed case.
+_RARE = frozenset({"errored", "recovered", "error", "disputed"})
 
 
 class StatusLine(Static):
@@ -65,10 +66,11 @@ class StatusLine(Static):
         self.progress: str | None = "reading runs…"
         self.phase = "reading runs…"
         self.partial: float | None = None  # fraction read, while the list is partial
+        self.following = False  # a run is read on as it is written
         self._lines = 1
 
     def _style(self, name: str):
-        return self.get_component_rich_style(name, partial=True)
+        return tone_style(self, name)
 
     def set_progress(self, phase: str, done: int = 0, total: int = 0) -> None:
         self.progress = self.phase = phase + (f" {100 * done // total}%" if total else "")
@@ -94,7 +96,7 @@ class StatusLine(Static):
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
-        self._redraw()
+        restyled(self, self._redraw)
 
     def _redraw(self, relayout: bool = False) -> None:
         if not self.is_mounted:
@@ -115,6 +117,9 @@ class StatusLine(Static):
         muted = self._style("status--muted")
         gap = "  " if short else "   "
         text = Text()
+        if self.following and self.partial is None:
+            text.append("FOLLOWING", style=self._style("status--warn") + self._style("status--key"))
+            text.append(gap)
         if self.partial is not None:
             text.append("PARTIAL ", style=self._style("status--warn") + self._style("status--key"))
             filled = round(self.partial * BAR_WIDTH)

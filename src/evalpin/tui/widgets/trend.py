@@ -28,7 +28,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from evalpin.core.sanitize import inert_line
-from evalpin.tui.widgets.tones import SERIES, component_css
+from evalpin.tui.widgets.tones import SERIES, component_css, tone_style
 
 PALETTE = len(SERIES)  # series colours; a ninth series takes the first again
 TIME = "time"
@@ -307,7 +307,7 @@ class TrendChart(Widget):
         return Strip.blank(self.size.width, self.rich_style)
 
     def _style(self, name: str) -> Style:
-        return self.get_component_rich_style(name, partial=True)
+        return tone_style(self, name)
 
     def _render_all(self) -> list[Strip]:
         if self._strips is None:

@@ -13,12 +13,16 @@ forbidden_import, then tampering, then tests_failed/timeout, then sandbox_error.
 
 Reason codes decided here: `outside_surface:PATH` and `missing_file:NAME` (by
 `surface.py`), `syntax_error:FILE`, `forbidden_import:MODULE`, `tampering:KIND`
-(in-process items) and `tests_failed` (a failing, erroring or skipped test, an expected
-test that did not run, no test at all, a non-zero pytest exit, or no readable report).
+(in-process items, and a fail only the witness passed), `tests_failed` (a failing,
+erroring or skipped test, an expected test that did not run, no test at all, a non-zero
+pytest exit, or no readable report); `witness:KIND` is decided by witness.py.
 `timeout` and `sandbox_error:KIND` are decided by the sandbox.
 
-How the candidate runs (`isolation`): the wire (wire/), the in-process witness
-(guard.py) and the boot scripts below are grader modules too, shipped into the sandbox.
+How the candidate runs (`isolation`): for `process` items, plain pytest with the
+candidate in-process (the truth for honest code), then the witness: the same tests with
+the candidate in a process of its own behind the wire (wire/). `in-process` items run
+once, with the tamper guard (guard.py). The boot scripts below are grader modules too,
+shipped into the sandbox.
 """
 
 from __future__ import annotations
@@ -285,8 +289,9 @@ def pytest_args(ini: str, workdir: str, report: str, test_name: str) -> list[str
 
 
 # How the sandboxed processes start (`python -I -B -c BOOT ...`). The runtime folder
-# (argv[1]) holds the wire package as `evalpin_wire` and, in-process, guard.py as
-# `evalpin_guard`; it leaves sys.path once they are imported.
+# (argv[1]) holds the wire package as `evalpin_wire`, capture.py as `evalpin_capture`
+# and, in-process, guard.py as `evalpin_guard`; it leaves sys.path once they are
+# imported.
 WORKER_BOOT = """\
 import json, os, sys
 sys.path.insert(0, sys.argv[1])
@@ -298,7 +303,21 @@ PYTEST_BOOT = """\
 import sys
 sys.path.insert(0, sys.argv[1])
 import evalpin_wire.stubs
+import evalpin_capture
 del sys.path[0]
+evalpin_capture.install()
+import pytest
+sys.exit(pytest.main(sys.argv[2:]))
+"""
+# The truth run: pytest and nothing else, as `python -m pytest` (under -I, as above),
+# but for the bound on captured output (the grader's own files are not the candidate's
+# to fill: past the bound output is cut and said so, never an EFBIG fail).
+PLAIN_PYTEST_BOOT = """\
+import sys
+sys.path.insert(0, sys.argv[1])
+import evalpin_capture
+del sys.path[0]
+evalpin_capture.install()
 import pytest
 sys.exit(pytest.main(sys.argv[2:]))
 """
@@ -306,7 +325,9 @@ GUARDED_PYTEST_BOOT = """\
 import sys
 sys.path.insert(0, sys.argv[1])
 import evalpin_guard
+import evalpin_capture
 del sys.path[0]
+evalpin_capture.install()
 guard = evalpin_guard.Guard(int(sys.argv[2]))
 import pytest
 sys.exit(pytest.main(sys.argv[3:], plugins=[guard]))

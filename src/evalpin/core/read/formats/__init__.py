@@ -19,27 +19,33 @@ a JSON object, the top-level keys of the whole JSON document.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
 
+from evalpin.core.bounded import TOO_DEEP
 from evalpin.core.errors import InputError
 from evalpin.core.files import open_input
-from evalpin.core.read.formats.probe import ZIP_MAGIC, Probe, ReadOptions
+from evalpin.core.read.formats.probe import ZIP_MAGIC, Probe, ReadOptions, SeveralRuns
 from evalpin.core.read.notes import NOTES_NAME
-from evalpin.core.read.rundata import RunFile, Scan, problem
+from evalpin.core.read.rundata import SHAPE_EVALPIN, RunFile, Scan, problem
 from evalpin.core.records import CaseRow, RunHeader
 
 __all__ = [
     "FORMATS",
+    "GONE",
+    "GREW",
     "LOG_SUFFIXES",
+    "SAME",
     "ZIP_MAGIC",
     "Format",
     "Probe",
     "ReadOptions",
     "RunStream",
+    "SeveralRuns",
     "formats",
     "log_files",
     "one_run",
@@ -66,13 +72,28 @@ class Format:
     # A subfolder the tool lays its runs out in (lm-eval's `<output_path>/<model>/`): a
     # folder listing looks inside it.
     run_folder: Callable[[Path], bool] = lambda path: False
+    # A file the tool writes beside its runs that is not one (inspect's eval-set
+    # manifests): a folder listing leaves it out, and reading it as a run says so.
+    manifest: Callable[[Path], bool] = lambda path: False
 
 
 def _table() -> tuple[Format, ...]:
-    from evalpin.core.read.formats import case_records, evalpin_run, inspect_log, lm_eval, report
+    from evalpin.core.read.formats import (
+        case_records,
+        evalpin_run,
+        inspect_log,
+        lm_eval,
+        promptfoo,
+        report,
+    )
 
     return (
-        Format(inspect_log.EVAL, inspect_log.sniff_eval, inspect_log.read_eval),
+        Format(
+            inspect_log.EVAL,
+            inspect_log.sniff_eval,
+            inspect_log.read_eval,
+            manifest=inspect_log.is_manifest,
+        ),
         Format(
             lm_eval.NAME,
             lm_eval.sniff,
@@ -80,12 +101,17 @@ def _table() -> tuple[Format, ...]:
             lm_eval.represented_by,
             run_folder=lm_eval.is_run_folder,
         ),
+        Format(promptfoo.JSONL, promptfoo.sniff_jsonl, promptfoo.read_jsonl),
         Format(evalpin_run.NAME, evalpin_run.sniff, evalpin_run.read, scan=evalpin_run.scan),
         Format(case_records.NAME, case_records.sniff, case_records.read, scan=case_records.scan),
         Format(inspect_log.JSON, inspect_log.sniff_json, inspect_log.read_json),
+        Format(promptfoo.NAME, promptfoo.sniff, promptfoo.read),
         Format(report.NAME, report.sniff, report.read),
     )
 
+
+# What `RunStream.follow` found.
+GREW, SAME, GONE = "grew", "same", "gone"
 
 FORMATS: tuple[Format, ...] = ()
 # Suffixes a folder listing considers (history, the review's newest-run pick).
@@ -114,6 +140,10 @@ def sniff(path: str | Path) -> tuple[Format, Probe]:
     for fmt in formats():
         if fmt.sniff(probe):
             return fmt, probe
+    if not probe.is_dir and any(f.manifest(probe.path) for f in formats()):
+        raise InputError(
+            path, "an inspect-ai eval-set manifest, not a run: name one of the logs beside it"
+        )
     raise InputError(path, _unknown(probe), 1)
 
 
@@ -128,6 +158,8 @@ def _unknown(probe: Probe) -> str:
                 _ANY.decode(line)
             except msgspec.DecodeError as exc:
                 return problem(exc, line)
+        except RecursionError:
+            return TOO_DEEP
         return "not a run file: a JSON document that is neither a report nor an inspect-ai log"
     if not isinstance(first, dict):
         return "not a run file: line is not a JSON object"
@@ -137,7 +169,16 @@ def _unknown(probe: Probe) -> str:
 def read_log(path: str | Path, options: ReadOptions | None = None) -> RunFile:
     """Read a run or another tool's log into rows and pins, or raise InputError."""
     fmt, probe = sniff(path)
-    return fmt.read(probe, options or ReadOptions())
+    return _read(fmt, probe, options or ReadOptions())
+
+
+def _read(fmt: Format, probe: Probe, options: ReadOptions) -> RunFile:
+    """A format's read, with a net under it: each reader bounds its own parse
+    (core/bounded.py), and a `RecursionError` one still lets out is the same one line."""
+    try:
+        return fmt.read(probe, options)
+    except RecursionError:
+        raise InputError(probe.path, TOO_DEEP) from None
 
 
 def _entries(folder: Path) -> list[Path]:
@@ -186,6 +227,8 @@ def log_files(folder: Path, entries: list[Path], *, nested: bool = False) -> lis
             continue
         if p.suffix not in LOG_SUFFIXES or not p.is_file():
             continue
+        if any(f.manifest(p) for f in formats()):
+            continue  # inspect's logs.json, eval-set.json: beside the runs, not one
         if any((rep := f.represented_by(p)) is not None and rep.name in names for f in formats()):
             continue
         out.append(p)
@@ -216,11 +259,14 @@ class RunStream:
         self.stop: int | None = None
         self._scan: Scan | None = None
         self._steps: Iterator[int] | None = None
+        self._identity: tuple[int, int] | None = None  # the file read: (device, inode)
         if run is None:
             self._fmt, self._probe = sniff(path)
             if self._fmt.scan is not None:
                 self._scan = self._fmt.scan(self._probe)
-                self.stop = stop if stop is not None else self._probe.path.stat().st_size
+                held = self._probe.path.stat()
+                self.stop = stop if stop is not None else held.st_size
+                self._identity = (held.st_dev, held.st_ino)
 
     @classmethod
     def of(cls, run: RunFile) -> RunStream:
@@ -264,7 +310,7 @@ class RunStream:
             yield len(self.run.rows)
             return
         if self._scan is None:
-            self.run = self._fmt.read(self._probe, self.options)
+            self.run = _read(self._fmt, self._probe, self.options)
             yield len(self.run.rows)
             return
         with open_input(self._probe.path) as fh:
@@ -276,3 +322,49 @@ class RunStream:
         if self._steps is None:
             self._steps = self._blocks()
         return next(self._steps, None) is not None
+
+    @property
+    def followable(self) -> bool:
+        """Whether the run may still grow: an evalpin run read block by block, with no
+        summary trailer yet (one being written, or one a killed run left to resume)."""
+        scan = self._scan
+        return (
+            scan is not None
+            and scan.finished
+            and scan.shape == SHAPE_EVALPIN
+            and scan.summary is None
+            and self._identity is not None
+        )
+
+    def follow(self) -> str:
+        """Read the whole lines appended since the last read, from the byte where it
+        stopped (the rows and the line index grow; nothing read before is read again): a
+        line still being written is left for the next call. `GREW` (then `run` is the run
+        as it is now), `SAME`, or `GONE`: the file was replaced or cut short (`--resume`
+        rewrites or trims it), so what was read no longer stands: read it anew."""
+        scan = self._scan
+        assert scan is not None and self._identity is not None
+        try:
+            with open_input(self._probe.path) as fh:
+                now = os.fstat(fh.fileno())
+                if (now.st_dev, now.st_ino) != self._identity or now.st_size < scan.end:
+                    return GONE
+                if now.st_size == scan.end:
+                    return SAME
+                fh.seek(scan.end)
+                data = fh.read(now.st_size - scan.end)
+                whole = data.rfind(b"\n") + 1
+                if not whole:
+                    return SAME  # a line on its way: read once its newline is written
+                rows = len(scan.rows)
+                summary = scan.summary
+                scan.torn = False  # a torn tail read before is read again, whole now
+                for _ in scan.blocks(fh, scan.end, scan.end + whole):
+                    pass
+        except OSError:  # the file went away: a bad line deep in it stays an InputError
+            return GONE
+        if len(scan.rows) == rows and scan.summary is summary:
+            return SAME
+        self.stop = scan.end
+        self.run = scan.result()
+        return GREW

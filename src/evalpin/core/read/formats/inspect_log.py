@@ -20,11 +20,14 @@ not UTF-8 JSON are refused with one line, before anything is used.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from evalpin.core.bounded import TOO_DEEP, decode_json, json_too_deep
 from evalpin.core.errors import InputError
+from evalpin.core.read.formats import inspect_plan
 from evalpin.core.read.formats.foreign import (
     canonical,
     dataset_hash,
@@ -127,10 +130,15 @@ class _Dataset(msgspec.Struct):
 
 class _Config(msgspec.Struct):
     epochs: int | None = None
+    epochs_reducer: list[str] | None = None
+    limit: Any = None
+    sample_id: Any = None
 
 
 class _Spec(msgspec.Struct):
     model: str | None = None
+    solver: str | None = None
+    solver_args: dict[str, Any] | None = None
     run_id: str = ""
     created: str = ""
     task: str | None = None
@@ -148,6 +156,7 @@ class _Spec(msgspec.Struct):
 class _EvalScore(msgspec.Struct):
     name: str
     scorer: str | None = None
+    reducer: str | None = None
     params: dict[str, Any] = {}
     metrics: dict[str, Any] = {}
 
@@ -160,8 +169,15 @@ class _Results(msgspec.Struct):
     scores: list[_EvalScore] = []
 
 
+class _Step(msgspec.Struct):
+    solver: str = ""
+    params: Any = None
+
+
 class _Plan(msgspec.Struct):
     config: dict[str, Any] = {}
+    steps: list[_Step] = []
+    finish: _Step | None = None
 
 
 class _Header(msgspec.Struct):
@@ -189,6 +205,16 @@ _SAMPLE = msgspec.json.Decoder(_Sample)
 _JSON_LOG = msgspec.json.Decoder(_JsonLog)
 
 
+# The manifests inspect's `eval_set` writes beside its logs: a listing and the set's
+# tasks, not runs. A folder listing leaves them out; named as a run, they are refused
+# saying so.
+MANIFESTS = frozenset({"logs.json", "eval-set.json"})
+
+
+def is_manifest(path: Path) -> bool:
+    return path.name in MANIFESTS
+
+
 def sniff_eval(probe: Probe) -> bool:
     return not probe.is_dir and probe.head == ZIP_MAGIC
 
@@ -210,7 +236,7 @@ def read_eval(probe: Probe, options: ReadOptions) -> RunFile:
 
 def read_json(probe: Probe, options: ReadOptions) -> RunFile:
     try:
-        log = _JSON_LOG.decode(probe.data)
+        log = decode_json(_JSON_LOG.decode, probe.data, probe.path)
     except msgspec.MsgspecError as exc:
         raise InputError(probe.path, f"not a valid inspect-ai log: {exc}") from None
     header = _Header(log.eval, log.plan, log.status, log.results, log.error, log.stats)
@@ -238,10 +264,14 @@ def _unzip(probe: Probe) -> _Log:
 
 
 def _decode(path: Any, member: str, data: bytes, decoder: msgspec.json.Decoder) -> Any:
+    if json_too_deep(data):
+        raise InputError(path, f"zip member {member!r}: {TOO_DEEP}")
     try:
         return decoder.decode(data)
     except msgspec.MsgspecError as exc:
         raise InputError(path, f"zip member {member!r}: {exc}") from None
+    except RecursionError:  # pragma: no cover - refused above
+        raise InputError(path, f"zip member {member!r}: {TOO_DEEP}") from None
 
 
 def _text_of(content: Any) -> str:
@@ -426,6 +456,11 @@ def _build(probe: Probe, log: _Log, options: ReadOptions, *, what: str, shape: s
         }
     digest = settings_digest(settings) if settings else None
 
+    plan_of = log.header.plan or _Plan()
+    steps = [(step.solver, step.params) for step in plan_of.steps]
+    finish = (plan_of.finish.solver, plan_of.finish.params) if plan_of.finish else None
+    solvers = inspect_plan.chain(steps, finish, spec.solver, spec.solver_args)
+
     rows: list[CaseRow] = []
     details: list[CaseRecord] = []
     cases: dict[str, str] = {}
@@ -435,14 +470,15 @@ def _build(probe: Probe, log: _Log, options: ReadOptions, *, what: str, shape: s
             case_id = str(s.id)
             fx = cases.get(case_id)
             if fx is None:
-                fx = cases[case_id] = fixture_hash(
-                    {
-                        "input": s.input,
-                        "target": s.target,
-                        "choices": s.choices,
-                        "metadata": s.metadata,
-                    }
-                )
+                asked = {
+                    "input": s.input,
+                    "target": s.target,
+                    "choices": s.choices,
+                    "metadata": s.metadata,
+                }
+                if solvers is not None:  # the steps decide what the model is asked
+                    asked["solver"] = solvers
+                fx = cases[case_id] = fixture_hash(asked)
             calls = [
                 ToolCall(c.function, c.arguments)
                 for m in s.messages
@@ -494,6 +530,12 @@ def _build(probe: Probe, log: _Log, options: ReadOptions, *, what: str, shape: s
     controls = {k: v for k, v in sorted(generate.items()) if v is not None}
     if spec.config.epochs is not None:
         controls["epochs"] = spec.config.epochs
+    if spec.config.epochs_reducer:
+        controls["epochs_reducer"] = spec.config.epochs_reducer
+    subset = inspect_plan.subset(spec.config.limit, spec.config.sample_id)
+    for name, value in (("limit", spec.config.limit), ("sample_id", spec.config.sample_id)):
+        if value is not None:
+            controls[name] = value
     commit = spec.revision.commit if spec.revision else None
     if commit and spec.revision and spec.revision.dirty:
         commit += "-dirty"
@@ -537,4 +579,13 @@ def _build(probe: Probe, log: _Log, options: ReadOptions, *, what: str, shape: s
         complete=complete,
         incomplete_why=why,
         repeat_label=REPEAT_KEY,
+        tool_score=inspect_plan.tool_score(
+            scorer,
+            key,
+            log.header.results.scores if log.header.results else [],
+            spec.config.epochs,
+            spec.config.epochs_reducer,
+        ),
+        prompt_parts=inspect_plan.parts(steps, finish, spec.solver, spec.solver_args),
+        subset=subset,
     )

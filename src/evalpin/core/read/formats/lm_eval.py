@@ -27,6 +27,7 @@ from typing import Any
 
 import msgspec
 
+from evalpin.core.bounded import MAX_DOCUMENT_BYTES, decode_json, read_bounded
 from evalpin.core.errors import InputError
 from evalpin.core.read.formats.foreign import (
     canonical,
@@ -119,25 +120,21 @@ def _inputs(probe: Probe) -> tuple[list[Path], Path | None]:
 def _read_results(path: Path | None) -> dict[str, Any]:
     if path is None:
         return {}
+    data = read_bounded(path, MAX_DOCUMENT_BYTES)
     try:
-        return _RESULTS.decode(path.read_bytes())
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+        return decode_json(_RESULTS.decode, data, path)
     except msgspec.MsgspecError as exc:
         raise InputError(path, f"not a valid lm-eval results file: {exc}") from None
 
 
 def _read_samples(path: Path) -> list[dict[str, Any]]:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    data = read_bounded(path, MAX_DOCUMENT_BYTES)
     out = []
     for lineno, line in enumerate(data.split(b"\n"), 1):
         if not line.strip():
             continue
         try:
-            sample = _ANY.decode(line)
+            sample = decode_json(_ANY.decode, line, path, lineno)
         except msgspec.MsgspecError as exc:
             raise InputError(path, problem(exc, line), lineno) from None
         if not isinstance(sample, dict) or not isinstance(sample.get("doc_id"), int | str):
@@ -433,7 +430,58 @@ def read(probe: Probe, options: ReadOptions) -> RunFile:
         complete=complete,
         incomplete_why=f"no results_{date}.json beside the samples",
         repeat_label=REPEAT_KEY,
+        prompt_parts=prompt_parts(results, tasks),
+        subset=subset(results, config, tasks),
     )
+
+
+def _per_task(value: Any, tasks: list[str]) -> Any:
+    """A per-task map of the run's tasks; the one value for a one-task run."""
+    if not isinstance(value, dict):
+        return value
+    mine = {t: value[t] for t in tasks if t in value}
+    return next(iter(mine.values())) if len(mine) == 1 else mine or None
+
+
+def prompt_parts(results: dict[str, Any], tasks: list[str]) -> dict[str, Any]:
+    """What lm-eval records of how it built each prompt beside the documents: the
+    few-shot count, the chat template (its sha256, cut), the system instruction, and
+    few-shot examples as turns. Each moves `prompt_hash`, so the fixture hash; named
+    here, a refusal says which. Keys a results file lacks (older lm-eval) stay out."""
+    parts: dict[str, Any] = {}
+    if "n-shot" in results:
+        parts["num_fewshot"] = _per_task(results["n-shot"], tasks)
+    if "chat_template_sha" in results:
+        sha = results["chat_template_sha"]
+        parts["chat_template"] = sha[:12] if isinstance(sha, str) else sha
+    if "system_instruction" in results:
+        parts["system_instruction"] = results["system_instruction"]
+    if "fewshot_as_multiturn" in results:
+        parts["fewshot_as_multiturn"] = results["fewshot_as_multiturn"]
+    return parts
+
+
+def subset(results: dict[str, Any], config: dict[str, Any], tasks: list[str]) -> str | None:
+    """`--limit` or `--samples`: the tasks whose effective sample count is below their
+    original one, as lm-eval's `n-samples` records it."""
+    counts = results.get("n-samples")
+    if not isinstance(counts, dict):
+        return None
+    short = [
+        f"{t}: {c['effective']} of {c['original']} documents"
+        for t in tasks
+        if isinstance(c := counts.get(t), dict)
+        and isinstance(c.get("effective"), int)
+        and isinstance(c.get("original"), int)
+        and c["effective"] < c["original"]
+    ]
+    if not short:
+        return None
+    limit = config.get("limit")
+    if isinstance(limit, float) and limit.is_integer():
+        limit = int(limit)  # lm-eval records `--limit 2` as 2.0
+    how = f"limit {limit}" if limit is not None else "chosen samples (--samples)"
+    return f"{how} ({'; '.join(short)})"
 
 
 def _only(graders: dict[str, Any], tasks: list[str]) -> str | None:

@@ -4,6 +4,7 @@ these from here, never from the table in `formats/__init__.py` that imports them
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -11,6 +12,12 @@ from typing import Any
 
 import msgspec
 
+from evalpin.core.bounded import (
+    MAX_DOCUMENT_BYTES,
+    MAX_LINE_BYTES,
+    TOO_DEEP,
+    too_big,
+)
 from evalpin.core.errors import InputError
 from evalpin.core.files import open_input
 
@@ -28,11 +35,15 @@ class ReadOptions:
     `metric` and `filter` (lm-eval): each entry is `NAME` (for every task that has it)
     or `TASK=NAME` (for that task); a task named by neither keeps its first metric, and
     its first filter. Given as a string, a list or None; kept as a tuple.
+    `prompt` and `provider` (promptfoo): which of a file's (prompt, provider) runs to
+    read, by label or id; needed where the file holds several.
     """
 
     scorer: str | None = None
     metric: tuple[str, ...] = ()
     filter: tuple[str, ...] = ()
+    prompt: str | None = None
+    provider: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("metric", "filter"):
@@ -57,19 +68,44 @@ class ReadOptions:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able form (a child process's request); `from_json` reads it back."""
-        return {"scorer": self.scorer, "metric": list(self.metric), "filter": list(self.filter)}
+        return {
+            "scorer": self.scorer,
+            "metric": list(self.metric),
+            "filter": list(self.filter),
+            "prompt": self.prompt,
+            "provider": self.provider,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ReadOptions:
-        return cls(data.get("scorer"), data.get("metric"), data.get("filter"))
+        return cls(
+            data.get("scorer"),
+            data.get("metric"),
+            data.get("filter"),
+            data.get("prompt"),
+            data.get("provider"),
+        )
+
+
+class SeveralRuns(InputError):
+    """A file holding several runs (promptfoo's (prompt, provider) pairs) read without a
+    choice of one: the message lists them, `choices` are the options that read each
+    (history reads them all)."""
+
+    def __init__(self, path: str | Path, message: str, choices: list[ReadOptions]) -> None:
+        super().__init__(path, message)
+        self.choices = choices
 
 
 class Probe:
-    """What sniffing may look at, each part read only when a sniffer asks for it."""
+    """What sniffing may look at, each part read only when a sniffer asks for it, each
+    bounded (`core/bounded.py`): a first line over `MAX_LINE_BYTES`, a document over
+    `MAX_DOCUMENT_BYTES` or JSON nested too deeply is InputError, never a sniff."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.is_dir = self.path.is_dir()
+        self.first_lineno = 1  # the line `first_line` is on
 
     @cached_property
     def head(self) -> bytes:
@@ -82,13 +118,17 @@ class Probe:
     def first_line(self) -> bytes:
         """The first non-blank line; InputError on an empty or all-blank file."""
         with open_input(self.path) as fh:
-            line = fh.readline()
+            line = fh.readline(MAX_LINE_BYTES + 1)
             while line and line.isspace():
-                line = fh.readline()
+                self.first_lineno += line.endswith(b"\n")
+                line = fh.readline(MAX_LINE_BYTES + 1)
             if not line:
                 raise InputError(
                     self.path, "empty file" if fh.tell() == 0 else "file holds only whitespace"
                 )
+        if len(line) > MAX_LINE_BYTES:
+            msg = f"line longer than {MAX_LINE_BYTES:,} bytes"
+            raise InputError(self.path, msg, self.first_lineno)
         return line
 
     @cached_property
@@ -98,11 +138,17 @@ class Probe:
             return _ANY.decode(self.first_line)
         except msgspec.DecodeError:
             return None
+        except RecursionError:
+            raise InputError(self.path, TOO_DEEP, self.first_lineno) from None
 
     @cached_property
     def data(self) -> bytes:
         with open_input(self.path) as fh:
-            return fh.read()
+            size = os.fstat(fh.fileno()).st_size  # refused from its size, before it is read
+            data = fh.read(MAX_DOCUMENT_BYTES + 1) if size <= MAX_DOCUMENT_BYTES else b""
+        if size > MAX_DOCUMENT_BYTES or len(data) > MAX_DOCUMENT_BYTES:
+            raise InputError(self.path, too_big(max(size, len(data)), MAX_DOCUMENT_BYTES))
+        return data
 
     @cached_property
     def keys(self) -> frozenset[str]:
@@ -114,3 +160,5 @@ class Probe:
             return frozenset(_KEYS.decode(self.data))
         except msgspec.MsgspecError:
             return frozenset()
+        except RecursionError:  # skipping the values recurses too
+            raise InputError(self.path, TOO_DEEP) from None

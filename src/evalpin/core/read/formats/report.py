@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import msgspec
 
+from evalpin.core.bounded import decode_json
 from evalpin.core.errors import InputError
 from evalpin.core.read.formats.probe import Probe, ReadOptions
 from evalpin.core.read.rundata import SHAPE_REPORT, RunFile
@@ -23,7 +24,7 @@ def sniff(probe: Probe) -> bool:
 
 def read(probe: Probe, options: ReadOptions) -> RunFile:
     try:
-        report = _REPORT.decode(probe.data)
+        report = decode_json(_REPORT.decode, probe.data, probe.path)
     except msgspec.MsgspecError as exc:
         raise InputError(probe.path, f"not a valid report: {exc}") from None
     header = RunHeader(

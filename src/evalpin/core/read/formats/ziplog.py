@@ -10,11 +10,13 @@ declared size (a bomb), or a CRC that does not match is refused with one line.
 
 from __future__ import annotations
 
+import os
 import struct
 import zlib
 from pathlib import Path
 from typing import NoReturn
 
+from evalpin.core.bounded import MAX_DOCUMENT_BYTES, too_big
 from evalpin.core.errors import InputError
 
 MAX_MEMBER = 256 << 20  # one member, decompressed
@@ -41,7 +43,11 @@ class LogZip:
                 infos = zf.infolist()
             with open(path, "rb") as fh:
                 # Read, not mapped: inspect rewrites a live log in place, and a mapping of
-                # a file that shrinks under it kills the process (SIGBUS).
+                # a file that shrinks under it kills the process (SIGBUS). Refused from
+                # its size before it is read when over the cap.
+                size = os.fstat(fh.fileno()).st_size
+                if size > MAX_DOCUMENT_BYTES:
+                    raise InputError(path, too_big(size, MAX_DOCUMENT_BYTES))
                 self.data = fh.read()
         except (zipfile.BadZipFile, EOFError, ValueError) as exc:
             raise InputError(path, f"not a readable zip: {exc}") from None

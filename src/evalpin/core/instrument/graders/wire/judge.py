@@ -329,8 +329,9 @@ class Judge(Peer):
         return data
 
     def unsupported(self, what: str):
-        """Record an operation the wire cannot carry (the grade becomes
-        sandbox_error:unsupported, not a failure of the candidate's) and refuse it."""
+        """Record an operation the wire cannot carry (the witness's grade becomes
+        sandbox_error:unsupported, the case disputed, `witness:unsupported`, never a
+        failure of the candidate's) and refuse it."""
         self.refuse(what)
         raise Unsupported(f"{what}: not supported under isolation: process")
 

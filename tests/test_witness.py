@@ -105,20 +105,28 @@ SLOW_UNDER_THE_WITNESS = WHERE + _d(
         return sum(sign[kind] * amount for kind, amount in entries)
     """
 )
-# A module object handed to the candidate: refused by the wire by design (a capability
-# is never a module), while plain pytest runs it like any call.
-HANDS_A_MODULE = _d(
+# A sqlite3 connection of the test's handed to the candidate: no kind the wire carries (a
+# capability is never a connection of the tests'), while plain pytest runs it like any call.
+HANDS_A_CONNECTION = _d(
     """
-    import os
+    import sqlite3
 
-    from ledger import separator_of
+    from ledger import count_rows
 
 
-    def test_reads_the_separator_of_the_module_it_is_given():
-        assert separator_of(os) == os.sep
+    def test_counts_the_rows_through_the_connection_it_is_given():
+        db = sqlite3.connect(":memory:")
+        db.execute("create table entries (amount)")
+        db.executemany("insert into entries values (?)", [(5,), (-2,)])
+        assert count_rows(db, "entries") == 2
     """
 )
-SEPARATOR = "def separator_of(module):\n    return module.sep\n"
+COUNT = _d(
+    """
+    def count_rows(db, table):
+        return db.execute(f"select count(*) from {table}").fetchone()[0]
+    """
+)
 # Wrong, and forges plain pytest's verdict: every report it makes is turned into a pass
 # (the report's constructor, patched from inside the pytest process it shares).
 FORGER = WRONG + _d(
@@ -271,14 +279,14 @@ def test_a_witness_started_beside_a_plain_fail_is_stopped(
 
 
 def test_what_the_wire_cannot_carry_is_disputed_never_failed(make_item, grade, backend) -> None:
-    outcome = grade(make_item(HANDS_A_MODULE), SEPARATOR, backend)
+    outcome = grade(make_item(HANDS_A_CONNECTION), COUNT, backend)
     assert not outcome.passed
     assert outcome.reasons == ["witness:unsupported"], outcome.witness_tail
     assert disputed(outcome) and "tests_failed" not in outcome.reasons
     # Both tails kept: plain pytest's pass, and the witness's words on what it could not do.
     assert "1 passed" in outcome.tail
     assert "the witness could not carry" in outcome.witness_tail
-    assert "module" in outcome.witness_tail
+    assert "sqlite3.Connection" in outcome.witness_tail
 
 
 def test_another_outcome_under_the_witness_is_disputed(make_item, grade, backend, cores) -> None:
@@ -328,9 +336,9 @@ def test_a_fail_only_the_witness_passes_is_tampering(make_item, grade, backend) 
 
 
 def test_an_in_process_item_has_no_witness(make_item, grade, backend, witnesses) -> None:
-    item = make_item(HANDS_A_MODULE, isolation="in-process")
-    assert grade(item, SEPARATOR, backend).reasons == []
-    assert grade(item, SEPARATOR, backend, always_witness=True).reasons == []
+    item = make_item(HANDS_A_CONNECTION, isolation="in-process")
+    assert grade(item, COUNT, backend).reasons == []
+    assert grade(item, COUNT, backend, always_witness=True).reasons == []
     assert witnesses == []
 
 
@@ -356,9 +364,9 @@ def test_check_runs_both_and_names_each_disagreement(make_item, backend) -> None
     assert problems[0].startswith("the witness passes the reference, which plain pytest fails")
     assert problems[1].startswith("the reference does not pass: fail (tests_failed")
     # Tests the witness cannot carry: named, with what it could not carry.
-    (problem,) = check(HANDS_A_MODULE, SEPARATOR, "def separator_of(module):\n    return '?'\n")
+    (problem,) = check(HANDS_A_CONNECTION, COUNT, "def count_rows(db, table):\n    return 0\n")
     assert problem.startswith("the witness cannot carry the tests: plain pytest passes the ref")
-    assert "witness:unsupported" in problem and "module" in problem
+    assert "witness:unsupported" in problem and "sqlite3.Connection" in problem
 
 
 # -- the rule, pure -----------------------------------------------------------------------

@@ -5,7 +5,8 @@ fails its tests, plus an attempt to make `isolation: process` report a pass anyw
 star import binds only at run time, shadowing the test's builtins or its own names,
 (4) files written through a handed path where the pytest process would import or run
 them, (5) bytes the test unpickles. None may grade `pass`, on either backend; most of them
-fool plain in-process pytest (FOOLS_PLAIN_PYTEST), which is why the witness must not."""
+fool plain in-process pytest (FOOLS_PLAIN_PYTEST), which is why the witness must not: the
+real pipeline then ends them disputed, never a pass."""
 
 from __future__ import annotations
 
@@ -777,5 +778,11 @@ def test_the_attacks_fool_plain_pytest(tmp_path) -> None:
 
 @pytest.mark.parametrize("name", list(ATTACKS))
 def test_a_forging_candidate_never_grades_pass(grade, backend: Isolation, name: str) -> None:
+    """Plain pytest's own fail where the attack does not fool it; where it does, the
+    witness disputes the pass (it saw the honest failure, or an operation it refuses)."""
     outcome = grade(ATTACKS[name], backend)
-    assert verdict(outcome) != "pass", (outcome.reasons, outcome.tail)
+    if name in FOOLS_PLAIN_PYTEST:
+        assert verdict(outcome) == "disputed", (outcome.reasons, outcome.witness_tail)
+        assert outcome.reasons in (["witness:failed"], ["witness:unsupported"])
+    else:
+        assert outcome.reasons == ["tests_failed"], (outcome.reasons, outcome.tail)

@@ -5,7 +5,8 @@ behaviours, module tools, process state, file metadata, logging, threads, async,
 tests' own objects, value-backed numbers). Each case passes plain `python -m pytest`
 in-process (`test_the_corpus_passes_in_plain_pytest`) and must grade `pass` under
 `isolation: process` on both namespace backends; the few the wire cannot carry are
-listed in UNCARRIED and must end not judged (never a fail). Real sandboxed runs."""
+listed in UNCARRIED and must end disputed (never a fail). Real sandboxed runs, through
+the real pipeline: plain pytest, then the witness on a pass."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from evalpin.core.reasons import status_of
 from evalpin.run.sandbox import Isolation, Outcome
 from tests.test_true_grade import Case, _corpus, _d, _plain_pytest, backend, grade, item
 
@@ -20,17 +22,11 @@ __all__ = ["backend", "grade", "item"]  # the fixtures, shared with test_true_gr
 
 
 def verdict(outcome: Outcome) -> str:
-    """`pass`, `fail`, or `not judged` (the wire's limit, an error: any status that is
-    neither), whatever the grader names that status."""
-    status = getattr(outcome, "status", None)
-    if status is not None:
-        return {"pass": "pass", "fail": "fail"}.get(str(status), "not judged")
+    """`pass`, `fail`, `disputed` (plain pytest passed, the witness did not: the wire's
+    limit, never a fail) or `error`, as the run's record would say it."""
     if outcome.passed:
         return "pass"
-    failing = {"tests_failed", "timeout"} | {
-        r for r in outcome.reasons if r.startswith("tampering")
-    }
-    return "fail" if failing & set(outcome.reasons) else "not judged"
+    return status_of(outcome.reasons) or "fail"
 
 
 IDIOMS = _corpus(
@@ -2417,6 +2413,6 @@ def test_an_ordinary_idiom_grades_pass(grade, backend: Isolation, name: str) -> 
 
 
 @pytest.mark.parametrize("name", list(UNCARRIED))
-def test_what_the_wire_cannot_carry_is_not_judged(grade, backend: Isolation, name: str) -> None:
+def test_what_the_wire_cannot_carry_is_disputed(grade, backend: Isolation, name: str) -> None:
     outcome = grade(UNCARRIED[name], backend)
-    assert verdict(outcome) == "not judged", (outcome.reasons, outcome.tail)
+    assert verdict(outcome) == "disputed", (outcome.reasons, outcome.witness_tail)

@@ -25,16 +25,20 @@ TEST = textwrap.dedent(
 )
 RIGHT = "def chunked(xs, n):\n    return [xs[i : i + n] for i in range(0, len(xs), n)]\n"
 WRONG = "def chunked(xs, n):\n    return [xs]\n"
-# In-process the candidate's function is a real function; in a worker's proxy its code
-# object never reaches the test: this test passes only in-process.
+# A test that also runs the candidate's file as a script: plain pytest has it beside the
+# tests; the witness's pytest never runs a candidate file (it says so): only in-process.
 IN_PROCESS_ONLY = textwrap.dedent(
     """\
+    import subprocess
+    import sys
+
     import chunks
 
 
-    def test_chunks():
-        assert chunks.chunked.__code__.co_argcount == 2
+    def test_chunks_also_as_a_script():
         assert chunks.chunked([1, 2, 3], 2) == [[1, 2], [3]]
+        done = subprocess.run([sys.executable, "chunks.py"], capture_output=True)
+        assert done.returncode == 0
     """
 )
 

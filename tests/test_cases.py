@@ -50,6 +50,7 @@ def test_pair_statuses_counts_and_seed_summaries(tmp_path: Path) -> None:
         "fixed": 1,
         "drift": 1,
         "errored": 0,
+        "disputed": 0,
         "recovered": 0,
         "flaky": 1,  # e-flaky (b-breaks is flaky on the right too, counted as regressed)
         "unchanged": 1,
@@ -64,7 +65,16 @@ def test_pair_statuses_counts_and_seed_summaries(tmp_path: Path) -> None:
 def test_filters_search_and_stepping(tmp_path: Path) -> None:
     table = table_of(*pair(tmp_path))
     ids = lambda rows: [table.cases[i].case_id for i in rows]  # noqa: E731
-    assert table.filters == (ALL, "changed", "regressed", "fixed", "drift", "errored", "flaky")
+    assert table.filters == (
+        ALL,
+        "changed",
+        "regressed",
+        "fixed",
+        "drift",
+        "errored",
+        "flaky",
+        "disputed",
+    )
     assert ids(table.visible("changed")) == ["b-breaks", "c-mends", "d-drifts", "f-gone", "g-new"]
     assert ids(table.visible("regressed")) == ["b-breaks"]
     assert ids(table.visible("fixed")) == ["c-mends"]

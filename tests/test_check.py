@@ -1,7 +1,7 @@
 """`evalpin check` (issue 25): a set validated before it is sealed. Real sandboxed grades
 for coding items (a reference that fails, starting code that passes or fails for the
-wrong reason, isolations that disagree), the golden lint, bad input, and the bundled
-coding set, which passes."""
+wrong reason, a witness that cannot carry the tests), the golden lint, bad input, and
+the bundled coding set, which passes."""
 
 from __future__ import annotations
 
@@ -25,16 +25,20 @@ TEST = textwrap.dedent(
 )
 RIGHT = "def chunked(xs, n):\n    return [xs[i : i + n] for i in range(0, len(xs), n)]\n"
 WRONG = "def chunked(xs, n):\n    return [xs]\n"
-# In-process the candidate's function is a real function; in a worker's proxy its code
-# object never reaches the test: this test passes only in-process.
+# A test that also runs the candidate's file as a script: plain pytest has it beside the
+# tests; the witness's pytest never runs a candidate file (it says so): only in-process.
 IN_PROCESS_ONLY = textwrap.dedent(
     """\
+    import subprocess
+    import sys
+
     import chunks
 
 
-    def test_chunks():
-        assert chunks.chunked.__code__.co_argcount == 2
+    def test_chunks_also_as_a_script():
         assert chunks.chunked([1, 2, 3], 2) == [[1, 2], [3]]
+        done = subprocess.run([sys.executable, "chunks.py"], capture_output=True)
+        assert done.returncode == 0
     """
 )
 
@@ -84,7 +88,7 @@ def test_a_good_item_passes(capsys, tmp_path: Path) -> None:
         ({"reference": WRONG}, "the reference does not pass: fail (tests_failed"),
         ({"starting": RIGHT}, "the starting code passes: no test fails"),
         ({"starting": "def chunked(:\n"}, "the starting code fails by syntax_error:chunks.py"),
-        ({"test": IN_PROCESS_ONLY}, "the isolations disagree on the reference"),
+        ({"test": IN_PROCESS_ONLY}, "the witness cannot carry the tests: plain pytest passes"),
     ],
     ids=["reference-fails", "starting-passes", "starting-does-not-compile", "isolations"],
 )

@@ -36,6 +36,7 @@ def test_classifies_regressed_fixed_drift_and_unmoved(tmp_path: Path) -> None:
         "fixed": 1,
         "drift": 1,
         "errored": 0,
+        "disputed": 0,
         "recovered": 0,
     }
 

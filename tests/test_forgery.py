@@ -1,8 +1,10 @@
 """Forging completions, for real: each is a `repair.py` whose `normalize_csv` is wrong
 (it returns its input) plus an attack on the grade, the host or the run file. Under
-`isolation: process` every one must fail with a reason code on both namespace backends
-and leave the host as it was; under `isolation: in-process` the attacks on pytest itself
-must be caught as `tampering:KIND`. No mocks: every case is a sandboxed run."""
+`isolation: process` none may pass, on both namespace backends, and each must leave the
+host as it was: plain pytest (which shares the candidate's process) fails it, or, where
+the attack fooled plain pytest, the witness (process isolation) disputes it and names
+the honest failure. Under `isolation: in-process` the attacks on pytest itself must be
+caught as `tampering:KIND`. No mocks: every case is a sandboxed run."""
 
 from __future__ import annotations
 
@@ -328,21 +330,38 @@ def test_a_right_answer_passes_and_a_wrong_one_fails(item, grade, backend, loade
     assert HONEST in wrong.tail
 
 
-def test_the_candidate_never_runs_in_the_pytest_process(item, grade, backend) -> None:
+def test_the_candidate_never_runs_in_the_witness_pytest_process(item, grade, backend) -> None:
+    """Plain pytest imports the candidate (so this test fails there); the witness, whose
+    pytest decides the pass, never does (so it passes there): both graded, as in check."""
     code = RIGHT + "import sys\nIN_PYTEST = '_pytest.main' in sys.modules\n"
     test = TEST + "\n\ndef test_where():\n    import repair\n    assert repair.IN_PYTEST is False\n"
-    outcome = grade(item(test), code, backend)
-    assert outcome.reasons == [], outcome.tail
+    outcome = grade(item(test), code, backend, always_witness=True)
+    assert outcome.reasons == ["tampering:witness", "tests_failed"], outcome.tail
+    assert outcome.failed_tests == ["test_where"]
 
 
 # -- every attack, on both backends ----------------------------------------------------
 
 
+# The attacks that fool plain pytest (they share its process): the witness disputes each.
+FOOLS_PLAIN_PYTEST = {
+    "always-equal-object-posing-as-str",
+    "gc-config-hookwrapper",
+    "junit-report-written-then-exit",
+    "str-subclass-always-equal-lines",
+    "testreport-wrapped",
+}
+
+
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
-def test_a_forging_completion_fails_in_process_isolation(item, grade, backend, attack) -> None:
+def test_a_forging_completion_never_passes(item, grade, backend, attack) -> None:
     outcome = grade(item(), ATTACKS[attack], backend)
     assert outcome.passed is False
-    assert outcome.reasons == ["tests_failed"], outcome.tail
+    if attack in FOOLS_PLAIN_PYTEST:  # not judged, and the witness saw the honest failure
+        assert outcome.reasons == ["witness:failed"], outcome.witness_tail
+        assert HONEST in outcome.witness_failed_tests
+    else:  # plain pytest's own fail (an attack that stops its sandbox's init: a timeout)
+        assert outcome.reasons in (["tests_failed"], ["timeout"]), outcome.tail
 
 
 @pytest.mark.parametrize("attack", sorted(IN_PROCESS))
@@ -413,7 +432,7 @@ def normalize_csv(text):
 
 def test_reading_the_callers_frames_finds_no_expected_value(item, grade, backend) -> None:
     outcome = grade(item(EXPECTED_TEST), STEAL_EXPECTED, backend)
-    assert (outcome.passed, outcome.reasons) == (False, ["tests_failed"]), outcome.tail
+    assert (outcome.passed, outcome.reasons) == (False, ["witness:failed"]), outcome.tail
 
 
 # pytest's own `tmp_path` registers an atexit cleanup the first time a test asks for it:
@@ -477,9 +496,9 @@ REFLECTION = textwrap.dedent(
 
 @pytest.mark.parametrize("code", [REFLECTION], ids=["reflection-through-a-callback"])
 def test_the_tests_objects_can_be_used_but_not_reached_through(item, grade, backend, code) -> None:
-    outcome = grade(item(CALLBACK_TEST), code, backend)
-    assert outcome.reasons == ["tests_failed"], outcome.tail
-    assert "assert 6 == 7" in outcome.tail
+    outcome = grade(item(CALLBACK_TEST), code, backend, always_witness=True)
+    assert outcome.reasons == ["tests_failed"], outcome.tail  # no peer in plain pytest
+    assert "assert 6 == 7" in outcome.witness_tail  # none reached through the wire
 
 
 # -- host data -------------------------------------------------------------------------

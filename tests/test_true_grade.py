@@ -2534,7 +2534,8 @@ def test_an_attack_through_a_handed_object_grades_fail(
     outcome = grade(ATTACKS[name], backend)
     assert not outcome.passed, outcome.tail
     assert outcome.reasons, outcome.tail
-    # Every attack's honest result is a test failure: that, or an honest refusal.
-    assert "tests_failed" in outcome.reasons or any(
-        r.startswith("sandbox_error:unsupported") for r in outcome.reasons
+    # Every attack's honest result is a test failure: plain pytest's, or, for an attack
+    # that fooled plain pytest, the witness's dispute (`witness:KIND`), never a pass.
+    assert outcome.reasons == ["tests_failed"] or any(
+        r.startswith("witness:") for r in outcome.reasons
     ), (outcome.reasons, outcome.tail)

@@ -78,6 +78,7 @@ async def test_filter_cycle_and_search(tmp_path: Path) -> None:
             "drift": ["d-drifts"],
             "errored": [],
             "flaky": ["b-breaks", "e-flaky"],
+            "disputed": [],
             "all": ["a-steady", "b-breaks", "c-mends", "d-drifts", "e-flaky", "f-gone", "g-new"],
         }
         for name, ids in expected.items():

@@ -1,7 +1,7 @@
 """More of what a test sets up for the code under test, under `isolation: process`: log
 capture, warnings, stdlib patches (monkeypatch and mock.patch), coroutines, callables of
 operator/functools, pytest's legacy `tmpdir`, a container attribute changed in place; and
-what the wire cannot carry, which is the grader's limit (`sandbox_error:unsupported`),
+what the wire cannot carry, which is the grader's limit (`witness:unsupported`: disputed),
 never the candidate's fail. Real sandboxed runs on both backends, like test_true_grade."""
 
 from __future__ import annotations
@@ -299,26 +299,29 @@ CORRECT = _corpus(
     ),
 )
 
-# The tests hand over something the wire does not carry (a lock): not the candidate's fail.
+# The tests hand over something the wire does not carry (a socket of their own): not
+# the candidate's fail.
 UNSUPPORTED = Case(
-    "a-lock-handed-over",
-    "locked.py",
+    "a-socket-handed-over",
+    "announce.py",
     _d(
         """
-        def guarded(lock, fn):
-            with lock:
-                return fn()
+        def announce(sock, text):
+            return sock.send(text.encode())
         """
     ),
     _d(
         """
-        import threading
+        import socket
 
-        import locked as m
+        import announce as m
 
 
-        def test_guarded():
-            assert m.guarded(threading.Lock(), lambda: 3) == 3
+        def test_announce():
+            left, right = socket.socketpair()
+            with left, right:
+                assert m.announce(left, "hello") == 5
+                assert right.recv(5) == b"hello"
         """
     ),
 )
@@ -339,5 +342,5 @@ def test_the_tests_environment_reaches_the_candidate(grade, backend: Isolation, 
 
 def test_what_the_wire_cannot_carry_is_the_graders_limit(grade, backend: Isolation) -> None:
     outcome = grade(UNSUPPORTED, backend)
-    assert (outcome.passed, outcome.reasons) == (False, ["sandbox_error:unsupported"])
-    assert "unsupported under process isolation: handing a _thread.lock" in outcome.tail
+    assert (outcome.passed, outcome.reasons) == (False, ["witness:unsupported"])  # disputed
+    assert "unsupported under process isolation: handing a socket.socket" in outcome.witness_tail

@@ -57,7 +57,7 @@ from evalpin.core.judge.verdict import (
 )
 from evalpin.core.read.formats import ReadOptions
 from evalpin.core.read.runfile import RunFile
-from evalpin.core.records import CaseRecord, CaseRow, RunHeader, Summary
+from evalpin.core.records import DISPUTED, ERROR, CaseRecord, CaseRow, RunHeader, Summary
 
 if TYPE_CHECKING:
     import pandas
@@ -66,6 +66,8 @@ __all__ = [
     "CONTAMINATED",
     "DEMO_NOTE",
     "DETAIL_KEYS",
+    "DISPUTED",
+    "ERROR",
     "EXPLORATORY",
     "INTERNAL",
     "LABELS",
@@ -222,7 +224,9 @@ class Run:
             A list of dicts with the keys `case_id`, `pass`, `seed`, `fixture_hash`,
             `grader_version`, `model_slot`, `completion_digest`, `reported_model`,
             `slot_settings`, `text_digest`, `status` (`ROW_KEYS`; None where a row lacks
-            one), then `DETAIL_KEYS` when `detail` is true.
+            one; `status` is `ERROR` or `DISPUTED` for a case that was not judged), then
+            `DETAIL_KEYS` when `detail` is true (a disputed case's `witness_tail` and
+            `witness_failed_tests` among them).
         """
         astuple = msgspec.structs.astuple
         rows = [dict(zip(ROW_KEYS, astuple(row), strict=True)) for row in self.file.rows]
@@ -358,9 +362,10 @@ def verdict(
 
     Returns:
         A `Verdict` (a list of them for a list of runs): `label` (one of `LABELS`;
-        `PUBLISHABLE` only when every pin holds), `reasons`, `checklist`, `pass_rate`,
-        `pass_rate_by_seed`, `spread`, `unstable`, `flaky_cases`, and `to_json()`, the
-        `verdict --json` payload.
+        `PUBLISHABLE` only when every pin holds), `reasons`, `checklist`, `pass_rate`
+        (over `judged` cases), `pass_rate_by_seed`, `errors` and `disputed` (the cases
+        counted apart; `disputed_cases` names them), `spread`, `unstable`, `flaky_cases`,
+        and `to_json()`, the `verdict --json` payload.
 
     Raises:
         InputError: A path that is no readable run, or an unreadable disclosure list.

@@ -21,9 +21,10 @@ _KIND_STYLE = {
     "fixed": "bold green",
     "drift": "yellow",
     "errored": "bold magenta",
+    "disputed": "bold magenta",
     "recovered": "magenta",
 }
-_STATUS_STYLE = {"pass": "green", "fail": "red", "error": "bold magenta"}
+_STATUS_STYLE = {"pass": "green", "fail": "red", "error": "bold magenta", "disputed": "magenta"}
 # The headline sentence's colour, by the exit code it states.
 _HEADLINE_STYLE = {0: "green", 1: "bold red", 4: "bold yellow"}
 

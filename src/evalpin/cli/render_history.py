@@ -98,8 +98,8 @@ def _print_series(out, series) -> None:  # series: history.Series
             f"{'-' if s is None else s}: {pct(r)}" for s, r in v.pass_rate_by_seed.items()
         )
         state = "" if run.complete is not False else "  INCOMPLETE"
-        if v.errors:  # the rate is over the judged cases
-            state += f"  {v.errors} error case(s) apart"
+        if v.apart:  # the rate is over the judged cases
+            state += f"  {v.apart} apart"
         out.print(
             text(
                 f"    {when:<17} {rate}  {per_seed}  mean {pct(run.mean_rate)}  "

@@ -34,6 +34,7 @@ tr.differs td { background: #ffebe9; }
 .regressed { color: #cf222e; font-weight: bold; } .fixed { color: #1a7f37; }
 .drift { color: #9a6700; } .recovered { color: #8250df; }
 .errored { color: #8250df; font-weight: bold; }
+.disputed { color: #bf3989; font-weight: bold; }
 pre { background: #f6f8fa; padding: .5rem; overflow-x: auto; white-space: pre-wrap; }
 details { margin: .25rem 0; } summary { cursor: pointer; }
 """
@@ -128,11 +129,15 @@ def _call(report: DiffReport) -> list[str]:
 
 
 def _detail(m: Movement) -> str:
-    parts = [
-        f"<p>left {'pass' if m.left_pass else 'fail'}: {_reasons(m.left_reasons)}<br>",
-        f"right {'pass' if m.right_pass else 'fail'}: {_reasons(m.right_reasons)}<br>",
-        f"completion digest {_opt(m.left_digest)} &rarr; {_opt(m.right_digest)}</p>",
-    ]
+    parts = ["<p>"]
+    for name, status, passed, reasons, words in (
+        ("left", m.left_status, m.left_pass, m.left_reasons, m.left_error),
+        ("right", m.right_status, m.right_pass, m.right_reasons, m.right_error),
+    ):
+        shown = status or ("pass" if passed else "fail")
+        said = f" ({h(words[:300])})" if words else ""  # an error's or the witness's words
+        parts.append(f"{name} {shown}: {_reasons(reasons)}{said}<br>")
+    parts.append(f"completion digest {_opt(m.left_digest)} &rarr; {_opt(m.right_digest)}</p>")
     for name, tail in (("left", m.left_tail), ("right", m.right_tail)):
         if tail:
             parts.append(f"<p>{name} test output (tail):</p><pre>{h_block(tail)}</pre>")

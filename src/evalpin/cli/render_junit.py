@@ -112,13 +112,13 @@ def render_junit(report: DiffReport) -> str:
                     type="regressed",
                 )
                 failure.text = _detail(m)
-            elif m.kind == "errored":  # JUnit's own word: could not be judged
+            elif m.kind in ("errored", "disputed"):  # JUnit's own word: not judged
                 errors += 1
                 error = ET.SubElement(
                     case,
                     "error",
-                    message=f"errored: {_reasons(m.right_reasons)}",
-                    type="errored",
+                    message=f"{m.kind}: {_reasons(m.right_reasons)}",
+                    type=m.kind,
                 )
                 error.text = _detail(m) + (f"\n{m.right_error}" if m.right_error else "")
             else:

@@ -115,6 +115,8 @@ def _table(moves: list[Movement], with_reasons: bool, label: str = "seed") -> li
         if with_reasons:
             left = f"{m.left_status or 'fail'} " + _reasons(m.left_reasons)
             right = f"{m.right_status or 'fail'} " + _reasons(m.right_reasons)
+            if m.right_status == "disputed" and m.right_error:  # what the witness saw
+                right += f" ({md(m.right_error[:200])})"
             lines.append(f"| {case} | {_seed(m.seed)} | {left} | {right} |")
         else:
             digests = f"{_value(m.left_digest)} → {_value(m.right_digest)}"
@@ -191,6 +193,7 @@ def render_markdown(report: DiffReport) -> str:
     fixed = [m for m in ranked if m.kind == "fixed"]
     drift = [m for m in ranked if m.kind == "drift"]
     errored = [m for m in ranked if m.kind == "errored"]
+    disputed = [m for m in ranked if m.kind == "disputed"]
 
     def table(moves: list[Movement], with_reasons: bool) -> list[str]:
         return _table(moves, with_reasons, report.repeat_label)
@@ -208,6 +211,13 @@ def render_markdown(report: DiffReport) -> str:
             f"### Errored ({len(errored)}: not judged)",
             "",
             *table(errored, True),
+            "",
+        ]
+    if disputed:  # plain pytest passed them, the witness did not: not judged either
+        lines += [
+            f"### Disputed ({len(disputed)}: plain pytest passed, the witness did not)",
+            "",
+            *table(disputed, True),
             "",
         ]
     if recovered:

@@ -54,6 +54,8 @@ class RunDisplay:
             self.status = f"[green]{event.passed} pass[/] [red]{event.failed} fail[/]"
             if event.errors:
                 self.status += f" [yellow]{event.errors} error[/]"
+            if event.disputed:
+                self.status += f" [magenta]{event.disputed} disputed[/]"
             self.bar.update(self.task, completed=event.done, status=self.status + self.pace)
         elif isinstance(event, events.PaceEvent) and self.bar is not None:
             self.pace = f" [dim]{event.shown}[/]"
@@ -75,7 +77,7 @@ class RunDisplay:
                 text(
                     ("wrote ", "green"),
                     out,
-                    f": {event.passed}/{event.records - event.errors} passed in"
+                    f": {event.passed}/{event.records - event.errors - event.disputed} passed in"
                     f" {event.seconds:.1f} s",
                     *done_extras(event),
                 )
@@ -86,6 +88,14 @@ class RunDisplay:
                         (f"{event.errors} error case(s) ", "bold yellow"),
                         "could not be judged (counted apart, not as fails); re-ask them: ",
                         (f"evalpin run --resume --retry-errors --out {out}", "bold"),
+                    )
+                )
+            if event.disputed:
+                self.err.print(
+                    text(
+                        (f"{event.disputed} disputed case(s) ", "bold magenta"),
+                        "passed plain pytest but not the witness (counted apart, not as "
+                        "fails; the verdict names them)",
                     )
                 )
             self.err.print(text(("next: ", "dim"), f"evalpin verdict {out}"))

@@ -45,9 +45,7 @@ def print_verdict(run, v) -> None:
             f" [{pooled.low:.3f}, {pooled.high:.3f}]  {pooled.passed}/{pooled.total}, 95% Wilson"
             if pooled
             else "",
-            (f"  over the judged cases; {v.errors} error case(s) apart", "bold yellow")
-            if v.errors
-            else "",
+            (f"  over the judged cases; {v.apart} apart", "bold yellow") if v.apart else "",
         )
     )
     if v.tool_score is not None:

@@ -34,9 +34,9 @@ def lone(values: list[Any]) -> Any:
     return MIXED
 
 
-def error_rows(rows: Sequence[Any]) -> list[int]:
-    """Indices of the error cases (status "error": not judged); none, in most runs,
-    found in one C pass."""
+def unjudged_rows(rows: Sequence[Any]) -> list[int]:
+    """Indices of the cases that were not judged (a status: "error" or "disputed");
+    none, in most runs, found in one C pass."""
     statuses = list(map(_STATUS, rows))
     if statuses.count(None) == len(statuses):
         return []
@@ -44,10 +44,10 @@ def error_rows(rows: Sequence[Any]) -> list[int]:
 
 
 def judged(rows: Sequence[Any], errors: list[int] | None = None) -> Sequence[Any]:
-    """The rows that were judged, pass or fail: every row but the error cases (counted
-    apart; `errors`: their indices, when the caller has them). The rows themselves when
-    none errored."""
-    errors = error_rows(rows) if errors is None else errors
+    """The rows that were judged, pass or fail: every row but the error and disputed
+    cases (counted apart; `errors`: their indices, when the caller has them). The rows
+    themselves when every one was judged."""
+    errors = unjudged_rows(rows) if errors is None else errors
     if not errors:
         return rows
     keep = [True] * len(rows)

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evalpin.core.records import ERROR
+from evalpin.core.records import DISPUTED, ERROR
 
 # How a code is shown and counted. `unknown` is never registered: it is what `kind_of`
 # says of a code that is not in the table (another tool's, or a newer evalpin's).
-KINDS = ("tool", "text", "static", "integrity", "test", "infra", "score")
+KINDS = ("tool", "text", "static", "integrity", "test", "witness", "infra", "score")
 UNKNOWN = "unknown"
 
 
@@ -36,9 +36,10 @@ class ReasonCode:
     meaning: str
     # The closed set of details (name -> meaning), or None when any detail is allowed.
     details: dict[str, str] | None = None
-    # Whether the code means the case could not be judged (an error case, not a fail),
-    # and the details that are the candidate's own failure all the same.
-    error: bool = False
+    # The status a case recording the code has when it means the case was not judged:
+    # "error" (it could not be), "disputed" (plain pytest passed it, the witness did
+    # not); and the details that are the candidate's own failure all the same.
+    status: str | None = None
     fail_details: frozenset[str] = frozenset()
 
     def __call__(self, detail: str | None = None) -> str:
@@ -70,13 +71,13 @@ def _code(
     order: int,
     static: bool = False,
     details: dict[str, str] | None = None,
-    error: bool = False,
+    status: str | None = None,
     fail_details: tuple[str, ...] = (),
 ) -> ReasonCode:
-    if kind not in KINDS or prefix in REGISTRY:
+    if kind not in KINDS or prefix in REGISTRY or status not in (None, ERROR, DISPUTED):
         raise ValueError(f"bad registration {prefix!r} ({kind})")
     code = ReasonCode(
-        prefix, kind, order, static, detail, meaning, details, error, frozenset(fail_details)
+        prefix, kind, order, static, detail, meaning, details, status, frozenset(fail_details)
     )
     REGISTRY[prefix] = code
     return code
@@ -128,6 +129,8 @@ TAMPERING = _code(
         "pytest": "pytest itself was patched or replaced",
         "canary": "a canary planted for the grade was touched",
         "test_file": "the test file was modified",
+        "witness": "plain pytest failed what the witness passed: the candidate behaves "
+        "otherwise when the tests import it (seen where both run, as in `evalpin check`)",
     },
 )
 TESTS_FAILED = _code(
@@ -137,12 +140,31 @@ TESTS_FAILED = _code(
     order=15,
 )
 TIMEOUT = _code("timeout", "test", "killed after the item's timeout_s", order=15)
+# Plain pytest passed the case; the witness, the same tests under process isolation (the
+# candidate in a sandbox of its own, pytest on stand-ins), did not. Not the candidate's
+# failure and not a pass: a disputed case.
+WITNESS = _code(
+    "witness",
+    "witness",
+    "plain pytest passed the tests, the witness (process isolation) did not",
+    "KIND",
+    order=16,
+    details={
+        "unsupported": "the tests did something the wire cannot carry to the candidate "
+        "(named in the witness's tail)",
+        "failed": "a test failed or errored under the witness (named in `witness_failed_tests`)",
+        "timeout": "the witness ran past its own timeout (a multiple of the item's)",
+        "memory": "the witness's two processes reached the item's memory cap",
+        "sandbox": "the witness's sandbox could not start or get ready",
+    },
+    status=DISPUTED,
+)
 SANDBOX_ERROR = _code(
     "sandbox_error",
     "infra",
     "the sandbox could not run the tests",
     "KIND",
-    order=16,
+    order=17,
     details={
         "unsupported_language": "the item's language is not python",
         "test_file": "the item's test file could not be read",
@@ -152,11 +174,11 @@ SANDBOX_ERROR = _code(
         "memory": "the memory limit was reached",
         "disk": "a folder the tests write in (the work folder, /tmp, /dev/shm) was full: "
         "the disk cap per case was reached",
-        "unsupported": "the tests did something process isolation cannot carry to the "
-        "candidate (named in the tail); not the candidate's failure",
+        "unsupported": "recorded by evalpin before 0.4, which graded under process "
+        "isolation alone: the tests did something it cannot carry (now `witness:unsupported`)",
         "worker_lost": "every Dask worker that tried to grade it died (retries exhausted)",
     },
-    error=True,
+    status=ERROR,
     # The candidate's code used too much of a cap the item's instrument sets (memory,
     # disk): its own failure, as a test that fills a real disk fails.
     fail_details=("memory", "disk"),
@@ -165,7 +187,7 @@ SANDBOX_ERROR = _code(
 # -- the model slot and the tool loop ---------------------------------------------------
 
 NO_COMPLETION = _code(
-    "no_completion", "infra", "the slot has no completion for this case", order=20, error=True
+    "no_completion", "infra", "the slot has no completion for this case", order=20, status=ERROR
 )
 PROVIDER_ERROR = _code(
     "provider_error",
@@ -188,7 +210,7 @@ PROVIDER_ERROR = _code(
         "command_failed": "a command slot's program could not start or exited non-zero",
         "bad_output": "a command slot's stdout is not one JSON completion",
     },
-    error=True,
+    status=ERROR,
 )
 TOOL_LOOP_EXHAUSTED = _code(
     "tool_loop_exhausted", "infra", "the model kept calling tools past the loop cap", order=22
@@ -210,7 +232,7 @@ LOG_ERROR = _code(
         "cancelled": "the sample was cancelled before it was scored",
         "unscored": "the sample has no value for the chosen scorer or metric",
     },
-    error=True,
+    status=ERROR,
 )
 ASSERT = _code(
     "assert",
@@ -238,18 +260,33 @@ def lookup(code: str) -> ReasonCode | None:
     return entry
 
 
-def is_error(code: str) -> bool:
-    """Whether a recorded code means its case could not be judged: no completion came,
-    the sandbox or the wire could not run the tests, another tool's sample errored.
-    Such a case is an error case (status "error"), never a pass or a fail."""
+def code_status(code: str) -> str | None:
+    """The status a recorded code gives its case: "error" (no completion came, the
+    sandbox could not run the tests, another tool's sample errored), "disputed" (plain
+    pytest passed, the witness did not), or None (a pass or a fail decides)."""
     entry = lookup(code)
-    return entry is not None and entry.error and code.partition(":")[2] not in entry.fail_details
+    if entry is None or code.partition(":")[2] in entry.fail_details:
+        return None
+    return entry.status
+
+
+def is_error(code: str) -> bool:
+    """Whether a recorded code means its case could not be judged at all: an error case
+    (status "error"), never a pass or a fail."""
+    return code_status(code) == ERROR
+
+
+def is_disputed(code: str) -> bool:
+    """Whether a recorded code is the witness's: a disputed case, never a pass or a fail."""
+    return code_status(code) == DISPUTED
 
 
 def status_of(codes: list[str]) -> str | None:
     """A case's status from its reasons: "error" when any says it could not be judged,
-    else None (its `pass` decides). The one place that decides what an error is."""
-    return ERROR if any(map(is_error, codes)) else None
+    else "disputed" when the witness did not pass it, else None (its `pass` decides).
+    The one place that decides what an error and a dispute are."""
+    statuses = set(map(code_status, codes))
+    return ERROR if ERROR in statuses else DISPUTED if DISPUTED in statuses else None
 
 
 def kind_of(code: str) -> str:
@@ -283,8 +320,8 @@ def markdown_table() -> str:
         meaning = c.meaning
         if c.details:
             meaning += "; KIND: " + ", ".join(f"`{k}`" for k in c.details)
-        if c.error:
-            meaning += " (an error case, not a fail" + (
+        if c.status is not None:
+            meaning += f" (a{'n' if c.status == ERROR else ''} {c.status} case, not a fail" + (
                 f"; except {', '.join(f'`{d}`' for d in sorted(c.fail_details))})"
                 if c.fail_details
                 else ")"

@@ -14,6 +14,9 @@ import msgspec
 
 SCHEMA = "evalpin.run/1"
 ERROR = "error"  # a case's status when it could not be judged
+# A coding case's status when plain pytest passed it and the witness (process isolation)
+# did not: neither a pass nor a fail, counted apart like an error.
+DISPUTED = "disputed"
 TAIL_CHARS = 800
 
 
@@ -156,6 +159,10 @@ class CaseKey(msgspec.Struct):
     def errored(self) -> bool:
         return self.status == ERROR
 
+    @property
+    def disputed(self) -> bool:
+        return self.status == DISPUTED
+
 
 class CaseRow(CaseKey, gc=False):
     """The part of a case record that joining, listing and verdicts need.
@@ -171,7 +178,8 @@ class CaseRow(CaseKey, gc=False):
     slot_settings: str | None = None
     text_digest: str | None = None
     # "error": the case could not be judged (no completion came, the sandbox or another
-    # tool's sample errored). Neither a pass nor a fail; absent for a judged case.
+    # tool's sample errored); "disputed": plain pytest passed it and the witness did not.
+    # Neither a pass nor a fail; absent for a judged case.
     status: str | None = None
 
 
@@ -206,6 +214,10 @@ class CaseRecord(CaseKey, tag="case", tag_field="record", omit_defaults=True):
     # Another tool answered from its cache (promptfoo's `cached: true`): recorded earlier,
     # not by the backend the run names.
     cached: bool | None = None
+    # A disputed case's witness (the same tests under process isolation): the end of its
+    # output and the tests it did not pass, beside the plain run's `tail`.
+    witness_tail: str | None = None
+    witness_failed_tests: list[str] | None = None
 
 
 class Marks(msgspec.Struct, gc=False):
@@ -225,6 +237,7 @@ class Summary(msgspec.Struct, tag="summary", tag_field="record", omit_defaults=T
     records: int
     passed: int
     errors: int = 0  # cases with status "error": neither passed nor failed
+    disputed: int = 0  # cases with status "disputed": neither passed nor failed
     seconds: float | None = None
     pass_rate_by_seed: dict[str, float] = {}
     resumed: int = 0

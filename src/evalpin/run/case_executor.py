@@ -1,6 +1,7 @@
 """One (case, seed) of a run: the slot asked, the answer graded (coding items through
-the repair loop: the failing tail fed back, up to the loop cap), and the case record
-built, pinned to the header's grader version and slot settings.
+the repair loop: the failing tail fed back, up to the loop cap; a disputed answer passed
+plain pytest, so it is not sent back), and the case record built, pinned to the
+header's grader version and slot settings.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from evalpin.core.instrument.fixtures import CodingItem, GoldenCase
 from evalpin.core.instrument.graders.candidate import answer_files
 from evalpin.core.instrument.graders.tools import grade_golden
 from evalpin.core.instrument.pins import completion_digest, probe_tagged, text_digest
-from evalpin.core.reasons import SANDBOX_ERROR, status_of
+from evalpin.core.reasons import SANDBOX_ERROR, is_disputed, status_of
 from evalpin.core.records import CaseRecord, Completion, CompletionRequest, Message, Usage
 from evalpin.run.executors import GradeJob
 from evalpin.run.plan import Pair, Plan
@@ -162,7 +163,7 @@ class Executor:
             files = answer_files(answer, item)
             with self.graders:
                 outcome = self.grading.grade(GradeJob(item, files, seed))
-            if outcome.passed:
+            if outcome.passed or any(map(is_disputed, outcome.reasons)):
                 break
             messages = [
                 *messages,
@@ -173,6 +174,8 @@ class Executor:
         record = self._fill(self._base(item, seed, list(outcome.reasons)), completion)
         record.tail = outcome.tail
         record.failed_tests = list(outcome.failed_tests) or None
+        record.witness_tail = outcome.witness_tail or None
+        record.witness_failed_tests = list(outcome.witness_failed_tests) or None
         record.loops = loops
         record.error = error
         record.usage = usage

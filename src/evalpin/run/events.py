@@ -49,6 +49,7 @@ class CaseEvent(_Event, tag="case"):
     failed: int
     elapsed: float
     errors: int = 0  # could not be judged: neither passed nor failed
+    disputed: int = 0  # plain pytest passed, the witness did not: neither passed nor failed
     # Completions in flight and the concurrency limit now (it falls on rate limits).
     in_flight: int = 0
     limit: int = 0
@@ -85,6 +86,7 @@ class DoneEvent(_Event, tag="done"):
     failed: int
     seconds: float
     errors: int = 0
+    disputed: int = 0
     usage: Usage | None = None  # tokens, from the summary trailer
     rate_limited: int = 0
     waited: float | None = None  # None: never waited (a float default is not omitted)

@@ -62,6 +62,9 @@ class GradeResult:
     tail: str
     network: str
     failed_tests: tuple[str, ...] = ()  # the tests a `tests_failed` grade names
+    # A disputed grade's witness: its output and the tests it did not pass.
+    witness_tail: str = ""
+    witness_failed_tests: tuple[str, ...] = ()
 
 
 class ExecutorLost(Exception):
@@ -107,6 +110,8 @@ def grade_here(
         outcome.tail,
         outcome.network,
         tuple(outcome.failed_tests),
+        outcome.witness_tail,
+        tuple(outcome.witness_failed_tests),
     )
 
 

@@ -1,10 +1,15 @@
-"""The two ways a coding item's candidate runs, as sandboxed processes and a judgement.
+"""The ways a coding item's candidate runs, as sandboxed processes and a judgement.
 
-`ProcessMode` (`isolation: process`, the default): the candidate's files are written
+An `isolation: process` item (the default) runs twice: `PlainMode` first, plain pytest
+with the candidate imported in-process as `python -m pytest` would, nothing added: the
+truth for honest code, which alone decides a fail; then, on a pass, `ProcessMode`, the
+witness (see `run/sandbox/item.py` and `graders/witness.py`).
+
+`ProcessMode` (the witness): the candidate's files are written
 only to the worker's folder and imported only by the worker, a sandbox that sees that
 folder, the wire module and the system, nothing else. The pytest process runs in a
 second sandbox whose copy of each candidate `.py` file is a generated stand-in that
-forwards to the worker over two pipes (`core/instrument/graders/wire/`): plain data and
+forwards to the worker over pipes (`core/instrument/graders/wire/`): plain data and
 handles only, never code, never pickles. pytest writes its JUnit report into a control
 folder the worker's sandbox does not contain, and the grader reads it from there. No
 process that ran candidate code can write to the report or to the pytest process.
@@ -36,6 +41,7 @@ from evalpin.core.instrument.graders import guard, wire
 from evalpin.core.instrument.graders.coding import (
     GUARDED_PYTEST_BOOT,
     IMPORTABLE_SUFFIXES,
+    PLAIN_PYTEST_BOOT,
     PYTEST_BOOT,
     PYTEST_INI,
     PYTEST_INI_NAME,
@@ -48,6 +54,7 @@ from evalpin.core.instrument.graders.coding import (
     module_name,
     pytest_args,
 )
+from evalpin.core.instrument.graders.exports import star_exports
 from evalpin.core.reasons import SANDBOX_ERROR
 from evalpin.run.sandbox.box import Box, read_regular, write_tree
 from evalpin.run.sandbox.mounts import Spec
@@ -100,6 +107,38 @@ def _control(box: Box) -> tuple[Path, Path]:
     return ctl, ini
 
 
+class PlainMode:
+    """Candidate and pytest in one sandbox, plain: no guard, no canary, no stand-in, so
+    honest code behaves exactly as under `python -m pytest` (threads, atexit, tmp_path).
+    A pass forged here is the witness's to refuse."""
+
+    def __init__(self, item: CodingItem, test_source: bytes, candidate: dict[str, bytes]) -> None:
+        self.item = item
+        self.test_source = test_source
+        self.candidate = candidate
+        self.report: Path | None = None
+
+    def specs(self, box: Box, env: dict[str, str], limits: dict[str, int]) -> list[Spec]:
+        runtime = _runtime(box, {})
+        work = box.folder("work")
+        ctl, ini = _control(box)
+        self.report = ctl / REPORT
+        write_tree(work, {**self.candidate, self.item.test_file.name: self.test_source})
+        args = pytest_args(str(ini), str(work), str(self.report), self.item.test_file.name)
+        argv = [sys.executable, "-I", "-B", "-c", PLAIN_PYTEST_BOOT, str(runtime), *args]
+        return [Spec(argv, env, work, rw=[work, ctl], ro=[runtime], limits=limits)]
+
+    def judge(self, box: Box, exit_code: int | None) -> tuple[bool, list[str]]:
+        assert self.report is not None
+        expected = expected_tests(self.test_source.decode("utf-8", "replace"))
+        return judge_report(read_regular(box.view(self.report)), expected, exit_code=exit_code)
+
+    def failed_tests(self, box: Box) -> list[str]:
+        assert self.report is not None
+        expected = expected_tests(self.test_source.decode("utf-8", "replace"))
+        return failed_tests(read_regular(box.view(self.report)), expected)
+
+
 class ProcessMode:
     """Candidate in a worker sandbox; pytest in another, on stand-ins."""
 
@@ -118,14 +157,22 @@ class ProcessMode:
         self.notes = ctl / NOTES
         write_tree(worker_dir, self.candidate)
         modules = {p: m for p in self.candidate if (m := module_name(p))}
-        shown = {p: STUB.format(name=m).encode() for p, m in modules.items()}
+        sources = {m: self.candidate[p].decode("utf-8", "replace") for p, m in modules.items()}
+        exports = star_exports(sources)
+        shown = {p: STUB.format(name=m, exports=exports[m]).encode() for p, m in modules.items()}
         for path, data in self.candidate.items():
             if not path.lower().endswith(IMPORTABLE_SUFFIXES):
                 shown[path] = data  # data files the tests may read
         shown[self.item.test_file.name] = self.test_source
         write_tree(tests_dir, shown)
+        # Two pairs of pipes: the main threads' calls, and the side channel for other
+        # threads' (a timer's callback, a thread pool's).
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
+        side_req_r, side_req_w = os.pipe()
+        side_resp_r, side_resp_w = os.pipe()
+        worker_fds = (req_r, resp_w, side_req_r, side_resp_w)
+        tester_fds = (resp_r, req_w, side_resp_r, side_req_w)
         worker = Spec(
             [
                 sys.executable,
@@ -135,15 +182,14 @@ class ProcessMode:
                 "-c",
                 WORKER_BOOT,
                 str(runtime),
-                str(req_r),
-                str(resp_w),
+                ",".join(map(str, worker_fds)),
                 json.dumps(sorted(modules.values())),
             ],
             env,
             worker_dir,
             rw=[worker_dir],
             ro=[runtime],
-            pass_fds=(req_r, resp_w),
+            pass_fds=worker_fds,
             limits=limits,
             # An empty folder where the tests' folder is: the files of it the tests hand
             # over are mirrored there, nothing else of it.
@@ -157,7 +203,8 @@ class ProcessMode:
             [sys.executable, "-I", "-B", "-c", PYTEST_BOOT, str(runtime), *args],
             {
                 **env,
-                "EVALPIN_RPC_FDS": f"{resp_r},{req_w}",
+                "EVALPIN_RPC_FDS": ",".join(map(str, tester_fds)),
+                "EVALPIN_MODULES": ",".join(sorted(modules.values())),
                 "EVALPIN_NOTES": str(self.notes),
                 # Mirror handed paths only when the worker has a file system of its own.
                 "EVALPIN_MIRROR": "1" if env.get("TMPDIR") == "/tmp" else "0",
@@ -165,7 +212,7 @@ class ProcessMode:
             tests_dir,
             rw=[tests_dir, ctl],
             ro=[runtime],
-            pass_fds=(resp_r, req_w),
+            pass_fds=tester_fds,
             limits=own_limits,
         )
         return [worker, tester]

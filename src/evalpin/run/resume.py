@@ -10,7 +10,7 @@ from pathlib import Path
 import msgspec
 
 from evalpin.core.read.runfile import RunWriter
-from evalpin.core.records import RunHeader
+from evalpin.core.records import ERROR, RunHeader
 
 
 def resume_conflicts(old: RunHeader, new: RunHeader) -> list[str]:
@@ -55,7 +55,7 @@ def drop_errors(writer: RunWriter, out: Path) -> int:
                     parsed = _Line()
                 if parsed.record == "summary":
                     continue
-                if parsed.record == "case" and parsed.status is not None:
+                if parsed.record == "case" and parsed.status == ERROR:
                     dropped += 1
                     continue
             kept.append(line)

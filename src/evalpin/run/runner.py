@@ -45,11 +45,12 @@ class Tally:
     done: int = 0
     passed: int = 0
     errors: int = 0  # neither passed nor failed: could not be judged
+    disputed: int = 0  # neither passed nor failed: plain pytest passed, the witness did not
     started: float = field(default_factory=time.monotonic)
 
     @property
     def failed(self) -> int:
-        return self.done - self.passed - self.errors
+        return self.done - self.passed - self.errors - self.disputed
 
     @property
     def elapsed(self) -> float:
@@ -86,7 +87,8 @@ def run(
     for a Ctrl-C or SIGTERM at any point, counting only the cases of the file this run
     held: none before it had the file's lock (another writer's cases are not its own).
     `retry_errors` (with `resume`): the file's error cases are taken out, with its
-    trailer, and asked again; no other line changes."""
+    trailer, and asked again; no other line changes. Disputed cases stay: their answer
+    passed plain pytest, and asking again would only replace it."""
     held: list[Tally] = []  # this run's tally, once it holds the file
     try:
         return _run(plan, slot, resume, emit, stop or threading.Event(), retry_errors, held)
@@ -120,7 +122,7 @@ def _run(
             writer.close()
             raise
         problem = None
-        errors_left = sum(r.errored for r in existing.rows)
+        errors_left = sum(r.errored for r in existing.rows)  # disputed cases stay
         retry = retry_errors and errors_left > 0
         if existing.header is None:
             problem = "cannot resume: not an evalpin run file"
@@ -152,6 +154,7 @@ def _run(
         tally = Tally(total=len(plan.pairs), done=len(existing.rows))
         tally.passed = sum(r.passed for r in existing.rows)
         tally.errors = sum(r.errored for r in existing.rows)
+        tally.disputed = sum(r.disputed for r in existing.rows)
         held.append(tally)
         if trimmed:
             emit(events.WarningEvent(f"trimmed a torn last line ({trimmed} bytes)"))
@@ -211,6 +214,7 @@ def _run(
             tally.done += 1
             tally.passed += record.passed
             tally.errors += record.errored
+            tally.disputed += record.disputed
             now = pace.state()
             emit(
                 events.CaseEvent(
@@ -223,6 +227,7 @@ def _run(
                     passed=tally.passed,
                     failed=tally.failed,
                     errors=tally.errors,
+                    disputed=tally.disputed,
                     elapsed=round(tally.elapsed, 3),
                     in_flight=now.in_flight,
                     limit=now.limit,
@@ -251,8 +256,9 @@ def _run(
             out=str(plan.out),
             records=summary.records,
             passed=summary.passed,
-            failed=summary.records - summary.passed - summary.errors,
+            failed=summary.records - summary.passed - summary.errors - summary.disputed,
             errors=summary.errors,
+            disputed=summary.disputed,
             seconds=round(tally.elapsed, 3),
             usage=summary.usage,
             rate_limited=final.rate_limited,
@@ -291,15 +297,17 @@ def usage_total(out: Path) -> Usage | None:
 
 
 def _summary(out: Path, tally: Tally, resumed: int) -> Summary:
+    from evalpin.core.columns import judged
     from evalpin.core.judge import stats
 
     rows = read_run(out).rows
-    rates = stats.pass_rate_by_seed(rows)
+    rates = stats.pass_rate_by_seed(judged(rows))  # error and disputed cases apart
     return Summary(
         finished_at=utc_now(),
         records=len(rows),
         passed=sum(r.passed for r in rows),
         errors=sum(r.errored for r in rows),
+        disputed=sum(r.disputed for r in rows),
         seconds=round(tally.elapsed, 3),
         pass_rate_by_seed={str(s): round(r, 6) for s, r in rates.items()},
         resumed=resumed,

@@ -35,7 +35,7 @@ def redact(text: str, values: list[str]) -> str:
 
 
 def scrub_record(record: CaseRecord, values: list[str]) -> CaseRecord:
-    """The record with every secret value cut from its tail, completion text, files,
+    """The record with every secret value cut from its tails, completion text, files,
     tool arguments and error. Digests were computed before, from what the model sent."""
     if not values:
         return record
@@ -52,6 +52,7 @@ def scrub_record(record: CaseRecord, values: list[str]) -> CaseRecord:
     return msgspec.structs.replace(
         record,
         tail=clean(record.tail),
+        witness_tail=clean(record.witness_tail),
         text=clean(record.text),
         files=clean(record.files),
         error=clean(record.error),

@@ -2,8 +2,10 @@
 
 Coding items: the reference solution (`reference_files:`) must pass, the starting code
 the prompt shows (`starting_files:`) must fail on a test ("each item names a failing
-test", not a static or sandbox error), and an item graded under process isolation must
-get the same grade in-process too, for both. Golden cases: a tool both required and
+test", not a static or sandbox error), and for an item graded under process isolation
+both go through plain pytest and the witness, which must agree: an item whose tests the
+witness cannot carry is named before a night of disputed cases shows it, and so is one
+where the witness passes what plain pytest fails. Golden cases: a tool both required and
 forbidden, empty needles, a required phrase the case's own `must_not` contains, a
 required tool the offered `tools` lack, a case that checks nothing at all (it would pass
 whatever the model answers).
@@ -25,15 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from evalpin.core.errors import InputError
-from evalpin.core.instrument.fixtures import (
-    ISOLATION_IN_PROCESS,
-    ISOLATION_PROCESS,
-    KIND_CODING,
-    CodingItem,
-    FixtureSet,
-    GoldenCase,
-)
-from evalpin.core.reasons import TESTS_FAILED
+from evalpin.core.instrument.fixtures import KIND_CODING, CodingItem, FixtureSet, GoldenCase
+from evalpin.core.reasons import TAMPERING, TESTS_FAILED, is_disputed
 
 
 @dataclass
@@ -124,21 +119,34 @@ def check_set(
 
 
 def _sandboxed(item: CodingItem, files: dict[str, str], *, allow_network: bool):
+    """Both grades of a `process` item, the witness even after a plain fail."""
     from evalpin.run.sandbox import run_item
 
-    return run_item(item, files, allow_network=allow_network)
+    return run_item(item, files, allow_network=allow_network, always_witness=True)
+
+
+def _last_line(tail: str) -> str:
+    return next((ln.strip()[:120] for ln in reversed(tail.splitlines()) if ln.strip()), "")
 
 
 def _grade_text(outcome) -> str:
     if outcome.passed:
         return "pass"
-    last = next((ln for ln in reversed(outcome.tail.splitlines()) if ln.strip()), "")
-    return "fail (" + " ".join(outcome.reasons) + (f": {last.strip()[:120]}" if last else "") + ")"
+    last = _last_line(outcome.tail)
+    return "fail (" + " ".join(outcome.reasons) + (f": {last}" if last else "") + ")"
+
+
+def _witness_text(outcome, disputed: list[str]) -> str:
+    """What the witness saw: its reason, the tests it failed, or evalpin's last word."""
+    said = " ".join(disputed)
+    if outcome.witness_failed_tests:
+        said += " in " + ", ".join(outcome.witness_failed_tests[:3])
+    last = _last_line(outcome.witness_tail)
+    return said + (f": {last.removeprefix('[evalpin] ')}" if last.startswith("[evalpin]") else "")
 
 
 def check_item(item: CodingItem, grade: Grade) -> ItemReport:
     report = ItemReport(item.id)
-    other = ISOLATION_IN_PROCESS if item.isolation == ISOLATION_PROCESS else None
     for what, files, must_pass in (
         ("reference", item.reference_files, True),
         ("starting code", item.starting_files, False),
@@ -149,24 +157,31 @@ def check_item(item: CodingItem, grade: Grade) -> ItemReport:
             continue
         texts = {name: path.read_text(encoding="utf-8") for name, path in files.items()}
         outcome = grade(item, texts)
-        if must_pass and not outcome.passed:
-            report.problems.append(f"the reference does not pass: {_grade_text(outcome)}")
+        disputed = [r for r in outcome.reasons if is_disputed(r)]
+        own = [r for r in outcome.reasons if r != TAMPERING("witness")]
+        if disputed:  # plain pytest passed it
+            report.problems.append(
+                f"the witness cannot carry the tests: plain pytest passes the {what}, the "
+                f"witness does not ({_witness_text(outcome, disputed)}); a correct answer "
+                "would be disputed (rewrite the test, or mark the item isolation: in-process)"
+            )
+        elif TAMPERING("witness") in outcome.reasons:
+            report.problems.append(
+                f"the witness passes the {what}, which plain pytest fails: "
+                f"{_grade_text(dataclasses.replace(outcome, reasons=own))}"
+            )
+        if must_pass and not outcome.passed and not disputed:
+            report.problems.append(
+                f"the reference does not pass: "
+                f"{_grade_text(dataclasses.replace(outcome, reasons=own))}"
+            )
         if not must_pass:
-            if outcome.passed:
+            if outcome.passed or disputed:
                 report.problems.append(
                     "the starting code passes: no test fails on the code the prompt shows"
                 )
-            elif outcome.reasons != [TESTS_FAILED()]:
-                report.problems.append(
-                    f"the starting code fails by {' '.join(outcome.reasons)}, not on a test"
-                )
-        if other is not None:
-            twin = grade(dataclasses.replace(item, isolation=other), texts)
-            if (twin.passed, twin.reasons) != (outcome.passed, outcome.reasons):
-                report.problems.append(
-                    f"the isolations disagree on the {what}: process {_grade_text(outcome)}, "
-                    f"in-process {_grade_text(twin)}"
-                )
+            elif own != [TESTS_FAILED()]:
+                report.problems.append(f"the starting code fails by {' '.join(own)}, not on a test")
     return report
 
 

@@ -38,10 +38,11 @@ from evalpin.core.records import CaseRow
 from evalpin.core.shared_pins import PINS
 
 REGRESSED, FIXED, DRIFT = "regressed", "fixed", "drift"
-# Moves into and out of error (a case that could not be judged on one side): their own
-# kind, never a regression or a fix, since one side has no grade.
-ERRORED, RECOVERED = "errored", "recovered"
-KINDS = (REGRESSED, FIXED, DRIFT, ERRORED, RECOVERED)
+# Moves into error and into dispute (a case that could not be judged, or that plain
+# pytest passed and the witness did not, on the right) and out of either (recovered):
+# their own kinds, never a regression or a fix, since one side has no grade.
+ERRORED, DISPUTED, RECOVERED = "errored", "disputed", "recovered"
+KINDS = (REGRESSED, FIXED, DRIFT, ERRORED, DISPUTED, RECOVERED)
 SLOT_SETTINGS = "slot_settings"
 PIN_KEYS = (*TRIPLE, "reported_model", SLOT_SETTINGS)
 # How a pin key is named to people where its field name would not say it.
@@ -344,9 +345,9 @@ def _show(value: str | None) -> str:
 
 
 def movement(lrow: CaseRow, rrow: CaseRow) -> str | None:
-    """regressed, fixed, drift (same grade, digest moved), errored (judged, then an
-    error case), recovered (an error case, then judged), or None (also for an error on
-    both sides: neither has a grade to move).
+    """regressed, fixed, drift (same grade, digest moved), errored (then an error case),
+    disputed (then a disputed case), recovered (an error or disputed case, then judged),
+    or None (also for one status on both sides: neither has a grade to move).
 
     The completion digest decides where both sides carry one; where only the text
     digest is recorded (seed-style header-less records), drift is text-digest movement.
@@ -354,7 +355,9 @@ def movement(lrow: CaseRow, rrow: CaseRow) -> str | None:
     if lrow.status is not None or rrow.status is not None:
         if lrow.status == rrow.status:
             return None
-        return ERRORED if rrow.status is not None else RECOVERED
+        if rrow.status is None:
+            return RECOVERED
+        return DISPUTED if rrow.disputed else ERRORED
     if lrow.passed != rrow.passed:
         return REGRESSED if lrow.passed else FIXED
     for ld, rd in (

@@ -18,7 +18,7 @@ from typing import Any
 
 from evalpin.core.columns import Columns, judged
 from evalpin.core.instrument.fixtures import KIND_CODING
-from evalpin.core.judge.compare import ERRORED, FIXED, REGRESSED, Diff, Moved
+from evalpin.core.judge.compare import DISPUTED, ERRORED, FIXED, REGRESSED, Diff, Moved
 from evalpin.core.judge.mcnemar import (
     Clustered,
     cases_needed,
@@ -148,9 +148,9 @@ def tally_of(diff: Diff) -> SharedTally:
     """Tally the shared left rows of a Diff: C-level passes over the rows, and a Python
     pass over the moved rows only."""
     shared = shared_left(diff)
-    # Pairs with an error case on either side have no pair of grades: left out.
+    # Pairs with an error or disputed case on either side have no pair of grades: left out.
     rows = judged(shared)
-    errored_right = {m.pair.key for m in diff.moved if m.kind == ERRORED}
+    errored_right = {m.pair.key for m in diff.moved if m.kind in (ERRORED, DISPUTED)}
     if errored_right:
         rows = [r for r in rows if (r.case_id, r.seed) not in errored_right]
     shared = rows

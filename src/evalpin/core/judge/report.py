@@ -18,6 +18,7 @@ from typing import Any
 from evalpin.core.judge import envelope
 from evalpin.core.judge.causes import Cause, find_causes
 from evalpin.core.judge.compare import (
+    DISPUTED,
     DRIFT,
     ERRORED,
     FIXED,
@@ -50,8 +51,9 @@ PIN_ROWS = (
     "scorer_commit",
     "seeds",
 )
-# How moves are listed: regressions, then moves into error, fixes, recoveries, drift.
-_RANK = {REGRESSED: 0, ERRORED: 1, FIXED: 2, RECOVERED: 3, DRIFT: 4}
+# How moves are listed: regressions, then moves into error and dispute, fixes,
+# recoveries, drift.
+_RANK = {REGRESSED: 0, ERRORED: 1, DISPUTED: 2, FIXED: 3, RECOVERED: 4, DRIFT: 5}
 assert set(_RANK) == set(KINDS)
 
 
@@ -87,7 +89,8 @@ class Movement:
     right_tail: str | None
     digest_kind: str = "completion digest"  # else "text digest" (another tool's log)
     detailed: bool = True  # reasons and tails decoded (see build_report's `detail`)
-    # "pass", "fail" or "error" on each side, and an error case's own message.
+    # "pass", "fail", "error" or "disputed" on each side, and an unjudged case's own
+    # words (an error's message; what the witness of a disputed case saw).
     left_status: str = ""
     right_status: str = ""
     left_error: str | None = None
@@ -352,8 +355,24 @@ class DiffReport:
 
 
 def status_word(row: CaseRow) -> str:
-    """pass, fail or error: what a row's grade is called everywhere."""
-    return "error" if row.errored else "pass" if row.passed else "fail"
+    """pass, fail, error or disputed: what a row's grade is called everywhere (a status
+    another evalpin may record is an error here: not judged)."""
+    if row.status is None:
+        return "pass" if row.passed else "fail"
+    return "disputed" if row.disputed else "error"
+
+
+def unjudged_words(row: CaseRow, rec: CaseRecord) -> str | None:
+    """Why an unjudged case has no grade, in its own words: an error case's message, or
+    what a disputed case's witness saw (the tests it did not pass, else its last line)."""
+    if row.errored:
+        return rec.error
+    if not row.disputed:
+        return None
+    if rec.witness_failed_tests:
+        return "the witness did not pass " + ", ".join(rec.witness_failed_tests)
+    lines = [ln.strip() for ln in (rec.witness_tail or "").splitlines() if ln.strip()]
+    return f"the witness: {lines[-1]}" if lines else None
 
 
 def side_of(run: RunFile) -> Side:
@@ -531,8 +550,8 @@ def _report(
                 detailed=m.pair.left in records_l,
                 left_status=status_word(m.left),
                 right_status=status_word(m.right),
-                left_error=lrec.error if m.left.errored else None,
-                right_error=rrec.error if m.right.errored else None,
+                left_error=unjudged_words(m.left, lrec),
+                right_error=unjudged_words(m.right, rrec),
             )
         )
     notes = diff.settings_notes()

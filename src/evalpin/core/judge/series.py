@@ -140,6 +140,7 @@ class HistoryRun:
             "pass_rate": v.pass_rate,
             "judged": v.judged,
             "errors": v.errors,  # counted apart: the pass rate is over the judged cases
+            "disputed": v.disputed,
             "interval": v.pooled_rate.to_json() if v.pooled_rate else None,
             "pass_rate_by_seed": {str(s): r for s, r in v.pass_rate_by_seed.items()},
             "mean": self.mean_rate,

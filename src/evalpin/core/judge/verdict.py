@@ -21,17 +21,16 @@ from pathlib import Path
 from typing import Any
 
 from evalpin.core import tiers
-from evalpin.core.bounded import MAX_FIXTURE_BYTES, read_bounded
-from evalpin.core.columns import Columns, error_rows, judged
+from evalpin.core.columns import Columns, judged, unjudged_rows
 from evalpin.core.errors import InputError
-from evalpin.core.files import not_utf8
-from evalpin.core.instrument.fixtures import FIXTURE_KINDS, KIND_CODING, FixtureSet
+from evalpin.core.instrument.fixtures import KIND_CODING
 from evalpin.core.judge import stats
 from evalpin.core.judge.passk import PassAtK, pass_at_k, sample_counts
+from evalpin.core.judge.disclosure import Disclosure, contamination, locate_fixtures
 from evalpin.core.judge.power import Power, power
 from evalpin.core.read.rundata import SHAPE_EVALPIN, TRIPLE, RunFile, ToolScore
-from evalpin.core.reasons import SANDBOX_ERROR, is_error
-from evalpin.core.records import RunHeader
+from evalpin.core.reasons import SANDBOX_ERROR, is_disputed, is_error
+from evalpin.core.records import DISPUTED, RunHeader
 
 CONTAMINATED = "contaminated"
 UNCONTROLLED = "uncontrolled"
@@ -43,37 +42,8 @@ LABELS = (CONTAMINATED, UNCONTROLLED, DEMO_NOTE, INTERNAL, EXPLORATORY, PUBLISHA
 DEFAULT_BAND = 0.05
 MIN_SEEDS = 3
 NOTHING_JUDGED = "nothing judged: not one case could be judged, so no pass rate, spread or interval"
-# holdout_policy values that declare a set public; any other value (or none) seals it.
-PUBLIC_POLICIES = {"none", "public", "no-holdout"}
 NETWORK_ENFORCED = "off-enforced"
 UNSUPPORTED = SANDBOX_ERROR("unsupported")
-
-
-def fold(text: str) -> str:
-    """Whitespace folded, so a prompt matches however it was wrapped."""
-    return " ".join(text.split())
-
-
-@dataclass(frozen=True)
-class Disclosure:
-    """Case ids and prompts known to have been disclosed (e.g. published, trained on)."""
-
-    path: str
-    entries: frozenset[str]
-
-    @classmethod
-    def load(cls, path: str | Path) -> Disclosure:
-        data = read_bounded(path, MAX_FIXTURE_BYTES, folder="is a directory, not a disclosure list")
-        entries = set()
-        for lineno, raw in enumerate(data.split(b"\n"), start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as bad:
-                raise InputError(path, not_utf8(raw, bad), lineno) from None
-            line = fold(line)
-            if line and not line.startswith("#"):
-                entries.add(line)
-        return cls(str(path), frozenset(entries))
 
 
 @dataclass(frozen=True)
@@ -121,8 +91,9 @@ class Verdict:
     stability: stats.Stability | None = None
     # What a comparison against this run could detect (Miller's power, from its variance).
     power: Power | None = None
-    # Error cases (could not be judged): counted apart, never in a pass rate's
-    # denominator; `judged` is that denominator, over every seed.
+    # Error cases (could not be judged) and disputed cases (plain pytest passed, the
+    # witness did not): counted apart, never in a pass rate's denominator; `judged` is
+    # that denominator, over every seed.
     errors: int = 0
     judged: int = 0
     error_reasons: dict[str, int] = field(default_factory=dict)
@@ -131,6 +102,9 @@ class Verdict:
     tool_score: ToolScore | None = None
     # A coding run's pass@k over its problems (each one's judged samples), with spread.
     pass_at_k: list[PassAtK] = field(default_factory=list)
+    disputed: int = 0
+    disputed_reasons: dict[str, int] = field(default_factory=dict)
+    disputed_cases: list[str] = field(default_factory=list)
 
     @property
     def unstable(self) -> bool:
@@ -141,6 +115,13 @@ class Verdict:
         """Not one case could be judged: no pass rate, spread or interval exists (every
         face says `NOTHING_JUDGED` instead of a spread of 0 that reads as stable)."""
         return self.judged == 0
+
+    @property
+    def apart(self) -> str:
+        """What the pass rate's denominator leaves out, in words every face shows:
+        `2 error case(s), 1 disputed case(s)`; "" when every case was judged."""
+        counts = ((self.errors, "error"), (self.disputed, "disputed"))
+        return ", ".join(f"{n:,} {what} case(s)" for n, what in counts if n)
 
     @property
     def non_deterministic(self) -> bool:
@@ -156,10 +137,13 @@ class Verdict:
             "checklist": [c.to_json() for c in self.checklist],
             "pass_rate": self.pass_rate,
             "pass_rate_by_seed": {str(s): r for s, r in self.pass_rate_by_seed.items()},
-            "denominator": "judged cases (errors counted apart)",
+            "denominator": "judged cases (error and disputed cases counted apart)",
             "judged": self.judged,
             "errors": self.errors,
             "error_reasons": self.error_reasons,
+            "disputed": self.disputed,
+            "disputed_reasons": self.disputed_reasons,
+            "disputed_cases": self.disputed_cases,
             "spread": None if self.nothing_judged else self.spread,
             "band": self.band,
             "unstable": self.unstable,
@@ -179,51 +163,6 @@ class Verdict:
         }
 
 
-def locate_fixtures(run: RunFile) -> tuple[FixtureSet | None, str | None]:
-    """Find the run's fixture file (as recorded, from the cwd or beside the run file)
-    and use it only if its bytes still hash to the recorded dataset hash."""
-    from evalpin.core.instrument.fixtures import load_fixtures  # only --disclosed needs the file
-    from evalpin.core.instrument.pins import dataset_hash
-
-    h = run.header
-    if h is None:
-        return None, "no run header: fixture file unknown"
-    if h.fixtures.kind not in FIXTURE_KINDS:
-        return None, f"{run.what}: its fixtures are not an evalpin fixture file"
-    recorded = Path(h.fixtures.path)
-    candidates = [recorded]
-    if not recorded.is_absolute():
-        candidates += [parent / recorded for parent in Path(run.path).resolve().parents]
-    for candidate in candidates:
-        if candidate.is_file():
-            if dataset_hash(candidate.read_bytes()) != h.fixtures.dataset_hash:
-                return None, f"fixture file {candidate} changed since the run (hash differs)"
-            try:
-                return load_fixtures(candidate), None
-            except InputError as exc:
-                return None, f"fixture file unreadable: {exc}"
-    return None, f"fixture file {h.fixtures.path} not found"
-
-
-def contamination(
-    run: RunFile, fixtures: FixtureSet | None, disclosed: Disclosure
-) -> tuple[list[str], list[str]]:
-    """Holdout cases whose id or prompt is in the disclosure list; plus notes."""
-    notes = []
-    hits = []
-    if fixtures is not None:
-        policy = (fixtures.holdout_policy or "").strip().lower()
-        if policy in PUBLIC_POLICIES:
-            return [], [f"holdout_policy {policy!r}: no holdout cases to contaminate"]
-        for case in fixtures.cases:
-            if case.id in disclosed.entries or fold(case.prompt) in disclosed.entries:
-                hits.append(case.id)
-    else:
-        notes.append("prompts not checked against the disclosure list; case ids only")
-        hits = sorted({r.case_id for r in run.rows if r.case_id in disclosed.entries})
-    return hits, notes
-
-
 def judge(
     run: RunFile,
     *,
@@ -241,12 +180,13 @@ def judge(
         "env_digest": Pin(bool(h and h.env_digest), h.env_digest if h else None),
     }
     notes: list[str] = list(run.notes)  # what the reader said of another tool's log
-    errors = error_rows(run.rows)  # found once: the rule's counts and the judged rows
-    error_reasons = errored_reasons(run, errors)
-    checks = checklist(run, pins, disclosed, notes, error_reasons)
+    unjudged = unjudged_rows(run.rows)  # found once: the rules' counts and the judged rows
+    error_reasons = errored_reasons(run, unjudged)
+    dispute = disputes(run, unjudged)
+    checks = checklist(run, pins, disclosed, notes, error_reasons, dispute)
     failed = [c for c in checks if not c.ok]
     label = min((LABELS.index(c.label) for c in failed), default=LABELS.index(PUBLISHABLE))
-    rows = judged(run.rows, errors)  # pass rates, stability and power: over the judged cases
+    rows = judged(run.rows, unjudged)  # rates, stability and power: over the judged cases
     columns = Columns(rows)  # each column built once, shared by the passes below
     by_seed = stats.rates_by_seed(rows, columns)
     rates = {s: r.rate for s, r in by_seed.items()}
@@ -268,11 +208,14 @@ def judge(
         pooled_rate=pooled,
         stability=stability,
         power=power(rows, columns=columns),
-        errors=len(run.rows) - len(rows),
+        errors=len(run.rows) - len(rows) - dispute.count,
         judged=len(rows),
         error_reasons=error_reasons,
         tool_score=run.tool_score,
         pass_at_k=pass_at_k(sample_counts(rows)) if coding_run(h) else [],
+        disputed=dispute.count,
+        disputed_reasons=dispute.reasons,
+        disputed_cases=dispute.cases,
     )
 
 
@@ -343,8 +286,10 @@ def probe_rules(run: RunFile, check: Callable[..., None], notes: list[str]) -> N
 
 def errored_reasons(run: RunFile, at: list[int] | None = None) -> dict[str, int]:
     """Error cases by reason code, most common first (decoded for the error rows only,
-    `at` when the caller found them: a run without any decodes nothing)."""
-    at = error_rows(run.rows) if at is None else at
+    `at`: the unjudged rows, when the caller found them: a run without any decodes
+    nothing). Any status but "disputed" is an error."""
+    at = unjudged_rows(run.rows) if at is None else at
+    at = [i for i in at if run.rows[i].status != DISPUTED]
     if not at:
         return {}
     try:
@@ -355,6 +300,51 @@ def errored_reasons(run: RunFile, at: list[int] | None = None) -> dict[str, int]
     for rec in records.values():
         counted.update([next((r for r in rec.reasons or () if is_error(r)), "error")])
     return dict(counted.most_common())
+
+
+@dataclass(frozen=True)
+class Disputes:
+    """A run's disputed cases: how many, by witness reason, and which cases."""
+
+    count: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)
+    cases: list[str] = field(default_factory=list)
+
+
+def disputes(run: RunFile, at: list[int] | None = None) -> Disputes:
+    """The disputed cases (decoded for those rows only; `at`: the unjudged rows, when
+    the caller found them)."""
+    at = unjudged_rows(run.rows) if at is None else at
+    at = [i for i in at if run.rows[i].status == DISPUTED]
+    if not at:
+        return Disputes()
+    cases = sorted({run.rows[i].case_id for i in at})
+    try:
+        records = run.records(at)
+    except InputError:
+        return Disputes(len(at), {"unknown": len(at)}, cases)
+    counted: Counter[str] = Counter()
+    for rec in records.values():
+        counted.update([next((r for r in rec.reasons or () if is_disputed(r)), DISPUTED)])
+    return Disputes(len(at), dict(counted.most_common()), cases)
+
+
+def disputes_rule(dispute: Disputes, check: Callable[..., None]) -> None:
+    """Disputed cases (issue 38) keep a run at most `internal`: plain pytest passed them
+    and the witness did not, so the run is not fully graded; the items are named. Shown
+    only when there are any."""
+    if not dispute.count:
+        return
+    items = dispute.cases
+    shown = ", ".join(items[:5]) + (f" and {len(items) - 5} more" if len(items) > 5 else "")
+    kinds = ", ".join(f"{k} x{c}" for k, c in list(dispute.reasons.items())[:4])
+    why = (
+        f"{dispute.count} disputed case(s) on {shown} ({kinds}): plain pytest passed them, "
+        "the witness (process isolation) did not; counted apart, not as fails or passes "
+        "(evalpin check names items whose tests the witness cannot carry)"
+    )
+    shown_value = f"{dispute.count} disputed case(s) on {len(items)} item(s): {shown}"
+    check("witnessed", False, items, why, INTERNAL, shown=shown_value)
 
 
 def errors_rule(
@@ -451,6 +441,7 @@ def checklist(
     disclosed: Disclosure | None,
     notes: list[str],
     error_reasons: dict[str, int] | None = None,
+    dispute: Disputes | None = None,
 ) -> list[Check]:
     """Every rule that applies to `run`, most severe label first; adds notes as found."""
     h = run.header
@@ -515,7 +506,9 @@ def checklist(
     )
     error_reasons = errored_reasons(run) if error_reasons is None else error_reasons
     errors_rule(error_reasons, check, ours=run.shape == SHAPE_EVALPIN)
-    judged = len(run.rows) - sum(error_reasons.values())
+    dispute = disputes(run) if dispute is None else dispute
+    disputes_rule(dispute, check)
+    judged = len(run.rows) - sum(error_reasons.values()) - dispute.count
     if not judged:  # shown only when it fails: a run with nothing judged says so
         why = f"nothing judged: not one of the run's {len(run.rows)} case record(s) was judged"
         check("judged", False, 0, why, INTERNAL, shown=f"0 of {len(run.rows)} case(s) judged")

@@ -31,8 +31,16 @@ from operator import and_, attrgetter, lt, ne, not_
 
 import msgspec
 
-from evalpin.core.columns import error_rows
-from evalpin.core.judge.compare import DRIFT, ERRORED, FIXED, RECOVERED, REGRESSED, Diff
+from evalpin.core.columns import unjudged_rows
+from evalpin.core.judge.compare import (
+    DISPUTED,
+    DRIFT,
+    ERRORED,
+    FIXED,
+    RECOVERED,
+    REGRESSED,
+    Diff,
+)
 from evalpin.core.read.rundata import RunFile
 
 _PASSED = attrgetter("passed")
@@ -55,6 +63,8 @@ ONLY_LEFT, ONLY_RIGHT = "only left", "only right"
 DIFFERS, SAME = "differs", "same"
 PASS, FAIL = "pass", "fail"
 ERROR = "error"  # one run alone: a seed could not be judged, and none failed
+# DISPUTED (compare's word): one run alone, a seed was disputed (plain pytest passed, the
+# witness did not) and none failed; in a pair, a move into dispute.
 CHANGED_STATUS, PENDING = "changed", "pending"  # partial only: provisional
 
 STATUSES: dict[str, tuple[str, ...]] = {
@@ -63,6 +73,7 @@ STATUSES: dict[str, tuple[str, ...]] = {
         FIXED,
         DRIFT,
         ERRORED,
+        DISPUTED,
         RECOVERED,
         FLAKY,
         UNCHANGED,
@@ -70,20 +81,22 @@ STATUSES: dict[str, tuple[str, ...]] = {
         ONLY_RIGHT,
     ),
     DELTA: (DIFFERS, FLAKY, SAME, ONLY_LEFT, ONLY_RIGHT),
-    SINGLE: (FAIL, ERROR, FLAKY, PASS),
+    SINGLE: (FAIL, ERROR, DISPUTED, FLAKY, PASS),
 }
 # What `n`/`p` step through.
 CHANGED: dict[str, frozenset[str]] = {
-    COMPARE: frozenset({REGRESSED, FIXED, DRIFT, ERRORED, RECOVERED, ONLY_LEFT, ONLY_RIGHT}),
+    COMPARE: frozenset(
+        {REGRESSED, FIXED, DRIFT, ERRORED, DISPUTED, RECOVERED, ONLY_LEFT, ONLY_RIGHT}
+    ),
     DELTA: frozenset({DIFFERS, ONLY_LEFT, ONLY_RIGHT}),
-    SINGLE: frozenset({FAIL, ERROR, FLAKY}),
+    SINGLE: frozenset({FAIL, ERROR, DISPUTED, FLAKY}),
 }
 # What `f` cycles through, in order.
 ALL, CHANGED_FILTER = "all", "changed"
 FILTERS: dict[str, tuple[str, ...]] = {
-    COMPARE: (ALL, CHANGED_FILTER, REGRESSED, FIXED, DRIFT, ERRORED, FLAKY),
+    COMPARE: (ALL, CHANGED_FILTER, REGRESSED, FIXED, DRIFT, ERRORED, FLAKY, DISPUTED),
     DELTA: (ALL, DIFFERS, FLAKY),
-    SINGLE: (ALL, FAIL, ERROR, FLAKY),
+    SINGLE: (ALL, FAIL, ERROR, FLAKY, DISPUTED),
 }
 # While partial (see core.case_index): no movement claim, nothing "only" on one side yet.
 PARTIAL_STATUSES: dict[str, tuple[str, ...]] = {
@@ -101,7 +114,7 @@ PARTIAL_FILTERS: dict[str, tuple[str, ...]] = {
     DELTA: FILTERS[DELTA],
     SINGLE: FILTERS[SINGLE],
 }
-_RANK = {REGRESSED: 0, ERRORED: 1, FIXED: 2, RECOVERED: 3, DRIFT: 4}
+_RANK = {REGRESSED: 0, ERRORED: 1, DISPUTED: 2, FIXED: 3, RECOVERED: 4, DRIFT: 5}
 
 
 class Case(msgspec.Struct, gc=False):
@@ -348,23 +361,30 @@ def classify(
 
 
 def settle_errors(table: CaseTable, where: dict[str, int]) -> None:
-    """Cases with error rows (not judged): flaky only by their judged rows, and one run's
-    case is `error` when a seed errored and none failed. A pass over the error rows only
-    (none, in most runs: one C pass finds that)."""
+    """Cases with error or disputed rows (not judged): flaky only by their judged rows,
+    and one run's case is `disputed` when a seed was disputed and none failed, else
+    `error` when a seed errored and none failed. A pass over those rows only (none, in
+    most runs: one C pass finds that)."""
     sides = [(0, table.left)] + ([(1, table.right)] if table.right is not None else [])
-    errors: dict[int, list[int]] = {}
+    unjudged: dict[int, list[int]] = {}
+    disputed: set[int] = set()
     for side, run in sides:
-        for i in error_rows(run.rows):
-            errors.setdefault(where[run.rows[i].case_id], [0, 0])[side] += 1
+        for i in unjudged_rows(run.rows):
+            k = where[run.rows[i].case_id]
+            unjudged.setdefault(k, [0, 0])[side] += 1
+            if run.rows[i].disputed:
+                disputed.add(k)
     cases = table.cases
-    for k, (lerr, rerr) in errors.items():
+    for k, (lout, rout) in unjudged.items():
         c = cases[k]
-        ljudged, rjudged = len(c.left) - lerr, len(c.right) - rerr
+        ljudged, rjudged = len(c.left) - lout, len(c.right) - rout
         was = c.flaky
         c.flaky = 0 < c.left_passed < ljudged or 0 < c.right_passed < rjudged
         if table.mode == SINGLE:
             failed = ljudged - c.left_passed
-            c.status = FLAKY if c.flaky else FAIL if failed else ERROR
+            c.status = (
+                FLAKY if c.flaky else FAIL if failed else DISPUTED if k in disputed else ERROR
+            )
         elif was and not c.flaky and c.status == FLAKY:
             c.status = SAME if table.mode == DELTA else UNCHANGED
 

@@ -48,6 +48,7 @@ class Run:
     exit_code: int | None  # of the last process (the one that decides)
     timed_out: bool
     output: bytes
+    stopped: bool = False  # killed early: `stop` was written to (its grade is not wanted)
 
 
 def execute(
@@ -57,10 +58,12 @@ def execute(
     timeout: float,
     *,
     allow_network: bool = False,
+    stop: int | None = None,
 ) -> Run:
     """Start every spec, each in a sandbox of its own, and wait for the last one (the
     one that decides) or the timeout; then kill them all. Their output shares one pipe,
-    read as it comes, of which only the tail is kept."""
+    read as it comes, of which only the tail is kept. `stop`: a descriptor that, once
+    readable, ends the wait early (the caller's; left open)."""
     deadline = time.monotonic() + timeout
     out_r, out_w = os.pipe()
     procs: list[subprocess.Popen[bytes] | Pooled] = []
@@ -147,11 +150,12 @@ def execute(
         return Run(False, False, None, False, failure)
     for channel, private in channels:
         _fill_handed_back(box, channel, private, deadline)
-    kept, ready, timed_out = _watch(procs[-1], out_r, readies, deadline - time.monotonic())
+    left = deadline - time.monotonic()
+    kept, ready, timed_out, stopped = _watch(procs[-1], out_r, readies, left, stop)
     for proc in procs:
         _kill_tree(proc, box.cgroup)
-    exit_code = None if timed_out else procs[-1].returncode
-    return Run(True, ready, exit_code, timed_out, kept)
+    exit_code = None if timed_out or stopped else procs[-1].returncode
+    return Run(True, ready, exit_code, timed_out, kept, stopped)
 
 
 def _pool(iso: Isolation, box: Box, inline: dict | None) -> Zygote | None:
@@ -243,24 +247,36 @@ def _inline(argv: list[str]) -> dict | None:
     return {"flags": flags, "code": argv[at + 1], "args": argv[at + 2 :]}
 
 
-def _watch(main: subprocess.Popen[bytes] | Pooled, out: int, readies: list[int], timeout: float):
-    """Read output and readiness until `main` exits or the deadline passes."""
+def _watch(
+    main: subprocess.Popen[bytes] | Pooled,
+    out: int,
+    readies: list[int],
+    timeout: float,
+    stop: int | None = None,
+):
+    """Read output and readiness until `main` exits, the deadline passes or `stop` is
+    readable."""
     deadline = time.monotonic() + timeout
     kept = bytearray()
     ready = [False] * len(readies)
-    timed_out = False
+    timed_out = stopped = False
     exited = main.pidfd() if isinstance(main, Pooled) else os.pidfd_open(main.pid)
     with contextlib.ExitStack() as stack, selectors.DefaultSelector() as sel:
         for fd in (out, exited, *readies):
             stack.callback(os.close, fd)
             sel.register(fd, selectors.EVENT_READ)
+        if stop is not None:
+            sel.register(stop, selectors.EVENT_READ)
         done = False
-        while not done:
+        while not (done or stopped):
             left = deadline - time.monotonic()
             if left <= 0:
                 timed_out = True
                 break
             for key, _ in sel.select(left):
+                if key.fd == stop:
+                    stopped = True
+                    break
                 if key.fd == exited:
                     done = True
                     continue
@@ -284,7 +300,7 @@ def _watch(main: subprocess.Popen[bytes] | Pooled, out: int, readies: list[int],
                     os.set_blocking(fd, False)
                     ready[i] |= os.read(fd, 1) == b"1"
         main.wait() if done else None
-    return bytes(kept), all(ready), timed_out
+    return bytes(kept), all(ready), timed_out, stopped
 
 
 def _kill_tree(proc: subprocess.Popen[bytes] | Pooled, cgroup: Cgroup | None) -> None:

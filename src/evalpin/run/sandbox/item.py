@@ -4,11 +4,13 @@ names no sandbox path and no secret."""
 
 from __future__ import annotations
 
-import dataclasses
+import contextlib
 import os
 import re
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,18 +18,24 @@ from evalpin.core.instrument.fixtures import ISOLATION_PROCESS, CodingItem
 from evalpin.core.instrument.graders.candidate import written_files
 from evalpin.core.instrument.graders.coding import PYTEST_ENV, grade_order, rlimits, static_check
 from evalpin.core.instrument.graders.surface import approved_files
+from evalpin.core.instrument.graders.witness import (
+    WITNESS_TIMEOUT_FACTOR,
+    WITNESS_TIMEOUT_MIN_S,
+    witness_timeout,
+    witnessed,
+)
 from evalpin.core.reasons import SANDBOX_ERROR, TESTS_FAILED, TIMEOUT
 from evalpin.core.records import TAIL_CHARS
 from evalpin.run.sandbox.backends import NETWORK_ON, Isolation
-from evalpin.run.sandbox.box import Box, scratch
+from evalpin.run.sandbox.box import Box, read_regular, scratch
 from evalpin.run.sandbox.execute import execute
 from evalpin.run.sandbox.mounts import DISK_BYTES
 from evalpin.run.sandbox.probe import probe_isolation
 
 _ALLOWED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE")
 _DISK_NOTE = (
-    f"[evalpin] disk cap reached: a folder the tests write in (the work folder, /tmp,"
-    f" /dev/shm) holds at most {DISK_BYTES // 1024**2} MiB"
+    "disk cap reached: a folder the tests write in (the work folder, /tmp, /dev/shm)"
+    f" holds at most {DISK_BYTES // 1024**2} MiB"
 )
 
 
@@ -41,6 +49,19 @@ class Outcome:
     seconds: float
     network: str
     failed_tests: list[str] = field(default_factory=list)  # when the tests failed
+    # The witness's output and the tests it did not pass, when it ran and did not pass.
+    witness_tail: str = ""
+    witness_failed_tests: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Graded:
+    """One sandboxed run's own grade: plain pytest's, the witness's, or a guarded one."""
+
+    passed: bool
+    reasons: list[str]
+    tail: str
+    failed_tests: list[str] = field(default_factory=list)
 
 
 def run_item(
@@ -51,15 +72,18 @@ def run_item(
     secret_names: Iterable[str] = (),
     allow_network: bool = False,
     isolation: Isolation | None = None,
+    always_witness: bool = False,
 ) -> Outcome:
     """Grade `files` (name -> content, as the model gave them) against `item`'s tests
     (under `candidate: prompt+completion`, the prompt file's text comes first).
 
     Static checks first (a failure there means the code never runs), then the item's
-    tests in a fresh temporary directory under `workdir_parent`, removed afterwards:
-    for `isolation: process` the candidate runs in a worker sandbox and pytest in
-    another that sees stand-ins; for `in-process`, one sandbox with tamper checks.
-    `secret_names` are never passed on and their values are cut from the tail.
+    tests in fresh temporary directories under `workdir_parent`, removed afterwards:
+    for `isolation: process`, plain pytest with the candidate in-process, and on a pass
+    the witness (the candidate in a worker sandbox, pytest in another on stand-ins), as
+    `witness.witnessed` combines them; for `in-process`, one sandbox with tamper checks.
+    `always_witness`: the witness runs after a plain fail too (`evalpin check`).
+    `secret_names` are never passed on and their values are cut from the tails.
     `allow_network` (a set that says `network: allowed`) skips the network namespace;
     `isolation` replaces the probe's choice.
     """
@@ -70,9 +94,9 @@ def run_item(
     iso = isolation or probe_isolation()
     network = NETWORK_ON if allow_network else iso.network
 
-    def outcome(passed: bool, reasons: list[str], tail: str = "") -> Outcome:
+    def outcome(passed: bool, reasons: list[str], tail: str = "", **more) -> Outcome:
         seconds = round(time.monotonic() - started, 3)
-        return Outcome(passed, grade_order(reasons), tail[-TAIL_CHARS:], seconds, network)
+        return Outcome(passed, grade_order(reasons), tail[-TAIL_CHARS:], seconds, network, **more)
 
     if item.language.casefold() != "python":
         return outcome(
@@ -89,45 +113,168 @@ def run_item(
     candidate = {
         n: c.encode("utf-8", "surrogatepass") for n, c in approved_files(files, item).items()
     }
-    secret_values = _secret_values(secret_names)
-    mode = modes.ProcessMode if item.isolation == ISOLATION_PROCESS else modes.InProcessMode
+    grader = _Grader(item, test_source, candidate, iso, workdir_parent, secret_names, allow_network)
+    if item.isolation != ISOLATION_PROCESS:
+        one = grader.once(modes.InProcessMode, item.timeout_s, ITEM_TIMEOUT)
+        return outcome(one.passed, one.reasons, one.tail, failed_tests=one.failed_tests)
+    with CORES.claim() as spare:
+        plain, seen = _both(grader, spare, always_witness)
+    passed, reasons = witnessed(
+        (plain.passed, plain.reasons), None if seen is None else (seen.passed, seen.reasons)
+    )
+    doubted = seen is not None and not seen.passed
+    return outcome(
+        passed,
+        reasons,
+        plain.tail,
+        failed_tests=plain.failed_tests,
+        witness_tail=seen.tail if doubted else "",
+        witness_failed_tests=seen.failed_tests if doubted else [],
+    )
+
+
+def _both(grader: _Grader, spare: bool, always: bool) -> tuple[_Graded, _Graded | None]:
+    """Plain pytest's grade and the witness's (None: not wanted, after a plain fail).
+
+    With a core to spare, the witness starts beside plain pytest and is stopped if plain
+    pytest fails (unless `always`): a pass then costs the longer of the two runs, not
+    their sum. Without one (`--jobs` as many as the cores), it runs after a plain pass.
+    """
+    from evalpin.run import isolation as modes
+
+    timeout = witness_timeout(grader.item.timeout_s)
+    if not spare:
+        plain = grader.once(modes.PlainMode, grader.item.timeout_s, ITEM_TIMEOUT)
+        if not (plain.passed or always):
+            return plain, None
+        return plain, grader.once(modes.ProcessMode, timeout, WITNESS_TIMEOUT)
+    stop_r, stop_w = os.pipe()
     try:
-        with scratch(
-            workdir_parent, iso.pids_cgroup, item.memory_mb, namespaces=iso.kind != "none"
-        ) as box:
-            prepared = mode(item, test_source, candidate)
-            specs = prepared.specs(
-                box, _environment(box, iso, secret_names), rlimits(item.timeout_s)
+        with ThreadPoolExecutor(1, thread_name_prefix="evalpin-witness") as pool:
+            witness = pool.submit(
+                grader.once, modes.ProcessMode, timeout, WITNESS_TIMEOUT, stop=stop_r
             )
-            run = execute(iso, box, specs, item.timeout_s, allow_network=allow_network)
-            tail = _tail(run.output, box, secret_values)
-            if not run.ready:
-                kind = "setup" if run.started else "start"
-                return outcome(False, [SANDBOX_ERROR(kind)], tail)
-            if box.cgroup is not None and box.cgroup.oom_killed():
-                note = (
-                    f"[evalpin] memory cap of {item.memory_mb} MiB reached (the item's memory_mb)"
-                )
-                return outcome(False, [SANDBOX_ERROR("memory")], (tail + "\n" + note)[-TAIL_CHARS:])
-            # A full private folder explains a timeout or a failed test (a writer retrying,
-            # a test that could not write); a pass stands, and so does what the judge
-            # found beyond a failed test (tampering, what the wire could not carry).
-            full = box.full()
-            disk = outcome(False, [SANDBOX_ERROR("disk")], (tail + "\n" + _DISK_NOTE)[-TAIL_CHARS:])
-            if run.timed_out:
-                if full:
+            plain = grader.once(modes.PlainMode, grader.item.timeout_s, ITEM_TIMEOUT)
+            if not (plain.passed or always):
+                os.write(stop_w, b"x")  # its grade is not wanted: stop it now
+            seen = witness.result()
+    finally:
+        os.close(stop_r)
+        os.close(stop_w)
+    return plain, seen if plain.passed or always else None
+
+
+class _Cores:
+    """The sandboxed grades this process runs at once, against its cores: the witness
+    starts beside plain pytest only on a core no other grade is using, so it never
+    slows `--jobs` as many as the cores."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.busy = 0
+        self.cores = os.cpu_count() or 1
+
+    @contextlib.contextmanager
+    def claim(self) -> Iterator[bool]:
+        """One core for this item's grades, and whether a second one was free (and is
+        held for it too)."""
+        with self.lock:
+            spare = self.busy + 2 <= self.cores
+            held = 2 if spare else 1
+            self.busy += held
+        try:
+            yield spare
+        finally:
+            with self.lock:
+                self.busy -= held
+
+
+CORES = _Cores()
+
+
+ITEM_TIMEOUT = "the item's timeout_s"
+WITNESS_TIMEOUT = (
+    f"the witness's timeout: {WITNESS_TIMEOUT_FACTOR}x the item's timeout_s,"
+    f" at least {WITNESS_TIMEOUT_MIN_S:g} s"
+)
+
+
+@dataclass
+class _Grader:
+    """What every sandboxed run of one item's files shares."""
+
+    item: CodingItem
+    test_source: bytes
+    candidate: dict[str, bytes]
+    iso: Isolation
+    workdir_parent: Path | None
+    secret_names: frozenset[str]
+    allow_network: bool
+
+    def __post_init__(self) -> None:
+        self.secret_values = _secret_values(self.secret_names)
+
+    def once(self, mode: type, timeout: float, why: str, stop: int | None = None) -> _Graded:
+        """One sandboxed run of a mode (`run/isolation.py`) and its own grade; `why`
+        names the timeout in the line a timeout adds to the tail; `stop` as `execute`'s
+        (a stopped run's grade is a fail nobody reads)."""
+        item, iso = self.item, self.iso
+        prepared = mode(item, self.test_source, self.candidate)
+        try:
+            with scratch(
+                self.workdir_parent, iso.pids_cgroup, item.memory_mb, namespaces=iso.kind != "none"
+            ) as box:
+                env = _environment(box, iso, self.secret_names)
+                specs = prepared.specs(box, env, rlimits(timeout))
+                run = execute(iso, box, specs, timeout, allow_network=self.allow_network, stop=stop)
+                tail = _tail(run.output, box, self.secret_values)
+                if run.stopped:
+                    return _Graded(False, [TESTS_FAILED()], tail)
+                if not run.ready:
+                    kind = "setup" if run.started else "start"
+                    return _Graded(False, [SANDBOX_ERROR(kind)], tail)
+                if box.cgroup is not None and box.cgroup.oom_killed():
+                    cap = f"memory cap of {item.memory_mb} MiB reached (the item's memory_mb)"
+                    return _Graded(False, [SANDBOX_ERROR("memory")], _noted(tail, cap))
+                # A full private folder explains a timeout or a failed test (a writer
+                # retrying, a test that could not write); a pass stands, and so does what
+                # the judge found beyond a failed test (tampering, what the wire could not
+                # carry).
+                full = box.full()
+                disk = _Graded(False, [SANDBOX_ERROR("disk")], _noted(tail, _DISK_NOTE))
+                if run.timed_out:
+                    if full:
+                        return disk
+                    killed = f"killed after {timeout:g} s ({why})"
+                    return _Graded(False, [TIMEOUT()], _noted(tail, killed))
+                passed, reasons = prepared.judge(box, run.exit_code)
+                uncarried = _uncarried(prepared, box)
+                if full and reasons == [TESTS_FAILED()] and not uncarried:
                     return disk
-                note = f"[evalpin] killed after {item.timeout_s:g} s (the item's timeout_s)"
-                return outcome(False, [TIMEOUT()], (tail + "\n" + note)[-TAIL_CHARS:])
-            passed, reasons = prepared.judge(box, run.exit_code)
-            if full and reasons == [TESTS_FAILED()]:
-                return disk
-            graded = outcome(passed, reasons, tail)
-            if TESTS_FAILED() in graded.reasons:
-                return dataclasses.replace(graded, failed_tests=prepared.failed_tests(box))
-            return graded
-    except OSError as exc:
-        return outcome(False, [SANDBOX_ERROR("workdir")], f"{type(exc).__name__}: {exc}")
+                named = TESTS_FAILED() in reasons or (uncarried and not passed)
+                failed = prepared.failed_tests(box) if named else []
+                if uncarried:  # named where the tail shows it, after pytest's summary
+                    said = _scrubbed(uncarried, box, self.secret_values)
+                    tail = _noted(tail, f"the witness could not carry: {said}")
+                return _Graded(passed, reasons, tail, failed)
+        except OSError as exc:
+            return _Graded(False, [SANDBOX_ERROR("workdir")], f"{type(exc).__name__}: {exc}")
+
+
+def _uncarried(prepared: object, box: Box) -> str:
+    """The first operations the wire could not carry (the witness's notes file, read
+    where the sandbox left it), or ""."""
+    from evalpin.run.isolation import ProcessMode
+
+    if not isinstance(prepared, ProcessMode) or prepared.notes is None:
+        return ""
+    notes = (read_regular(box.view(prepared.notes)) or b"").decode("utf-8", "replace").split("\n")
+    return "; ".join([line for line in notes if line.strip()][:3])
+
+
+def _noted(tail: str, note: str) -> str:
+    """The tail with a line of evalpin's own at its end."""
+    return (tail + "\n[evalpin] " + note)[-TAIL_CHARS:]
 
 
 def _environment(box: Box, iso: Isolation, secret_names: Iterable[str]) -> dict[str, str]:
@@ -151,9 +298,12 @@ def _secret_values(secret_names: Iterable[str]) -> list[str]:
 def _tail(output: bytes, box: Box, secret_values: list[str]) -> str:
     """The end of the output with the random temp paths made relative (so tails of
     identical runs compare equal) and secret values replaced."""
-    text = output.decode("utf-8", "replace")
+    return _scrubbed(output.decode("utf-8", "replace"), box, secret_values)[-TAIL_CHARS:]
+
+
+def _scrubbed(text: str, box: Box, secret_values: list[str]) -> str:
     text = re.sub(re.escape(str(box.root)) + r"/[\w.-]+/", "", text)
     text = text.replace(str(box.root), "<sandbox>")
     for value in secret_values:
         text = text.replace(value, "[redacted]")
-    return text[-TAIL_CHARS:]
+    return text

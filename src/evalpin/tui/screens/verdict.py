@@ -169,10 +169,10 @@ class VerdictScreen(Screen[None]):
             return Group(*parts)
         rate = "n/a" if v.pass_rate is None else f"{v.pass_rate:.3f}"
         parts.append(Text.assemble(("overall        ", muted), rate, _interval(v.pooled_rate)))
-        if v.errors:  # the denominator said: errors are not fails
+        if v.apart:  # the denominator said: errors and disputes are not fails
             parts.append(
                 Text(
-                    f"               over {v.judged:,} judged; {v.errors:,} error case(s) apart",
+                    f"               over {v.judged:,} judged; {v.apart} apart",
                     style=self._style("verdict--missing"),
                 )
             )

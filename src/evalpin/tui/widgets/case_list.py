@@ -42,6 +42,7 @@ _SHORT = {
     "fail": "FAIL",
     "error": "ERR",
     "errored": "ERR",
+    "disputed": "DSP",
     "recovered": "rec",
 }
 _LABEL = {
@@ -60,6 +61,7 @@ _LABEL = {
     "pending": "pending",
     "error": "ERROR",
     "errored": "ERRORED",
+    "disputed": "DISPUTED",
     "recovered": "recovered",
 }
 _COMPONENT = {
@@ -78,6 +80,7 @@ _COMPONENT = {
     "pending": "case-list--only",
     "error": "case-list--error",
     "errored": "case-list--error",
+    "disputed": "case-list--disputed",
     "recovered": "case-list--drift",
 }
 
@@ -104,6 +107,7 @@ class CaseList(CursorView):
             "case-list--differs": "alert",
             "case-list--mismatch": "fault",
             "case-list--error": "errored",
+            "case-list--disputed": "disputed",
         },
     )
 
@@ -130,6 +134,7 @@ class CaseList(CursorView):
         "case-list--seeds",
         "case-list--mismatch",
         "case-list--error",
+        "case-list--disputed",
     }
 
     @dataclass

@@ -58,7 +58,8 @@ from evalpin.tui.widgets.tones import component_css, restyled, tone_style
 
 
 class DetailPane(ScrollView, can_focus=True):
-    """The selected case: grades, reasons, tools, digests, latency, loops, model, tails.
+    """The selected case: grades, reasons, tools, digests, latency, loops, model, tails
+    (a disputed case's two: plain pytest's beside the witness's).
 
     A Line-API `ScrollView` over pre-laid-out lines: showing another case sets the lines
     and the virtual height, with no layout pass over the screen, and only the lines on
@@ -87,6 +88,7 @@ class DetailPane(ScrollView, can_focus=True):
             "detail--pass": "pass",
             "detail--fail": "bad",
             "detail--error": "errored",
+            "detail--disputed": "disputed",
             "detail--differs": "alert",
             "detail--note": "note",
             "detail--block-title": "marked",
@@ -95,6 +97,7 @@ class DetailPane(ScrollView, can_focus=True):
             "detail--reason-test": "fault",
             "detail--reason-static": "warn",
             "detail--reason-integrity": "bad",
+            "detail--reason-witness": "disputed",
             "detail--reason-score": "plain",
             "detail--needle": "inverse",
         },
@@ -112,6 +115,7 @@ class DetailPane(ScrollView, can_focus=True):
         "detail--pass",
         "detail--fail",
         "detail--error",
+        "detail--disputed",
         "detail--differs",
         "detail--muted",
         "detail--note",

@@ -22,7 +22,7 @@ from evalpin.core.review import worddiff
 from evalpin.core.review.case_source import CaseSource, Unavailable
 from evalpin.core.review.worddiff import DELETE, EQUAL, INSERT, Piece
 from evalpin.core.sanitize import inert_line
-from evalpin.tui.safe import line
+from evalpin.tui.safe import block, line
 from evalpin.tui.widgets.detail_model import (
     KEY_WIDTH,
     PROMPT_LINES,
@@ -94,6 +94,10 @@ class CaseLayout:
             rrec = right.get(ri) if ri is not None else None
             lines.append(Text(""))
             lines += self._seed_rows(seed, lrec, rrec, pair, width)
+        for seed, li, ri in seeds:
+            for name, rec in (("left", left.get(li)), ("right", right.get(ri))):
+                if rec is not None and rec.disputed:
+                    lines += self._both_tails(rec, seed, name if pair else "", width)
         lines += self._case_lines(decoded, source, width)
         needles = needles_of(source, decoded)
         legend = True  # said once, over the first block with a change marked
@@ -169,13 +173,40 @@ class CaseLayout:
             )
         if any(r is not None and r.error for r in recs):
             row("error", [self._plain(r, r.error if r else None) for r in recs])
+        if any(r is not None and r.witness_failed_tests for r in recs):
+            failed = [", ".join(r.witness_failed_tests or []) if r else None for r in recs]
+            row("witness failed", [self._plain(r, f) for r, f in zip(recs, failed, strict=True)])
         return rows
+
+    def _both_tails(self, rec: CaseRecord, seed: int | None, side: str, width: int) -> list[Text]:
+        """A disputed case's two tails side by side: plain pytest's (which passed) and
+        the witness's (which did not), each inert and wrapped to its half."""
+        where = " · ".join(p for p in (seed_label(seed, self._repeat), side) if p)
+        out = [Text(""), self._head(f"plain pytest beside the witness · {where}")]
+        half = max(8, (width - 3) // 2)
+        columns = []
+        for title, tail in (("plain pytest", rec.tail), ("witness", rec.witness_tail)):
+            shown = block(tail)[0].plain.expandtabs(4) if tail else ""
+            col = [Text(title, style=self._style("detail--key"))]
+            if not shown:
+                col.append(Text("-", style=self._style("detail--muted")))
+            for raw in shown.split("\n") if shown else ():
+                col += wrapped(Text(raw), half)
+            columns.append(col)
+        left, right = columns
+        for k in range(max(len(left), len(right))):
+            cell = left[k].copy() if k < len(left) else Text("")
+            cell.truncate(half, pad=True)
+            out.append(Text.assemble(cell, " │ ", right[k] if k < len(right) else Text("")))
+        return out
 
     def _grade(self, rec: CaseRecord | None) -> Text:
         if rec is None:
             return Text("absent", style=self._style("detail--muted"))
         if rec.errored:  # not judged: neither a pass nor a fail
             return Text("ERROR (not judged)", style=self._style("detail--error"))
+        if rec.disputed:  # plain pytest passed, the witness did not: not judged either
+            return Text("DISPUTED (not judged)", style=self._style("detail--disputed"))
         if rec.passed:
             return Text("pass", style=self._style("detail--pass"))
         return Text("FAIL", style=self._style("detail--fail"))

@@ -145,7 +145,8 @@ def _moved_key(change: Change) -> str:
 
 
 def run_notes(run: HistoryRun) -> list[tuple[str, str]]:
-    """Short flags for a run row: env change (and what moved), incomplete, non-det."""
+    """Short flags for a run row: env change (and what moved), incomplete, non-det, cases
+    not judged (error, disputed)."""
     notes = []
     if run.env_change is not None:
         moved = ", ".join(map(_moved_key, run.env_change)) or "env"
@@ -154,6 +155,10 @@ def run_notes(run: HistoryRun) -> list[tuple[str, str]]:
         notes.append(("INCOMPLETE", "history--bad"))
     if run.verdict.non_deterministic:
         notes.append(("non-det", "history--bad"))
+    if run.verdict.errors:
+        notes.append((f"{run.verdict.errors} err", "history--warn"))
+    if run.verdict.disputed:
+        notes.append((f"{run.verdict.disputed} disputed", "history--warn"))
     return notes
 
 

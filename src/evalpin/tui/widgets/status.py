@@ -28,13 +28,14 @@ _STATUS_CLASS = {
     "pending": "status--only",
     "errored": "status--warn",
     "error": "status--warn",
+    "disputed": "status--warn",
     "recovered": "status--good",
 }
 BAR_WIDTH = 16
 
 
-# Statuses shown only when some case has them: most runs have no error case.
-_RARE = frozenset({"errored", "recovered", "error"})
+# Statuses shown only when some case has them: most runs have no error or disputed case.
+_RARE = frozenset({"errored", "recovered", "error", "disputed"})
 
 
 class StatusLine(Static):

@@ -65,6 +65,7 @@ TONES: dict[str, str] = {
     "alert": "color: $text-warning; text-style: bold;",  # differs, a break
     "note": "color: $text-warning; text-style: italic;",
     "errored": "color: $text-warning; text-style: bold italic;",
+    "disputed": "color: $text-accent; text-style: bold italic;",  # the witness disagreed
     "fault": "color: $text-error;",  # missing, mismatched
     "bad": "color: $text-error; text-style: bold;",
     "good-badge": "color: $text-success; text-style: bold reverse;",  # verdict badges

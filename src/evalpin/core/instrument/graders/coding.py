@@ -13,12 +13,16 @@ forbidden_import, then tampering, then tests_failed/timeout, then sandbox_error.
 
 Reason codes decided here: `outside_surface:PATH` and `missing_file:NAME` (by
 `surface.py`), `syntax_error:FILE`, `forbidden_import:MODULE`, `tampering:KIND`
-(in-process items) and `tests_failed` (a failing, erroring or skipped test, an expected
-test that did not run, no test at all, a non-zero pytest exit, or no readable report).
+(in-process items, and a fail only the witness passed), `tests_failed` (a failing,
+erroring or skipped test, an expected test that did not run, no test at all, a non-zero
+pytest exit, or no readable report); `witness:KIND` is decided by witness.py.
 `timeout` and `sandbox_error:KIND` are decided by the sandbox.
 
-How the candidate runs (`isolation`): the wire (wire/), the in-process witness
-(guard.py) and the boot scripts below are grader modules too, shipped into the sandbox.
+How the candidate runs (`isolation`): for `process` items, plain pytest with the
+candidate in-process (the truth for honest code), then the witness: the same tests with
+the candidate in a process of its own behind the wire (wire/). `in-process` items run
+once, with the tamper guard (guard.py). The boot scripts below are grader modules too,
+shipped into the sandbox.
 """
 
 from __future__ import annotations
@@ -299,12 +303,24 @@ import json, os, sys
 sys.path.insert(0, sys.argv[1])
 import evalpin_wire.worker
 sys.path[0] = os.getcwd()
-evalpin_wire.worker.worker(int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4]))
+evalpin_wire.worker.worker([int(x) for x in sys.argv[2].split(",")], json.loads(sys.argv[3]))
 """
 PYTEST_BOOT = """\
 import sys
 sys.path.insert(0, sys.argv[1])
 import evalpin_wire.stubs
+import evalpin_capture
+del sys.path[0]
+evalpin_capture.install()
+import pytest
+sys.exit(pytest.main(sys.argv[2:]))
+"""
+# The truth run: pytest and nothing else, as `python -m pytest` (under -I, as above),
+# but for the bound on captured output (the grader's own files are not the candidate's
+# to fill: past the bound output is cut and said so, never an EFBIG fail).
+PLAIN_PYTEST_BOOT = """\
+import sys
+sys.path.insert(0, sys.argv[1])
 import evalpin_capture
 del sys.path[0]
 evalpin_capture.install()
@@ -324,8 +340,16 @@ sys.exit(pytest.main(sys.argv[3:], plugins=[guard]))
 """
 STUB = """\
 # evalpin stand-in: the candidate's module runs in a separate process; this forwards.
-import evalpin_wire.stubs
-evalpin_wire.stubs.stub({name!r}, globals())
+try:
+    import evalpin_wire.stubs
+except ImportError:  # run in a process of its own (a script, `python -m`): no wire there
+    import os, sys
+    _note = "running a candidate file in a child process of the tests"
+    if os.environ.get("EVALPIN_NOTES"):
+        with open(os.environ["EVALPIN_NOTES"], "a") as _f:
+            _f.write(_note + "\\n")
+    sys.exit("[evalpin] unsupported under process isolation: " + _note)
+evalpin_wire.stubs.stub({name!r}, globals(), {exports!r})
 """
 # A candidate file the pytest process would import or load if it were copied there.
 IMPORTABLE_SUFFIXES = (".py", ".pyw", ".pyc", ".pyo", ".so", ".pyd", ".dll", ".dylib", ".pth")

@@ -1,63 +1,30 @@
-"""The pytest process's end: builds proxy classes from the worker's descriptions, hands
-the tests' objects over as capabilities by kind, and sends the test's environment with
-each request."""
+"""The pytest process's end: rebuilds the candidate's objects as proxies (`classes`),
+hands the tests' objects over as capabilities by kind (`kinds`), and sends the test's
+environment with each request."""
 
 from __future__ import annotations
 
 import builtins
+import contextlib
 import enum
 import os
 import pathlib
 import sys
+import threading
 import types
+import weakref
 
-from .kinds import (
-    _OPS,
-    _SPECIALS,
-    _check_write,
-    _ident_of,
-    _kind,
-    _plain,
-    _read_attribute,
-    _stdlib_name,
-    _type_name,
-    check_mock_value,
-)
-from .mirror import _scan, _within, _write_files
-from .peer import Peer, _mutable_args, _name
-from .proxies import (
-    _COROUTINE,
-    _REF,
-    LIVE,
-    _Bound,
-    _call,
-    _dataclass_fields,
-    _hash,
-    _Proxy,
-    _Ref,
-    _ref,
-    _RemoteClass,
-    _RemoteEnum,
-    _RemoteMethod,
-    _special,
-    refill,
-)
-from .values import (
-    _BUILTIN_TYPES,
-    _COMPARISONS,
-    _FORWARDED,
-    _GONE,
-    _IDENT,
-    _IMMUTABLE_BASES,
-    _MUTABLE_BASES,
-    _SCALARS,
-    _STDLIB,
-    ProtocolError,
-    Unsupported,
-    _exception_bases,
-    _exception_data,
-    _text,
-)
+from . import kinds, logs
+from .channel import SideChannel
+from .classes import local_enum, proxy_class
+from .exceptions import apply_details, by_value, exception_bases, with_details
+from .mirror import ImportGuard, Intake, scan, within, write_tree
+from .peer import Peer
+from .protocol import GONE, ProtocolError, Unsupported, is_ident, name_of
+from .proxies import REF, Bound, ProxyBase, Ref, RemoteEnum, attach, bind, ref_of
+from .shares import Shares, merge
+from .state import TestState
+from .stdlib import BUILTIN_TYPES, STDLIB, trusted_module
 
 
 class Judge(Peer):
@@ -65,21 +32,39 @@ class Judge(Peer):
     hands the tests' objects over as capabilities by kind, and sends the test's
     environment with each request."""
 
-    def __init__(self, rfd: int, wfd: int, *, sync_files: bool = True, notes: str = "") -> None:
-        super().__init__(rfd, wfd)
+    introduce_shares = True
+
+    def __init__(
+        self, fds: list[int], *, sync_files: bool = True, notes: str = "", modules=()
+    ) -> None:
+        super().__init__(fds[0], fds[1], threading.main_thread().ident)
+        self.shares = Shares(sign=-1)  # the keys of the tests' containers kept in step
+        self._modules = frozenset(modules)
         self._kinds: dict[int, str] = {}
-        self._tests_root = os.path.realpath(os.getcwd())
+        self._tests_root = self.tests_root = os.path.realpath(os.getcwd())
         self._env = _environ()
         self._cwd = os.getcwd()
         self._sync = sync_files
         self._roots: list[str] = []
         self._new_roots: list[str] = []
-        self._seen: dict[str, tuple[int, int]] = {}
+        self._seen: dict[str, tuple] = {}
         self._notes = notes
-        self._stubs: dict[int, types.ModuleType] = {}
-        self._overrides: dict[int, frozenset[str]] = {}  # tests' subclass methods
+        self.stubs: dict[int, types.ModuleType] = {}
+        self._overrides: dict[type, frozenset[str]] = {}  # tests' subclass methods
         self._patched: dict[tuple[str, str], object] = {}  # stdlib names a test patched
         self._first_values: dict[tuple[str, str], object] = {}
+        self._proxies: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self._pickled: dict[int, object] = {}
+        self._pending: list = []  # log records and warnings to re-emit
+        self.stepping: dict = {}  # generators of awaitables a task drives by `send`
+        self.test_loop = None  # the test's event loop, while it awaits the candidate
+        self.state = TestState()
+        self._told_mirror = False
+        self.intake = Intake(self.refuse, _import_path)
+        sys.meta_path.insert(0, ImportGuard(self.intake))
+        bind(self)
+        if len(fds) == 4:
+            self._side = SideChannel(self, fds[2], fds[3], "j")
 
     # -- what rides along --------------------------------------------------------------
 
@@ -103,20 +88,31 @@ class Judge(Peer):
             else:
                 self.grant(real, folder=True)
                 env["cwd"] = real
+        if "op" in message:
+            state = self.state.changes()
+            if state:
+                env["st"] = state
+            if not self._told_mirror and self._sync:
+                self._told_mirror = env["mirror"] = True  # paths the candidate makes too
+        if env:
+            message["env"] = env
+
+    def _finish(self, message: dict) -> None:
+        """The files under the paths handed over so far (also those the body just
+        handed over) go with the message."""
+        super()._finish(message)
         if self._sync and (self._roots or self._new_roots):
             fs: dict = {}
             if self._new_roots:
                 fs["roots"] = self._new_roots
-                fs["dirs"] = {r: os.path.isdir(r) for r in self._new_roots}
+                fs["folders"] = {r: os.path.isdir(r) for r in self._new_roots}
                 self._roots += self._new_roots
                 self._new_roots = []
             try:
-                fs.update(_scan(self._roots, self._seen) or {})
+                fs.update(scan(self._roots, self._seen) or {})
             except Unsupported as exc:
                 self.unsupported(str(exc))
-            env["fs"] = fs
-        if env:
-            message["env"] = env
+            message.setdefault("env", {})["fs"] = fs
 
     def _incoming(self, message: dict) -> None:
         for field, stream in (("o", sys.stdout), ("e", sys.stderr)):
@@ -128,24 +124,26 @@ class Judge(Peer):
         if fs is not None:
             if not self._sync or type(fs) is not dict:
                 raise ProtocolError("unexpected file sync")
-            _write_files(fs, self._roots, self._seen)
-        changed = message.get("lv")
-        if type(changed) is list:
-            for entry in changed:
-                if type(entry) is not list or len(entry) != 2 or entry[0] not in self._remote:
-                    raise ProtocolError("malformed shared container")
-                target = self._remote[entry[0]]
-                if type(target) in LIVE.values():
-                    refill(target, self.decode(entry[1]))
+            for root in fs.get("roots") or []:
+                self._announced(root)
+            write_tree(fs, self._roots, self._seen, self.intake)
         events = message.get("ev")
         if type(events) is list:
-            self._replay([self.decode(e) for e in events])
+            self._pending += [self.decode(e) for e in events]
         stale = message.get("stale")
         if type(stale) is list:
-            for stub in self._stubs.values():
+            for stub in self.stubs.values():
                 known = stub.__dict__.get("_evalpin_known", {})
                 for attr in [a for a, v in known.items() if _ident_of(v) in stale]:
                     del known[attr]
+
+    def parse(self, line: bytes) -> dict:
+        message = super().parse(line)
+        if self._pending:  # outside the state lock: the test's handlers run here
+            events, self._pending = self._pending, []
+            for event in events:
+                logs.replay(event)
+        return message
 
     def follow(self, target, name) -> None:
         """Mirror `target.name` into the worker when `target` is a standard-library
@@ -153,15 +151,17 @@ class Judge(Peer):
         if not isinstance(target, types.ModuleType) or type(name) is not str:
             return
         module = getattr(target, "__name__", "")
-        if module.split(".")[0] not in _STDLIB or getattr(target, "_evalpin_stub", False):
+        if module.split(".")[0] not in STDLIB or getattr(target, "_evalpin_stub", False):
             return
         key = (module, name)
+        if key == ("sys", "argv"):
+            self.state.followed_argv()
         if key not in self._patched:
-            self._patched[key] = self._first_values.pop(key, _GONE)
-        value = getattr(target, name, _GONE)
+            self._patched[key] = self._first_values.pop(key, GONE)
+        value = getattr(target, name, GONE)
         if value is self._patched[key]:
             self.request("patch", name=name, args=[module, "restore"])
-        elif value is _GONE:
+        elif value is GONE:
             self.request("patch", name=name, args=[module, "delete"])
         else:
             self.request("patch", name=name, args=[module, "set", value])
@@ -172,66 +172,55 @@ class Judge(Peer):
         if isinstance(target, types.ModuleType) and type(name) is str:
             key = (getattr(target, "__name__", ""), name)
             if key not in self._patched and key not in self._first_values:
-                self._first_values[key] = getattr(target, name, _GONE)
+                self._first_values[key] = getattr(target, name, GONE)
 
     def follow_all(self) -> None:
         for module, name in list(self._patched):
             self.follow(sys.modules.get(module), name)
 
-    def _live(self, ident: int, kind: str, value):
-        cls = LIVE[kind]
-        if type(value) is not cls.__mro__[1]:
-            raise ProtocolError("malformed shared container")
-        obj = self._remote.get(ident)
-        if type(obj) is not cls:
-            obj = cls()
-            object.__setattr__(obj, _REF, _Ref(self, ident))
-            self._remote[ident] = obj
-        refill(obj, value)
-        return obj
-
-    def subclassed(self, obj, methods: list[str]) -> int:
-        """Export a tests' subclass instance whose `methods` the worker calls back."""
-        ident = self._give(obj)
-        self._kinds[ident] = "subclass"
-        self._overrides[ident] = frozenset(methods)
+    def subclassed(self, cls: type, methods: list[str]) -> int:
+        """Export a tests' subclass of a candidate class, whose `methods` (those it
+        overrides) the worker calls back on its instances."""
+        self._overrides[cls] = frozenset(methods)
+        ident = self.give(cls)
+        self._kinds[ident] = "object"
         return ident
 
     def adopt(self, remote: int, obj) -> None:
         """The worker's id for a tests' subclass instance made there."""
-        self._remote[remote] = obj
+        self._proxies[remote] = obj
+        self._kinds[self._ids[id(obj)]] = "subclass"
 
-    def _replay(self, events: list) -> None:
-        """Re-emit the candidate's log records and warnings here, through the test's
-        own loggers and warning filters (caplog, pytest.warns, -W error)."""
-        import logging
-        import warnings
+    def note_loop(self) -> None:
+        """Remember the test's running event loop: what the candidate awaits of the
+        test's runs there."""
+        import asyncio
 
-        for event in events:
-            if type(event) is not list or not event:
-                raise ProtocolError("malformed event")
-            if event[0] == "l" and len(event) == 7 and type(event[2]) is int:
-                _, name, level, text, path, lineno, func = event
-                logger = logging.getLogger(str(name)) if name != "root" else logging.getLogger()
-                if logger.isEnabledFor(level):
-                    record = logger.makeRecord(
-                        logger.name,
-                        level,
-                        str(path),
-                        int(lineno),
-                        str(text),
-                        None,
-                        None,
-                        str(func),
-                    )
-                    logger.handle(record)
-            elif event[0] == "w" and len(event) == 5:
-                _, text, category, path, lineno = event
-                if not (isinstance(category, type) and issubclass(category, Warning)):
-                    category = UserWarning
-                warnings.warn_explicit(str(text), category, str(path), int(lineno))
-            else:
-                raise ProtocolError("malformed event")
+        with contextlib.suppress(RuntimeError):
+            self.test_loop = asyncio.get_running_loop()
+
+    def keep(self, obj) -> int:
+        """Hold `obj` (a pickled proxy's copy) until the test unpickles it."""
+        ref = ref_of(obj)
+        if ref is None:
+            raise ProtocolError("not a proxy")
+        self._pickled[ref.ident] = obj
+        return ref.ident
+
+    def kept(self, ident: int):
+        if ident not in self._pickled:
+            raise ValueError("a pickled object of the candidate's from another session")
+        return self._pickled[ident]
+
+    def _announced(self, root) -> None:
+        """A path the candidate made in its scratch folder and handed back: mirrored
+        here too, when it is new in this one's scratch folder and outside the tests'."""
+        if type(root) is not str or not os.path.isabs(root) or os.path.normpath(root) != root:
+            raise ProtocolError("malformed path")
+        scratch = os.path.realpath(os.environ.get("TMPDIR") or "/tmp")
+        fresh = not os.path.lexists(root) and within(root, [scratch]) and root != scratch
+        if fresh and not within(root, [self._tests_root, *self._roots]):
+            self._roots.append(root)
 
     def grant(self, path: str, *, folder: bool = False) -> None:
         """Mirror the files under `path` (a file, a folder, or one not yet made) into
@@ -241,34 +230,37 @@ class Judge(Peer):
             return
         real = os.path.realpath(path)
         scratch = os.path.realpath(os.environ.get("TMPDIR") or "/tmp")
-        if not (_within(real, [scratch, self._tests_root])):
+        if not (within(real, [scratch, self._tests_root])):
             return
-        if real in (scratch, "/") or _within(real, self._roots + self._new_roots):
+        if real in (scratch, "/") or within(real, self._roots + self._new_roots):
             return
         self._new_roots.append(real)
 
     # -- exporting the tests' objects ----------------------------------------------------
 
     def _back(self, value):
-        ref = _ref(value) if not isinstance(value, type) else value.__dict__.get(_REF)
-        if type(ref) is _Ref and ref.peer is self:
+        ref = ref_of(value)
+        if ref is not None and ref.peer is self:
             return {"t": "b", "v": ref.ident}
-        if isinstance(value, _Bound) and value.ref.peer is self:
+        if isinstance(value, Bound) and value.ref.peer is self:
             return {"t": "bm", "v": value.ref.ident, "n": value.name}
-        if isinstance(value, enum.Enum) and type(value).__dict__.get(_REF) is not None:
-            cls_ref = type(value).__dict__[_REF]
+        if isinstance(value, enum.Enum) and type(value).__dict__.get(REF) is not None:
+            cls_ref = type(value).__dict__[REF]
             if cls_ref.peer is self:
-                return {"t": "em", "c": {"t": "b", "v": cls_ref.ident}, "v": value._name_}
+                data = {"t": "em", "c": {"t": "b", "v": cls_ref.ident}, "v": value._name_}
+                if type(value).__members__.get(value._name_) is not value:
+                    data["v"], data["x"] = None, self.encode(value._value_)
+                return data
         return None
 
-    def encode(self, value, depth: int = 0):
+    def encode(self, value, depth: int = 0, copy: bool = False):
         kind = type(value)
         if kind in _FAST:  # most values: nothing to grant or convert
-            return super().encode(value, depth)
+            return super().encode(value, depth, copy)
         if kind is str:
             if self._sync and value.startswith("/") and _names_a_path(value):
                 self.grant(value, folder=os.path.isdir(value))
-            return super().encode(value, depth)
+            return super().encode(value, depth, copy)
         if type(value).__name__ == "LocalPath" and hasattr(value, "__fspath__"):
             value = pathlib.Path(os.fspath(value))  # pytest's legacy `tmpdir`
         if isinstance(value, (pathlib.PurePath, str)) and self._sync:
@@ -279,11 +271,7 @@ class Judge(Peer):
                 self.grant(text, folder=os.path.isdir(text))
             if isinstance(value, str) and type(value) is not str:
                 value = str.__str__(value)
-        elif (
-            type(value) not in _SCALARS
-            and not isinstance(value, _Proxy)
-            and not isinstance(type(value), _RemoteEnum)
-        ):
+        elif not isinstance(value, ProxyBase) and not isinstance(type(value), RemoteEnum):
             for base, exact in (
                 (int, int.__index__),
                 (float, float.__float__),
@@ -292,203 +280,186 @@ class Judge(Peer):
                 if isinstance(value, base) and type(value) is not base and type(value) is not bool:
                     value = exact(value)
                     break
-        return super().encode(value, depth)
+        return super().encode(value, depth, copy)
 
     def _export(self, value, e):
         if isinstance(value, BaseException):
-            if _BUILTIN_TYPES.get(type(value).__name__) is type(value):
-                return _exception_data(value, e)
-            args = e(list(value.args)) if _plain(value.args) else [e(_text(value))]
-            return {
+            plain = by_value(value, e)
+            if plain is not None:
+                return plain
+            args = e(list(value.args)) if kinds.plain_args(value.args) else [e(str(value))]
+            data = {
                 "t": "xs",
-                "v": self._give(value),
+                "v": self.give(value),
                 "n": type(value).__name__,
-                "b": _exception_bases(type(value)),
+                "b": exception_bases(type(value)),
                 "a": args,
             }
-        named = _stdlib_name(value)
-        if named is not None:  # the worker's own copy of it, by name
-            return {"t": "sref", "v": named[0], "n": named[1]}
-        kind = _kind(value, self._tests_root)
+            return with_details(data, value, e)
+        kind = kinds.kind_of(value, self._tests_root)
         if kind is None:
-            self.unsupported(f"handing a {_type_name(value)} to the candidate")
-        ident = self._give(value)
+            self.unsupported(f"handing a {kinds.type_name(value)} to the candidate")
+        ident = self._ids.get(id(value))
+        if ident is None or self._objects.get(ident) is not value:
+            ident = self.give(value)
         self._kinds[ident] = kind
-        return {"t": "h", "v": ident, "k": kind}
+        self._sent[ident] = self._sent.get(ident, 0) + 1
+        data = {"t": "h", "v": ident, "k": kind}
+        if kind == "object" and not isinstance(value, type):
+            data["c"] = self._tests_class(type(value), value, e)
+        return data
+
+    def _tests_class(self, cls: type, value, e) -> dict | None:
+        """What the worker's stand-in class for a tests' class needs: its names, its
+        dataclass fields, a named tuple's fields and values."""
+        ident = self._ids.get(id(cls))
+        if ident is None or self._objects.get(ident) is not cls:
+            ident = self.give(cls)
+        self._kinds[ident] = "object"
+        data: dict = {"v": ident, "n": cls.__name__, "q": cls.__qualname__}
+        fields = getattr(cls, "__dataclass_fields__", None)
+        if isinstance(fields, dict) and all(type(f) is str for f in fields):
+            import dataclasses
+
+            data["f"] = [f.name for f in dataclasses.fields(cls)]
+        named = getattr(cls, "_fields", None)
+        if isinstance(value, tuple) and type(named) is tuple and all(is_ident(f) for f in named):
+            data["nt"] = list(named)
+            data["x"] = e(list(tuple.__iter__(value)))
+        return data
 
     def unsupported(self, what: str):
-        """Record an operation the wire cannot carry (the grade becomes
-        sandbox_error:unsupported, not a failure of the candidate's) and refuse it."""
+        """Record an operation the wire cannot carry (the witness's grade becomes
+        sandbox_error:unsupported, the case disputed, `witness:unsupported`, never a
+        failure of the candidate's) and refuse it."""
+        self.refuse(what)
+        raise Unsupported(f"{what}: not supported under isolation: process")
+
+    def refuse(self, what: str) -> None:
+        """Record an operation the wire cannot carry (it ends the case not judged)."""
         sys.stderr.write(f"[evalpin] unsupported under process isolation: {what}\n")
         if self._notes:
             with open(self._notes, "a", encoding="utf-8") as f:
                 f.write(what.replace("\n", " ") + "\n")
-        raise Unsupported(f"{what}: not supported under isolation: process")
+
+    def uncarried_error(self, text: str) -> BaseException:
+        self.refuse("an exception of the candidate's that the wire could not carry")
+        return RuntimeError(text)
 
     # -- rebuilding the candidate's objects ---------------------------------------------
+
+    def importer(self, name: str):
+        if name in self._modules and name not in sys.modules:
+            import importlib
+
+            return importlib.import_module(name)  # a stand-in the grader wrote
+        return trusted_module(name)
+
+    def stand_in(self, ident: int):
+        found = self._proxies.get(ident)
+        return found if found is not None else self._remote.get(ident)
+
+    def ident_of(self, obj) -> int | None:
+        ref = ref_of(obj)
+        return ref.ident if ref is not None and ref.peer is self else None
 
     def _decode_remote(self, tag: str, data: dict, d):
         v = data["v"]
         if type(v) is not int and tag != "em":
             raise ProtocolError("malformed reference")
         if tag == "k":
-            return self._local_class(data, d)
-        if tag == "live" and data.get("k") in LIVE:
-            return self._live(v, data["k"], d(data.get("x")))
+            known = self._remote.get(v)
+            return known if isinstance(known, type) else self._local_class(data, d)
         if tag == "o":
+            self._received[v] = self._received.get(v, 0) + 1
+            known = self.stand_in(v)
+            if known is not None:
+                return known
             cls = d(data.get("c"))
-            if not (isinstance(cls, type) and issubclass(cls, _Proxy)) or v in self._remote:
+            if not (isinstance(cls, type) and issubclass(cls, ProxyBase)):
                 raise ProtocolError("malformed object")
             return self._instance(cls, v, data, d)
-        if tag == "em" and type(v) is str:
+        if tag == "em":
             cls = d(data.get("c"))
-            if not isinstance(cls, _RemoteEnum) or v not in cls.__members__:
+            if not isinstance(cls, RemoteEnum):
                 raise ProtocolError("malformed enum member")
-            return cls[v]
+            if type(v) is str and v in cls.__members__:
+                return cls[v]
+            try:  # a combination of flags
+                return cls(d(data.get("x")))
+            except (TypeError, ValueError):
+                raise ProtocolError("malformed enum member") from None
         raise ProtocolError(f"unknown value tag {tag!r}")
 
     def _instance(self, cls: type, ident: int, data: dict, d):
-        ref = _Ref(self, ident)
+        ref = Ref(self, ident)
         value = d(data["x"]) if "x" in data else None
         if issubclass(cls, BaseException):
             args = value if type(value) is list else []
-            base = next(c for c in cls.__mro__ if _BUILTIN_TYPES.get(c.__name__) is c)
+            base = next(c for c in cls.__mro__ if BUILTIN_TYPES.get(c.__name__) is c)
             try:
                 obj = base.__new__(cls, *args)
                 base.__init__(obj, *args)
             except Exception:
                 obj = base.__new__(cls)
-            object.__setattr__(obj, _REF, ref)
-        elif cls._evalpin_value is not None:
+            attach(obj, ref)
+            apply_details(obj, data, d)
+            self._remote[ident] = obj
+            return obj
+        if cls._evalpin_container is not None:
+            base = cls._evalpin_container
+            if type(data.get("sk")) is not int:
+                raise ProtocolError("malformed container")
+            obj = base.__new__(cls)
+            merge(obj, self._rebuilt(base.__name__, data.get("x")))
+            attach(obj, ref)
+            self.shares.add(data["sk"], obj, base.__name__)
+            self._remote[ident] = obj
+            return obj
+        if cls._evalpin_value is not None:
             base = cls._evalpin_value
             if type(value) is not base:
                 raise ProtocolError("value of another type")
             obj = base.__new__(cls, value)
-            object.__setattr__(obj, _REF, ref)
-        else:
-            obj = object.__new__(cls)
-            object.__setattr__(obj, _REF, ref)
-        self._remote[ident] = obj
+            attach(obj, ref)
+            self._remote[ident] = obj
+            return obj
+        obj = object.__new__(cls)
+        attach(obj, ref)
+        try:
+            self._proxies[ident] = obj
+        except TypeError:
+            self._remote[ident] = obj
         return obj
 
     def _local_class(self, data: dict, d) -> type:
         ident = data["v"]
-        if ident in self._remote:
-            raise ProtocolError("class described twice")
         self._remote[ident] = None  # in progress: a base naming it back is malformed
-        name = data.get("n") if type(data.get("n")) is str and _IDENT(data["n"]) else "Remote"
+        name = data.get("n") if is_ident(data.get("n")) else "Remote"
         qualname = data.get("q") if type(data.get("q")) is str else name
         module = data.get("m") if type(data.get("m")) is str else "remote"
         bases = d(data.get("b", []))
         if type(bases) is not list or not all(
-            isinstance(b, type) and issubclass(b, _Proxy) for b in bases
+            isinstance(b, type) and issubclass(b, ProxyBase) for b in bases
         ):
             raise ProtocolError("malformed bases")
-        ref = _Ref(self, ident)
+        stdlib_bases = []
+        for entry in data.get("sb") or []:
+            if type(entry) is list and len(entry) == 2:
+                try:
+                    found = d({"t": "sfn", "v": entry[0], "n": entry[1]})
+                except ProtocolError:
+                    continue
+                if isinstance(found, type):
+                    stdlib_bases.append(found)
+        ref = Ref(self, ident)
         if "e" in data:
-            cls = self._local_enum(name, data["e"], ref, d)
+            cls = local_enum(name, data["e"], ref, d)
         else:
-            cls = self._proxy_class(name, bases, data, ref)
-        cls.__qualname__, cls.__module__ = qualname[:200], module[:200]
+            cls = proxy_class(name, bases, data, ref, stdlib_bases)
+        type.__setattr__(cls, "__qualname__", qualname[:200])
+        type.__setattr__(cls, "__module__", module[:200])
         self._remote[ident] = cls
-        return cls
-
-    def _proxy_class(self, name: str, bases: list, data: dict, ref: _Ref) -> type:
-        names = lambda key: [n for n in data.get(key, []) if type(n) is str]  # noqa: E731
-        ns: dict = {_REF: ref}
-        ns["_evalpin_compares"] = frozenset(n for n in names("c") if n in _COMPARISONS)
-        for dunder in names("d"):
-            if dunder in _FORWARDED:
-                ns[dunder] = _call if dunder == "__call__" else _special(dunder)
-        for method in names("fn"):
-            if _IDENT(method) and not method.startswith("_evalpin"):
-                ns[method] = _RemoteMethod(method)
-        if data.get("m") == "builtins" and data.get("n") == "coroutine":
-            ns.update(_COROUTINE)
-        if data.get("nohash") is True:
-            ns["__hash__"] = None
-        elif data.get("h") is True:
-            ns["__hash__"] = _hash
-        if "f" in data:
-            ns["__dataclass_fields__"] = _dataclass_fields(data["f"])
-        if "ma" in data:
-            ns["__match_args__"] = tuple(n for n in names("ma") if _IDENT(n))
-        trusted: list[type] = []
-        value_base = data.get("vb")
-        value_type = None
-        if value_base in _IMMUTABLE_BASES:
-            value_type = _IMMUTABLE_BASES[value_base][0]
-            if not any(issubclass(b, value_type) for b in bases):
-                trusted.append(value_type)
-            for dunder in [n for n in ns if n in _COMPARISONS or n == "__hash__"]:
-                del ns[dunder]
-            for i, field in enumerate(names("nt")):
-                if _IDENT(field) and field not in ns:
-                    ns[field] = property(lambda self, i=i: tuple.__getitem__(self, i))
-            if "nt" in data:
-                ns["_fields"] = tuple(n for n in names("nt") if _IDENT(n))
-        elif value_base in _MUTABLE_BASES:
-            ns["_evalpin_snapshot"] = _MUTABLE_BASES[value_base][0]
-        exceptions = data.get("x")
-        if type(exceptions) is list:
-            builtin = [
-                _BUILTIN_TYPES[n]
-                for n in exceptions
-                if type(n) is str
-                and n in _BUILTIN_TYPES
-                and issubclass(_BUILTIN_TYPES[n], BaseException)
-            ]
-            builtin = [
-                c if issubclass(c, Exception) or c is SystemExit else RuntimeError
-                for c in builtin[:1]
-            ] or [Exception]
-            if not any(issubclass(b, builtin[0]) for b in bases):
-                trusted += builtin
-            for dunder in [n for n in ns if n in _COMPARISONS or n == "__hash__"]:
-                del ns[dunder]
-        ns["_evalpin_value"] = value_type
-        chain = [*bases, *trusted] or [_Proxy]
-        if not any(issubclass(b, _Proxy) for b in chain):
-            chain.append(_Proxy)
-        try:
-            return _RemoteClass(name, tuple(chain), ns)
-        except TypeError:  # bases whose layouts or orders do not combine here
-            return _RemoteClass(name, (*trusted, _Proxy), ns)
-
-    def _local_enum(self, name: str, spec, ref: _Ref, d) -> type:
-        """The candidate's enum rebuilt from its members' names and values with the
-        stdlib's own enum classes; its methods forward to the worker's members."""
-        if type(spec) is not list or len(spec) != 2 or type(spec[1]) is not list:
-            raise ProtocolError("malformed enum")
-        base = getattr(enum, spec[0], enum.Enum) if type(spec[0]) is str else enum.Enum
-        if not (isinstance(base, type) and issubclass(base, enum.Enum)):
-            base = enum.Enum
-        members = []
-        for entry in spec[1]:
-            if type(entry) is not list or len(entry) != 2 or type(entry[0]) is not str:
-                raise ProtocolError("malformed enum member")
-            if not _IDENT(entry[0]) or entry[0].startswith("_"):
-                raise ProtocolError("malformed enum member")
-            members.append((entry[0], d(entry[1])))
-        peer = self
-
-        def __getattr__(member, attr):
-            if attr.startswith("_"):
-                raise AttributeError(attr)
-            return peer.request("member", obj=ref.ident, name=attr, args=[member._name_])
-
-        def build(base: type, members: list) -> type:
-            ns = _RemoteEnum.__prepare__(name, (base,))
-            for member, value in members:
-                ns[member] = value
-            ns["__getattr__"] = __getattr__
-            return _RemoteEnum(name, (base,), ns)
-
-        try:
-            cls = build(base, members)
-        except (TypeError, ValueError):  # values this base refuses here: names only
-            cls = build(enum.Enum, [(n, i) for i, (n, _) in enumerate(members)])
-        type.__setattr__(cls, _REF, ref)
         return cls
 
     # -- serving the worker's requests on the tests' objects ----------------------------
@@ -499,43 +470,82 @@ class Judge(Peer):
             args, _ = self._arguments(message)
             return builtins.input(*args[:1])
         if op == "stdin":
-            name = _name(message)
+            name = name_of(message)
             if name not in ("read", "readline", "readlines"):
                 raise ProtocolError("unknown stdin read")
             args, _ = self._arguments(message)
             return getattr(sys.stdin, name)(*args[:1])
+        if op == "adopt":  # an instance of a tests' subclass the candidate made
+            (obj,), _ = self._arguments(message)
+            if type(obj) not in self._overrides:
+                raise ProtocolError("not an instance of a tests' subclass")
+            ident = self.give(obj)
+            self._kinds[ident] = "subclass"
+            return ident
         target = self._target(message)
         kind = self._kinds.get(message["obj"])
         if kind is None:
             raise PermissionError("the candidate may only use what the tests handed it")
         if op == "getattr":
-            return _read_attribute(target, kind, _name(message))
+            return kinds.read_attribute(target, kind, name_of(message))
         if op in ("setattr", "delattr"):
-            _check_write(target, kind, _name(message))
+            kinds.check_write(target, kind, name_of(message))
             if op == "delattr":
-                return delattr(target, _name(message))
+                return delattr(target, name_of(message))
             (value,), _ = self._arguments(message)
             if kind == "mock":
-                check_mock_value(_name(message), value)
-            return setattr(target, _name(message), value)
+                kinds.check_mock_value(name_of(message), value)
+            return setattr(target, name_of(message), value)
         args, kwargs = self._arguments(message)
         if op == "method" and kind == "subclass":  # the worker calls a test's override
-            name = _name(message)
-            if name not in self._overrides.get(message["obj"], ()):
+            name = name_of(message)
+            if name not in self._overrides.get(type(target), ()):
                 raise AttributeError(f"{name!r} is not overridden by the tests' class")
             return getattr(target, name)(*args, **kwargs)
+        if op == "await":  # the candidate awaits an awaitable of the test's
+            if kind != "await":
+                raise TypeError(f"the tests' {kind} is not awaitable")
+            return _await_here(target, self.test_loop)
         if op == "call":
-            if not callable(target) or kind in ("iter", "file"):
+            if not callable(target) or kind in ("iter", "file", "subclass", "await"):
                 raise TypeError(f"the tests' {kind} is not callable")
-            received += _mutable_args(args, kwargs)
+            received += self.mutable_args(args, kwargs)
             return target(*args, **kwargs)
         if op == "special":
-            name = _name(message)
-            if name not in _SPECIALS[kind]:
+            name = name_of(message)
+            if name not in kinds.SPECIALS[kind]:
                 raise TypeError(f"{name} is not something the tests' {kind} does")
-            received += _mutable_args(args, {})
-            return _OPS[name](target, *args)
+            received += self.mutable_args(args, {})
+            return kinds.OPS[name](target, *args)
         raise ProtocolError(f"unknown request {op!r}")
+
+
+def _await_here(awaitable, loop):
+    """Run an awaitable of the test's to its end: in the test's own loop when it is
+    running (this is a thread of the side channel's), else in a loop of its own."""
+    import asyncio
+
+    async def drive():
+        return await awaitable
+
+    if loop is not None and loop.is_running():
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is not loop:
+            return asyncio.run_coroutine_threadsafe(drive(), loop).result()
+    return asyncio.run(drive())
+
+
+def _ident_of(value) -> int | None:
+    ref = ref_of(value)
+    return ref.ident if ref is not None else None
+
+
+def _import_path() -> list[str]:
+    """The folders the pytest process imports from, as they are now."""
+    return [os.path.realpath(p or ".") for p in sys.path if type(p) is str]
 
 
 def _names_a_path(text: str) -> bool:

@@ -11,11 +11,11 @@ import os
 import sys
 import types
 
-from .mirror import _within
-from .proxies import _REF, _Ref, _ref
-from .values import _SCALARS, _STDLIB
+from .mirror import within
+from .protocol import SCALARS
+from .stdlib import PURE_BUILTINS
 
-_OPS = {
+OPS = {
     "__iter__": iter,
     "__next__": next,
     "__len__": len,
@@ -29,7 +29,7 @@ _OPS = {
     "__repr__": repr,
     "__str__": str,
 }
-_CONTAINER = frozenset(_OPS)
+_CONTAINER = frozenset(OPS)
 # Comparing two of the tests' objects is the tests' own code deciding, as in-process
 # (a `functools.cmp_to_key` key, a test's dataclass as a dict key).
 _COMPARE = {
@@ -41,13 +41,62 @@ _COMPARE = {
     "__ge__": operator.ge,
     "__hash__": hash,
 }
-_OPS.update(_COMPARE)
-_SPECIALS = {
+OPS.update(_COMPARE)
+SPECIALS = {
     "call": frozenset({"__repr__", "__str__", "__bool__", *_COMPARE}),
     "iter": frozenset({"__iter__", "__next__", "__repr__", "__bool__"}),
     "file": frozenset({"__iter__", "__next__", "__enter__", "__exit__", "__repr__", "__bool__"}),
+    "sync": frozenset({"__enter__", "__exit__", "__repr__", "__bool__", "__len__"}),
+    "await": frozenset({"__repr__", "__bool__"}),
     "object": _CONTAINER | set(_COMPARE),
     "mock": _CONTAINER | set(_COMPARE),
+    "subclass": frozenset(),
+}
+# What a lock, event, condition, semaphore, barrier or queue of the tests' offers.
+_SYNC_API = frozenset(
+    [
+        "acquire",
+        "release",
+        "locked",
+        "wait",
+        "wait_for",
+        "set",
+        "clear",
+        "is_set",
+        "notify",
+        "notify_all",
+        "put",
+        "get",
+        "put_nowait",
+        "get_nowait",
+        "qsize",
+        "empty",
+        "full",
+        "task_done",
+        "join",
+        "n_waiting",
+        "parties",
+        "broken",
+        "abort",
+        "reset",
+        "maxsize",
+    ]
+)
+_SYNC_TYPES = {
+    ("_thread", "lock"),
+    ("_thread", "RLock"),
+    ("threading", "RLock"),
+    ("threading", "_RLock"),
+    ("threading", "Event"),
+    ("threading", "Condition"),
+    ("threading", "Semaphore"),
+    ("threading", "BoundedSemaphore"),
+    ("threading", "Barrier"),
+    ("queue", "Queue"),
+    ("queue", "LifoQueue"),
+    ("queue", "PriorityQueue"),
+    ("queue", "SimpleQueue"),
+    ("_queue", "SimpleQueue"),
 }
 # What a file object of the tests' offers the candidate: reading and writing.
 _FILE_API = frozenset(
@@ -78,74 +127,24 @@ _FILE_API = frozenset(
         "line_buffering",
     ]
 )
-# Builtins that compute on their arguments and nothing else, safe as callbacks.
-_PURE_BUILTINS = frozenset(
-    [
-        "abs",
-        "all",
-        "any",
-        "ascii",
-        "bin",
-        "callable",
-        "chr",
-        "divmod",
-        "format",
-        "hash",
-        "hex",
-        "len",
-        "max",
-        "min",
-        "next",
-        "iter",
-        "oct",
-        "ord",
-        "pow",
-        "print",
-        "repr",
-        "round",
-        "sorted",
-        "sum",
-        "isinstance",
-        "issubclass",
-    ]
-)
 _PLAIN_TYPES = frozenset({str, bytes, int, float, list, dict, set, frozenset, tuple, bytearray})
 
 
-def _plain(args) -> bool:
-    return all(type(a) in _SCALARS or type(a) in _PLAIN_TYPES for a in args)
+def plain_args(args) -> bool:
+    return all(type(a) in SCALARS or type(a) in _PLAIN_TYPES for a in args)
 
 
-def _ident_of(value) -> int | None:
-    ref = _ref(value) if not isinstance(value, type) else value.__dict__.get(_REF)
-    return ref.ident if type(ref) is _Ref else None
-
-
-def _stdlib_name(value) -> tuple[str, str] | None:
-    """(module, qualname) of a standard-library function or class found there under that
-    name (`time.sleep`, `os.path.join`); None for anything else."""
-    module, qualname = getattr(value, "__module__", None), getattr(value, "__qualname__", None)
-    if type(module) is not str or type(qualname) is not str or module == "builtins":
-        return None
-    if module.split(".")[0] not in _STDLIB or not (callable(value) or isinstance(value, type)):
-        return None
-    found = sys.modules.get(module)
-    for part in qualname.split("."):
-        found = getattr(found, part, None)
-    return (module, qualname) if found is value else None
-
-
-def _type_name(value) -> str:
+def type_name(value) -> str:
     cls = type(value)
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-def _is_mock(value) -> bool:
+def is_mock(value) -> bool:
     mock = sys.modules.get("unittest.mock")
     return mock is not None and isinstance(value, mock.NonCallableMock)
 
 
-def _tests_class(cls: type, root: str) -> bool:
+def tests_class(cls: type, root: str) -> bool:
     """A class defined by the tests (in a module loaded from the tests' folder)."""
     if type(cls) not in (type, enum.EnumMeta, getattr(sys.modules.get("abc"), "ABCMeta", type)):
         return False
@@ -153,17 +152,19 @@ def _tests_class(cls: type, root: str) -> bool:
     path = getattr(module, "__file__", None)
     if type(path) is not str or getattr(module, "_evalpin_stub", False):
         return False
-    return _within(os.path.realpath(path), [root])
+    return within(os.path.realpath(path), [root])
 
 
-def _kind(value, root: str) -> str | None:
+def kind_of(value, root: str) -> str | None:
     """What a test's object may be used for in the worker, decided by what it is."""
-    if _is_mock(value):
+    if is_mock(value):
         return "mock"
     if isinstance(value, io.IOBase):
         return "file"
     if isinstance(value, (types.GeneratorType, types.AsyncGeneratorType)):
         return "iter"
+    if isinstance(value, types.CoroutineType) or _is_future(value):
+        return "await"
     cls = type(value)
     if cls.__module__ == "builtins" and cls.__name__.endswith("iterator"):
         return "iter"
@@ -172,12 +173,13 @@ def _kind(value, root: str) -> str | None:
     if isinstance(value, types.FunctionType):
         return "call"
     if isinstance(value, types.MethodType):
-        return "call" if _kind(value.__self__, root) in ("object", "mock", "file", "call") else None
+        owner = kind_of(value.__self__, root)
+        return "call" if owner in ("object", "mock", "file", "call", "sync") else None
     if isinstance(value, types.BuiltinFunctionType):
         owner = value.__self__
         if owner is builtins or owner is None:
-            return "call" if value.__name__ in _PURE_BUILTINS else None
-        if type(owner) in _PLAIN_TYPES or _kind(owner, root) in ("object", "file"):
+            return "call" if value.__name__ in PURE_BUILTINS else None
+        if type(owner) in _PLAIN_TYPES or kind_of(owner, root) in ("object", "file", "sync"):
             return "call"
         return None
     if isinstance(value, (types.MethodDescriptorType, types.ClassMethodDescriptorType)):
@@ -185,21 +187,26 @@ def _kind(value, root: str) -> str | None:
         return "call" if owner in _PLAIN_TYPES and not value.__name__.startswith("_") else None
     functools = sys.modules.get("functools")
     if functools is not None and isinstance(value, functools.partial):
-        return "call" if _kind(value.func, root) == "call" else None
+        return "call" if kind_of(value.func, root) == "call" else None
     if isinstance(value, type):  # a class of the tests': called, its public names read
-        return "object" if _tests_class(value, root) else None
+        return "object" if tests_class(value, root) else None
     if callable(value) and cls.__module__ in ("operator", "functools"):
         return "call"  # itemgetter, attrgetter, methodcaller, cmp_to_key
-    if cls is types.SimpleNamespace or isinstance(value, enum.Enum) or _tests_class(cls, root):
-        return "object"
-    argparse = sys.modules.get("argparse")
-    if argparse is not None and cls is argparse.Namespace:
+    if (cls.__module__, cls.__name__) in _SYNC_TYPES:
+        return "sync"
+    if isinstance(value, enum.Enum) or tests_class(cls, root):
         return "object"
     return None
 
 
-def _read_attribute(target, kind: str, name: str):
-    if kind in ("call", "iter"):
+def _is_future(value) -> bool:
+    asyncio = sys.modules.get("asyncio")
+    return asyncio is not None and isinstance(value, asyncio.Future)
+
+
+def read_attribute(target, kind: str, name: str):
+    """A public attribute of a test's object the candidate reads, as its kind allows."""
+    if kind in ("call", "iter", "await"):
         if name in ("__name__", "__qualname__", "__doc__"):
             return getattr(target, name)
         raise AttributeError(f"{name!r}: the tests handed a {kind}, to be used, not read")
@@ -207,15 +214,20 @@ def _read_attribute(target, kind: str, name: str):
         raise AttributeError(f"{name!r}: the candidate sees public attributes only")
     if kind == "file" and name not in _FILE_API:
         raise AttributeError(f"{name!r}: a file of the tests' is read and written, no more")
+    if kind == "sync" and name not in _SYNC_API:
+        raise AttributeError(f"{name!r}: a lock or queue of the tests' is used, no more")
     if kind == "mock" and name in dir(type(target)):
         raise AttributeError(f"{name!r} is the test double's own API, not the candidate's")
+    if kind == "subclass":
+        raise AttributeError(f"{name!r}: the tests' subclass is reached through its methods")
     value = getattr(target, name)
     if isinstance(value, types.ModuleType):
         raise AttributeError(f"{name!r}: the candidate gets no module of the tests")
     return value
 
 
-def _check_write(target, kind: str, name: str) -> None:
+def check_write(target, kind: str, name: str) -> None:
+    """Refuse a change to a test's object its kind does not allow."""
     if kind not in ("object", "mock") or name.startswith("_"):
         raise PermissionError("the candidate may not change that object of the tests")
     if kind == "mock" and name in dir(type(target)):
@@ -232,7 +244,7 @@ def check_mock_value(name: str, value) -> None:
 
 def _plain_data(value, depth: int = 0) -> bool:
     kind = type(value)
-    if kind in _SCALARS or kind is bytes:
+    if kind in SCALARS or kind is bytes:
         return True
     if depth > 16:
         return False

@@ -1,173 +1,84 @@
-"""What both ends of the wire share: identity maps, the tagged-JSON codec and the
-message loop (with its spinning read, which is what makes a call cheap)."""
+"""What both ends of the wire share beyond the codec: the message loop (its spinning
+read is what makes a call cheap; calls from other threads go over the side channel,
+`channel`), arguments changed in place copied back, and what rides along with each
+message."""
 
 from __future__ import annotations
 
-import base64
 import json
-import math
 import os
 import select
+import sys
+import threading
 
-from .values import (
-    _BUILTIN_TYPES,
-    _SCALARS,
-    _VALUE_NAMES,
-    _VALUES,
-    MAX_DEPTH,
+from .codec import Codec
+from .protocol import (
     MAX_MESSAGE,
+    MAX_SHARED_ITEMS,
     SPIN_READS,
     ProtocolError,
     RemoteGone,
     Unsupported,
-    _builtin_exception,
-    _ByReference,
-    _pairs,
-    _stdlib_exception,
-    _text,
-    decode_value,
-    encode_value,
-    value_class,
-    value_name,
+    text_of,
 )
+from .shares import merge
+from .values import mutable_name
 
 
-class Peer:
-    """What both ends share: the identity maps, value codec and message loop. Each end
-    decides what it exports (`_export`), how it rebuilds the other side's objects
-    (`_decode_remote`), what it may be asked to do (`_perform`) and what rides along
-    with each message (`_outgoing`, `_incoming`)."""
+class Peer(Codec):
+    """What both ends share: the codec and the message loop. Each end decides what it
+    may be asked to do (`_perform`) and what rides along with each message
+    (`_outgoing`, `_incoming`, `_finish`)."""
 
-    def __init__(self, rfd: int, wfd: int) -> None:
+    def __init__(self, rfd: int, wfd: int, main_thread: int) -> None:
+        super().__init__(main_thread)
         self._rfd = rfd
         os.set_blocking(rfd, False)
         self._buf = bytearray()
         self._wfd = wfd
-        self._objects: dict[int, object] = {}  # ids we gave out -> our objects
-        self._ids: dict[int, int] = {}  # id(our object) -> the id we gave it
-        self._remote: dict[int, object] = {}  # the other side's ids -> our stand-ins
-        self._next = 0
-
-    # -- encoding ----------------------------------------------------------------------
-
-    def encode(self, value, depth: int = 0):
-        kind = type(value)
-        if kind in _SCALARS:
-            if kind is float and not math.isfinite(value):
-                return {"t": "float", "v": repr(value)}
-            return value
-        if depth > MAX_DEPTH:
-            self.unsupported("a value nested deeper than the wire carries")
-        e = lambda v: self.encode(v, depth + 1)  # noqa: E731
-        if kind is list:
-            return [e(v) for v in value]
-        if kind is tuple:
-            return {"t": "tuple", "v": [e(v) for v in value]}
-        if kind is dict:
-            return {"t": "dict", "v": [[e(k), e(v)] for k, v in value.items()]}
-        if kind is set or kind is frozenset:
-            return {"t": kind.__name__, "v": [e(v) for v in value]}
-        if kind is bytes:
-            return {"t": "bytes", "v": base64.b64encode(value).decode("ascii")}
-        name = _VALUE_NAMES.get(kind) or value_name(kind)
-        if name is not None:
-            try:
-                return {"t": "val", "n": name, "v": encode_value(name, value, e)}
-            except _ByReference:
-                pass
-        if value is NotImplemented:
-            return {"t": "notimpl", "v": 0}
-        if value is Ellipsis:
-            return {"t": "ellipsis", "v": 0}
-        if isinstance(value, type) and _BUILTIN_TYPES.get(value.__name__) is value:
-            return {"t": "type", "v": value.__name__}
-        if isinstance(value, type) and value_name(value) is not None:
-            return {"t": "stype", "v": value_name(value)}
-        back = self._back(value)  # first: one of the other side's, even if we gave it an id
-        if back is not None:
-            return back
-        ident = self._ids.get(id(value))
-        if ident is not None and self._objects.get(ident) is value:
-            return {"t": "r", "v": ident}
-        return self._export(value, e)
-
-    def unsupported(self, what: str):
-        """Refuse an operation the wire cannot carry (the judge also records it)."""
-        raise Unsupported(what)
-
-    def _give(self, value) -> int:
-        self._next += 1
-        self._objects[self._next] = value
-        self._ids[id(value)] = self._next
-        return self._next
-
-    def _back(self, value):
-        """The wire form of one of the other side's objects we hold a stand-in for."""
-        raise NotImplementedError
-
-    def _export(self, value, e):
-        raise NotImplementedError
-
-    def decode(self, data, depth: int = 0):
-        """Rebuild a value from its wire form; anything unexpected is a ProtocolError."""
-        kind = type(data)
-        if kind in _SCALARS:
-            return data
-        if depth > MAX_DEPTH * 2:
-            raise ProtocolError("nested too deeply")
-        d = lambda v: self.decode(v, depth + 1)  # noqa: E731
-        if kind is list:
-            return [d(v) for v in data]
-        if kind is not dict or "t" not in data or "v" not in data:
-            raise ProtocolError("malformed value")
-        tag, v = data["t"], data["v"]
-        try:
-            if tag == "tuple" and type(v) is list:
-                return tuple(d(x) for x in v)
-            if tag == "dict" and type(v) is list:
-                return dict(_pairs(v, d))
-            if tag in ("set", "frozenset") and type(v) is list:
-                return (set if tag == "set" else frozenset)(d(x) for x in v)
-            if tag == "bytes" and type(v) is str:
-                return base64.b64decode(v.encode("ascii"), validate=True)
-            if tag == "float" and v in ("nan", "inf", "-inf"):
-                return float(v)
-            if tag == "val" and data.get("n") in _VALUES:
-                return decode_value(data["n"], v, d)
-            if tag == "notimpl":
-                return NotImplemented
-            if tag == "ellipsis":
-                return Ellipsis
-            if tag == "type" and v in _BUILTIN_TYPES:
-                return _BUILTIN_TYPES[v]
-            if tag == "stype" and v in _VALUES:
-                return value_class(v)
-            if tag == "b" and type(v) is int and v in self._objects:
-                return self._objects[v]
-            if tag == "bx" and type(v) is str:
-                args = d(data.get("a", []))
-                return _builtin_exception(v, args if type(args) is list else [])
-            if tag == "sx":
-                exc = _stdlib_exception(data, d)
-                if exc is None:
-                    raise ProtocolError("unknown standard-library exception")
-                return exc
-            if tag == "r" and type(v) is int and v in self._remote:
-                return self._remote[v]
-        except ProtocolError:
-            raise
-        except (TypeError, ValueError, IndexError, KeyError, OverflowError, ArithmeticError):
-            raise ProtocolError(f"malformed {tag!r} value") from None
-        return self._decode_remote(tag, data, d)
-
-    def _decode_remote(self, tag: str, data: dict, d):
-        raise ProtocolError(f"unknown value tag {tag!r}")
+        self._side = None  # the side channel, for calls from other threads
 
     # -- messages ----------------------------------------------------------------------
 
-    def _send(self, message: dict) -> None:
-        self._outgoing(message)
-        data = json.dumps(message, separators=(",", ":")).encode() + b"\n"
+    def line(self, message: dict, body: dict) -> bytes:
+        """The message with what rides along, then its body, encoded in that order
+        (the receiver decodes in the same order)."""
+        with self._state:
+            self._outgoing(message)
+            if self._released:
+                message["rel"], self._released = self._released, []
+            if self.shares.entries:
+                updates = self.shares.changed(self)
+                if updates:
+                    message["sh"] = updates
+            try:
+                for key, value in body.items():
+                    message[key] = (
+                        self.encode(value) if key in _PLAIN_FIELDS else self._field(key, value)
+                    )
+            except Unsupported as exc:
+                if "op" in message:
+                    raise
+                for key in body:
+                    message.pop(key, None)
+                message["err"] = self._error_data(exc)
+            self._finish(message)
+        return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+
+    def _field(self, key: str, value):
+        if key == "kwargs":
+            return {str(k): self.encode(v) for k, v in value.items()}
+        if key == "err":
+            return self._error_data(value)
+        if key == "back":
+            return [self.encode(v, copy=True) for v in value]
+        return self.encode(value)
+
+    def _send(self, message: dict, **body) -> None:
+        if threading.get_ident() != self._main and self._side is not None:
+            self._side.send(message, body)
+            return
+        data = self.line(message, body)
         view = memoryview(data)
         try:
             while view:
@@ -175,18 +86,45 @@ class Peer:
         except OSError as exc:
             raise RemoteGone(f"the other process is gone ({exc})") from None
 
-    def _receive(self) -> dict:
-        line = self._line()
+    def parse(self, line: bytes) -> dict:
         try:
             message = json.loads(line)
         except (ValueError, RecursionError):
             raise ProtocolError("message is not JSON") from None
         if type(message) is not dict:
             raise ProtocolError("message is not an object")
-        self._incoming(message)
+        with self._state:
+            self._incoming(message)
+            rel = message.get("rel")
+            if rel is not None:
+                self._let_go(rel)
         return message
 
-    def _line(self) -> bytes:
+    def apply_shares(self, message: dict) -> None:
+        """Containers the other side changed: refilled in place (before the body, in the
+        order it was encoded)."""
+        updates = message.get("sh") or []
+        if type(updates) is not list:
+            raise ProtocolError("malformed shared update")
+        for entry in updates:
+            if type(entry) is not list or len(entry) != 2 or type(entry[0]) is not int:
+                raise ProtocolError("malformed shared update")
+            known = self.shares.entries.get(entry[0])
+            if known is None:
+                continue  # let go of here meanwhile
+            self.shares.refill(entry[0], self._rebuilt(known[2], entry[1]))
+
+    def apply_drops(self, message: dict) -> None:
+        """Containers the other side let go of (after the body that may name them)."""
+        for key in message.get("drop") or []:
+            if type(key) is not int:
+                raise ProtocolError("malformed drop")
+            self.shares.drop(key)
+
+    def _receive(self) -> dict:
+        return self.parse(self._read_line())
+
+    def _read_line(self) -> bytes:
         """The next message line. The pipe is read without blocking for a few dozen
         microseconds first, yielding the core between reads: a reply usually comes that
         fast, and waking a process blocked on another idle core costs more than the whole
@@ -228,6 +166,15 @@ class Peer:
     def _outgoing(self, message: dict) -> None:
         """Add what rides along with every message from this end."""
 
+    def _finish(self, message: dict) -> None:
+        """Add what the body's encoding brought about (plain data only): containers
+        nobody here holds any more stop being kept in step (after their last change
+        went with this message)."""
+        if self.shares.entries:
+            dropped = self.shares.unused()
+            if dropped:
+                message["drop"] = dropped
+
     def _incoming(self, message: dict) -> None:
         """Apply what rode along with a message from the other end."""
 
@@ -236,44 +183,90 @@ class Peer:
         __tracebackhide__ = True  # pytest shows the test's line, not the wire's
         args = list(args)
         kwargs = kwargs or {}
-        mutable = _mutable_args(args, kwargs) if op in _CALLS else []
+        mutable = self.mutable_args(args, kwargs) if op in CALLS else []
         message: dict = {"op": op}
         if obj is not None:
             message["obj"] = obj
         if name is not None:
             message["name"] = name
+        body = {}
         if args:
-            message["args"] = self.encode(args)
+            body["args"] = args
         if kwargs:
-            message["kwargs"] = {str(k): self.encode(v) for k, v in kwargs.items()}
-        self._send(message)
-        while True:
-            reply = self._receive()
-            if "op" in reply:
-                self._serve(reply)
-                continue
-            if ("ok" in reply) == ("err" in reply):
-                raise ProtocolError("malformed reply")
+            body["kwargs"] = kwargs
+        if threading.get_ident() != self._main and self._side is not None:
+            reply = self._side.request(message, body)
+        else:
+            self._send(message, **body)
+            while True:
+                reply = self._receive()
+                if "op" in reply:
+                    self.serve(reply)
+                    continue
+                break
+        return self._answer(reply, mutable)
+
+    def _answer(self, reply: dict, mutable: list):
+        __tracebackhide__ = True
+        if ("ok" in reply) == ("err" in reply):
+            raise ProtocolError("malformed reply")
+        if "sh" in reply:
+            self.apply_shares(reply)
+        if mutable:
+            self._tls.mutable = mutable
+        try:
+            value = self.decode(reply["ok"]) if "ok" in reply else self._error(reply["err"])
+            if mutable and "back" in reply:
+                self._copy_back(mutable, reply["back"])
+                if "keep" in reply:
+                    self._kept(mutable, reply["keep"])
+        finally:
             if mutable:
-                self._copy_back(mutable, reply.get("back", []))
-            if "ok" in reply:
-                return self.decode(reply["ok"])
-            raise self._error(reply["err"])
+                self._tls.mutable = None
+        if "drop" in reply:
+            self.apply_drops(reply)
+        if "err" in reply:
+            raise value
+        return value
+
+    def mutable_args(self, args, kwargs) -> list:
+        """The arguments a call may change in place, in the order both sides list them
+        (containers already kept in step are not among them)."""
+        found = []
+        for value in (*args, *kwargs.values()):
+            if mutable_name(type(value)) and id(value) not in self.shares.ids:
+                found.append(value)
+        return found
 
     def _copy_back(self, originals: list, data) -> None:
-        """Arguments travel by value; a list, dict or set the other side changed in place
-        is changed here too, with the plain data it had at the end of the call."""
+        """Arguments travel by value; a container the other side changed in place is
+        changed here too (the containers nested in it kept, refilled in place)."""
         states = self.decode(data)
         if type(states) is not list or len(states) != len(originals):
             raise ProtocolError("malformed argument states")
         for original, state in zip(originals, states, strict=True):
             if type(state) is not type(original):
                 raise ProtocolError("argument state of another type")
-            if type(original) is list:
-                original[:] = state
-            else:
-                original.clear()
-                original.update(state)
+            merge(original, state)
+
+    def _kept(self, originals: list, keep) -> None:
+        """Arguments the other side kept a hold of: kept in step from now on."""
+        if keep is None:
+            return
+        if type(keep) is not list:
+            raise ProtocolError("malformed kept arguments")
+        for entry in keep:
+            if type(entry) is not list or len(entry) != 2:
+                raise ProtocolError("malformed kept arguments")
+            index, key = entry
+            if type(index) is not int or not 0 <= index < len(originals) or type(key) is not int:
+                raise ProtocolError("malformed kept arguments")
+            obj = originals[index]
+            self.shares.add(key, obj, mutable_name(type(obj)))
+
+    def set_main(self) -> None:
+        """Make the calling thread this end's main one (the one the main pipes serve)."""
+        self._main = threading.get_ident()
 
     def serve_forever(self) -> None:
         """Answer requests until the other side closes the connection."""
@@ -284,28 +277,67 @@ class Peer:
                 return
             if "op" not in message:
                 raise ProtocolError("expected a request")
-            self._serve(message)
+            self.serve(message)
 
-    def _serve(self, message: dict) -> None:
+    def serve(self, message: dict) -> None:
+        """Perform one request of the other side's and send the reply (with the states of
+        the containers it was handed, changed or not, whatever happened)."""
         received: list = []
+        reply: dict = {}
         try:
-            result = self._perform(message, received)
-            reply = {"ok": self.encode(result)}
+            if "sh" in message:
+                self.apply_shares(message)
+            body = {"ok": self._perform(message, received)}
+            if "drop" in message:
+                self.apply_drops(message)
+            keep = self._settle(body["ok"], received)
+            if keep:
+                reply["keep"] = keep
         except BaseException as exc:  # everything the code raised goes back as data
-            reply = {"err": self._error_data(exc)}
-        if received:
-            try:
-                reply["back"] = self.encode(received)
-            except Exception as exc:
-                reply = {"err": self._error_data(exc)}
-        self._send(reply)
+            body = {"err": exc}
+        if not received:
+            self._send(reply, **body)
+            return
+        body["back"] = received
+        self._tls.args = {id(v): i for i, v in enumerate(received)}
+        self._answering += 1
+        try:
+            self._send(reply, **body)
+        finally:
+            self._answering -= 1
+            self._tls.args = None
+
+    def _settle(self, result, received: list) -> list:
+        """After a call: a container the result is, that lives on here (held by anything
+        but this call: a module's list, an object's attribute, a cached result), is kept
+        in step with the other side's copy; so is an argument this side kept a hold of
+        ([index, key] of each, for the reply)."""
+        if not received and type(result) in _PLAIN:
+            return []
+        # references: serve's and this frame's names, getrefcount's argument
+        if (
+            mutable_name(type(result))
+            and sys.getrefcount(result) > 3
+            and not any(result is r for r in received)
+            and _small(result)
+        ):
+            self.shares.start(result)
+        keep = []
+        for i in range(len(received)):
+            obj = received[i]
+            held = (result is obj) + len([r for r in received if r is obj])
+            # `received` itself, this loop's name and getrefcount's argument
+            if sys.getrefcount(obj) > held + 2 and _small(obj):
+                keep.append([i, self.shares.start(obj)])
+        return keep
 
     def _arguments(self, message: dict) -> tuple[list, dict]:
         args = self.decode(message.get("args", []))
         raw = message.get("kwargs", {})
         if type(args) is not list or type(raw) is not dict:
             raise ProtocolError("malformed arguments")
-        return args, {k: self.decode(v) for k, v in raw.items()}
+        kwargs = {k: self.decode(v) for k, v in raw.items()}
+        return args, kwargs
 
     def _target(self, message: dict):
         ident = message.get("obj")
@@ -319,7 +351,7 @@ class Peer:
     # -- errors ------------------------------------------------------------------------
 
     def _error_data(self, exc: BaseException) -> dict:
-        data = {"s": _text(exc)}
+        data = {"s": text_of(exc)}
         try:
             data["x"] = self.encode(exc)
         except Exception:
@@ -335,20 +367,23 @@ class Peer:
         except ProtocolError:
             exc = None
         if not isinstance(exc, BaseException):
-            return RuntimeError(text)
+            return self.uncarried_error(text)
         return exc
 
-
-_CALLS = frozenset({"call", "method", "special"})  # the requests whose arguments may change
-
-
-def _mutable_args(args, kwargs) -> list:
-    """The arguments a call may change in place, in the order both sides list them."""
-    return [v for v in (*args, *kwargs.values()) if type(v) in (list, dict, set)]
+    def uncarried_error(self, text: str) -> BaseException:
+        """An exception the other side could not send as itself."""
+        return RuntimeError(text)
 
 
-def _name(message: dict) -> str:
-    name = message.get("name")
-    if type(name) is not str:
-        raise ProtocolError("attribute name must be a string")
-    return name
+CALLS = frozenset({"call", "method", "special", "umethod"})  # requests whose args may change
+
+
+def _small(obj) -> bool:
+    try:
+        return len(obj) <= MAX_SHARED_ITEMS
+    except TypeError:
+        return True
+
+
+_PLAIN = frozenset({type(None), bool, int, float, str, bytes})
+_PLAIN_FIELDS = frozenset({"ok", "args"})  # fields encoded as plain values

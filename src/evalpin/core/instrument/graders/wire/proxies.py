@@ -1,45 +1,66 @@
-"""The judge's proxies for the candidate's objects: local classes built from a
-description (names, bases, dunders, methods, dataclass fields, enum members), whose
-behaviour is forwarded to the worker and whose comparisons follow the wire's rule."""
+"""The judge's proxies for the candidate's objects: the roots every proxy class derives
+from, whose behaviour is forwarded to the worker (attributes, calls, special methods,
+awaiting), and whose comparisons follow the wire's rule. `classes` builds the proxy
+class of each candidate class on these roots."""
 
 from __future__ import annotations
 
 import enum
 from typing import TYPE_CHECKING
 
-from .values import _COMPARISONS, _IDENT, _LOCAL_DUNDERS, ProtocolError, _exact
+from .protocol import ProtocolError, exact, is_ident
+from .rules import LOCAL_ONLY
 
 if TYPE_CHECKING:
-    from .judge import Judge
+    from .peer import Peer
 
 
-class _Ref:
-    """Where a proxy's remote object is: its peer and id. Kept in the instance's
-    `__dict__` under one name, so the proxy's attribute namespace stays the remote's."""
+class Ref:
+    """Where a proxy's remote object is: its peer and id."""
 
     __slots__ = ("ident", "peer")
 
-    def __init__(self, peer: Judge, ident: int) -> None:
+    def __init__(self, peer: Peer, ident: int) -> None:
         self.peer = peer
         self.ident = ident
 
 
-_REF = "_evalpin_ref"
+REF = "_evalpin_ref"
 
 
-def _ref(obj) -> _Ref | None:
-    try:
-        ref = object.__getattribute__(obj, "__dict__").get(_REF)
-    except (AttributeError, TypeError):
-        return None
-    return ref if type(ref) is _Ref else None
+def ref_of(obj) -> Ref | None:
+    """The remote reference of a proxy (or proxy class), None for anything else; reads
+    no attribute through the object's own code."""
+    if isinstance(obj, Proxy):
+        try:
+            return _SLOT(obj)
+        except AttributeError:
+            return None
+    if isinstance(obj, type):
+        ref = obj.__dict__.get(REF)
+    else:
+        try:
+            ref = object.__getattribute__(obj, "__dict__").get(REF)
+        except (AttributeError, TypeError):
+            return None
+    return ref if type(ref) is Ref else None
 
 
-def _special(name: str):
+def attach(obj, ref: Ref) -> None:
+    """Give a new proxy instance its reference."""
+    if isinstance(obj, Proxy):
+        _SLOT_SET(obj, ref)
+    else:
+        object.__setattr__(obj, REF, ref)
+
+
+def special(name: str):
+    """A special method the candidate's class defines, forwarded to the worker."""
+
     def forward(self, *args):
         __tracebackhide__ = True
-        ref = _ref(self)
-        if name == "__exit__" and len(args) == 3:
+        ref = ref_of(self)
+        if name in ("__exit__", "__aexit__") and len(args) == 3:
             args = (args[0], args[1], None)  # a traceback of the judge's never crosses
         return ref.peer.request("special", obj=ref.ident, name=name, args=args)
 
@@ -47,14 +68,14 @@ def _special(name: str):
     return forward
 
 
-def _compare(name: str):
+def compare(name: str):
     """Between two candidate objects: the candidate's comparison. Against the tests'
     data: the value's own (trusted) comparison, or none at all."""
 
-    def compare(self, other):
+    def decide(self, other):
         __tracebackhide__ = True
-        ref = _ref(self)
-        theirs = _ref(other)
+        ref = ref_of(self)
+        theirs = ref_of(other)
         if theirs is not None and theirs.peer is ref.peer:
             if name in type(self)._evalpin_compares:
                 return ref.peer.request("special", obj=ref.ident, name=name, args=[other])
@@ -67,55 +88,72 @@ def _compare(name: str):
             return getattr(snapshot, name)(value, other)
         return NotImplemented
 
-    compare.__name__ = name
-    return compare
+    decide.__name__ = name
+    return decide
 
 
-def _call(self, *args, **kwargs):
+def call(self, *args, **kwargs):
     __tracebackhide__ = True
-    ref = _ref(self)
+    ref = ref_of(self)
     return ref.peer.request("call", obj=ref.ident, args=args, kwargs=kwargs)
 
 
-def _run(self):
-    """Run a coroutine of the candidate's to its end, in the worker's own event loop."""
-    __tracebackhide__ = True
-    ref = _ref(self)
-    return ref.peer.request("run", obj=ref.ident)
+def remote_hash(self) -> int:
+    ref = ref_of(self)
+    return exact(ref.peer.request("special", obj=ref.ident, name="__hash__"), int)
 
 
 def _await(self):
-    return _run(self)
-    yield
+    """Await an awaitable of the candidate's: it runs as a task in the worker's own event
+    loop while this one keeps running (polled, so the test's timeouts, cancellations and
+    other tasks hold); what it awaits of the test's runs in this loop."""
+    __tracebackhide__ = True
+    ref = ref_of(self)
+    peer = ref.peer
+    peer.note_loop()
+    task = peer.request("start", obj=ref.ident)
+    done = False
+    try:
+        while True:
+            done, value = peer.request("poll", args=[task])
+            if done:
+                return value
+            yield  # a bare yield: this loop runs its other tasks once, then polls again
+    finally:
+        if not done:
+            peer.request("cancel", args=[task])
 
 
 def _send(self, value):
-    if value is not None:
-        raise TypeError("a coroutine of the candidate's runs in one step")
-    raise StopIteration(_run(self))
+    return _stepper(self).send(value)
 
 
 def _throw(self, kind, value=None, traceback=None):
-    raise value if value is not None else kind
+    return _stepper(self).throw(kind, value, traceback)
 
 
 def _close(self) -> None:
-    ref = _ref(self)
-    ref.peer.request("method", obj=ref.ident, name="close")
+    ref = ref_of(self)
+    stepper = ref.peer.stepping.pop(ref.ident, None)
+    if stepper is not None:
+        stepper.close()
 
 
-# What makes a proxy of a coroutine a `collections.abc.Coroutine`: `asyncio.run(m.main())`
-# and `await m.fetch()` run it in the worker as one step.
-_COROUTINE = {"__await__": _await, "send": _send, "throw": _throw, "close": _close}
+def _stepper(self):
+    """The generator a task steps when it drives the awaitable through `send`."""
+    ref = ref_of(self)
+    stepper = ref.peer.stepping.get(ref.ident)
+    if stepper is None:
+        stepper = ref.peer.stepping[ref.ident] = _await(self)
+    return stepper
 
 
-def _hash(self) -> int:
-    ref = _ref(self)
-    value = ref.peer.request("special", obj=ref.ident, name="__hash__")
-    return _exact(value, int)
+# What makes a proxy of an awaitable a `collections.abc.Coroutine`: `asyncio.run(m.main())`,
+# `await m.fetch()`, `async with`/`async for`, `asyncio.wait_for(m.slow(), 1)`.
+AWAITABLE = {"__await__": _await, "send": _send, "throw": _throw, "close": _close}
 
 
-class _RemoteMethod:
+class RemoteMethod:
     """A method of the candidate's class: one request per call, looked up live there.
     On an instance of a tests' subclass it is the candidate class's own method, called
     unbound (what `super().run(x)` or an inherited method means)."""
@@ -129,11 +167,11 @@ class _RemoteMethod:
 
     def __get__(self, instance, owner=None):
         if instance is None:
-            return _Bound(owner.__dict__.get(_REF), self.name, owner)
-        ref = _ref(instance)
-        if _REF in type(instance).__dict__ or self.owner is None:
-            return _Bound(ref, self.name, instance)
-        return _Unbound(self.owner.__dict__[_REF], self.name, instance)
+            return Bound(owner.__dict__.get(REF), self.name, owner)
+        ref = ref_of(instance)
+        if REF in type(instance).__dict__ or self.owner is None:
+            return Bound(ref, self.name, instance)
+        return _Unbound(self.owner.__dict__[REF], self.name, instance)
 
 
 class _Unbound:
@@ -141,7 +179,7 @@ class _Unbound:
 
     __slots__ = ("instance", "name", "ref")
 
-    def __init__(self, ref: _Ref, name: str, instance) -> None:
+    def __init__(self, ref: Ref, name: str, instance) -> None:
         self.ref, self.name, self.instance = ref, name, instance
 
     def __call__(self, *args, **kwargs):
@@ -155,12 +193,12 @@ class _Unbound:
         )
 
 
-class _Bound:
+class Bound:
     """A bound method of a candidate object (or class), called in the worker."""
 
     __slots__ = ("name", "owner", "ref")
 
-    def __init__(self, ref: _Ref, name: str, owner) -> None:
+    def __init__(self, ref: Ref, name: str, owner) -> None:
         self.ref, self.name, self.owner = ref, name, owner
 
     def __call__(self, *args, **kwargs):
@@ -169,139 +207,242 @@ class _Bound:
             "method", obj=self.ref.ident, name=self.name, args=args, kwargs=kwargs
         )
 
+    def _method(self):
+        return self.ref.peer.request("getattr", obj=self.ref.ident, name=self.name)
+
     def __getattr__(self, name: str):
-        if name.startswith("__"):
+        if name in LOCAL_ONLY:
             raise AttributeError(name)
-        method = self.ref.peer.request("getattr", obj=self.ref.ident, name=self.name)
-        return getattr(method, name)
+        return getattr(self._method(), name)
+
+    @property
+    def __signature__(self):
+        return self._method().__signature__
+
+    @property
+    def __doc__(self):
+        return self._method().__doc__
 
     def __repr__(self) -> str:
         return f"<bound method {type(self.owner).__qualname__}.{self.name}>"
 
 
-class _RemoteClass(type):
+class RemoteClass(type):
     """The metaclass of every proxy class: calling it constructs in the worker; class
-    attributes are the worker's; setting one (monkeypatch) sets it there."""
+    attributes are the worker's; setting one (monkeypatch) sets it there. A class the
+    tests derive from a proxy class is made in the worker too, when it is defined (its
+    `__init_subclass__` runs there)."""
+
+    def __new__(mcs, name, bases, ns, /, **kwargs):
+        return super().__new__(mcs, name, bases, ns)
+
+    def __init__(cls, name, bases, ns, /, **kwargs) -> None:
+        super().__init__(name, bases, ns)
+        if REF not in ns and any(type(c.__dict__.get(REF)) is Ref for c in cls.__mro__[1:]):
+            cls._evalpin_sub = _tests_subclass(cls, kwargs)
 
     def __call__(cls, *args, **kwargs):
         __tracebackhide__ = True
-        ref = cls.__dict__.get(_REF)
+        ref = cls.__dict__.get(REF)
         if ref is None:  # a class the tests derived from the candidate's
             return _tests_subclass_instance(cls, args, kwargs)
         return ref.peer.request("call", obj=ref.ident, args=args, kwargs=kwargs)
 
+    def __getattribute__(cls, name: str):
+        if name == "__slots__":  # the candidate class's, not the proxy's own layout
+            ref = type.__getattribute__(cls, "__dict__").get(REF)
+            if ref is not None:
+                return ref.peer.request("getattr", obj=ref.ident, name=name)
+        return type.__getattribute__(cls, name)
+
     def __getattr__(cls, name: str):
         __tracebackhide__ = True
-        if name.startswith("__") and name not in _LOCAL_DUNDERS:
+        if name in LOCAL_ONLY:
             raise AttributeError(name)
-        ref = cls.__dict__.get(_REF)
+        ref = cls.__dict__.get(REF)
         if ref is None:
             raise AttributeError(name)
         return ref.peer.request("getattr", obj=ref.ident, name=name)
 
     def __setattr__(cls, name: str, value) -> None:
-        ref = cls.__dict__.get(_REF)
-        if ref is None or name.startswith("__") or name.startswith("_evalpin"):
-            return super().__setattr__(name, value)
+        ref = cls.__dict__.get(REF)
+        local = name.startswith("__") or name.startswith("_evalpin")
+        if ref is None or local or not cls.__dict__.get("_evalpin_ready"):
+            return super().__setattr__(name, value)  # while being made: its own
+        if isinstance(value, RemoteMethod) and cls.__dict__.get(name) is value:
+            # a patch undone with what the class held (mock.patch.object's exit)
+            return ref.peer.request("restore", obj=ref.ident, name=name)
         ref.peer.request("setattr", obj=ref.ident, name=name, args=[value])
 
     def __delattr__(cls, name: str) -> None:
-        ref = cls.__dict__.get(_REF)
+        ref = cls.__dict__.get(REF)
         if ref is None or name.startswith("__"):
             return super().__delattr__(name)
         ref.peer.request("delattr", obj=ref.ident, name=name)
 
 
-def _tests_subclass_instance(cls: type, args: tuple, kwargs: dict):
-    """An instance of a class the tests derived from a candidate class: it lives in the
-    worker as an instance of a subclass made there, whose methods the tests' class
-    overrides are forwarded back here (so the candidate's `self.transform(x)` runs the
-    test's), then `__init__` runs here as Python would run it."""
-    base = next(c for c in cls.__mro__ if _REF in c.__dict__)
-    ref = base.__dict__[_REF]
+def _tests_subclass(cls: type, kwargs: dict) -> int:
+    """Make, in the worker, the class standing for a class the tests derive from a
+    candidate class: its overridden methods call the tests' class back, its plain class
+    values are copied, `__init_subclass__` runs there with the class keywords."""
+    base = next(c for c in cls.__mro__ if REF in c.__dict__)
+    ref = base.__dict__[REF]
     methods, values = [], {}
     for klass in cls.__mro__[: cls.__mro__.index(base)]:
         for name, value in vars(klass).items():
-            if name.startswith("_") or name in methods or name in values:
+            if (name.startswith("_") and name != "__init__") or name in methods or name in values:
                 continue
             if callable(value) or isinstance(value, (staticmethod, classmethod, property)):
                 methods.append(name)
             else:
                 values[name] = value
-    obj = object.__new__(cls)
     peer = ref.peer
-    ident = peer.subclassed(obj, methods)
+    ident = peer.subclassed(cls, methods)
     remote = peer.request(
-        "subclass", obj=ref.ident, name=cls.__name__, args=[ident, methods, values]
+        "subclass",
+        obj=ref.ident,
+        name=cls.__name__,
+        args=[ident, methods, values, cls.__qualname__],
+        kwargs=kwargs,
     )
     if type(remote) is not int:
         raise ProtocolError("malformed subclass reply")
-    object.__setattr__(obj, _REF, _Ref(peer, remote))
+    return remote
+
+
+def _tests_subclass_instance(cls: type, args: tuple, kwargs: dict):
+    """An instance of a class the tests derived from a candidate class: it lives in the
+    worker as an instance of the class made there; `__init__` runs here as Python would
+    run it (the candidate's own `__init__`, when inherited, in the worker)."""
+    peer = next(ref_of(c) for c in cls.__mro__ if ref_of(c) is not None).peer
+    obj = object.__new__(cls)
+    ident = peer.give(obj)
+    remote = peer.request("new", obj=cls.__dict__["_evalpin_sub"], args=[ident])
+    if type(remote) is not int:
+        raise ProtocolError("malformed subclass reply")
+    attach(obj, Ref(peer, remote))
     peer.adopt(remote, obj)
     cls.__init__(obj, *args, **kwargs)
     return obj
 
 
-class _Proxy(metaclass=_RemoteClass):
-    """The root of every proxy class in the judge: no state but the reference, all
-    behaviour forwarded by the class built for the candidate's class."""
+_JUDGE: list = []  # the judge of this process, for `pickle.loads`
+
+
+def bind(judge: Peer) -> None:
+    """Make `judge` the one pickled proxies of this process are rebuilt from."""
+    _JUDGE[:] = [judge]
+
+
+def rebuild(ident: int):
+    """What `pickle.loads` calls for a pickled proxy: the worker's own round trip copy."""
+    if not _JUDGE:
+        raise ValueError("a pickled object of the candidate's, outside its session")
+    return _JUDGE[0].kept(ident)
+
+
+class InstanceDoc:
+    """A proxy class's `__doc__`: the class's own for the class, the remote object's own
+    for an instance (a function's docstring is its own)."""
+
+    def __init__(self, doc) -> None:
+        self.doc = doc
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self.doc
+        ref = ref_of(instance)
+        if ref is None:
+            return self.doc
+        return ref.peer.request("getattr", obj=ref.ident, name="__doc__")
+
+
+class ProxyBase(metaclass=RemoteClass):
+    """What every proxy does: attributes, copies and pickling through the worker."""
 
     __slots__ = ()
-    _evalpin_compares: frozenset = frozenset()
-    _evalpin_snapshot: type | None = None
+    # what the class built for the candidate's says (no annotations: `__annotations__`
+    # of a proxy is the candidate's, read from the worker)
+    _evalpin_compares = frozenset()
+    _evalpin_snapshot = None  # a builtin a snapshot of the value compares as
+    _evalpin_value = None  # the immutable builtin holding the value here
+    _evalpin_container = None  # the list, dict or set holding the contents here
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        pass  # class keywords belong to the candidate's `__init_subclass__`, in the worker
 
     def __getattr__(self, name: str):
         __tracebackhide__ = True
-        if name.startswith("__") and name not in _LOCAL_DUNDERS:
+        if name in LOCAL_ONLY or name.startswith("_evalpin"):
             raise AttributeError(name)
-        ref = _ref(self)
+        ref = ref_of(self)
         if ref is None:
             raise AttributeError(name)
         return ref.peer.request("getattr", obj=ref.ident, name=name)
 
     def __setattr__(self, name: str, value) -> None:
-        ref = _ref(self)
-        if ref is None or name.startswith("__"):
+        ref = ref_of(self)
+        if ref is None or name in LOCAL_ONLY:
             return object.__setattr__(self, name, value)
         ref.peer.request("setattr", obj=ref.ident, name=name, args=[value])
 
     def __delattr__(self, name: str) -> None:
-        ref = _ref(self)
-        if ref is None or name.startswith("__"):
+        ref = ref_of(self)
+        if ref is None or name in LOCAL_ONLY:
             return object.__delattr__(self, name)
         ref.peer.request("delattr", obj=ref.ident, name=name)
 
     def __copy__(self):
-        ref = _ref(self)
-        return ref.peer.request("copy", obj=ref.ident, args=[False])
+        ref = ref_of(self)
+        return ref.peer.request("copy", obj=ref.ident, args=["copy"])
 
     def __deepcopy__(self, memo):
-        ref = _ref(self)
-        return ref.peer.request("copy", obj=ref.ident, args=[True])
+        ref = ref_of(self)
+        return ref.peer.request("copy", obj=ref.ident, args=["deepcopy"])
 
     def __reduce_ex__(self, protocol):
-        _ref(self).peer.unsupported(f"pickling a {type(self).__qualname__} of the candidate's")
+        """Pickled as the worker's own pickle round trip of the object: `pickle.loads`
+        here gets that copy's proxy; no byte of the candidate's is ever unpickled."""
+        ref = ref_of(self)
+        copy = ref.peer.request("copy", obj=ref.ident, args=["pickle"])
+        return rebuild, (ref.peer.keep(copy),)
+
+    def __del__(self) -> None:
+        ref = ref_of(self)
+        if ref is not None:
+            ref.peer.release(ref.ident)
 
 
-for _name_ in _COMPARISONS:
-    setattr(_Proxy, _name_, _compare(_name_))
-_Proxy.__hash__ = object.__hash__  # identity, unless the candidate's class hashes
+for _name_ in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
+    setattr(ProxyBase, _name_, compare(_name_))
+ProxyBase.__hash__ = object.__hash__  # identity, unless the candidate's class hashes
 del _name_
 
 
-class _RemoteEnum(enum.EnumMeta):
+class Proxy(ProxyBase):
+    """The root of a proxy of an object that holds no value here: no state but its
+    reference, so `vars()` and `__dict__` are the remote object's."""
+
+    __slots__ = (REF, "__weakref__")
+
+
+_SLOT = Proxy.__dict__[REF].__get__
+_SLOT_SET = Proxy.__dict__[REF].__set__
+
+
+class RemoteEnum(enum.EnumMeta):
     """The metaclass of a candidate's enum rebuilt here: members are real, class-level
     names that are not (a classmethod, a constant) are read from the worker."""
 
     def __getattr__(cls, name: str):
         __tracebackhide__ = True
-        ref = cls.__dict__.get(_REF)
+        ref = cls.__dict__.get(REF)
         if name.startswith("_") or ref is None:
             raise AttributeError(name)
         return ref.peer.request("getattr", obj=ref.ident, name=name)
 
 
-def _dataclass_fields(spec) -> dict:
+def dataclass_fields(spec) -> dict:
     """Real `dataclasses.Field`s built from names and flags, so `fields`, `asdict`,
     `replace` and pytest's dataclass diff work on a proxy."""
     import dataclasses
@@ -309,63 +450,12 @@ def _dataclass_fields(spec) -> dict:
     kind = getattr(dataclasses, "_FIELD", None)
     fields = {}
     for entry in spec if type(spec) is list else []:
-        if type(entry) is not list or len(entry) != 4 or type(entry[0]) is not str:
+        if type(entry) is not list or len(entry) != 4 or not is_ident(entry[0]):
             raise ProtocolError("malformed dataclass field")
-        name, compare, shown, init = entry
-        if not _IDENT(name):
-            raise ProtocolError("malformed dataclass field")
-        field = dataclasses.field(compare=compare is True, repr=shown is True, init=init is True)
+        name, compared, shown, init = entry
+        field = dataclasses.field(compare=compared is True, repr=shown is True, init=init is True)
         field.name, field.type = name, object
         if kind is not None:
             field._field_type = kind
         fields[name] = field
     return fields
-
-
-# -- containers shared with the worker ------------------------------------------------------
-
-
-def _mutator(base: type, name: str):
-    method = getattr(base, name)
-
-    def change(self, *args, **kwargs):
-        __tracebackhide__ = True
-        result = method(self, *args, **kwargs)
-        ref = object.__getattribute__(self, "__dict__")[_REF]
-        ref.peer.request("method", obj=ref.ident, name=name, args=args, kwargs=kwargs)
-        return self if name.startswith("__i") else result
-
-    change.__name__ = name
-    return change
-
-
-def _live_class(base: type, names: str) -> type:
-    """A real list, dict or set (the builtin's own comparisons and reads) whose changes
-    are made on the worker's object too; the worker sends it again when it changes."""
-    ns = {name: _mutator(base, name) for name in names.split()}
-    return type(f"shared_{base.__name__}", (base,), ns)
-
-
-LIVE = {
-    "list": _live_class(
-        list,
-        "append extend insert pop remove clear sort reverse __setitem__ __delitem__ "
-        "__iadd__ __imul__",
-    ),
-    "dict": _live_class(dict, "__setitem__ __delitem__ update pop popitem clear setdefault"),
-    "set": _live_class(
-        set,
-        "add discard remove pop clear update difference_update intersection_update "
-        "symmetric_difference_update __ior__ __iand__ __isub__ __ixor__",
-    ),
-}
-
-
-def refill(obj, value) -> None:
-    """Make a shared container hold `value`, without sending the change back."""
-    base = type(obj).__mro__[1]
-    if base is list:
-        list.__setitem__(obj, slice(None), value)
-    else:
-        base.clear(obj)
-        base.update(obj, value)

@@ -1,17 +1,21 @@
-"""The candidate's modules in the pytest process: stand-ins that forward to the
-worker, and the hooks that make a test's patches of stdlib modules hold there too."""
+"""The candidate's modules in the pytest process: stand-ins that forward to the worker,
+and the hooks that make the test's doings reach it (patches of stdlib modules, reloads,
+`runpy`, `doctest`, the random generator's seed)."""
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import importlib
 import os
 import sys
 import types
 
+from . import unpickle
 from .judge import Judge
-from .proxies import _Ref
-from .values import _GONE, ProtocolError, after_import
+from .protocol import GONE, ProtocolError
+from .proxies import Ref, ref_of
+from .stdlib import after_import, trusted_module
 
 _client: Judge | None = None
 
@@ -20,10 +24,15 @@ def client() -> Judge:
     """The pytest process's end, from the descriptors the grader passed it."""
     global _client
     if _client is None:
-        rfd, wfd = (int(x) for x in os.environ["EVALPIN_RPC_FDS"].split(","))
+        fds = [int(x) for x in os.environ["EVALPIN_RPC_FDS"].split(",")]
         sync = os.environ.get("EVALPIN_MIRROR") == "1"
-        _client = Judge(rfd, wfd, sync_files=sync, notes=os.environ.get("EVALPIN_NOTES", ""))
+        modules = [m for m in os.environ.get("EVALPIN_MODULES", "").split(",") if m]
+        notes = os.environ.get("EVALPIN_NOTES", "")
+        _client = Judge(fds, sync_files=sync, notes=notes, modules=modules)
         _follow_patches(_client)
+        after_import("random", _client.state.follow_random)
+        after_import("doctest", lambda doctest: _follow_doctest(_client, doctest))
+        after_import("pickle", lambda pickle: unpickle.follow(_client, pickle))
     return _client
 
 
@@ -38,19 +47,19 @@ def _follow_patches(judge: Judge) -> None:
     if MonkeyPatch is not None:
         setattr_, delattr_, undo = MonkeyPatch.setattr, MonkeyPatch.delattr, MonkeyPatch.undo
 
-        def patched_setattr(self, target, name, value=_GONE, raising=True):
-            where = _split_target(target, name) if value is _GONE else (target, name)
+        def patched_setattr(self, target, name, value=GONE, raising=True):
+            where = _split_target(target, name) if value is GONE else (target, name)
             judge.remember(*where)
-            if value is _GONE:
+            if value is GONE:
                 setattr_(self, target, name, raising=raising)
             else:
                 setattr_(self, target, name, value, raising=raising)
             judge.follow(*where)
 
-        def patched_delattr(self, target, name=_GONE, raising=True):
-            where = _split_target(target, None) if name is _GONE else (target, name)
+        def patched_delattr(self, target, name=GONE, raising=True):
+            where = _split_target(target, None) if name is GONE else (target, name)
             judge.remember(*where)
-            if name is _GONE:
+            if name is GONE:
                 delattr_(self, target, raising=raising)
             else:
                 delattr_(self, target, name, raising=raising)
@@ -83,6 +92,29 @@ def _follow_mock_patches(judge: Judge, mock) -> None:
     mock._patch.__enter__, mock._patch.__exit__ = patched_enter, patched_exit
 
 
+def _follow_doctest(judge: Judge, doctest) -> None:
+    """`doctest.testmod(m)` and `run_docstring_examples(m.f, ...)` on the candidate's
+    module run its examples where its code is: they are the candidate's code."""
+    testmod, run_examples = doctest.testmod, doctest.run_docstring_examples
+
+    def patched_testmod(m=None, *args, **kwargs):
+        if isinstance(m, StubModule) and not args:
+            ref = m.__dict__["_evalpin_module"].ref
+            found = judge.request("doctest", obj=ref.ident, name="testmod", kwargs=kwargs)
+            if type(found) is not tuple or len(found) != 2:
+                raise ProtocolError("malformed doctest results")
+            return doctest.TestResults(*found)
+        return testmod(m, *args, **kwargs)
+
+    def patched_run(f, globs, *args, **kwargs):
+        ref = ref_of(f)
+        if ref is not None and ref.peer is judge and not args:
+            return judge.request("doctest", obj=ref.ident, name="run", kwargs=kwargs)
+        return run_examples(f, globs, *args, **kwargs)
+
+    doctest.testmod, doctest.run_docstring_examples = patched_testmod, patched_run
+
+
 def _split_target(target, name):
     """monkeypatch's `setattr("pkg.mod.attr", value)` form: (module, "attr")."""
     if not isinstance(target, str):
@@ -94,14 +126,22 @@ def _split_target(target, name):
         return None, attr
 
 
-class _StubModule(types.ModuleType):
+# A module's own names, the import system's business: never asked of the worker.
+_MACHINERY = frozenset(
+    ["__path__", "__file__", "__cached__", "__loader__", "__spec__", "__package__", "__builtins__"]
+)
+
+
+class StubModule(types.ModuleType):
     """A candidate module in the pytest process: functions and classes as described at
     import (kept current), every other name read from the worker when asked for, and a
     name the test sets (monkeypatch) set in the worker's module too."""
 
     def __getattr__(self, name: str):
         __tracebackhide__ = True
-        if name.startswith("__") and name.endswith("__"):
+        if name == "__all__":
+            return _star_names(self)
+        if name in _MACHINERY or name.startswith("_evalpin"):
             raise AttributeError(name)
         known = self.__dict__["_evalpin_known"]
         if name in known:
@@ -121,24 +161,61 @@ class _StubModule(types.ModuleType):
         self.__dict__["_evalpin_module"].__delattr__(name)
 
     def __dir__(self):
-        return sorted(set(self.__dict__) | set(self.__dict__["__all__"]))
+        return sorted(set(self.__dict__) | set(self.__dict__["_evalpin_names"]))
 
 
-def stub(remote_name: str, namespace: dict) -> None:
+def _star_names(module: StubModule) -> list[str]:
+    """What `from m import *` binds: the worker's public names, but only those plain
+    Python could bind from the candidate's source (read statically by the grader); and
+    a name that would shadow one the importing test has (a builtin, or its own earlier
+    name: `all`, `len`, `approx`) only when the source binds it at its top level, in
+    plain sight. A name bound only at run time (`globals()["all"] = ...`) never is."""
+    names = module.__dict__["_evalpin_names"]
+    static = module.__dict__["_evalpin_static"]
+    if static is None:
+        return list(names)
+    importer = sys._getframe(2).f_globals  # the module running `from m import *`
+    top = set(static.get("top") or ())
+    shadows = [n for n in names if n not in top and (n in importer or hasattr(builtins, n))]
+    allowed = set(static.get("names") or ()) | set(static.get("all") or ())
+    allowed.difference_update(shadows)
+    for other in static.get("star") or ():
+        with contextlib.suppress(Exception):
+            found = trusted_module(other)
+            public = getattr(found, "__all__", None)
+            if not isinstance(public, (list, tuple)):
+                public = [n for n in vars(found) if not n.startswith("_")]
+            allowed.update(n for n in public if type(n) is str)
+    dropped = [n for n in names if n not in allowed]
+    if dropped:
+        client().refuse(f"`from {module.__name__} import *` of names bound at run time: {dropped}")
+    return [n for n in names if n in allowed]
+
+
+def stub(remote_name: str, namespace: dict, static: dict | None = None) -> None:
     """Make a module (the generated stand-in for a candidate file) forward to the
-    worker's real module."""
+    worker's real module; run as `__main__` (runpy), run the candidate's as that."""
     peer = client()
-    info = peer.request("import", name=remote_name)
+    if namespace.get("__name__") == "__main__":
+        module = sys.modules.get(remote_name) or importlib.import_module(remote_name)
+        peer.request("main", obj=module.__dict__["_evalpin_module"].ref.ident)
+        return
+    reloading = namespace.get("_evalpin_stub") is True
+    info = peer.request("reload" if reloading else "import", name=remote_name)
     if type(info) is not dict or type(info.get("id")) is not int:
         raise ProtocolError("malformed import reply")
-    module_ref = _Ref(peer, info["id"])
-    namespace["__all__"] = [n for n in info.get("names", []) if type(n) is str]
+    module_ref = Ref(peer, info["id"])
+    namespace["_evalpin_names"] = [n for n in info.get("names", []) if type(n) is str]
+    namespace["_evalpin_static"] = static
     namespace["_evalpin_stub"] = True
     namespace["_evalpin_known"] = dict(info.get("known") or {})
     namespace["_evalpin_module"] = _ModuleRef(module_ref)
+    namespace.pop("__all__", None)
+    if type(info.get("doc")) is str:
+        namespace["__doc__"] = info["doc"]
     module = _module_of(namespace)
-    module.__class__ = _StubModule
-    peer._stubs[info["id"]] = module
+    module.__class__ = StubModule
+    peer.stubs[info["id"]] = module
 
 
 def _module_of(namespace: dict) -> types.ModuleType:
@@ -160,7 +237,7 @@ class _ModuleRef:
 
     __slots__ = ("ref",)
 
-    def __init__(self, ref: _Ref) -> None:
+    def __init__(self, ref: Ref) -> None:
         self.ref = ref
 
     def __getattr__(self, name: str):

@@ -1,132 +1,310 @@
-"""What crosses by value, and the names both ends share: the stdlib value types with
-their wire forms, the builtin bases a proxy may hold a value of, the special methods a
-proxy forwards, and exceptions rebuilt with the receiver's own classes."""
+"""What crosses by value: the standard library's value types, each with its wire form,
+rebuilt by the receiver with its own stdlib class (so its `==` is the stdlib's), and for
+the mutable ones the way to refill an object in place (arguments changed by the other
+side, containers kept in step)."""
 
 from __future__ import annotations
 
 import base64
-import builtins
-import contextlib
 import importlib
-import sys
 
-MAX_MESSAGE = 64 * 1024 * 1024
-MAX_DEPTH = 64
-MAX_SYNC_BYTES = 32 * 1024 * 1024
-MAX_LIVE = 10_000  # items of a container attribute kept shared (checked at every message)
-SPIN_READS = 100  # non-blocking reads, each followed by sched_yield, before select
-_SCALARS = (type(None), bool, int, float, str)
-_BUILTIN_TYPES = {
-    name: obj
-    for name, obj in vars(builtins).items()
-    if isinstance(obj, type) and not name.startswith("_")
-}
-_IDENT = str.isidentifier
+from .protocol import ProtocolError, ints, number, pairs, string
 
 
-class ProtocolError(RuntimeError):
-    """The other side sent something that is not a well-formed message."""
-
-
-class RemoteGone(RuntimeError):
-    """The other side closed the pipe or died."""
-
-
-class Unsupported(TypeError):
-    """An operation the wire cannot carry: the grader's limit, never the candidate's."""
-
-
-# -- values that cross by value -------------------------------------------------------------
+class ByReference(Exception):
+    """This value of a by-value type holds something that does not cross by value."""
 
 
 def _str(v, e) -> str:
     return str(v)
 
 
-def _pairs(items, d) -> list:
-    if type(items) is not list or not all(type(p) is list and len(p) == 2 for p in items):
-        raise ProtocolError("malformed pairs")
-    return [(d(k), d(v)) for k, v in items]
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _unb64(payload) -> bytes:
+    return base64.b64decode(string(payload).encode("ascii"), validate=True)
 
 
 def _tz(value, e):
     if value is None:
         return None
     if type(value).__name__ == "timezone" and type(value).__module__ == "datetime":
+        import datetime
+
+        if value is datetime.UTC:
+            return ["utc"]
         return ["tz", e(value.utcoffset(None)), value.tzname(None)]
     key = getattr(value, "key", None)
     if type(value).__name__ == "ZoneInfo" and type(key) is str:
         return ["zone", key]
-    raise _ByReference
+    return ["obj", e(value)]  # the candidate's own tzinfo: a remote object
 
 
 def _untz(data, d):
+    import datetime
+
     if data is None:
         return None
+    if data == ["utc"]:
+        return datetime.UTC
     if type(data) is list and data[:1] == ["tz"] and len(data) == 3:
-        import datetime
-
         offset, name = d(data[1]), data[2]
         return datetime.timezone(offset, name) if type(name) is str else datetime.timezone(offset)
     if type(data) is list and data[:1] == ["zone"] and len(data) == 2 and type(data[1]) is str:
         import zoneinfo
 
         return zoneinfo.ZoneInfo(data[1])
+    if type(data) is list and data[:1] == ["obj"] and len(data) == 2:
+        zone = d(data[1])
+        if not isinstance(zone, datetime.tzinfo):
+            raise ProtocolError("a time zone that is not a tzinfo")
+        return zone
     raise ProtocolError("malformed tzinfo")
 
 
-class _ByReference(Exception):
-    """This value of a by-value type holds something that does not cross by value."""
-
-
-def _ints(payload, n: int) -> list:
-    if type(payload) is not list or len(payload) != n or any(type(x) is not int for x in payload):
-        raise ProtocolError("malformed value fields")
-    return payload
-
-
 def _items(v, e) -> list:
-    return [[e(k), e(x)] for k, x in dict.items(v)]
+    return [[e(k), e(x)] for k, x in v.items()]  # exact stdlib types: their own order
 
 
-def _ints_of(module: str, cls: str, *fields: str) -> tuple[str, str, object, object]:
+def _ints_of(module: str, cls: str, *fields: str) -> tuple:
     """A value type that is its integer fields, rebuilt from them in order."""
     return (
         module,
         cls,
         lambda v, e: [getattr(v, f) for f in fields],
-        lambda p, d, c: c(*_ints(p, len(fields))),
+        lambda p, d, c: c(*ints(p, len(fields))),
     )
 
 
-def _clock_of(module: str, cls: str, *fields: str) -> tuple[str, str, object, object]:
+def _clock_of(module: str, cls: str, *fields: str) -> tuple:
     """A date-time or time: its integer fields and `fold`, then its time zone."""
     n = len(fields)
     return (
         module,
         cls,
         lambda v, e: [[*(getattr(v, f) for f in fields), v.fold], _tz(v.tzinfo, e)],
-        lambda p, d, c: c(*_ints(p[0], n + 1)[:n], tzinfo=_untz(p[1], d), fold=p[0][n]),
+        lambda p, d, c: c(*ints(p[0], n + 1)[:n], tzinfo=_untz(p[1], d), fold=p[0][n]),
     )
+
+
+def _pattern(v, e) -> list:
+    source = v.pattern
+    return [_b64(source) if type(source) is bytes else source, type(source) is bytes, v.flags]
+
+
+def _compile(p, c):
+    if type(p) is not list or len(p) != 3 or type(p[1]) is not bool or type(p[2]) is not int:
+        raise ProtocolError("malformed pattern")
+    import re
+
+    return re.compile(_unb64(p[0]) if p[1] else string(p[0]), p[2])
+
+
+def _match(v, e) -> list:
+    text = v.string
+    spans = [v.span(i) for i in range(len(v.groups()) + 1)]
+    encoded = _b64(text) if type(text) is bytes else text
+    if type(text) not in (str, bytes):
+        raise ByReference
+    return [_pattern(v.re, e), encoded, v.pos, v.endpos, spans]
+
+
+def _rematch(p, d, c):
+    """The same match, found again by the receiver's own `re` (search, then fullmatch,
+    from where it started); it must have the very same spans."""
+    if type(p) is not list or len(p) != 5:
+        raise ProtocolError("malformed match")
+    pattern = _compile(p[0], c)
+    text = _unb64(p[1]) if p[0][1] else string(p[1])
+    pos, endpos, spans = p[2], p[3], p[4]
+    if type(pos) is not int or type(endpos) is not int or type(spans) is not list:
+        raise ProtocolError("malformed match")
+    want = [tuple(s) for s in spans]
+    start = want[0][0] if want else pos
+    for attempt in (
+        lambda: pattern.search(text, pos, endpos),
+        lambda: pattern.fullmatch(text, pos, endpos),
+        lambda: pattern.search(text, start, endpos),
+        lambda: pattern.fullmatch(text, start, want[0][1]),
+    ):
+        found = attempt()
+        if found is not None and [found.span(i) for i in range(len(want))] == want:
+            return found
+    raise ProtocolError("a match the receiver's own re does not find again")
+
+
+def _view(v, e) -> list:
+    return [_b64(v.tobytes()), v.format, list(v.shape), v.readonly]
+
+
+def _unview(p, d, c):
+    if type(p) is not list or len(p) != 4 or type(p[1]) is not str or type(p[3]) is not bool:
+        raise ProtocolError("malformed memoryview")
+    data = _unb64(p[0])
+    view = memoryview(data if p[3] else bytearray(data))
+    return view.cast("B").cast(p[1], ints(p[2], len(p[2])))
+
+
+def _param(v, e) -> list:
+    import inspect
+
+    empty = inspect.Parameter.empty
+    default = None if v.default is empty else [e(v.default)]
+    annotation = None if v.annotation is empty else [e(v.annotation)]
+    return [v.name, int(v.kind), default, annotation]
+
+
+def _unparam(p, d, c):
+    if type(p) is not list or len(p) != 4 or type(p[1]) is not int:
+        raise ProtocolError("malformed parameter")
+    kwargs = {}
+    if p[2] is not None:
+        kwargs["default"] = d(p[2][0])
+    if p[3] is not None:
+        kwargs["annotation"] = d(p[3][0])
+    import inspect
+
+    return c(string(p[0]), inspect._ParameterKind(p[1]), **kwargs)
+
+
+def _signature(v, e) -> list:
+    import inspect
+
+    empty = inspect.Signature.empty
+    returns = None if v.return_annotation is empty else [e(v.return_annotation)]
+    return [[_param(x, e) for x in v.parameters.values()], returns]
+
+
+def _unsignature(p, d, c):
+    import inspect
+
+    if type(p) is not list or len(p) != 2 or type(p[0]) is not list:
+        raise ProtocolError("malformed signature")
+    params = [_unparam(x, d, inspect.Parameter) for x in p[0]]
+    if p[1] is None:
+        return c(params)
+    return c(params, return_annotation=d(p[1][0]))
+
+
+def _namespace(v, e) -> list:
+    return [[k, e(x)] for k, x in vars(v).items() if type(k) is str]
+
+
+def _unnamespace(p, d, c):
+    obj = c()
+    for key, value in pairs(p, d):
+        setattr(obj, string(key), value)
+    return obj
+
+
+def _rng_state(v, e) -> list:
+    version, state, gauss = v.getstate()
+    return [version, list(state), gauss]
+
+
+def _unrng(p, d, c):
+    obj = c()
+    obj.setstate(rng_state(p))
+    return obj
+
+
+def rng_state(p) -> tuple:
+    """A random generator's state (`getstate()`) from its wire form."""
+    if type(p) is not list or len(p) != 3 or type(p[1]) is not list:
+        raise ProtocolError("malformed random state")
+    gauss = p[2] if p[2] is None else number(p[2])
+    return (p[0], tuple(ints(p[1], len(p[1]))), gauss)
+
+
+def _stream(v, e) -> list:
+    if v.closed:
+        raise ByReference
+    data = v.getvalue()
+    return [_b64(data) if type(data) is bytes else data, v.tell()]
+
+
+def _unstream(p, d, c):
+    if type(p) is not list or len(p) != 2 or type(p[1]) is not int:
+        raise ProtocolError("malformed stream")
+    stream = c()
+    _refill_stream(stream, p)
+    return stream
+
+
+def _refill_stream(stream, p) -> None:
+    data = _unb64(p[0]) if stream.__class__.__name__ == "BytesIO" else string(p[0])
+    stream.seek(0)
+    stream.truncate()
+    stream.write(data)
+    stream.seek(p[1])
+
+
+def _deque(v, e) -> list:
+    return [[e(x) for x in v], v.maxlen]
+
+
+def _undeque(p, d, c):
+    if type(p) is not list or len(p) != 2 or type(p[0]) is not list:
+        raise ProtocolError("malformed deque")
+    return c([d(x) for x in p[0]], p[1])
+
+
+def _array(v, e) -> list:
+    return [v.typecode, _b64(v.tobytes())]
+
+
+def _unarray(p, d, c):
+    if type(p) is not list or len(p) != 2 or string(p[0]) not in "bBuhHiIlLqQfd":
+        raise ProtocolError("malformed array")
+    made = c(p[0])
+    made.frombytes(_unb64(p[1]))
+    return made
+
+
+def _alias(v, e) -> list:
+    return [e(v.__origin__), [e(a) for a in v.__args__]]
+
+
+def _unalias(p, d, c):
+    if type(p) is not list or len(p) != 2 or type(p[1]) is not list:
+        raise ProtocolError("malformed generic alias")
+    origin = d(p[0])
+    if not isinstance(origin, type):
+        raise ProtocolError("a generic alias of something not a class")
+    return c(origin, tuple(d(a) for a in p[1]))
+
+
+def _union(p, d, c):
+    import functools
+    import operator
+
+    if type(p) is not list or len(p) != 2 or type(p[1]) is not list or not p[1]:
+        raise ProtocolError("malformed union")
+    members = [d(a) for a in p[1]]
+    if not all(isinstance(m, type) for m in members):  # no operator of anyone's runs
+        raise ProtocolError("a union of something not a class")
+    return functools.reduce(operator.or_, members)
+
+
+def _simple(module: str, cls: str) -> tuple:
+    """A value type rebuilt from its `str()`."""
+    return (module, cls, _str, lambda p, d, c: c(string(p)))
 
 
 # name -> (module, class, to wire, from wire): the receiver rebuilds with its own class,
 # imported only when a value of it arrives (a module nobody uses costs nothing).
-_VALUES: dict[str, tuple[str, str, object, object]] = {
-    "Counter": ("collections", "Counter", _items, lambda p, d, c: c(dict(_pairs(p, d)))),
-    "OrderedDict": ("collections", "OrderedDict", _items, lambda p, d, c: c(_pairs(p, d))),
+VALUES: dict[str, tuple] = {
+    "Counter": ("collections", "Counter", _items, lambda p, d, c: c(dict(pairs(p, d)))),
+    "OrderedDict": ("collections", "OrderedDict", _items, lambda p, d, c: c(pairs(p, d))),
     "defaultdict": (
         "collections",
         "defaultdict",
         lambda v, e: [e(v.default_factory), _items(v, e)],
-        lambda p, d, c: c(d(p[0]), _pairs(p[1], d)),
+        lambda p, d, c: c(d(p[0]), pairs(p[1], d)),
     ),
-    "deque": (
-        "collections",
-        "deque",
-        lambda v, e: [[e(x) for x in v], v.maxlen],
-        lambda p, d, c: c([d(x) for x in p[0]], p[1]),
-    ),
+    "deque": ("collections", "deque", _deque, _undeque),
     "date": _ints_of("datetime", "date", "year", "month", "day"),
     "datetime": _clock_of(
         "datetime", "datetime", "year", "month", "day", "hour", "minute", "second", "microsecond"
@@ -135,17 +313,23 @@ _VALUES: dict[str, tuple[str, str, object, object]] = {
     "timedelta": _ints_of("datetime", "timedelta", "days", "seconds", "microseconds"),
     "timezone": ("datetime", "timezone", lambda v, e: _tz(v, e), lambda p, d, c: _untz(p, d)),
     "ZoneInfo": ("zoneinfo", "ZoneInfo", lambda v, e: _tz(v, e), lambda p, d, c: _untz(p, d)),
-    "Decimal": ("decimal", "Decimal", lambda v, e: str(v), lambda p, d, c: c(_s(p))),
+    "Decimal": ("decimal", "Decimal", _str, lambda p, d, c: c(string(p))),
     "Fraction": _ints_of("fractions", "Fraction", "numerator", "denominator"),
-    "UUID": ("uuid", "UUID", lambda v, e: v.hex, lambda p, d, c: c(hex=_s(p))),
-    "PurePosixPath": ("pathlib", "PurePosixPath", _str, lambda p, d, c: c(_s(p))),
-    "PureWindowsPath": ("pathlib", "PureWindowsPath", _str, lambda p, d, c: c(_s(p))),
-    "PosixPath": ("pathlib", "PosixPath", _str, lambda p, d, c: c(_s(p))),
+    "UUID": ("uuid", "UUID", lambda v, e: v.hex, lambda p, d, c: c(hex=string(p))),
+    "PurePosixPath": _simple("pathlib", "PurePosixPath"),
+    "PureWindowsPath": _simple("pathlib", "PureWindowsPath"),
+    "PosixPath": _simple("pathlib", "PosixPath"),
+    "IPv4Address": _simple("ipaddress", "IPv4Address"),
+    "IPv6Address": _simple("ipaddress", "IPv6Address"),
+    "IPv4Network": _simple("ipaddress", "IPv4Network"),
+    "IPv6Network": _simple("ipaddress", "IPv6Network"),
+    "IPv4Interface": _simple("ipaddress", "IPv4Interface"),
+    "IPv6Interface": _simple("ipaddress", "IPv6Interface"),
     "complex": (
         "builtins",
         "complex",
         lambda v, e: [e(v.real), e(v.imag)],
-        lambda p, d, c: complex(_f(d(p[0])), _f(d(p[1]))),
+        lambda p, d, c: complex(number(d(p[0])), number(d(p[1]))),
     ),
     "range": _ints_of("builtins", "range", "start", "stop", "step"),
     "slice": (
@@ -157,9 +341,10 @@ _VALUES: dict[str, tuple[str, str, object, object]] = {
     "bytearray": (
         "builtins",
         "bytearray",
-        lambda v, e: base64.b64encode(v).decode("ascii"),
-        lambda p, d, c: bytearray(base64.b64decode(_s(p).encode("ascii"), validate=True)),
+        lambda v, e: _b64(v),
+        lambda p, d, c: bytearray(_unb64(p)),
     ),
+    "memoryview": ("builtins", "memoryview", _view, _unview),
     "dict_keys": (
         "builtins",
         "dict_keys",
@@ -176,262 +361,148 @@ _VALUES: dict[str, tuple[str, str, object, object]] = {
         "builtins",
         "dict_items",
         lambda v, e: [[e(k), e(x)] for k, x in v],
-        lambda p, d, c: dict(_pairs(p, d)).items(),
+        lambda p, d, c: dict(pairs(p, d)).items(),
     ),
+    "mappingproxy": (
+        "builtins",
+        "mappingproxy",
+        _items,
+        lambda p, d, c: c(dict(pairs(p, d))),
+    ),
+    "SimpleNamespace": ("types", "SimpleNamespace", _namespace, _unnamespace),
+    "Namespace": ("argparse", "Namespace", _namespace, _unnamespace),
+    "array": ("array", "array", _array, _unarray),
+    "Random": ("random", "Random", _rng_state, _unrng),
+    "Pattern": ("re", "Pattern", _pattern, lambda p, d, c: _compile(p, c)),
+    "Match": ("re", "Match", _match, _rematch),
+    "StringIO": ("io", "StringIO", _stream, _unstream),
+    "BytesIO": ("io", "BytesIO", _stream, _unstream),
+    "Signature": ("inspect", "Signature", _signature, _unsignature),
+    "GenericAlias": ("types", "GenericAlias", _alias, _unalias),
+    "UnionType": ("types", "UnionType", lambda v, e: [None, [e(a) for a in v.__args__]], _union),
+    "Parameter": ("inspect", "Parameter", _param, _unparam),
 }
-_VALUE_KEYS = {(module, cls): name for name, (module, cls, _, _) in _VALUES.items()}
+_VALUE_KEYS = {(module, cls): name for name, (module, cls, _, _) in VALUES.items()}
 # The classes met so far, for the encoder's one dict lookup a value.
-_VALUE_NAMES: dict[type, str] = {
+VALUE_NAMES: dict[type, str] = {
     t: t.__name__
     for t in (
         complex,
         range,
         slice,
         bytearray,
+        memoryview,
         type({}.keys()),
         type({}.values()),
         type({}.items()),
+        type(type.__dict__),
     )
 }
-_CLASSES: dict[str, type] = {t.__name__: t for t in _VALUE_NAMES}
+_CLASSES: dict[str, type] = {t.__name__: t for t in VALUE_NAMES}
 
 
 def value_name(kind: type) -> str | None:
-    """The wire name of a by-value type, or None (also registers it for next time)."""
-    name = _VALUE_NAMES.get(kind)
-    if name is None:
-        name = _VALUE_KEYS.get((getattr(kind, "__module__", None), getattr(kind, "__name__", None)))
+    """The wire name of a by-value type, or None (also remembers the answer)."""
+    name = VALUE_NAMES.get(kind)
+    if name is None and kind not in _NOT_VALUES:
+        module, cls = getattr(kind, "__module__", None), getattr(kind, "__name__", None)
+        if module == "_io":
+            module = "io"
+        name = _VALUE_KEYS.get((module, cls))
         if name is not None and value_class(name) is kind:
-            _VALUE_NAMES[kind] = name
+            VALUE_NAMES[kind] = name
         else:
             name = None
+            if len(_NOT_VALUES) < 4096:
+                _NOT_VALUES.add(kind)
     return name
+
+
+_NOT_VALUES: set[type] = set()  # the types met that do not cross by value
 
 
 def value_class(name: str) -> type:
     """The receiver's own class for a by-value type's wire name."""
     cls = _CLASSES.get(name)
     if cls is None:
-        module, attr = _VALUES[name][:2]
+        module, attr = VALUES[name][:2]
         cls = _CLASSES[name] = getattr(importlib.import_module(module), attr)
     return cls
 
 
 def encode_value(name: str, value, e):
-    return _VALUES[name][2](value, e)
+    return VALUES[name][2](value, e)
 
 
 def decode_value(name: str, payload, d):
-    return _VALUES[name][3](payload, d, value_class(name))
+    return VALUES[name][3](payload, d, value_class(name))
 
 
-def _s(value) -> str:
-    if type(value) is not str:
-        raise ProtocolError("expected a string")
-    return value
+# -- mutable values: refilled in place ------------------------------------------------------
 
 
-def _f(value) -> float:
-    if type(value) not in (int, float):
-        raise ProtocolError("expected a number")
-    return value
+def _refill_dict(obj, new) -> None:
+    dict.clear(obj)
+    dict.update(obj, new)
 
 
-# Candidate classes derived from one of these hold their value in the judge: immutable
-# ones as a local subclass of the builtin; mutable ones are compared as a fresh copy.
-_IMMUTABLE_BASES = {
-    "int": (int, int.__index__),
-    "float": (float, float.__float__),
-    "str": (str, str.__str__),
-    "bytes": (bytes, bytes.__bytes__),
-    "tuple": (tuple, lambda v: tuple.__getitem__(v, slice(None))),
-    "frozenset": (frozenset, lambda v: frozenset.union(v)),
+def _refill_namespace(obj, new) -> None:
+    obj.__dict__.clear()
+    obj.__dict__.update(vars(new))
+
+
+def _refill_sequence(obj, new) -> None:
+    obj[:] = new
+
+
+def _refill_deque(obj, new) -> None:
+    obj.clear()
+    obj.extend(new)
+
+
+def _refill_array(obj, new) -> None:
+    del obj[:]
+    obj.frombytes(new.tobytes())
+
+
+def _refill_stream_value(obj, new) -> None:
+    obj.seek(0)
+    obj.truncate()
+    obj.write(new.getvalue())
+    obj.seek(new.tell())
+
+
+# The mutable types, by wire name (list, dict and set are plain wire types): how a copy
+# the other side changed is put back into the very object.
+REFILL = {
+    "list": _refill_sequence,
+    "dict": _refill_dict,
+    "set": lambda obj, new: (obj.clear(), obj.update(new)),
+    "Counter": _refill_dict,
+    "OrderedDict": lambda obj, new: (obj.clear(), obj.update(new)),
+    "defaultdict": _refill_dict,
+    "deque": _refill_deque,
+    "bytearray": _refill_sequence,
+    "array": _refill_array,
+    "Random": lambda obj, new: obj.setstate(new.getstate()),
+    "SimpleNamespace": _refill_namespace,
+    "Namespace": _refill_namespace,
+    "StringIO": _refill_stream_value,
+    "BytesIO": _refill_stream_value,
 }
-_MUTABLE_BASES = {
-    "list": (list, list.copy),
-    "dict": (dict, dict.copy),
-    "set": (set, set.copy),
-}
-_COPIES = {name: copier for name, (_, copier) in {**_IMMUTABLE_BASES, **_MUTABLE_BASES}.items()}
-
-# The special methods a proxy may forward: what the candidate's class defines of these
-# is forwarded, nothing else. Comparisons and hashing follow the rule in the docstring.
-_BINARY = [
-    "add",
-    "sub",
-    "mul",
-    "matmul",
-    "truediv",
-    "floordiv",
-    "mod",
-    "divmod",
-    "pow",
-    "lshift",
-    "rshift",
-    "and",
-    "xor",
-    "or",
-]
-_FORWARDED = frozenset(
-    [f"__{n}__" for n in _BINARY]
-    + [f"__r{n}__" for n in _BINARY]
-    + [f"__i{n}__" for n in _BINARY if n != "divmod"]
-    + [
-        f"__{n}__"
-        for n in [
-            "neg",
-            "pos",
-            "abs",
-            "invert",
-            "int",
-            "float",
-            "index",
-            "complex",
-            "round",
-            "trunc",
-            "floor",
-            "ceil",
-            "bool",
-            "len",
-            "length_hint",
-            "iter",
-            "next",
-            "reversed",
-            "contains",
-            "getitem",
-            "setitem",
-            "delitem",
-            "missing",
-            "enter",
-            "exit",
-            "call",
-            "repr",
-            "str",
-            "format",
-            "bytes",
-            "fspath",
-        ]
-    ]
-)
-_COMPARISONS = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")
-# Attributes of a candidate's object the judge reads itself rather than forwarding.
-_LOCAL_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__", "__wrapped__"})
+PLAIN_MUTABLE = {list: "list", dict: "dict", set: "set"}
 
 
-def _text(exc: BaseException) -> str:
-    try:
-        return str(exc)[:4000]
-    except Exception:
-        return type(exc).__name__
+def mutable_name(kind: type) -> str | None:
+    """The wire name of a mutable type whose objects are refilled in place, or None."""
+    name = PLAIN_MUTABLE.get(kind)
+    if name is None:
+        if kind in _IMMUTABLE_PLAIN:
+            return None
+        name = value_name(kind)
+        if name not in REFILL:
+            return None
+    return name
 
 
-def _builtin_exception(name: str, args: list) -> BaseException:
-    """A builtin exception by name, rebuilt from plain arguments (non-`Exception` ones but
-    SystemExit as RuntimeError: a KeyboardInterrupt must not stop the session)."""
-    cls = _BUILTIN_TYPES.get(name)
-    if cls is None or not issubclass(cls, BaseException):
-        return RuntimeError(*args)
-    if not issubclass(cls, Exception) and cls is not SystemExit:
-        cls = RuntimeError
-    try:
-        return cls(*args)
-    except Exception:
-        return cls(" ".join(map(str, args)))
-
-
-def _exception_data(exc: BaseException, e) -> dict | None:
-    """A builtin or standard-library exception as data, rebuilt on the other side with
-    its own class (so `pytest.raises(json.JSONDecodeError)` holds); None for others."""
-    cls = type(exc)
-    try:
-        args = e(list(exc.args))
-    except Exception:
-        args = [_text(exc)]
-    if _BUILTIN_TYPES.get(cls.__name__) is cls:
-        return {"t": "bx", "v": cls.__name__, "a": args}
-    module = getattr(cls, "__module__", "")
-    if type(module) is str and module.split(".")[0] in _STDLIB and module != "__main__":
-        attrs = {}
-        for key, value in getattr(exc, "__dict__", {}).items():
-            if not key.startswith("_") and type(value) in _SCALARS:
-                attrs[key] = value
-        return {"t": "sx", "v": module, "q": cls.__qualname__, "a": args, "d": attrs}
-    return None
-
-
-_STDLIB = frozenset(sys.stdlib_module_names) - {"this", "antigravity", "idlelib", "turtle"}
-
-
-def _stdlib_exception(data: dict, d) -> BaseException | None:
-    module, qualname = data.get("v"), data.get("q")
-    if type(module) is not str or type(qualname) is not str:
-        return None
-    if module.split(".")[0] not in _STDLIB:
-        return None
-    try:
-        cls = importlib.import_module(module)
-        for part in qualname.split("."):
-            cls = getattr(cls, part)
-    except (ImportError, AttributeError):
-        return None
-    if not (isinstance(cls, type) and issubclass(cls, Exception)):
-        return None
-    args = d(data.get("a", []))
-    args = args if type(args) is list else []
-    try:
-        exc = cls.__new__(cls, *args)
-    except Exception:
-        exc = cls.__new__(cls)
-    BaseException.__init__(exc, *args)
-    attrs = data.get("d")
-    if type(attrs) is dict:
-        for key, value in attrs.items():
-            plain = type(key) is str and _IDENT(key) and type(value) in _SCALARS
-            if plain and not key.startswith("_"):
-                with contextlib.suppress(Exception):
-                    setattr(exc, key, value)
-    return exc
-
-
-def _exception_bases(cls: type) -> list[str]:
-    return [c.__name__ for c in cls.__mro__ if _BUILTIN_TYPES.get(c.__name__) is c]
-
-
-_GONE = object()
-_KINDS = frozenset({"call", "iter", "file", "object", "mock"})
-
-
-def _exact(value, kind: type):
-    if type(value) is not kind:
-        raise TypeError(f"the tests' object returned {type(value).__name__}, not {kind.__name__}")
-    return value
-
-
-def after_import(name: str, then) -> None:
-    """Call `then(module)` once module `name` is imported: now if it already is, else
-    right after its import (so neither end pays for a module nobody uses)."""
-    if name in sys.modules:
-        then(sys.modules[name])
-        return
-
-    class Finder:
-        @staticmethod
-        def find_spec(fullname, path=None, target=None):
-            if fullname != name:
-                return None
-            sys.meta_path.remove(Finder)
-            import importlib.util
-
-            spec = importlib.util.find_spec(fullname)
-            if spec is None or spec.loader is None:
-                return spec
-            run = spec.loader.exec_module
-
-            def exec_module(module) -> None:
-                run(module)
-                then(module)
-
-            spec.loader.exec_module = exec_module
-            return spec
-
-    sys.meta_path.insert(0, Finder)
+_IMMUTABLE_PLAIN = frozenset({type(None), bool, int, float, str, bytes, tuple, frozenset})

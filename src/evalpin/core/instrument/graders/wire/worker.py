@@ -1,6 +1,6 @@
 """The candidate's end: imports the item's modules, exports its objects with a
 description of their classes, and carries the test's environment (cwd, env, stdin,
-patched names, mirrored files) into every call."""
+patched names, mirrored files, random and decimal state) into every call."""
 
 from __future__ import annotations
 
@@ -8,149 +8,26 @@ import builtins
 import contextlib
 import enum
 import importlib
-import io
 import os
 import sys
+import threading
 import types
+import weakref
 
-from .mirror import _Mirror
-from .peer import _CALLS, Peer, _mutable_args, _name
-from .values import (
-    _BUILTIN_TYPES,
-    _COMPARISONS,
-    _COPIES,
-    _FORWARDED,
-    _GONE,
-    _IMMUTABLE_BASES,
-    _KINDS,
-    _MUTABLE_BASES,
-    _STDLIB,
-    MAX_LIVE,
-    MAX_MESSAGE,
-    ProtocolError,
-    _exact,
-    _exception_bases,
-    _exception_data,
-    _s,
-    _text,
-    after_import,
-)
+from . import logs
+from .channel import SideChannel
+from .describe import describe, snapshot_kind, value_base
+from .exceptions import apply_details, by_value, with_details
+from .handles import Handle, Stdin, handle_id, named_tuple_instance, tests_class
+from .mirror import Mirror
+from .peer import CALLS, Peer
+from .protocol import GONE, MAX_MESSAGE, ProtocolError, name_of, string
+from .rules import COMPARISONS, COPIES, FORWARDED, IMMUTABLE_BASES
+from .stdlib import BUILTIN_TYPES, STDLIB, after_import
+from .tasks import Tasks
+from .values import rng_state
 
-
-def _comparison(name: str):
-    def compare(self, other):
-        if self._kind in _COMPARED:
-            return self._op(name, other)
-        if name in ("__eq__", "__ne__"):
-            return (other is self) == (name == "__eq__")
-        return NotImplemented
-
-    compare.__name__ = name
-    return compare
-
-
-# Kinds whose comparisons and hash are the tests' own (iterators and files: identity).
-_COMPARED = frozenset({"object", "mock", "call"})
-
-
-class Handle:
-    """In the worker: an object of the tests', used through the capability its kind
-    grants (the judge enforces it). Equality and hashing are by identity."""
-
-    __slots__ = ("_id", "_kind", "_peer")
-
-    def __init__(self, peer: Worker, ident: int, kind: str) -> None:
-        object.__setattr__(self, "_peer", peer)
-        object.__setattr__(self, "_id", ident)
-        object.__setattr__(self, "_kind", kind)
-
-    def __getattr__(self, name: str):
-        return self._peer.request("getattr", obj=self._id, name=name)
-
-    def __setattr__(self, name: str, value) -> None:
-        self._peer.request("setattr", obj=self._id, name=name, args=[value])
-
-    def __delattr__(self, name: str) -> None:
-        self._peer.request("delattr", obj=self._id, name=name)
-
-    def __call__(self, *args, **kwargs):
-        return self._peer.request("call", obj=self._id, args=args, kwargs=kwargs)
-
-    def _op(self, name: str, *args):
-        return self._peer.request("special", obj=self._id, name=name, args=args)
-
-    def __iter__(self):
-        return self._op("__iter__")
-
-    def __next__(self):
-        return self._op("__next__")
-
-    def __len__(self) -> int:
-        return _exact(self._op("__len__"), int)
-
-    def __bool__(self) -> bool:
-        return _exact(self._op("__bool__"), bool)
-
-    def __contains__(self, item) -> bool:
-        return _exact(self._op("__contains__", item), bool)
-
-    def __getitem__(self, key):
-        return self._op("__getitem__", key)
-
-    def __setitem__(self, key, value) -> None:
-        self._op("__setitem__", key, value)
-
-    def __delitem__(self, key) -> None:
-        self._op("__delitem__", key)
-
-    def __enter__(self):
-        return self._op("__enter__")
-
-    def __exit__(self, *exc) -> bool:
-        return bool(self._op("__exit__", None, None, None))
-
-    def __repr__(self) -> str:
-        text = self._op("__repr__")
-        return text if type(text) is str else f"<{self._kind} of the tests>"
-
-    def __str__(self) -> str:
-        text = self._op("__str__")
-        return text if type(text) is str else f"<{self._kind} of the tests>"
-
-    def __hash__(self) -> int:
-        if self._kind in _COMPARED:
-            return _exact(self._op("__hash__"), int)
-        return object.__hash__(self)
-
-
-for _name_ in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
-    setattr(Handle, _name_, _comparison(_name_))
-del _name_
-
-
-class _Stdin(io.TextIOBase):
-    """`sys.stdin` in the worker: each read is the test's own `sys.stdin` read."""
-
-    def __init__(self, peer: Worker) -> None:
-        self._peer = peer
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, size=-1):
-        return self._peer.request("stdin", name="read", args=[size])
-
-    def readline(self, size=-1):
-        return self._peer.request("stdin", name="readline", args=[size])
-
-    def readlines(self, hint=-1):
-        return self._peer.request("stdin", name="readlines", args=[hint])
-
-    def __next__(self):
-        line = self.readline()
-        if not line:
-            raise StopIteration
-        return line
+_KINDS = frozenset({"call", "iter", "file", "object", "mock", "sync", "subclass", "await"})
 
 
 class Worker(Peer):
@@ -158,17 +35,28 @@ class Worker(Peer):
     description of their classes, applies the test's environment before each request,
     and sends back what the candidate printed and the files it changed."""
 
-    def __init__(self, rfd: int, wfd: int, modules: frozenset[str] = frozenset()) -> None:
-        super().__init__(rfd, wfd)
+    inert_names = True
+
+    def __init__(self, fds: list[int], modules: frozenset[str] = frozenset()) -> None:
+        super().__init__(fds[0], fds[1], threading.get_ident())
+        if len(fds) == 4:
+            self._side = SideChannel(self, fds[2], fds[3], "w")
         self._modules = modules
-        self._classes: dict[type, int] = {}  # candidate classes already described
         self._watched: dict[int, tuple[dict, str, object]] = {}  # module names the judge caches
         self._home = os.getcwd()
-        self._mirror = _Mirror()
+        self._mirror = Mirror()
         self._streams: list[tuple[str, int, int]] = []  # (field, fd, read position)
         self._events: list[tuple] = []  # log records and warnings for the test to see
         self._originals: dict[tuple[str, str], object] = {}  # stdlib names before patches
-        self._live: dict[int, tuple[object, object]] = {}  # shared containers, last sent
+        self._handles: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self._tests_classes: dict[int, type] = {}
+        self._subclasses: dict[int, int] = {}  # id(our class made for the tests) -> their id
+        self._tests_instances: dict[int, int] = {}  # id(instance of such a class) -> their id
+        self._class_originals: dict[tuple[int, str], object] = {}  # before a test's patch
+        self._tests_exceptions: dict[int, tuple] = {}  # id(our stand-in) -> (it, their id)
+        self._mirroring = False  # whether the judge mirrors paths (then also ours)
+        self._tmp_device = None  # the device of the private scratch folder
+        self._tasks = Tasks()  # the candidate's awaitables the test awaits
 
     def capture_output(self) -> None:
         """Point fds 1 and 2 at in-memory files; what lands there (print, os.write, a
@@ -181,7 +69,7 @@ class Worker(Peer):
             os.dup2(memfd, fd)
             os.close(memfd)
             self._streams.append((field, fd, 0))
-        sys.stdin = _Stdin(self)
+        sys.stdin = Stdin(self)
         builtins.input = self._input
         import warnings
 
@@ -192,13 +80,16 @@ class Worker(Peer):
     def _forward_logs(self, logging) -> None:
         root = logging.getLogger()
         root.setLevel(logging.NOTSET)  # the test's loggers decide, as they do in-process
-        root.addHandler(_LogForwarder(self._events))
+        root.addHandler(logs.LogForwarder(self._events))
+        logs.follow_levels(logging, self._events)
 
     def _warned(self, message, category, filename, lineno, file=None, line=None) -> None:
         self._events.append(("w", str(message), category, str(filename), int(lineno)))
 
     def _input(self, *prompt):
         return self.request("input", args=prompt)
+
+    # -- what rides along ----------------------------------------------------------------
 
     def _outgoing(self, message: dict) -> None:
         streams = []
@@ -219,22 +110,29 @@ class Worker(Peer):
         self._streams = streams
         if self._events:
             events, self._events[:] = list(self._events), []
-            message["ev"] = [[self.encode(x) for x in event] for event in events]
-        changes = self._mirror.changes()
-        if changes:
-            message["fs"] = changes
-        changed = []
-        for ident, (obj, seen) in self._live.items():
-            if obj != seen:
-                changed.append([ident, self.encode(obj)])
-                self._live[ident] = (obj, obj.copy())
-        if changed:
-            message["lv"] = changed
-        stale = [k for k, (d, n, v) in self._watched.items() if d.get(n, _GONE) is not v]
+            message["ev"] = [self._event(event) for event in events]
+        stale = [k for k, (d, n, v) in self._watched.items() if d.get(n, GONE) is not v]
         if stale:
             message["stale"] = [self._ids.get(k) for k in stale]
             for key in stale:
                 del self._watched[key]
+
+    def _finish(self, message: dict) -> None:
+        """The files changed under the mirrored paths (also those the body just named:
+        a path the candidate made) go with the message."""
+        super()._finish(message)
+        changes = self._mirror.changes()
+        if changes:
+            message["fs"] = changes
+
+    def _event(self, event: tuple) -> list:
+        try:
+            return [self.encode(x) for x in event]
+        except Exception:  # arguments that do not cross: the record as its text
+            if event[0] != "l":
+                raise
+            event = (*event[:4], None, None, *event[6:9], None, event[10], event[11], {})
+            return [self.encode(x) for x in event]
 
     def _incoming(self, message: dict) -> None:
         env = message.get("env")
@@ -242,137 +140,179 @@ class Worker(Peer):
             return
         if type(env) is not dict:
             raise ProtocolError("malformed environment")
+        changed = set()
         for key, value in (env.get("set") or {}).items():
             os.environ[key] = value
+            changed.add(key)
         for key in env.get("unset") or []:
             os.environ.pop(key, None)
+            changed.add(key)
+        if env.get("mirror") is True:
+            self._mirroring = True
+        if "TZ" in changed:
+            import time
+
+            time.tzset()
         if "fs" in env:
             self._mirror.apply(env["fs"])
         if "cwd" in env:
             cwd = env["cwd"]
             with contextlib.suppress(OSError):
                 os.chdir(self._home if cwd is None else cwd)
+        state = env.get("st")
+        if type(state) is dict:
+            self._state_of_test(state)
+
+    def _state_of_test(self, state: dict) -> None:
+        """The test's global random state, decimal context and `sys.argv`, as it set
+        them."""
+        argv = state.get("argv")
+        if type(argv) is list and all(type(a) is str for a in argv):
+            sys.argv = argv
+        if "rnd" in state:
+            import random
+
+            random.setstate(rng_state(state["rnd"]))
+        if "dec" in state:
+            import decimal
+
+            spec = state["dec"]
+            if type(spec) is not list or len(spec) != 7:
+                raise ProtocolError("malformed decimal context")
+            prec, rounding, emin, emax, capitals, clamp, traps = spec
+            signals = [getattr(decimal, n) for n in traps if n in _DECIMAL_SIGNALS]
+            decimal.setcontext(
+                decimal.Context(prec, rounding, emin, emax, capitals, clamp, [], signals)
+            )
+
+    # -- exporting the candidate's objects ----------------------------------------------
 
     def _back(self, value):
-        if isinstance(value, Handle) and value._peer is self:
-            return {"t": "b", "v": value._id}
+        ident = handle_id(value, self)
+        if ident is not None:
+            return {"t": "b", "v": ident}
+        if isinstance(value, type) and id(value) in self._subclasses:
+            return {"t": "b", "v": self._subclasses[id(value)]}
+        if id(value) in self._tests_instances:
+            return {"t": "b", "v": self._tests_instances[id(value)]}
+        found = self._tests_exceptions.get(id(value))
+        if found is not None and found[0] is value:
+            return {"t": "b", "v": found[1]}
         return None
 
+    def encode(self, value, depth: int = 0, copy: bool = False):
+        kind = type(value)
+        if self._mirroring:
+            if kind is str:
+                if value.startswith(_TMP):
+                    self._announce(value)
+            elif "pathlib" in sys.modules and kind is sys.modules["pathlib"].PosixPath:
+                self._announce(str(value))
+        return super().encode(value, depth, copy)
+
+    def _announce(self, path: str) -> None:
+        """A path the candidate made in its own scratch folder (`mkdtemp()`) and hands
+        back: its files are mirrored to the test's side too. Only in that private
+        folder (its device), never in the folders the grader put there."""
+        if not path.startswith(_TMP) or path.startswith(self._home + "/"):
+            return
+        try:
+            if self._tmp_device is None:
+                self._tmp_device = os.stat(_TMP).st_dev
+            if os.lstat(path).st_dev != self._tmp_device:
+                return
+        except OSError:
+            return
+        self._mirror.announce(path)
+
     def _export(self, value, e):
-        if type(value) is _Live:
-            return self._live_data(value.obj, e)
         if isinstance(value, enum.Enum):
-            return {"t": "em", "c": e(type(value)), "v": value._name_}
+            cls = type(value)
+            if cls.__members__.get(value._name_) is value:
+                return {"t": "em", "c": self._class_form(cls), "v": value._name_}
+            return {"t": "em", "c": self._class_form(cls), "v": None, "x": e(value._value_)}
         if isinstance(value, type):
-            return self._describe(value, e)
+            return self._class_form(value)
         if isinstance(value, BaseException):
-            plain = _exception_data(value, e)
+            plain = by_value(value, e)
             if plain is not None:
                 return plain
-        ident = self._give(value)
-        data = {"t": "o", "v": ident, "c": e(type(value))}
+        ident = self._ids.get(id(value))
+        if ident is None or self._objects.get(ident) is not value:
+            ident = self.give(value)
+        self._sent[ident] = self._sent.get(ident, 0) + 1
+        data = {"t": "o", "v": ident, "c": self._class_form(type(value))}
         if isinstance(value, BaseException):
-            try:
-                data["x"] = e(list(value.args))
-            except Exception:
-                data["x"] = [_text(value)]
+            data["x"] = e(list(value.args))
+            with_details(data, value, e)
         else:
-            base = _value_base(type(value))
-            if base in _IMMUTABLE_BASES:
-                data["x"] = e(_COPIES[base](value))
+            base = value_base(type(value))
+            if base in IMMUTABLE_BASES:
+                data["x"] = e(COPIES[base](value))
+            elif base is not None:  # a list, dict or set: one object each side, in step
+                data["x"] = self.contents(value)
+                data["sk"] = self.shares.start(value)
         return data
 
-    def _live_data(self, obj, e) -> dict:
-        """A list, dict or set attribute the judge holds a live copy of: it is sent
-        again whenever it changes here, and its changes there are made here too."""
-        ident = self._ids.get(id(obj))
-        if ident is None or self._objects.get(ident) is not obj:
-            ident = self._give(obj)
-        self._live[ident] = (obj, obj.copy())
-        return {"t": "live", "k": type(obj).__name__, "v": ident, "x": e(obj)}
+    def _class_form(self, cls: type) -> dict:
+        """A class the judge builds a proxy class of: described, or referred to once it
+        has the description on this channel."""
+        back = self._back(cls)
+        if back is not None:
+            return back
+        ident = self._ids.get(id(cls))
+        if ident is None or self._objects.get(ident) is not cls:
+            ident = self.give(cls)
+        elif self.known(ident):
+            return {"t": "r", "v": ident}
+        self.known(ident)
+        return describe(cls, ident, self.encode, self._class_form)
 
-    def _describe(self, cls: type, e) -> dict:
-        """A class as data: names, bases, the dunders and methods it defines, dataclass
-        fields, enum members. The judge builds its proxy class from this, no code."""
-        ident = self._give(cls)
-        mro = [c for c in cls.__mro__ if _counts(cls, c)]
-        data = {
-            "t": "k",
-            "v": ident,
-            "n": getattr(cls, "__name__", "Remote"),
-            "q": getattr(cls, "__qualname__", "Remote"),
-            "m": getattr(cls, "__module__", "remote"),
-            "b": [],
-            "d": sorted({n for c in mro for n in vars(c) if n in _FORWARDED}),
-            "c": sorted({n for c in mro for n in vars(c) if n in _COMPARISONS}),
-            "h": "__hash__" in {n for c in mro for n in vars(c)},
-            "nohash": getattr(cls, "__hash__", None) is None,
-            "fn": sorted(
-                {
-                    n
-                    for c in mro
-                    if c.__module__ != "builtins"
-                    for n, v in list(vars(c).items())
-                    if (not n.startswith("__") or n == "__init__")
-                    and (isinstance(v, (types.FunctionType, staticmethod, classmethod)))
-                }
-            ),
-        }
-        for base in cls.__bases__:
-            if base is object:
-                continue
-            if _BUILTIN_TYPES.get(base.__name__) is base or base.__module__ in _STD_MODULES:
-                continue  # described by name below
-            data["b"].append(e(base))
-        if issubclass(cls, BaseException):
-            data["x"] = _exception_bases(cls)
-        value = _value_base(cls)
-        if value is not None:
-            data["vb"] = value
-        fields = getattr(cls, "__dataclass_fields__", None)
-        dataclasses = sys.modules.get("dataclasses")  # a dataclass means it is imported
-        if isinstance(fields, dict) and dataclasses and dataclasses.is_dataclass(cls):
-            data["f"] = [
-                [f.name, bool(f.compare), bool(f.repr), bool(f.init)]
-                for f in dataclasses.fields(cls)
-            ]
-        named = getattr(cls, "_fields", None)
-        if issubclass(cls, tuple) and type(named) is tuple and all(type(n) is str for n in named):
-            data["nt"] = list(named)
-        match = getattr(cls, "__match_args__", None)
-        if type(match) is tuple and all(type(n) is str for n in match):
-            data["ma"] = list(match)
-        if isinstance(cls, enum.EnumMeta):
-            base = next(
-                (b.__name__ for b in cls.__mro__ if b.__module__ == "enum" and b is not cls),
-                "Enum",
-            )
-            data["e"] = [base, [[n, e(m._value_)] for n, m in cls.__members__.items()]]
-        return data
+    # -- rebuilding the tests' objects ------------------------------------------------
 
     def _decode_remote(self, tag: str, data: dict, d):
         v = data["v"]
         if tag == "h" and type(v) is int and data.get("k") in _KINDS:
-            handle = self._remote.get(v)
+            self._received[v] = self._received.get(v, 0) + 1
+            handle = self._handles.get(v)
             if handle is None:
-                handle = self._remote[v] = Handle(self, v, data["k"])
+                handle = self._remote.get(v)
+            if handle is None:
+                handle = self._handle(v, data["k"], data.get("c"), d)
             return handle
         if tag == "xs" and type(v) is int:  # an exception of the tests' own class
             cls = self._stand_in(v, data.get("n"), data.get("b"))
             args = d(data.get("a", []))
             exc = cls(*args) if type(args) is list else cls()
-            return exc
+            self._tests_exceptions[id(exc)] = (exc, v)  # raised back: the test's own
+            return apply_details(exc, data, d)
         if tag == "bm" and type(v) is int and v in self._objects:  # a method of ours, by name
-            return getattr(self._objects[v], _s(data.get("n")))
-        if tag == "em" and type(v) is str:
+            return getattr(self._objects[v], string(data.get("n")))
+        if tag == "em":
             cls = d(data.get("c"))
-            return cls[v]
-        if tag == "sref" and type(v) is str and v.split(".")[0] in _STDLIB:
-            found = importlib.import_module(v)
-            for part in _s(data.get("n")).split("."):
-                found = getattr(found, part)
-            return found
+            return cls[v] if type(v) is str else cls(d(data.get("x")))
         raise ProtocolError(f"unknown value tag {tag!r}")
+
+    def _handle(self, ident: int, kind: str, spec, d):
+        if type(spec) is not dict:
+            handle = Handle(self, ident, kind)
+            self._handles[ident] = handle
+            return handle
+        class_id = spec.get("v")
+        cls = self._tests_classes.get(class_id)
+        if cls is None:
+            cls = self._tests_classes[class_id] = tests_class(self, spec)
+        if issubclass(cls, tuple):
+            values = d(spec.get("x"))
+            if type(values) is not list:
+                raise ProtocolError("malformed named tuple")
+            obj = named_tuple_instance(cls, tuple(values), Handle(self, ident, kind))
+            self._remote[ident] = obj
+            return obj
+        handle = object.__new__(cls)
+        Handle.__init__(handle, self, ident, kind)
+        self._handles[ident] = handle
+        return handle
 
     def _stand_in(self, ident: int, name, bases) -> type:
         """The worker's stand-in for an exception class of the tests: a bare subclass of
@@ -382,100 +322,180 @@ class Worker(Peer):
             name = name if type(name) is str and name.isidentifier() else "TestsError"
             base = next(
                 (
-                    _BUILTIN_TYPES[b]
+                    BUILTIN_TYPES[b]
                     for b in (bases if type(bases) is list else [])
-                    if b in _BUILTIN_TYPES and issubclass(_BUILTIN_TYPES[b], Exception)
+                    if b in BUILTIN_TYPES and issubclass(BUILTIN_TYPES[b], Exception)
                 ),
                 Exception,
             )
             cls = self._remote[-ident] = type(name, (base,), {"__qualname__": name})
         return cls
 
+    # -- serving the judge's requests -------------------------------------------------
+
     def _perform(self, message: dict, received: list):
         op = message["op"]
         if op == "import":
-            return self._import(message.get("name"))
+            return self._import(message.get("name"), reload=False)
+        if op == "reload":
+            return self._import(message.get("name"), reload=True)
         if op == "patch":
-            return self._patch(_name(message), *self._arguments(message)[0])
+            return self._patch(name_of(message), *self._arguments(message)[0])
+        if op in ("poll", "cancel"):  # a task awaiting an awaitable of the candidate's
+            (ident,), _ = self._arguments(message)
+            return self._tasks.poll(ident) if op == "poll" else self._tasks.cancel(ident)
+        if op == "unpickle":  # bytes the test unpickles that name code: run here
+            import pickle
+
+            (data,), _ = self._arguments(message)
+            return pickle.loads(data)
         target = self._target(message)
         if op == "getattr":
-            value = getattr(target, _name(message))
-            if type(value) in (list, dict, set) and len(value) <= MAX_LIVE:
-                return _Live(value)  # the test may change it in place: it stays shared
-            return value
+            return self._getattr(target, name_of(message))
         if op == "setattr":
             (value,), _ = self._arguments(message)
-            return setattr(target, _name(message), value)
+            if isinstance(target, type):  # a class attribute the test patches
+                key = (id(target), name_of(message))
+                self._class_originals.setdefault(key, vars(target).get(key[1], GONE))
+            return setattr(target, name_of(message), value)
+        if op == "restore":  # the class attribute as it was before the test patched it
+            original = self._class_originals.pop((id(target), name_of(message)), GONE)
+            if original is GONE:
+                return delattr(target, name_of(message))
+            return setattr(target, name_of(message), original)
         if op == "delattr":
-            return delattr(target, _name(message))
+            return delattr(target, name_of(message))
         args, kwargs = self._arguments(message)
-        if op in _CALLS:
-            received += _mutable_args(args, kwargs)
+        if op in CALLS:
+            received += self.mutable_args(args, kwargs)
         if op == "call":
             return target(*args, **kwargs)
         if op == "method":
-            return getattr(target, _name(message))(*args, **kwargs)
+            return getattr(target, name_of(message))(*args, **kwargs)
         if op == "special":
-            name = _name(message)
-            if name not in _FORWARDED and name not in _COMPARISONS and name != "__hash__":
+            name = name_of(message)
+            if name not in FORWARDED and name not in COMPARISONS and name != "__hash__":
                 raise ProtocolError(f"{name} is not forwarded")
-            method = getattr(type(target), name)
-            return method(target, *args)
+            return getattr(type(target), name)(target, *args)
         if op == "umethod":  # a candidate class's own method on a tests' subclass instance
             instance, *rest = args
-            return _unbound(target, instance, _name(message))(*rest, **kwargs)
+            return _unbound(target, instance, name_of(message))(*rest, **kwargs)
         if op == "subclass":
-            return self._subclass(target, _name(message), *args)
-        if op == "run":
-            import asyncio
-
-            return asyncio.run(target)
+            return self._subclass(target, name_of(message), *args, **kwargs)
+        if op == "new":
+            return self._new(target, *args)
+        if op == "start":
+            return self._tasks.start(target)
         if op == "member":  # an attribute of an enum member the judge rebuilt
-            return getattr(target[args[0]], _name(message))
+            return getattr(target[args[0]], name_of(message))
         if op == "value":
-            return _COPIES[_value_base(type(target))](target)
+            return self._value(target)
         if op == "copy":
-            import copy
-
-            return copy.deepcopy(target) if args == [True] else copy.copy(target)
+            return _copy(target, args[0] if args else "copy")
+        if op == "doctest":
+            return self._doctest(target, name_of(message), kwargs)
+        if op == "main":
+            return self._main_module(target)
         raise ProtocolError(f"unknown request {op!r}")
 
-    def _subclass(self, base: type, name: str, judge_id: int, methods: list, values: dict) -> int:
-        """An instance of a subclass of `base` standing for the tests' own subclass: the
-        methods it overrides call the tests' object back; its class values are copied."""
+    def _getattr(self, target, name: str):
+        if name == "__signature__":
+            import inspect
+
+            try:
+                return inspect.signature(target)
+            except (TypeError, ValueError):
+                raise AttributeError(name) from None
+        if name == "__annotations__" and hasattr(target, name):
+            # evaluated here: a string annotation is never evaluated by the judge
+            import inspect
+
+            try:
+                return inspect.get_annotations(target, eval_str=True)
+            except Exception:
+                raise AttributeError(name) from None
+        return getattr(target, name)
+
+    def _value(self, target):
+        base = value_base(type(target))
+        if base is not None:
+            return COPIES[base](target)
+        snap = snapshot_kind(type(target))
+        if snap is None:
+            raise ProtocolError("not a value")
+        return snap[1](target)
+
+    def _subclass(self, base: type, name: str, judge_id: int, methods, values, qualname, /, **kw):
+        """The class standing for a class the tests derive from `base`: the methods it
+        overrides call the tests' object back; its class values are copied; the
+        candidate's `__init_subclass__` runs now, with the class keywords."""
         peer = self
 
         def forward(method: str):
             def call(self, *args, **kwargs):
-                return peer.request("method", obj=judge_id, name=method, args=args, kwargs=kwargs)
+                back = peer._tests_instances.get(id(self))
+                if back is None:  # made here (`registry[name]()`): its twin there, first
+                    back = peer.request("adopt", args=[self])
+                    peer._tests_instances[id(self)] = back
+                return peer.request("method", obj=back, name=method, args=args, kwargs=kwargs)
 
             call.__name__ = method
             return call
 
         namespace = {m: forward(m) for m in methods if type(m) is str and m.isidentifier()}
         namespace.update({k: v for k, v in values.items() if type(k) is str and k.isidentifier()})
-        cls = type(name if name.isidentifier() else "TestsSubclass", (base,), namespace)
-        return self._give(cls.__new__(cls))
+        namespace["__qualname__"] = qualname if type(qualname) is str else name
+        cls = type(base)(name if name.isidentifier() else "TestsSubclass", (base,), namespace, **kw)
+        self._subclasses[id(cls)] = judge_id
+        return self.give(cls)
+
+    def _new(self, cls: type, judge_id: int) -> int:
+        """An instance of a class made for the tests (`_subclass`), for their object."""
+        if id(cls) not in self._subclasses or type(judge_id) is not int:
+            raise ProtocolError("not a class made for the tests")
+        obj = cls.__new__(cls)
+        self._tests_instances[id(obj)] = judge_id
+        self._remote[judge_id] = obj
+        return self.give(obj)
+
+    def _doctest(self, target, how: str, kwargs: dict):
+        """The candidate module's (or object's) doctests, run here: its examples are
+        the candidate's code; the counts go back as `doctest.TestResults`."""
+        import doctest
+
+        options = {k: v for k, v in kwargs.items() if k in _DOCTEST_OPTIONS}
+        if how == "testmod":
+            return tuple(doctest.testmod(target, **options))
+        doctest.run_docstring_examples(target, {}, **options)
+        return None
+
+    def _main_module(self, module) -> None:
+        """The candidate's module run as `__main__` (runpy, `python -m`)."""
+        import runpy
+
+        runpy.run_module(module.__name__, run_name="__main__", alter_sys=True)
 
     def _patch(self, name: str, module: str, how: str, value=None) -> None:
         """A standard-library attribute as the test patched it (or restored it)."""
-        if type(module) is not str or module.split(".")[0] not in _STDLIB:
+        if type(module) is not str or module.split(".")[0] not in STDLIB:
             raise ProtocolError("only standard-library modules are patched")
         target = importlib.import_module(module)
         key = (module, name)
         if key not in self._originals:
-            self._originals[key] = getattr(target, name, _GONE)
+            self._originals[key] = getattr(target, name, GONE)
         if how == "set":
             setattr(target, name, value)
-        elif how == "restore" and self._originals[key] is not _GONE:
+        elif how == "restore" and self._originals[key] is not GONE:
             setattr(target, name, self._originals[key])
         elif hasattr(target, name):
             delattr(target, name)
 
-    def _import(self, name):
+    def _import(self, name, reload: bool):
         if name not in self._modules:
             raise ImportError(f"{name!r} is not a module this item may import")
         module = importlib.import_module(name)
+        if reload:
+            module = importlib.reload(module)
         names = getattr(module, "__all__", None)
         if not isinstance(names, (list, tuple)) or not all(type(n) is str for n in names):
             names = [n for n in vars(module) if not n.startswith("_")]
@@ -490,19 +510,42 @@ class Worker(Peer):
                 continue
             self._watched[id(value)] = (namespace, attr, value)
             known[attr] = value
-        return {"id": self._give(module), "names": [str(n) for n in names], "known": known}
+        doc = module.__doc__ if type(module.__doc__) is str else None
+        return {
+            "id": self.give(module),
+            "names": [str(n) for n in names],
+            "known": known,
+            "doc": doc,
+        }
 
 
-_STD_MODULES = frozenset({"enum", "abc", "typing", "collections", "collections.abc"})
+_TMP = (os.environ.get("TMPDIR") or "/tmp").rstrip("/") + "/"
+_DECIMAL_SIGNALS = frozenset(
+    [
+        "Clamped",
+        "DivisionByZero",
+        "Inexact",
+        "InvalidOperation",
+        "Overflow",
+        "Rounded",
+        "Subnormal",
+        "Underflow",
+        "FloatOperation",
+    ]
+)
+_DOCTEST_OPTIONS = frozenset(
+    {"name", "verbose", "report", "optionflags", "raise_on_error", "exclude_empty"}
+)
 
 
-class _Live:
-    """A container read as an attribute, to be shared with the judge (see _live_data)."""
+def _copy(target, how: str):
+    import copy
 
-    __slots__ = ("obj",)
+    if how == "pickle":
+        import pickle
 
-    def __init__(self, obj) -> None:
-        self.obj = obj
+        return pickle.loads(pickle.dumps(target))
+    return copy.deepcopy(target) if how == "deepcopy" else copy.copy(target)
 
 
 def _unbound(cls: type, obj, name: str):
@@ -514,65 +557,14 @@ def _unbound(cls: type, obj, name: str):
     raise AttributeError(name)
 
 
-def _counts(cls: type, c: type) -> bool:
-    """Whether the dunders and methods of `c`, in `cls`'s MRO, are forwarded: the
-    candidate's own classes', a builtin type's own (a function, a generator), a mutable
-    builtin base's (its proxy holds no value); never those of object, an immutable base
-    or a builtin exception, which the proxy class inherits for real."""
-    if c is object:
-        return False
-    if c.__module__ != "builtins" or cls.__module__ == "builtins":
-        return True
-    return c.__name__ in _MUTABLE_BASES and _BUILTIN_TYPES.get(c.__name__) is c
+def serve(peer: Worker) -> None:
+    """Serve the judge from this thread (the worker's main one) until it closes."""
+    peer.set_main()
+    peer.serve_forever()
 
 
-def _value_base(cls: type) -> str | None:
-    """The builtin value type a candidate class derives from, if any (not for enums)."""
-    if isinstance(cls, enum.EnumMeta) or issubclass(cls, BaseException):
-        return None
-    for base in cls.__mro__[1:]:
-        name = base.__name__
-        if (name in _IMMUTABLE_BASES or name in _MUTABLE_BASES) and _BUILTIN_TYPES.get(
-            name
-        ) is base:
-            return name
-    return None
-
-
-class _LogForwarder:
-    """A logging handler (duck-typed: `logging` is imported only when the worker starts)
-    that keeps each record as plain data for the test's own loggers."""
-
-    def __init__(self, events: list) -> None:
-        self._events = events
-        self.level = 0  # logging.NOTSET
-        self.filters: list = []
-        self.lock = None
-
-    def handle(self, record) -> None:
-        try:
-            text = record.getMessage()
-        except Exception as exc:
-            text = f"{record.msg!r} (unformattable: {exc})"
-        if record.exc_info and record.exc_info[0] is not None:
-            import traceback
-
-            text += "\n" + "".join(traceback.format_exception(*record.exc_info)).rstrip()
-        self._events.append(
-            (
-                "l",
-                str(record.name),
-                int(record.levelno),
-                text,
-                str(record.pathname),
-                int(record.lineno),
-                str(record.funcName),
-            )
-        )
-
-
-def worker(rfd: int, wfd: int, modules: list[str]) -> None:
+def worker(fds: list[int], modules: list[str]) -> None:
     """The candidate's end: import only the item's modules, serve until the tests end."""
-    peer = Worker(rfd, wfd, frozenset(modules))
+    peer = Worker(fds, frozenset(modules))
     peer.capture_output()
     peer.serve_forever()

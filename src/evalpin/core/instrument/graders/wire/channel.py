@@ -1,0 +1,116 @@
+"""The side channel: a second pair of pipes for calls made by threads other than each
+end's main thread (a `threading.Timer` calling back into the test, a thread pool of the
+candidate's calling a test's function, the test's threads calling the candidate). Each
+chain of nested calls is a conversation with an id; a reader thread per end hands each
+message to the thread waiting in its conversation, or starts a thread to serve a new one,
+so concurrent callbacks never wait for each other."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import queue
+import threading
+
+from .protocol import MAX_MESSAGE, ProtocolError, RemoteGone
+
+
+class SideChannel:
+    """One end of the side channel, serving and sending for `peer`."""
+
+    def __init__(self, peer, rfd: int, wfd: int, prefix: str) -> None:
+        self._peer = peer
+        self._rfd, self._wfd = rfd, wfd
+        os.set_blocking(rfd, True)
+        self._lock = threading.Lock()
+        self._waiting: dict[str, queue.SimpleQueue] = {}
+        self._local = threading.local()
+        self._ids = itertools.count(1)
+        self._prefix = prefix
+        self._gone = False
+        threading.Thread(target=self._read_loop, name="evalpin-wire-side", daemon=True).start()
+
+    def send(self, message: dict, body: dict) -> None:
+        """Send a message in this thread's conversation (its body encoded under the write
+        lock, so the other end reads what this end described in the order it was)."""
+        if self._gone:
+            raise RemoteGone("the other process closed the connection")
+        message["cv"] = self._local.conv
+        with self._lock:
+            view = memoryview(self._peer.line(message, body))
+            try:
+                while view:
+                    view = view[os.write(self._wfd, view) :]
+            except OSError as exc:
+                raise RemoteGone(f"the other process is gone ({exc})") from None
+
+    def request(self, message: dict, body: dict) -> dict:
+        """Send a request and serve the other end's nested requests until its reply."""
+        conv = getattr(self._local, "conv", None)
+        own = conv is None
+        if own:
+            conv = f"{self._prefix}{next(self._ids)}"
+            self._local.conv = conv
+            self._waiting[conv] = queue.SimpleQueue()
+        inbox = self._waiting[conv]
+        try:
+            self.send(message, body)
+            while True:
+                reply = inbox.get()
+                if reply is None:
+                    raise RemoteGone("the other process closed the connection")
+                if "op" in reply:
+                    self._peer.serve(reply)
+                    continue
+                return reply
+        finally:
+            if own:
+                self._waiting.pop(conv, None)
+                self._local.conv = None
+
+    def _read_loop(self) -> None:
+        buf = bytearray()
+        try:
+            while True:
+                try:
+                    data = os.read(self._rfd, 1 << 16)
+                except OSError:
+                    data = b""
+                if not data:
+                    return
+                buf += data
+                if len(buf) > MAX_MESSAGE:
+                    return
+                while (end := buf.find(b"\n")) >= 0:
+                    line = bytes(buf[:end])
+                    del buf[: end + 1]
+                    self._dispatch(self._peer.parse(line))
+        except (ProtocolError, RemoteGone):
+            return
+        finally:
+            self._gone = True
+            for inbox in list(self._waiting.values()):
+                inbox.put(None)
+
+    def _dispatch(self, message: dict) -> None:
+        conv = message.get("cv")
+        if type(conv) is not str:
+            raise ProtocolError("a side message outside any conversation")
+        inbox = self._waiting.get(conv)
+        if inbox is not None:
+            inbox.put(message)
+        elif "op" in message:  # a new conversation of the other end's
+            self._waiting[conv] = queue.SimpleQueue()
+            threading.Thread(
+                target=self._serve, args=(conv, message), name="evalpin-wire-call", daemon=True
+            ).start()
+
+    def _serve(self, conv: str, message: dict) -> None:
+        self._local.conv = conv
+        try:
+            self._peer.serve(message)
+        except RemoteGone:
+            pass
+        finally:
+            self._waiting.pop(conv, None)
+            self._local.conv = None

@@ -1,0 +1,280 @@
+"""Proxy classes built from the worker's descriptions of the candidate's classes. Every
+message from the worker is untrusted, descriptions too: whatever one claims, a proxy
+class forwards only the special methods the rules allow, never a comparison against
+the tests' data (`proxies.compare`), and a value-backed stand-in (a candidate class
+derived from int, float, str, bytes, tuple or frozenset) is its value towards the
+tests: its comparisons, hashing, contents and arithmetic with the tests' own values are
+the builtin's, on a copy of the value."""
+
+from __future__ import annotations
+
+import abc
+import enum
+import functools
+import types
+
+from .protocol import ProtocolError, is_ident
+from .proxies import (
+    AWAITABLE,
+    REF,
+    InstanceDoc,
+    Proxy,
+    ProxyBase,
+    Ref,
+    RemoteClass,
+    RemoteEnum,
+    RemoteMethod,
+    call,
+    compare,
+    dataclass_fields,
+    ref_of,
+    remote_hash,
+    special,
+)
+from .rules import (
+    COMPARISONS,
+    FORWARDED,
+    IMMUTABLE_BASES,
+    MUTABLE_BASES,
+    NUMBERS,
+    NUMERIC_UNARY,
+    OPERATORS,
+    VALUE_QUERIES,
+    method_name,
+)
+from .stdlib import BUILTIN_TYPES
+
+# Stdlib bases a proxy class may really derive from: they add isinstance and mixin
+# methods over the forwarded ones, and decide no comparison with the tests' data.
+_SAFE_BASES = {("abc", "ABC"), ("datetime", "tzinfo"), ("typing", "Generic")}
+_SAFE_MODULES = {"collections.abc"}
+_SNAPSHOT_TYPES = {"dict": dict, "list": list, "set": set, "str": str}
+
+
+class RemoteABC(RemoteClass, abc.ABCMeta):
+    """The metaclass of a proxy class with an abstract stdlib base."""
+
+
+class RemoteProtocol(RemoteClass):
+    """The metaclass of a proxy of a runtime-checkable protocol: `isinstance` checks the
+    members the protocol names, here, as `typing` would."""
+
+    def __instancecheck__(cls, instance) -> bool:
+        if type.__instancecheck__(cls, instance):
+            return True
+        spec = cls.__dict__.get("_evalpin_protocol")
+        if spec is None:
+            return False
+        members, runtime = spec
+        if not runtime:
+            raise TypeError(
+                "Instance and class checks can only be used with @runtime_checkable protocols"
+            )
+        return all(hasattr(instance, name) for name in members)
+
+    def __subclasscheck__(cls, sub) -> bool:
+        if type.__subclasscheck__(cls, sub):
+            return True
+        spec = cls.__dict__.get("_evalpin_protocol")
+        if spec is None or not isinstance(sub, type):
+            return False
+        return all(any(name in vars(k) for k in sub.__mro__) for name in spec[0])
+
+
+class RemoteProtocolABC(RemoteProtocol, abc.ABCMeta):
+    """A protocol's proxy class that also has an abstract stdlib base."""
+
+
+def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list) -> type:
+    """The proxy class for a candidate class described by `data`."""
+    names = lambda key: [n for n in data.get(key, []) if type(n) is str]  # noqa: E731
+    ns: dict = {REF: ref}
+    ns["_evalpin_compares"] = frozenset(n for n in names("c") if n in COMPARISONS)
+    for dunder in names("d"):
+        if dunder in FORWARDED:
+            ns[dunder] = call if dunder == "__call__" else special(dunder)
+    for method in names("fn"):
+        if method_name(method):
+            ns[method] = RemoteMethod(method)
+    if data.get("aw") is True or (data.get("m") == "builtins" and data.get("n") == "coroutine"):
+        ns.update(AWAITABLE)
+    if data.get("nohash") is True:
+        ns["__hash__"] = None
+    elif data.get("h") is True:
+        ns["__hash__"] = remote_hash
+    if "f" in data:
+        ns["__dataclass_fields__"] = dataclass_fields(data["f"])
+    if "ma" in data:
+        ns["__match_args__"] = tuple(n for n in names("ma") if is_ident(n))
+    ns["__doc__"] = InstanceDoc(data["doc"] if type(data.get("doc")) is str else None)
+    if data.get("g") is True:
+        ns["__class_getitem__"] = classmethod(types.GenericAlias)
+    trusted: list[type] = []
+    value_type = None
+    value_base = data.get("vb")
+    if value_base in IMMUTABLE_BASES:
+        value_type = IMMUTABLE_BASES[value_base][0]
+        if not any(issubclass(b, value_type) for b in bases):
+            trusted.append(value_type)
+        _as_value(ns, value_type)
+        for i, field in enumerate(names("nt")):
+            if is_ident(field) and field not in ns:
+                ns[field] = property(lambda self, i=i: tuple.__getitem__(self, i))
+        if "nt" in data:
+            ns["_fields"] = tuple(n for n in names("nt") if is_ident(n))
+    elif value_base in MUTABLE_BASES:
+        container = MUTABLE_BASES[value_base][0]
+        if not any(issubclass(b, container) for b in bases):
+            trusted.append(container)
+        for dunder in [n for n in ns if n in VALUE_QUERIES]:
+            del ns[dunder]
+        ns["_evalpin_container"] = container
+    elif data.get("sn") in _SNAPSHOT_TYPES:
+        ns["_evalpin_snapshot"] = _SNAPSHOT_TYPES[data["sn"]]
+    exceptions = data.get("x")
+    if type(exceptions) is list:
+        builtin = [
+            BUILTIN_TYPES[n]
+            for n in exceptions
+            if type(n) is str and n in BUILTIN_TYPES and issubclass(BUILTIN_TYPES[n], BaseException)
+        ]
+        builtin = [
+            c if issubclass(c, Exception) or c is SystemExit else RuntimeError for c in builtin[:1]
+        ] or [Exception]
+        if not any(issubclass(b, builtin[0]) for b in bases):
+            trusted += builtin
+        for dunder in [n for n in ns if n in COMPARISONS or n == "__hash__"]:
+            del ns[dunder]
+    ns["_evalpin_value"] = value_type
+    extra = [b for b in stdlib_bases if _safe(b) and not any(issubclass(x, b) for x in bases)]
+    if not trusted:  # the rule's comparisons, before any stdlib base's (a Set's mixins)
+        for comparison in COMPARISONS:
+            ns.setdefault(comparison, compare(comparison))
+        ns.setdefault("__hash__", object.__hash__)  # identity, unless the class hashes
+    metaclass: type = RemoteClass
+    if "pr" in data:
+        ns["_evalpin_protocol"] = _protocol(data["pr"])
+        metaclass = RemoteProtocol
+    elif any(isinstance(b, abc.ABCMeta) for b in [*bases, *extra]):
+        metaclass = RemoteABC
+    holds_value = bool(trusted) or any(not issubclass(b, Proxy) for b in bases)
+    root = ProxyBase if holds_value else Proxy
+    if not holds_value:
+        ns["__slots__"] = ()  # no instance dict: `vars(p)` is the remote object's
+    chain = [*bases, *trusted, *extra]
+    if not any(issubclass(b, ProxyBase) for b in chain):
+        chain.append(root)
+    for attempt in (chain, [*trusted, *extra, root], [*trusted, root]):
+        try:
+            cls = _make(metaclass, name, attempt, ns)
+        except TypeError:  # bases whose layouts or orders do not combine here
+            continue
+        type.__setattr__(cls, "_evalpin_ready", True)
+        return cls
+    raise ProtocolError("a class the judge cannot stand in for")
+
+
+def _make(metaclass: type, name: str, bases: list, ns: dict) -> type:
+    meta = metaclass
+    for base in bases:
+        kind = type(base)
+        if issubclass(meta, kind):
+            continue
+        if issubclass(kind, meta):
+            meta = kind
+        elif issubclass(kind, abc.ABCMeta):
+            meta = RemoteProtocolABC if issubclass(meta, RemoteProtocol) else RemoteABC
+    return meta(name, tuple(bases), dict(ns))
+
+
+def _safe(base: type) -> bool:
+    return (base.__module__, base.__qualname__) in _SAFE_BASES or base.__module__ in _SAFE_MODULES
+
+
+def _protocol(spec) -> tuple[frozenset, bool]:
+    if type(spec) is not list or len(spec) != 2 or type(spec[0]) is not list:
+        raise ProtocolError("malformed protocol")
+    return frozenset(n for n in spec[0] if is_ident(n)), spec[1] is True
+
+
+def _as_value(ns: dict, base: type) -> None:
+    """A value-backed stand-in compares and hashes as its value, with the builtin's own
+    methods. A number is its value towards the tests' numbers: its arithmetic with one
+    of them, its unary operations and its formatting to a spec are the builtin's
+    (`approx`, `abs(x - y) < tol`, `round(x, 2) == ...` and `f"{x:.2f}"` judge through
+    them, and a subclass's reflected operator would go first); its own methods, `str`
+    and `repr` are the candidate's."""
+    for dunder in [n for n in ns if n in VALUE_QUERIES]:
+        del ns[dunder]
+    if base not in (int, float):
+        return
+    for dunder in [n for n in ns if n in NUMERIC_UNARY]:
+        del ns[dunder]
+    for dunder in [n for n in ns if n in OPERATORS]:
+        fallback = getattr(base, OPERATORS[dunder], None)
+        if fallback is not None:
+            ns[dunder] = _valued(dunder, fallback, ns[dunder], (base, *NUMBERS), base)
+    if "__format__" in ns:
+        ns["__format__"] = _formatted(ns["__format__"], base)
+
+
+def _valued(name: str, fallback, forward, plain: tuple, base: type):
+    copy = IMMUTABLE_BASES[base.__name__][1]
+
+    @functools.wraps(forward)
+    def operate(self, other):
+        __tracebackhide__ = True
+        if isinstance(other, plain) and ref_of(other) is None:
+            return fallback(copy(self), other)
+        return forward(self, other)
+
+    operate.__name__ = name
+    return operate
+
+
+def _formatted(forward, base: type):
+    copy = IMMUTABLE_BASES[base.__name__][1]
+
+    def format_(self, spec):
+        __tracebackhide__ = True
+        return format(copy(self), spec) if spec else forward(self, spec)
+
+    format_.__name__ = "__format__"
+    return format_
+
+
+def local_enum(name: str, spec, ref: Ref, d) -> type:
+    """The candidate's enum rebuilt from its members' names and values with the
+    stdlib's own enum classes; its methods forward to the worker's members."""
+    if type(spec) is not list or len(spec) != 2 or type(spec[1]) is not list:
+        raise ProtocolError("malformed enum")
+    base = getattr(enum, spec[0], enum.Enum) if type(spec[0]) is str else enum.Enum
+    if not (isinstance(base, type) and issubclass(base, enum.Enum)):
+        base = enum.Enum
+    members = []
+    for entry in spec[1]:
+        if type(entry) is not list or len(entry) != 2 or not is_ident(entry[0]):
+            raise ProtocolError("malformed enum member")
+        if entry[0].startswith("_"):
+            raise ProtocolError("malformed enum member")
+        members.append((entry[0], d(entry[1])))
+    peer = ref.peer
+
+    def __getattr__(member, attr):
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        return peer.request("member", obj=ref.ident, name=attr, args=[member._name_])
+
+    def build(base: type, members: list) -> type:
+        ns = RemoteEnum.__prepare__(name, (base,))
+        for member, value in members:
+            ns[member] = value
+        ns["__getattr__"] = __getattr__
+        return RemoteEnum(name, (base,), ns)
+
+    try:
+        cls = build(base, members)
+    except (TypeError, ValueError):  # values this base refuses here: names only
+        cls = build(enum.Enum, [(n, i) for i, (n, _) in enumerate(members)])
+    type.__setattr__(cls, REF, ref)
+    return cls

@@ -1,0 +1,132 @@
+"""A candidate class as data, for the judge to build its proxy class from: names, bases,
+the special methods and methods it defines, its dataclass fields, named-tuple fields,
+enum members, protocol members, docstring. The judge trusts none of it (`classes`):
+a description only ever names what a proxy may do within the wire's rules."""
+
+from __future__ import annotations
+
+import enum
+import sys
+import types
+
+from .exceptions import exception_bases
+from .rules import COMPARISONS, FORWARDED, IMMUTABLE_BASES, MUTABLE_BASES
+from .stdlib import BUILTIN_TYPES, STDLIB, stdlib_name
+
+# Stdlib classes whose instances compare as a copy of their contents (their `__eq__`
+# is the stdlib's, over the candidate's data): how the worker copies them.
+SNAPSHOTS = {
+    ("collections", "UserDict"): ("dict", lambda obj: dict(obj.data)),
+    ("collections", "UserList"): ("list", lambda obj: list(obj.data)),
+    ("collections", "UserString"): ("str", lambda obj: str(obj.data)),
+    ("collections.abc", "Mapping"): ("dict", lambda obj: dict(obj.items())),
+    ("collections.abc", "Set"): ("set", lambda obj: set(obj)),
+}
+
+
+def describe(cls: type, ident: int, e, class_form) -> dict:
+    """The description of `cls`, with the id the judge will refer to it by (its
+    candidate bases in `class_form`, described or referred to)."""
+    mro = [c for c in cls.__mro__ if _counts(cls, c)]
+    names = {n for c in mro for n in vars(c)}
+    data = {
+        "t": "k",
+        "v": ident,
+        "n": getattr(cls, "__name__", "Remote"),
+        "q": getattr(cls, "__qualname__", "Remote"),
+        "m": getattr(cls, "__module__", "remote"),
+        "b": [],
+        "d": sorted(n for n in names if n in FORWARDED),
+        "c": sorted(n for n in names if n in COMPARISONS),
+        "h": "__hash__" in names,
+        "nohash": getattr(cls, "__hash__", None) is None,
+        "fn": sorted(
+            {
+                n
+                for c in mro
+                if c.__module__ != "builtins"
+                for n, v in list(vars(c).items())
+                if (not n.startswith("__") or n == "__init__")
+                and isinstance(v, (types.FunctionType, staticmethod, classmethod))
+            }
+        ),
+    }
+    doc = cls.__dict__.get("__doc__")
+    if type(doc) is str:
+        data["doc"] = doc
+    if any("__await__" in vars(c) for c in cls.__mro__):
+        data["aw"] = True
+    stdlib_bases = []
+    for base in cls.__bases__:
+        if base is object or BUILTIN_TYPES.get(base.__name__) is base:
+            continue  # described by name below (value and exception bases)
+        named = stdlib_name(base)
+        if named is not None and named[0].split(".")[0] in STDLIB:
+            stdlib_bases.append(list(named))
+        elif base.__module__ not in ("typing", "abc"):
+            data["b"].append(class_form(base))
+    if stdlib_bases:
+        data["sb"] = stdlib_bases
+    if issubclass(cls, BaseException):
+        data["x"] = exception_bases(cls)
+    value = value_base(cls)
+    if value is not None:
+        data["vb"] = value
+    snap = snapshot_kind(cls)
+    if snap is not None and value is None:
+        data["sn"] = snap[0]
+    fields = getattr(cls, "__dataclass_fields__", None)
+    dataclasses = sys.modules.get("dataclasses")  # a dataclass means it is imported
+    if isinstance(fields, dict) and dataclasses and dataclasses.is_dataclass(cls):
+        data["f"] = [
+            [f.name, bool(f.compare), bool(f.repr), bool(f.init)] for f in dataclasses.fields(cls)
+        ]
+    named = getattr(cls, "_fields", None)
+    if issubclass(cls, tuple) and type(named) is tuple and all(type(n) is str for n in named):
+        data["nt"] = list(named)
+    match = getattr(cls, "__match_args__", None)
+    if type(match) is tuple and all(type(n) is str for n in match):
+        data["ma"] = list(match)
+    if getattr(cls, "_is_protocol", False) and "typing" in sys.modules:
+        typing = sys.modules["typing"]
+        attrs = sorted(a for a in typing._get_protocol_attrs(cls) if type(a) is str)
+        data["pr"] = [attrs, bool(getattr(cls, "_is_runtime_protocol", False))]
+    if "__class_getitem__" in names or "__parameters__" in vars(cls):
+        data["g"] = True
+    if isinstance(cls, enum.EnumMeta):
+        base = next(
+            (b.__name__ for b in cls.__mro__ if b.__module__ == "enum" and b is not cls),
+            "Enum",
+        )
+        data["e"] = [base, [[n, e(m._value_)] for n, m in cls.__members__.items()]]
+    return data
+
+
+def _counts(cls: type, c: type) -> bool:
+    """Whether the dunders and methods of `c`, in `cls`'s MRO, are forwarded: the
+    candidate's own classes', the stdlib's, a builtin type's own (a function, a
+    generator); never those of object, a builtin value base (int, str, tuple, list,
+    dict...) or a builtin exception, which the proxy class inherits for real."""
+    if c is object:
+        return False
+    return c.__module__ != "builtins" or cls.__module__ == "builtins"
+
+
+def value_base(cls: type) -> str | None:
+    """The builtin value type a candidate class derives from, if any (not for enums)."""
+    if isinstance(cls, enum.EnumMeta) or issubclass(cls, BaseException):
+        return None
+    for base in cls.__mro__[1:]:
+        name = base.__name__
+        if (name in IMMUTABLE_BASES or name in MUTABLE_BASES) and BUILTIN_TYPES.get(name) is base:
+            return name
+    return None
+
+
+def snapshot_kind(cls: type):
+    """(builtin name, copier) for a class that compares as a copy of its contents."""
+    for base in cls.__mro__[1:]:
+        found = SNAPSHOTS.get((base.__module__, base.__name__))
+        if found is not None:
+            return found
+    return None

@@ -1,0 +1,241 @@
+"""The worker's stand-ins for the tests' objects: a handle used through the capability
+its kind grants (the judge enforces it), of a class named after the tests' class (with
+its dataclass fields, so `dataclasses.asdict`/`replace` work); a named tuple of the
+tests' is a real tuple here, its values copied, its own methods the tests'. Also the
+worker's `sys.stdin`, which reads the test's."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from typing import TYPE_CHECKING
+
+from .protocol import ProtocolError, exact, is_ident
+
+if TYPE_CHECKING:
+    from .peer import Peer
+
+
+def handle_id(value, peer) -> int | None:
+    """The tests' id of one of `peer`'s stand-ins of a test's object (a handle, or a
+    named tuple of theirs), None for anything else."""
+    if isinstance(value, Handle) and value._peer is peer:
+        return value._id
+    if isinstance(value, tuple):
+        handle = getattr(value, "__dict__", {}).get("_evalpin_handle")
+        if isinstance(handle, Handle) and handle._peer is peer:
+            return handle._id
+    return None
+
+
+def _comparison(name: str):
+    def compare(self, other):
+        if self._kind in _COMPARED:
+            return self._op(name, other)
+        if name in ("__eq__", "__ne__"):
+            return (other is self) == (name == "__eq__")
+        return NotImplemented
+
+    compare.__name__ = name
+    return compare
+
+
+# Kinds whose comparisons and hash are the tests' own (iterators and files: identity).
+_COMPARED = frozenset({"object", "mock", "call"})
+
+
+class Handle:
+    """In the worker: an object of the tests', used through the capability its kind
+    grants (the judge enforces it)."""
+
+    __slots__ = ("__weakref__", "_id", "_kind", "_peer")
+
+    def __init__(self, peer: Peer, ident: int, kind: str) -> None:
+        object.__setattr__(self, "_peer", peer)
+        object.__setattr__(self, "_id", ident)
+        object.__setattr__(self, "_kind", kind)
+
+    def __getattr__(self, name: str):
+        return self._peer.request("getattr", obj=self._id, name=name)
+
+    def __setattr__(self, name: str, value) -> None:
+        self._peer.request("setattr", obj=self._id, name=name, args=[value])
+
+    def __delattr__(self, name: str) -> None:
+        self._peer.request("delattr", obj=self._id, name=name)
+
+    def __call__(self, *args, **kwargs):
+        return self._peer.request("call", obj=self._id, args=args, kwargs=kwargs)
+
+    def _op(self, name: str, *args):
+        return self._peer.request("special", obj=self._id, name=name, args=args)
+
+    def __iter__(self):
+        return self._op("__iter__")
+
+    def __next__(self):
+        return self._op("__next__")
+
+    def __len__(self) -> int:
+        return exact(self._op("__len__"), int)
+
+    def __bool__(self) -> bool:
+        return exact(self._op("__bool__"), bool)
+
+    def __contains__(self, item) -> bool:
+        return exact(self._op("__contains__", item), bool)
+
+    def __getitem__(self, key):
+        return self._op("__getitem__", key)
+
+    def __setitem__(self, key, value) -> None:
+        self._op("__setitem__", key, value)
+
+    def __delitem__(self, key) -> None:
+        self._op("__delitem__", key)
+
+    def __enter__(self):
+        return self._op("__enter__")
+
+    def __exit__(self, *exc) -> bool:
+        return bool(self._op("__exit__", None, None, None))
+
+    def __repr__(self) -> str:
+        text = self._op("__repr__")
+        return text if type(text) is str else f"<{self._kind} of the tests>"
+
+    def __str__(self) -> str:
+        text = self._op("__str__")
+        return text if type(text) is str else f"<{self._kind} of the tests>"
+
+    def __hash__(self) -> int:
+        if self._kind in _COMPARED:
+            return exact(self._op("__hash__"), int)
+        return object.__hash__(self)
+
+    def __await__(self):
+        """An awaitable of the test's: it runs in the test's own event loop."""
+        if self._kind != "await":
+            raise TypeError("the tests' object is not awaitable")
+        return self._peer.request("await", obj=self._id)
+        yield
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self._peer.release(self._id)
+
+
+for _name_ in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
+    setattr(Handle, _name_, _comparison(_name_))
+del _name_
+
+
+class _TestsClass(type):
+    """The metaclass of a stand-in for a tests' class: calling it makes an instance of
+    the tests' class there."""
+
+    def __call__(cls, *args, **kwargs):
+        peer, ident = cls._evalpin_class
+        return peer.request("call", obj=ident, args=args, kwargs=kwargs)
+
+
+def tests_class(peer: Peer, data: dict) -> type:
+    """The stand-in class for a tests' class described by `data` (`tc` in `kinds`)."""
+    ident = data.get("v")
+    if type(ident) is not int:
+        raise ProtocolError("malformed class of the tests'")
+    name = data.get("n") if is_ident(data.get("n")) else "TestsObject"
+    ns = {"__slots__": (), "_evalpin_class": (peer, ident), "__module__": "tests"}
+    qualname = data.get("q")
+    ns["__qualname__"] = qualname if type(qualname) is str else name
+    fields = data.get("f")
+    if type(fields) is list and all(is_ident(f) for f in fields):
+        import dataclasses
+
+        made = {}
+        for field in fields:
+            made[field] = f = dataclasses.field()
+            f.name, f.type, f._field_type = field, object, dataclasses._FIELD
+        ns["__dataclass_fields__"] = made
+        ns["__dataclass_params__"] = dataclasses._DataclassParams(
+            True, True, False, False, False, False
+        )
+    named = data.get("nt")
+    if type(named) is list and all(is_ident(f) for f in named):
+        return _named_tuple(peer, ident, name, named, ns)
+    return _TestsClass(name, (Handle,), ns)
+
+
+def _named_tuple(peer: Peer, ident: int, name: str, fields: list, ns: dict) -> type:
+    """A tuple subclass of the tests' named tuple's fields: its values are here, its
+    `_replace` and `_make` make the tests' own instances."""
+    del ns["__slots__"]
+    ns["_fields"] = tuple(fields)
+    for i, field in enumerate(fields):
+        ns[field] = property(lambda self, i=i: tuple.__getitem__(self, i))
+
+    def _replace(self, **changes):
+        values = [changes.pop(f, v) for f, v in zip(fields, self, strict=False)]
+        if changes:
+            raise ValueError(f"Got unexpected field names: {list(changes)!r}")
+        return peer.request("call", obj=ident, args=values)
+
+    def _make(cls, iterable):
+        return peer.request("call", obj=ident, args=list(iterable))
+
+    def _asdict(self):
+        return dict(zip(fields, self, strict=False))
+
+    def __new__(cls, *args, **kwargs):
+        return peer.request("call", obj=ident, args=args, kwargs=kwargs)
+
+    def __repr__(self):
+        shown = ", ".join(f"{f}={v!r}" for f, v in zip(fields, self, strict=False))
+        return f"{name}({shown})"
+
+    def __getattr__(self, attr):
+        handle = self.__dict__.get("_evalpin_handle")
+        if handle is None or attr.startswith("_"):
+            raise AttributeError(attr)
+        return getattr(handle, attr)
+
+    ns.update(
+        __new__=__new__,
+        _replace=_replace,
+        _make=classmethod(_make),
+        _asdict=_asdict,
+        __repr__=__repr__,
+        __getattr__=__getattr__,
+    )
+    return type(name, (tuple,), ns)
+
+
+def named_tuple_instance(cls: type, values: tuple, handle: Handle):
+    obj = tuple.__new__(cls, values)
+    obj.__dict__["_evalpin_handle"] = handle
+    return obj
+
+
+class Stdin(io.TextIOBase):
+    """`sys.stdin` in the worker: each read is the test's own `sys.stdin` read."""
+
+    def __init__(self, peer: Peer) -> None:
+        self._peer = peer
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size=-1):
+        return self._peer.request("stdin", name="read", args=[size])
+
+    def readline(self, size=-1):
+        return self._peer.request("stdin", name="readline", args=[size])
+
+    def readlines(self, hint=-1):
+        return self._peer.request("stdin", name="readlines", args=[hint])
+
+    def __next__(self):
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line

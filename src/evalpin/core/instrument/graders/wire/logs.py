@@ -1,0 +1,139 @@
+"""The candidate's log records and warnings, seen by the test as in-process: the worker
+keeps each record as data (message and arguments, `extra=` fields, the exception, the
+level changes the candidate makes to its loggers) and the judge re-emits it through the
+test's own loggers and warning filters (caplog, pytest.warns, -W error)."""
+
+from __future__ import annotations
+
+# Everything a LogRecord has of its own; anything else on a record came with `extra=`.
+_STANDARD = frozenset(
+    [
+        "name",
+        "msg",
+        "args",
+        "levelname",
+        "levelno",
+        "pathname",
+        "filename",
+        "module",
+        "exc_info",
+        "exc_text",
+        "stack_info",
+        "lineno",
+        "funcName",
+        "created",
+        "msecs",
+        "relativeCreated",
+        "thread",
+        "threadName",
+        "processName",
+        "process",
+        "message",
+        "asctime",
+        "taskName",
+    ]
+)
+
+
+class LogForwarder:
+    """A logging handler (duck-typed: `logging` is imported only when the candidate
+    does) that keeps each record as data for the test's own loggers."""
+
+    def __init__(self, events: list) -> None:
+        self._events = events
+        self.level = 0  # logging.NOTSET
+        self.filters: list = []
+        self.lock = None
+
+    def handle(self, record) -> None:
+        try:
+            text = record.getMessage()
+        except Exception as exc:
+            text = f"{record.msg!r} (unformattable: {exc})"
+        exc, exc_text = None, None
+        if record.exc_info and record.exc_info[0] is not None:
+            import traceback
+
+            exc = record.exc_info[1]
+            exc_text = "".join(traceback.format_exception(*record.exc_info)).rstrip()
+        extra = {k: v for k, v in vars(record).items() if k not in _STANDARD}
+        msg = record.msg if type(record.msg) is str else None
+        self._events.append(
+            (
+                "l",
+                str(record.name),
+                int(record.levelno),
+                text,
+                msg,
+                record.args if msg is not None else None,
+                str(record.pathname),
+                int(record.lineno),
+                str(record.funcName),
+                exc,
+                exc_text,
+                record.stack_info if type(record.stack_info) is str else None,
+                extra,
+            )
+        )
+
+
+def follow_levels(logging, events: list) -> None:
+    """Keep the level changes the candidate makes to its loggers (`setLevel`,
+    `basicConfig(level=...)`) as events, in order with its records."""
+    set_level = logging.Logger.setLevel
+
+    def setLevel(self, level) -> None:
+        set_level(self, level)
+        events.append(("v", str(self.name), int(self.level)))
+
+    logging.Logger.setLevel = setLevel
+
+
+def replay(event: list) -> None:
+    """Re-emit one event of the worker's here (its parts already decoded)."""
+    import logging
+    import warnings
+
+    from .protocol import ProtocolError
+
+    kind = event[0] if event else None
+    if kind == "l" and len(event) == 13 and type(event[2]) is int:
+        _, name, level, text, msg, args, path, lineno, func, exc, exc_text, stack, extra = event
+        logger = logging.getLogger(str(name)) if name != "root" else logging.getLogger()
+        if not logger.isEnabledFor(level):
+            return
+        if type(args) not in (tuple, dict) or msg is None:
+            msg, args = str(text), None
+        exc_info = (type(exc), exc, None) if isinstance(exc, BaseException) else None
+        fields = {}
+        if type(extra) is dict:  # data fields only: never one of the record's methods
+            fields = {
+                k: v
+                for k, v in extra.items()
+                if type(k) is str and k not in _STANDARD and not hasattr(logging.LogRecord, k)
+            }
+        record = logger.makeRecord(
+            logger.name,
+            level,
+            str(path),
+            int(lineno),
+            msg,
+            args or None,
+            exc_info,
+            str(func),
+            fields,
+            stack if type(stack) is str else None,
+        )
+        if exc_info is not None and type(exc_text) is str:
+            record.exc_text = exc_text
+        logger.handle(record)
+    elif kind == "v" and len(event) == 3 and type(event[2]) is int:
+        logger = logging.getLogger(str(event[1])) if event[1] != "root" else logging.getLogger()
+        logger.setLevel(event[2])
+    elif kind == "w" and len(event) == 5:
+        _, text, category, path, lineno = event
+        if not (isinstance(category, type) and issubclass(category, Warning)):
+            category = UserWarning
+        warnings.warn_explicit(str(text), category, str(path), int(lineno))
+    else:
+        raise ProtocolError("malformed event")

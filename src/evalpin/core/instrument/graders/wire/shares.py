@@ -1,0 +1,165 @@
+"""Containers kept in step between the two ends: a list, dict, set, deque, Counter,
+bytearray... that lives on where it was made (a module's registry, an object's
+attribute, a cached result, an argument the candidate kept; on the test's side, an
+attribute of a test's object the candidate reads) is one object on each side, under one
+key; whatever changes it on either side is sent with the next message, and the other
+side refills its own object in place."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+
+from .protocol import MAX_SHARED, SCALARS
+from .values import REFILL, mutable_name
+
+_PLAIN = (*SCALARS, bytes)
+
+
+def fingerprint(obj, depth: int = 0):
+    """A comparable picture of a container's contents that runs no code of anyone's:
+    values of plain data, identities of everything else."""
+    kind = type(obj)
+    if kind in _PLAIN:
+        return obj
+    if depth > 8:
+        return id(obj)
+    if kind is list or kind is tuple:
+        return (kind, tuple([fingerprint(x, depth + 1) for x in obj]))
+    if kind is dict:
+        return (kind, tuple([(fingerprint(k), fingerprint(v, depth + 1)) for k, v in obj.items()]))
+    if kind is set or kind is frozenset:
+        return (kind, tuple([fingerprint(x, depth + 1) for x in obj]))
+    if kind is bytearray:
+        return (kind, bytes(obj))
+    name = mutable_name(kind)
+    if name in ("Counter", "OrderedDict", "defaultdict"):
+        return (kind, tuple([(fingerprint(k), fingerprint(v, depth + 1)) for k, v in obj.items()]))
+    if name == "deque":
+        return (kind, obj.maxlen, tuple([fingerprint(x, depth + 1) for x in obj]))
+    if name == "array":
+        return (kind, obj.typecode, obj.tobytes())
+    if name == "Random":
+        return (kind, obj.getstate())
+    if name in ("SimpleNamespace", "Namespace"):
+        return (kind, fingerprint(dict(vars(obj)), depth + 1))
+    if name in ("StringIO", "BytesIO"):
+        return (kind, obj.getvalue(), obj.tell()) if not obj.closed else (kind, None)
+    base = container_base(kind)
+    if base is list:  # a subclass: its storage, read with the builtin's own methods
+        return (kind, tuple([fingerprint(x, depth + 1) for x in list.copy(obj)]))
+    if base is dict:
+        return (
+            kind,
+            tuple([(fingerprint(k), fingerprint(v, depth + 1)) for k, v in dict.items(obj)]),
+        )
+    if base is set:
+        return (kind, tuple([fingerprint(x, depth + 1) for x in set.copy(obj)]))
+    return id(obj)
+
+
+def container_base(kind: type) -> type | None:
+    """list, dict or set, when `kind` derives from one (the first in its MRO)."""
+    for base in kind.__mro__:
+        if base is list or base is dict or base is set:
+            return base
+    return None
+
+
+def merge(original, state) -> None:
+    """Make `original` hold `state` (a fresh copy of the same type), keeping the
+    containers nested in it where one of the same type stands at the same place."""
+    kind = type(original)
+    if kind is list:
+        for i in range(min(len(original), len(state))):
+            if _mergeable(original[i], state[i]):
+                merge(original[i], state[i])
+                state[i] = original[i]
+        original[:] = state
+    elif kind is dict:
+        for key, value in state.items():
+            old = original.get(key)
+            if _mergeable(old, value):
+                merge(old, value)
+                state[key] = old
+        original.clear()
+        original.update(state)
+    elif mutable_name(kind) is not None:
+        REFILL[mutable_name(kind)](original, state)
+    else:  # a subclass of list, dict or set: its storage, with the builtin's methods
+        base = container_base(kind)
+        if base is list:
+            list.__setitem__(original, slice(None), state)
+        else:
+            base.clear(original)
+            base.update(original, state)
+
+
+def _mergeable(old, new) -> bool:
+    return old is not new and type(old) is type(new) and type(old) in (list, dict, set)
+
+
+class Shares:
+    """The containers this end keeps in step: key -> [object, fingerprint, kind name].
+    Either end starts keeping one in step (the end whose object it is); either lets go
+    of it when nothing holds it there any more."""
+
+    def __init__(self, sign: int = 1) -> None:
+        self.entries: dict[int, list] = {}
+        self.ids: dict[int, int] = {}  # id(object) -> key
+        self._keys = itertools.count(sign, sign)  # each end its own keys: + worker, - judge
+        self._sign = sign
+
+    def owns(self, key: int) -> bool:
+        """Whether this end made the key (the other end never introduces one of these)."""
+        return (key > 0) == (self._sign > 0)
+
+    def add(self, key: int, obj, name: str) -> None:
+        self.entries[key] = [obj, fingerprint(obj), name]
+        self.ids[id(obj)] = key
+
+    def start(self, obj) -> int:
+        """Keep `obj` in step from now on (the worker's end); its key."""
+        key = self.ids.get(id(obj))
+        if key is None:
+            key = next(self._keys)
+            name = mutable_name(type(obj)) or container_base(type(obj)).__name__
+            self.add(key, obj, name)
+        else:
+            self.entries[key] = self.entries.pop(key)  # most recently used last
+        return key
+
+    def refill(self, key: int, new) -> None:
+        entry = self.entries[key]
+        merge(entry[0], new)
+        entry[1] = fingerprint(entry[0])
+
+    def changed(self, peer) -> list:
+        """[key, contents] of each container changed here since it was last sent."""
+        updates = []
+        for key, entry in list(self.entries.items()):
+            now = fingerprint(entry[0])
+            if now != entry[1]:
+                entry[1] = now
+                updates.append([key, peer.contents(entry[0])])
+        return updates
+
+    def drop(self, key: int) -> None:
+        entry = self.entries.pop(key, None)
+        if entry is not None and self.ids.get(id(entry[0])) == key:
+            del self.ids[id(entry[0])]
+
+    def unused(self) -> list[int]:
+        """Keys of containers nobody but this table holds any more, and the oldest ones
+        beyond the cap (the worker lets go of them; the judge's copies stay as they are)."""
+        gone = []
+        for key, entry in self.entries.items():
+            # held by the entry and by getrefcount's own argument only
+            if sys.getrefcount(entry[0]) <= 2:
+                gone.append(key)
+        excess = len(self.entries) - len(gone) - MAX_SHARED
+        if excess > 0:
+            gone += [k for k in self.entries if k not in gone][:excess]
+        for key in gone:
+            self.drop(key)
+        return gone

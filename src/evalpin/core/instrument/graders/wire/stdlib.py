@@ -1,0 +1,269 @@
+"""The standard library as both ends know it: which modules are the stdlib, how the judge
+imports one without ever reading a file the candidate could have written, and the names
+that stand for a stdlib object on the wire (a class, a function, an enum member, a
+module), so that each side uses its own."""
+
+from __future__ import annotations
+
+import builtins
+import enum
+import os
+import sys
+import types
+
+from .protocol import ProtocolError, string
+
+STDLIB = frozenset(sys.stdlib_module_names) - {
+    "this",
+    "antigravity",
+    "idlelib",
+    "turtle",
+    "turtledemo",
+}
+BUILTIN_TYPES = {
+    name: obj
+    for name, obj in vars(builtins).items()
+    if isinstance(obj, type) and not name.startswith("_")
+}
+# Modules whose classes and functions only compute (no process, file or network effect
+# of their own): one of these the candidate names is the judge's own, by name.
+INERT = frozenset(
+    [
+        "abc",
+        "array",
+        "base64",
+        "binascii",
+        "bisect",
+        "calendar",
+        "cmath",
+        "collections",
+        "collections.abc",
+        "colorsys",
+        "contextlib",
+        "copy",
+        "dataclasses",
+        "datetime",
+        "decimal",
+        "difflib",
+        "enum",
+        "fnmatch",
+        "fractions",
+        "functools",
+        "hashlib",
+        "heapq",
+        "html",
+        "inspect",
+        "ipaddress",
+        "itertools",
+        "json",
+        "json.decoder",
+        "keyword",
+        "math",
+        "numbers",
+        "operator",
+        "pathlib",
+        "queue",
+        "random",
+        "re",
+        "statistics",
+        "string",
+        "struct",
+        "textwrap",
+        "types",
+        "typing",
+        "unicodedata",
+        "uuid",
+        "zlib",
+        "zoneinfo",
+    ]
+)
+# Builtins that compute on their arguments and nothing else.
+PURE_BUILTINS = frozenset(
+    [
+        "abs",
+        "all",
+        "any",
+        "ascii",
+        "bin",
+        "callable",
+        "chr",
+        "divmod",
+        "format",
+        "hash",
+        "hex",
+        "len",
+        "max",
+        "min",
+        "next",
+        "iter",
+        "oct",
+        "ord",
+        "pow",
+        "print",
+        "repr",
+        "round",
+        "sorted",
+        "sum",
+        "isinstance",
+        "issubclass",
+    ]
+)
+
+
+def _trusted_dirs() -> tuple[str, ...]:
+    """The interpreter's own library folders (read-only in every sandbox)."""
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    found = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    found.add(os.path.dirname(os.__file__))
+    return tuple(os.path.realpath(p) for p in found)
+
+
+_TRUSTED: tuple[str, ...] = ()
+
+
+def trusted_module(name: str) -> types.ModuleType:
+    """A module by a name the other side sent: one already imported, or one found in the
+    interpreter's own library folders. Never a file from the tests' folder or anywhere
+    a path was mirrored, whatever sys.path says."""
+    global _TRUSTED
+    module = sys.modules.get(name)
+    if module is not None:
+        return module
+    if type(name) is not str or not all(p.isidentifier() for p in name.split(".")):
+        raise ImportError(f"{name!r} is not a module name")
+    import importlib.util
+
+    top = name.partition(".")[0]
+    if top not in sys.modules:
+        spec = importlib.util.find_spec(top)
+        origin = getattr(spec, "origin", None)
+        if spec is None or origin is None:
+            raise ImportError(f"no module named {top!r}")
+        if origin not in ("built-in", "frozen"):
+            _TRUSTED = _TRUSTED or _trusted_dirs()
+            real = os.path.realpath(origin)
+            if not any(real.startswith(d + os.sep) for d in _TRUSTED):
+                raise ImportError(f"{top!r} is not the interpreter's own module")
+    return importlib.import_module(name)
+
+
+def stdlib_name(value) -> tuple[str, str] | None:
+    """(module, qualname) of a standard-library function or class found there under that
+    name (`time.sleep`, `os.path.join`); None for anything else."""
+    module, qualname = getattr(value, "__module__", None), getattr(value, "__qualname__", None)
+    if type(module) is not str or type(qualname) is not str or module == "builtins":
+        return None
+    if module.split(".")[0] not in STDLIB or not (callable(value) or isinstance(value, type)):
+        return None
+    found = sys.modules.get(module)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return (module, qualname) if found is value else None
+
+
+def by_name(value, *, inert_only: bool) -> dict | None:
+    """The wire form of a standard-library object that crosses by name (the receiver uses
+    its own): a module, a member of a stdlib enum, a stdlib class or function (from the
+    candidate's side only the inert ones, and pure builtins); None for anything else."""
+    kind = type(value)
+    if kind.__name__ in ("Logger", "RootLogger") and kind.__module__ == "logging":
+        # a test's logger is the worker's of that name (its records come back to it);
+        # the candidate's is a remote object (its handlers and filters are there)
+        return None if inert_only else {"t": "logger", "v": value.name}
+    if kind is types.ModuleType:
+        name = getattr(value, "__name__", None)
+        if type(name) is str and sys.modules.get(name) is value:
+            return {"t": "mod", "v": name}
+        return None
+    if isinstance(value, enum.Enum):
+        owner = stdlib_name(kind)
+        if owner is None:
+            return None
+        if value._name_ is not None and kind.__members__.get(value._name_) is value:
+            return {"t": "sen", "v": owner[0], "n": owner[1], "m": value._name_}
+        return {"t": "sen", "v": owner[0], "n": owner[1], "x": value._value_}
+    if kind is types.BuiltinFunctionType and getattr(value, "__self__", None) is builtins:
+        if not inert_only or value.__name__ in PURE_BUILTINS:
+            return {"t": "sfn", "v": "builtins", "n": value.__name__}
+        return None
+    if kind in (types.MethodDescriptorType, types.ClassMethodDescriptorType):
+        owner = value.__objclass__
+        if BUILTIN_TYPES.get(owner.__name__) is owner and not value.__name__.startswith("_"):
+            return {"t": "sfn", "v": "builtins", "n": f"{owner.__name__}.{value.__name__}"}
+        return None
+    named = stdlib_name(value)
+    if named is None:
+        return None
+    exception = isinstance(value, type) and issubclass(value, BaseException)
+    if inert_only and named[0] not in INERT and not exception:
+        return None
+    return {"t": "sfn", "v": named[0], "n": named[1]}
+
+
+def resolve(tag: str, data: dict, importer, *, strict: bool = False):
+    """The receiver's own object for a by-name wire form (`by_name`), imported with
+    `importer` (the judge's is `trusted_module`). `strict` (the judge): a class or
+    function only when the candidate's side may name it (`by_name(inert_only=True)`),
+    whatever the message says."""
+    if tag == "logger":
+        logging = importer("logging")
+        name = string(data.get("v"))
+        return logging.getLogger() if name == "root" else logging.getLogger(name)
+    module = string(data.get("v"))
+    if module.split(".")[0] not in STDLIB and module != "builtins" and tag != "mod":
+        raise ProtocolError("not a standard-library name")
+    try:
+        found = importer(module)
+        if tag == "mod":
+            return found
+        for part in string(data.get("n")).split("."):
+            if part.startswith("__"):
+                raise ProtocolError("malformed standard-library name")
+            found = getattr(found, part)
+    except (ImportError, AttributeError) as exc:
+        raise ProtocolError(f"unknown standard-library name ({exc})") from None
+    if tag == "sen":
+        if not (isinstance(found, type) and issubclass(found, enum.Enum)):
+            raise ProtocolError("not an enum")
+        if "m" in data:
+            return found[string(data["m"])]
+        if type(data.get("x")) is not int:
+            raise ProtocolError("malformed enum member")
+        return found(data["x"])
+    if not (callable(found) or isinstance(found, type)):
+        raise ProtocolError("not a class or function")
+    if strict and by_name(found, inert_only=True) is None:
+        raise ProtocolError("a standard-library object the candidate may not name")
+    return found
+
+
+def after_import(name: str, then) -> None:
+    """Call `then(module)` once module `name` is imported: now if it already is, else
+    right after its import (so neither end pays for a module nobody uses)."""
+    if name in sys.modules:
+        then(sys.modules[name])
+        return
+
+    class Finder:
+        @staticmethod
+        def find_spec(fullname, path=None, target=None):
+            if fullname != name:
+                return None
+            sys.meta_path.remove(Finder)
+            import importlib.util
+
+            spec = importlib.util.find_spec(fullname)
+            if spec is None or spec.loader is None:
+                return spec
+            run = spec.loader.exec_module
+
+            def exec_module(module) -> None:
+                run(module)
+                then(module)
+
+            spec.loader.exec_module = exec_module
+            return spec
+
+    sys.meta_path.insert(0, Finder)

@@ -386,6 +386,12 @@ def test_monkeypatching_the_candidates_module_holds_in_the_worker(pair, monkeypa
         {"t": "arg", "v": 0},  # no call's arguments in hand
         {"t": "val", "n": "UnionType", "v": [None, [1, 2]]},
         {"t": "val", "n": "array", "v": ["Z", ""]},
+        # numpy's values: a plain dtype and bytes that fill it, nothing else
+        {"t": "val", "n": "numpy.int64", "v": ["|O8", "AAAAAAAAAAA="]},
+        {"t": "val", "n": "numpy.int64", "v": ["<i8", "AAAA"]},
+        {"t": "val", "n": "numpy.ndarray", "v": ["<i8", [2], "AAAAAAAAAAA=", True]},
+        {"t": "val", "n": "numpy.ndarray", "v": ["<i8", [-1], "", True]},
+        {"t": "val", "n": "numpy.ndarray", "v": ["[('a', 'O')]", [0], "", True]},
     ],
 )
 def test_anything_but_the_tagged_shapes_is_refused(wire: dict) -> None:

@@ -259,7 +259,15 @@ class Codec:
                 return mutable[v]
         except ProtocolError:
             raise
-        except (TypeError, ValueError, IndexError, KeyError, OverflowError, ArithmeticError):
+        except (
+            TypeError,
+            ValueError,
+            IndexError,
+            KeyError,
+            OverflowError,
+            ArithmeticError,
+            ImportError,
+        ):
             raise ProtocolError(f"malformed {tag!r} value") from None
         return self._decode_remote(tag, data, d)
 

@@ -20,6 +20,10 @@ class RemoteGone(RuntimeError):
     """The other side closed the pipe or died."""
 
 
+class ByReference(Exception):
+    """This value of a by-value type holds something that does not cross by value."""
+
+
 class Unsupported(TypeError):
     """An operation the wire cannot carry: the grader's limit, never the candidate's."""
 

@@ -8,11 +8,8 @@ from __future__ import annotations
 import base64
 import importlib
 
-from .protocol import ProtocolError, ints, number, pairs, string
-
-
-class ByReference(Exception):
-    """This value of a by-value type holds something that does not cross by value."""
+from . import numeric
+from .protocol import ByReference, ProtocolError, ints, number, pairs, string
 
 
 def _str(v, e) -> str:
@@ -381,6 +378,7 @@ VALUES: dict[str, tuple] = {
     "GenericAlias": ("types", "GenericAlias", _alias, _unalias),
     "UnionType": ("types", "UnionType", lambda v, e: [None, [e(a) for a in v.__args__]], _union),
     "Parameter": ("inspect", "Parameter", _param, _unparam),
+    **numeric.VALUES,
 }
 _VALUE_KEYS = {(module, cls): name for name, (module, cls, _, _) in VALUES.items()}
 # The classes met so far, for the encoder's one dict lookup a value.
@@ -489,6 +487,7 @@ REFILL = {
     "Namespace": _refill_namespace,
     "StringIO": _refill_stream_value,
     "BytesIO": _refill_stream_value,
+    **numeric.REFILL,
 }
 PLAIN_MUTABLE = {list: "list", dict: "dict", set: "set"}
 

@@ -40,7 +40,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from make_foreign_logs import (  # noqa: E402 (the sibling script: one quiz for both)
+from make_foreign_logs import (
     FRUIT,
     FRUIT_LM,
     GEN,
@@ -106,16 +106,18 @@ def inspect_shapes(out: Path) -> None:
 
     from inspect_ai import Epochs
 
+    terse = system_message("Answer with one word.")
     made = [
-        run("system_terse", task([system_message("Answer with one word."), generate()])),
+        run("system_terse", task([terse, generate()])),
         run("system_polite", task([system_message("Answer politely, in a sentence."), generate()])),
-        run("chain_of_thought", task([system_message("Answer with one word."), chain_of_thought(), generate()])),
+        run("chain_of_thought", task([terse, chain_of_thought(), generate()])),
         run("reducer_mode", task([generate()], epochs=Epochs(3, "mode")), by_epoch=True),
-        run("reducer_at_least_2", task([generate()], epochs=Epochs(4, "at_least_2")), by_epoch=True),
-        run("limit3", task([system_message("Answer with one word."), generate()]), limit=3),
-        run("sample_ids", task([system_message("Answer with one word."), generate()]),
-            sample_id=["banana", "grape"]),
-    ]  # fmt: skip
+        run(
+            "reducer_at_least_2", task([generate()], epochs=Epochs(4, "at_least_2")), by_epoch=True
+        ),
+        run("limit3", task([terse, generate()]), limit=3),
+        run("sample_ids", task([terse, generate()]), sample_id=["banana", "grape"]),
+    ]
     # An eval set: two tasks in one folder, with the manifests eval_set writes beside them.
     folder = work / "eval_set"
     ok, _ = eval_set(
@@ -146,7 +148,9 @@ def inspect_shapes(out: Path) -> None:
 
 
 # The custom LM with chat templates: a template names its turn markers.
-CHAT_LM = FRUIT_LM.replace('@register_model("fruit_lm")', '@register_model("fruit_chat_lm")') + r'''
+CHAT_LM = (
+    FRUIT_LM.replace('@register_model("fruit_lm")', '@register_model("fruit_chat_lm")')
+    + r"""
 
     @property
     def tokenizer_name(self):
@@ -168,7 +172,8 @@ TEMPLATES = {
     "plain": "{% for m in messages %}<{{m.role}}>{{m.content}}</{{m.role}}>{% endfor %}",
     "terse": "{% for m in messages %}{{m.content}}\n{% endfor %}",
 }
-'''
+"""
+)
 
 
 def lm_eval_shapes(out: Path) -> None:
@@ -183,10 +188,14 @@ def lm_eval_shapes(out: Path) -> None:
     tasks = work / "tasks"
     tasks.mkdir()
     (tasks / "fruit_gen.yaml").write_text(
-        _task_yaml("fruit_gen", data, GEN + "fewshot_split: test\nmetric_list:\n  - metric: exact_match\n")
+        _task_yaml(
+            "fruit_gen", data, GEN + "fewshot_split: test\nmetric_list:\n  - metric: exact_match\n"
+        )
     )
     (work / "fruit_lm.py").write_text(
-        CHAT_LM.replace("{ANSWERS!r}", repr(LM_ANSWERS)).replace("class FruitLM", "class FruitChatLM")
+        CHAT_LM.replace("{ANSWERS!r}", repr(LM_ANSWERS)).replace(
+            "class FruitLM", "class FruitChatLM"
+        )
     )
     env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1",
            "HF_HOME": str(work / "hf"), "PYTHONPATH": str(work)}  # fmt: skip

@@ -77,7 +77,7 @@ class Backend:
         backend = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (the stdlib's name)
+            def do_POST(self) -> None:
                 size = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(size) or b"{}")
                 status, reply = backend.answer(body)
@@ -100,20 +100,17 @@ class Backend:
         last = str(messages[-1].get("content", "")) if messages else ""
         if ERRORS in last.lower():
             return 500, {"error": {"message": "backend overloaded", "type": "server_error"}}
-        if self.who == "grader":
-            text = self.grade(last)
-        else:
-            text = self.quiz(last)
+        text = self.grade(last) if self.who == "grader" else self.quiz(last)
+        message = {"role": "assistant", "content": text}
+        asked = len(last) // 4
         return 200, {
             "id": "chatcmpl-local",
             "object": "chat.completion",
             "created": 0,
             "model": MODEL,  # both quiz servers answer under the same model name
-            "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-            ],
-            "usage": {"prompt_tokens": len(last) // 4, "completion_tokens": 2, "total_tokens": len(last) // 4 + 2},
-        }  # fmt: skip
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": asked, "completion_tokens": 2, "total_tokens": asked + 2},
+        }
 
     def quiz(self, prompt: str) -> str:
         for key, by_night in ANSWERS.items():
@@ -338,15 +335,17 @@ def main() -> None:
         keep("night1", night1)
         shutil.copy(work / "night1.jsonl", dest / "night1.jsonl")
         a.night = b.night = 2
-        night2 = run(promptfoo, work, "night2", config(one, [provider(a.url)], grader), "--no-cache")
+        night2 = run(
+            promptfoo, work, "night2", config(one, [provider(a.url)], grader), "--no-cache"
+        )
         keep("night2", night2)
         other = run(promptfoo, work, "night2_server_b",
                     config(one, [provider(b.url)], grader), "--no-cache")  # fmt: skip
         keep("night2_server_b", other)
         a.night = b.night = 1
+        both = [provider(a.url, "server-a"), provider(b.url, "server-b")]
         matrix = run(promptfoo, work, "matrix",
-                     config([CHATTY, TERSE], [provider(a.url, "server-a"), provider(b.url, "server-b")],
-                            grader), "--no-cache")  # fmt: skip
+                     config([CHATTY, TERSE], both, grader), "--no-cache")  # fmt: skip
         keep("matrix", matrix)
         a.flaky = True
         repeat = run(promptfoo, work, "repeat", config(one, [provider(a.url)], grader),

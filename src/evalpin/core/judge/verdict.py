@@ -25,8 +25,8 @@ from evalpin.core.columns import Columns, judged, unjudged_rows
 from evalpin.core.errors import InputError
 from evalpin.core.instrument.fixtures import KIND_CODING
 from evalpin.core.judge import stats
-from evalpin.core.judge.passk import PassAtK, pass_at_k, sample_counts
 from evalpin.core.judge.disclosure import Disclosure, contamination, locate_fixtures
+from evalpin.core.judge.passk import PassAtK, pass_at_k, sample_counts
 from evalpin.core.judge.power import Power, power
 from evalpin.core.read.rundata import SHAPE_EVALPIN, TRIPLE, RunFile, ToolScore
 from evalpin.core.reasons import SANDBOX_ERROR, is_disputed, is_error

@@ -80,6 +80,19 @@ def _run(folder: Path, env: dict, *extra: str) -> subprocess.Popen:
     )
 
 
+def _grading_begun(runs: Path, timeout: float = 60.0) -> None:
+    """Wait until some run has written a graded row: on a loaded machine the runs'
+    start-up alone can outlast a fixed sleep, and a kill before any file is begun
+    tests nothing."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for path in runs.glob("*.jsonl"):
+            if path.read_bytes().count(b"\n") >= 2:  # a header and a row
+                return
+        time.sleep(0.05)
+    raise AssertionError("no run graded a case within a minute")
+
+
 def test_concurrent_runs_and_kills_end_complete_and_exact(tools, tmp_path: Path) -> None:
     folder_of_tools, backend = tools
     rng = random.Random(2026)
@@ -93,7 +106,8 @@ def test_concurrent_runs_and_kills_end_complete_and_exact(tools, tmp_path: Path)
         time.sleep(rng.uniform(0.2, 0.8))
         procs = [_run(folder, env) for _ in range(3)]  # default names, at once
         procs.append(_run(folder, env, "--resume", "--out", "runs/shared.jsonl"))
-        time.sleep(rng.uniform(0.3, 1.5))
+        _grading_begun(folder / "runs")
+        time.sleep(rng.uniform(0.0, 0.8))
         for proc in rng.sample([shared, *procs], 3):
             if proc.poll() is None:
                 proc.send_signal(signal.SIGKILL)

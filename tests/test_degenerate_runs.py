@@ -131,6 +131,46 @@ def walk_review(capsys, runs: dict[str, Path], tmp_path: Path) -> None:
         assert "nothing compared" in asyncio.run(review(runs["monday"], right))
 
 
+def walk_crosscheck(capsys, runs: dict[str, Path], tmp_path: Path) -> None:
+    """Results that share no sample with the run, or a run or results with none at
+    all: nothing compared is never agreement (exit 1)."""
+    nothing = tmp_path / "nothing_results.jsonl"
+    nothing.write_text("")
+    stranger = tmp_path / "stranger_results.jsonl"
+    stranger.write_text(json.dumps({"task_id": "zz", "seed": 11, "passed": True}) + "\n")
+    for run in ("empty", "monday", "coding"):
+        for results in (nothing, stranger):
+            for extra in ((), ("--json",)):
+                r = cli(capsys, "crosscheck", str(runs[run]), str(results), *extra)
+                assert r.code == 1, (run, results.name, extra, r.out, r.err)
+                if extra:
+                    assert json.loads(r.out)["agrees"] is False
+                else:
+                    assert "nothing compared" in r.out
+
+
+def walk_export(capsys, runs: dict[str, Path], tmp_path: Path) -> None:
+    """A run whose set is not where its header says, or that is no coding run: exit 3
+    with the reason, and no samples file begun."""
+    out = tmp_path / "samples.jsonl"
+    for run in ("empty", "monday", "coding"):
+        r = cli(capsys, "export", str(runs[run]), "--out", str(out))
+        assert r.code == 3 and "fixture" in r.err, (run, r.out, r.err)
+    assert not out.exists()
+
+
+def walk_import(capsys, runs: dict[str, Path], tmp_path: Path) -> None:
+    """A run file (or a folder of them) is no benchmark: exit 3, nothing written."""
+    for n, (shape, source) in enumerate(
+        (("humaneval", runs["monday"]), ("humaneval", runs["empty"]),
+         ("mbpp", runs["monday"]), ("exercises", runs["monday"].parent))  # fmt: skip
+    ):
+        out = tmp_path / f"imported{n}"
+        r = cli(capsys, "import", shape, str(source), "--out", str(out))
+        assert r.code == 3, (shape, source, r.out, r.err)
+        assert not out.exists() or not any(out.iterdir())
+
+
 def not_a_reader(why: str) -> Callable[..., None]:
     def walk(capsys, runs: dict[str, Path], tmp_path: Path) -> None:
         assert why
@@ -146,6 +186,9 @@ WALKS: dict[str, Callable[..., None]] = {
     "hash": walk_fixture_commands,
     "seal": walk_fixture_commands,
     "check": walk_fixture_commands,
+    "crosscheck": walk_crosscheck,
+    "export": walk_export,
+    "import": walk_import,
     "run": walk_run,
     "review": walk_review,
     "serve": not_a_reader("the review in a browser: the same screens as `review`"),

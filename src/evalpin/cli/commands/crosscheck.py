@@ -21,7 +21,8 @@ def crosscheck_cmd(run: Path, results: Path, as_json: bool) -> None:
     """Compare RUN's grades with a harness's RESULTS for the samples `evalpin export`
     wrote (HumanEval's `<samples>_results.jsonl`: each sample with `passed`), joined on
     (task_id, seed). Exit 0 when every sample graded by both agrees and none is left
-    unmatched, 1 otherwise (each disagreement named), 3 on unreadable input."""
+    unmatched, 1 otherwise (each disagreement named; no sample graded by both is
+    nothing compared, never agreement), 3 on unreadable input."""
     from evalpin.core.judge.samples import crosscheck
     from evalpin.core.read.runfile import read_run
 
@@ -44,6 +45,8 @@ def crosscheck_cmd(run: Path, results: Path, as_json: bool) -> None:
             theirs = "pass" if p.theirs else f"fail ({p.result})"
             say(f"  differ {inert_line(p.task_id)} seed {p.seed}: evalpin {inert_line(ours)},"
                 f" harness {inert_line(theirs)[:200]}")  # fmt: skip
+        if not check.pairs:
+            say("nothing compared: no sample is graded by both the run and the results")
         if len(check.disagreements) > _SHOWN:
             say(f"  and {len(check.disagreements) - _SHOWN} more")
         for what, keys in (
@@ -53,4 +56,4 @@ def crosscheck_cmd(run: Path, results: Path, as_json: bool) -> None:
             if keys:
                 listed = ", ".join(f"{inert_line(t)} seed {s}" for t, s in keys[:5])
                 say(f"{len(keys)} {what}: {listed}" + (" ..." if len(keys) > 5 else ""))
-    sys.exit(0 if not (check.disagreements or check.only_run or check.only_results) else 1)
+    sys.exit(0 if check.agrees else 1)

@@ -95,6 +95,11 @@ class CrossCheck:
     def disagreements(self) -> list[Pair]:
         return [p for p in self.pairs if not p.agree]
 
+    @property
+    def agrees(self) -> bool:
+        """Agreement needs something compared: no sample graded by both is not a match."""
+        return bool(self.pairs) and not (self.disagreements or self.only_run or self.only_results)
+
     def to_json(self) -> dict[str, Any]:
         def shown(p: Pair) -> dict[str, Any]:
             return {
@@ -108,6 +113,7 @@ class CrossCheck:
 
         return {
             "compared": len(self.pairs),
+            "agrees": self.agrees,
             "agree": len(self.pairs) - len(self.disagreements),
             "both_pass": sum(p.ours and p.theirs for p in self.pairs),
             "both_fail": sum(not p.ours and not p.theirs for p in self.pairs),

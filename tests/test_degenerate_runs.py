@@ -161,10 +161,13 @@ def walk_export(capsys, runs: dict[str, Path], tmp_path: Path) -> None:
 
 def walk_import(capsys, runs: dict[str, Path], tmp_path: Path) -> None:
     """A run file (or a folder of them) is no benchmark: exit 3, nothing written."""
-    for n, (shape, source) in enumerate(
-        (("humaneval", runs["monday"]), ("humaneval", runs["empty"]),
-         ("mbpp", runs["monday"]), ("exercises", runs["monday"].parent))  # fmt: skip
-    ):
+    sources = [
+        ("humaneval", runs["monday"]),
+        ("humaneval", runs["empty"]),
+        ("mbpp", runs["monday"]),
+        ("exercises", runs["monday"].parent),
+    ]
+    for n, (shape, source) in enumerate(sources):
         out = tmp_path / f"imported{n}"
         r = cli(capsys, "import", shape, str(source), "--out", str(out))
         assert r.code == 3, (shape, source, r.out, r.err)

@@ -63,7 +63,7 @@ class Peer(Codec):
                     message.pop(key, None)
                 message["err"] = self._error_data(exc)
             self._finish(message)
-        return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+        return _ENCODE(message).encode() + b"\n"
 
     def _field(self, key: str, value):
         if key == "kwargs":
@@ -88,8 +88,8 @@ class Peer(Codec):
 
     def parse(self, line: bytes) -> dict:
         try:
-            message = json.loads(line)
-        except (ValueError, RecursionError):
+            message = _DECODE(line.decode())
+        except (ValueError, RecursionError):  # (UnicodeDecodeError is a ValueError)
             raise ProtocolError("message is not JSON") from None
         if type(message) is not dict:
             raise ProtocolError("message is not an object")
@@ -374,6 +374,11 @@ class Peer(Codec):
         """An exception the other side could not send as itself."""
         return RuntimeError(text)
 
+
+# Made once: `json.dumps` with any option builds a new encoder per message, and
+# `json.loads` of bytes guesses their encoding first (the wire writes ASCII JSON).
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+_DECODE = json.JSONDecoder().decode
 
 CALLS = frozenset({"call", "method", "special", "umethod"})  # requests whose args may change
 

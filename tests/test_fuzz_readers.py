@@ -217,6 +217,25 @@ def _disclosed(tmp: Path, path: Path) -> list[tuple[tuple[str, ...], set[int]]]:
     return [(("verdict", str(tmp / "base" / "left.jsonl"), "--disclosed", str(path)), {0, 1, 3})]
 
 
+def _import(shape: str) -> Callable[[Path, Path], list[tuple[tuple[str, ...], set[int]]]]:
+    """A benchmark file read by `evalpin import` (issue 42): a set, or exit 3 and nothing."""
+
+    def commands(tmp: Path, path: Path) -> list[tuple[tuple[str, ...], set[int]]]:
+        out = str(tmp / "out" / f"import-{shape}-{path.stem}")
+        return [(("import", shape, str(path), "--out", out, "--json"), {0, 3})]
+
+    return commands
+
+
+def _results(tmp: Path, path: Path) -> list[tuple[tuple[str, ...], set[int]]]:
+    """A harness's graded samples read by `evalpin crosscheck` (issue 42)."""
+    left = str(tmp / "base" / "left.jsonl")
+    return [
+        (("crosscheck", left, str(path)), {0, 1, 3}),
+        (("crosscheck", "--json", left, str(path)), {0, 1, 3}),
+    ]
+
+
 def _valid(tmp: Path, name: str) -> bytes:
     """A valid file of each kind."""
     folder = tmp / "valid"
@@ -258,6 +277,20 @@ def _valid(tmp: Path, name: str) -> bytes:
         return data
     if name == "disclosed":
         return b"# disclosed\na\nWhere is my order?\n"
+    if name == "humaneval":
+        problem = {
+            "task_id": "Mine/0",
+            "prompt": "def double(x):\n",
+            "canonical_solution": "    return 2 * x\n",
+            "test": "def check(candidate):\n    assert candidate(2) == 4\n",
+            "entry_point": "double",
+        }
+        return json.dumps(problem).encode() + b"\n"
+    if name == "mbpp":
+        return (DATA / "benchmarks" / "mbpp" / "mbpp-setup.jsonl").read_bytes()
+    if name == "harness-results":
+        rows = [{"task_id": t, "seed": s, "passed": t == "a"} for t in "ab" for s in (11, 29, 47)]
+        return b"".join(json.dumps(r).encode() + b"\n" for r in rows)
     raise AssertionError(name)
 
 
@@ -274,6 +307,9 @@ READERS = [
     Reader("replay", ".jsonl", json_variants, _replay),
     Reader("lock", ".lock", text_variants, _lock),
     Reader("disclosed", ".txt", text_variants, _disclosed),
+    Reader("humaneval", ".jsonl", json_variants, _import("humaneval")),
+    Reader("mbpp", ".jsonl", json_variants, _import("mbpp")),
+    Reader("harness-results", ".jsonl", json_variants, _results),
 ]
 
 
@@ -380,7 +416,15 @@ def test_a_lone_surrogate_is_refused_before_anything_prints_it(tmp_path: Path) -
     golden.write_text('{"id": "a\\ud800", "user": "hi", "must_include": ["x"]}\n')
     coding = tmp_path / "set.yaml"
     coding.write_text('schema: coding-eval/v1\ndataset_id: "d\\udc80"\n')
-    for args in (("hash", str(golden)), ("check", str(golden)), ("hash", str(coding))):
+    results = tmp_path / "results.jsonl"  # a harness's graded samples (crosscheck)
+    results.write_text('{"task_id": "a\\ud800", "passed": true}\n')
+    run = write_run(tmp_path / "run.jsonl", grid({"a": [True] * 3}))
+    for args in (
+        ("hash", str(golden)),
+        ("check", str(golden)),
+        ("hash", str(coding)),
+        ("crosscheck", str(run), str(results)),
+    ):
         got = cli_process(*args)
         assert got.code == 3 and "surrogate" in got.err and "Traceback" not in got.err, args
 
@@ -410,6 +454,9 @@ def test_huge_inputs_are_refused_without_being_read_whole(tmp_path: Path) -> Non
         ("golden-huge.jsonl", b""),
         ("set.yaml", b"schema: coding-eval/v1\n"),
         ("notes.jsonl", b""),
+        ("results.jsonl", b'{"task_id": "a", "passed": true}\n'),  # a harness's, then one line
+        ("problems.jsonl", b""),
+        ("problems.json", b"[\n"),
     ):
         path = tmp_path / name
         with open(path, "wb") as fh:
@@ -425,6 +472,9 @@ def test_huge_inputs_are_refused_without_being_read_whole(tmp_path: Path) -> Non
         (("hash", str(files["golden-huge.jsonl"])), {3}),
         (("hash", str(files["set.yaml"])), {3}),
         (("diff", str(left), str(left), "--notes", str(files["notes.jsonl"])), {0}),
+        (("crosscheck", str(left), str(files["results.jsonl"])), {3}),
+        (("import", "humaneval", str(files["problems.jsonl"]), "--out", str(tmp_path / "h")), {3}),
+        (("import", "mbpp", str(files["problems.json"]), "--out", str(tmp_path / "m")), {3}),
     ]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     for args, allowed in commands:

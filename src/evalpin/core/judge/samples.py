@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalpin.core.bounded import MAX_LINE_BYTES
+from evalpin.core.bounded import MAX_LINE_BYTES, NOT_TEXT, has_surrogates
 from evalpin.core.errors import InputError
 from evalpin.core.instrument.fixtures import CANDIDATE_FILES, CodingItem, FixtureSet
 from evalpin.core.instrument.graders.candidate import answer_files
@@ -127,7 +127,9 @@ def read_results(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """The harness's result lines: JSON objects with `task_id` and a boolean `passed`."""
     try:
         with open(path, "rb") as fh:
-            for n, raw in enumerate(fh, start=1):
+            # one line at most its cap read at a time: a file of one endless line is
+            # refused, never read whole
+            for n, raw in enumerate(iter(lambda: fh.readline(MAX_LINE_BYTES + 1), b""), 1):
                 if len(raw) > MAX_LINE_BYTES:
                     raise InputError(path, "line too long", n)
                 if not raw.strip():
@@ -136,6 +138,8 @@ def read_results(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                     value = json.loads(raw)
                 except (ValueError, RecursionError):
                     raise InputError(path, "not JSON", n) from None
+                if b"\\u" in raw and has_surrogates(value):  # text no stream can print
+                    raise InputError(path, NOT_TEXT, n)
                 if not isinstance(value, dict) or not isinstance(value.get("task_id"), str):
                     raise InputError(path, "a result line is an object with a 'task_id'", n)
                 if not isinstance(value.get("passed"), bool):

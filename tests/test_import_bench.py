@@ -276,3 +276,101 @@ def test_humaneval_plus_and_multipl_e_shapes(tmp_path: Path) -> None:
     for item in fs.cases:
         assert run_item(item, reference).passed
         assert not run_item(item, {"solution.py": "    return x * y\n"}).passed
+
+
+def _hostile_exercise(root: Path, spoil) -> Path:
+    """A copy of a real exercise with one thing spoiled by `spoil(folder)`."""
+    import shutil
+
+    source = next(p for p in sorted((DATA / "exercism").iterdir()) if (p / ".meta").is_dir())
+    folder = root / source.name
+    shutil.copytree(source, folder)
+    spoil(folder)
+    return root
+
+
+def _config(folder: Path) -> dict:
+    return json.loads((folder / ".meta" / "config.json").read_text())
+
+
+def _rewrite(folder: Path, text: str) -> None:
+    (folder / ".meta" / "config.json").write_text(text)
+
+
+def test_a_hostile_benchmark_is_refused_whole_and_reads_nothing_outside_it(
+    tmp_path: Path, capsys
+) -> None:
+    """What `import` reads becomes prompts sent to a model and code pytest runs: a link
+    out of the folder imported, text no file can hold, a name that is not one, nesting
+    past the limit — each is exit 3 with one line naming the file, and nothing written."""
+    secret = tmp_path / "host-secret.txt"
+    secret.write_text("the host's private words\n")
+
+    def linked_docs(folder: Path) -> None:
+        docs = next(p for p in (folder / ".docs").iterdir() if p.suffix == ".md")
+        docs.unlink()
+        docs.symlink_to(secret)
+
+    def linked_config(folder: Path) -> None:
+        outside = tmp_path / "elsewhere.json"
+        outside.write_text((folder / ".meta" / "config.json").read_text())
+        (folder / ".meta" / "config.json").unlink()
+        (folder / ".meta" / "config.json").symlink_to(outside)
+
+    def surrogate_name(folder: Path) -> None:
+        config = _config(folder)
+        config["files"]["test"] = ["x" + chr(0xDBFF) + ".py"]
+        _rewrite(folder, json.dumps(config))  # ensure_ascii writes it as an escape
+
+    def nul_name(folder: Path) -> None:
+        config = _config(folder)
+        config["files"]["example"] = [".meta/ex\x00ample.py"]
+        _rewrite(folder, json.dumps(config))
+
+    def deep_config(folder: Path) -> None:
+        _rewrite(folder, '{"files": ' + "[" * 50_000 + "]" * 50_000 + "}")
+
+    spoilers = [linked_docs, linked_config, surrogate_name, nul_name, deep_config]
+    for n, spoil in enumerate(spoilers):
+        source = _hostile_exercise(tmp_path / f"src{n}", spoil)
+        out = tmp_path / f"out{n}"
+        r = cli(capsys, "import", "exercises", str(source), "--out", str(out))
+        assert r.code == 3, (spoil.__name__, r.err)
+        assert r.err.startswith("evalpin: error: ") and len(r.err.strip().splitlines()) == 1
+        assert not out.exists() or not any(out.rglob("*")), spoil.__name__
+        assert "private words" not in r.out + r.err
+
+    good = {
+        "task_id": "Mine/7",
+        "prompt": "def triple(n):\n",
+        "canonical_solution": "    return 3 * n\n",
+        "test": "def check(candidate):\n    assert candidate(2) == 6\n",
+        "entry_point": "triple",
+    }
+    spoiled = [
+        {**good, "prompt": "def triple(n):\n    # \udc00\n"},
+        {**good, "entry_point": "triple(0) or print('x')"},
+        {**good, "entry_point": "lambda"},
+        {**good, "task_id": "Mine/7\n__import__('os')"},
+        {**good, "task_id": "Mine/7\r"},
+    ]
+    for n, problem in enumerate(spoiled):
+        path = tmp_path / f"problems{n}.jsonl"
+        path.write_text(json.dumps(problem) + "\n")
+        out = tmp_path / f"he{n}"
+        r = cli(capsys, "import", "humaneval", str(path), "--out", str(out))
+        assert r.code == 3 and len(r.err.strip().splitlines()) == 1, (problem, r.err)
+        assert not out.exists() or not any(out.rglob("*"))
+    mbpp = {"task_id": 3, "text": "Add.", "code": "def add(a, b): return a + b",
+            "test_list": ["assert add(1, 2) == 3"]}  # fmt: skip
+    (tmp_path / "mbpp.jsonl").write_text(json.dumps({**mbpp, "task_id": "3\n4"}) + "\n")
+    r = cli(capsys, "import", "mbpp", str(tmp_path / "mbpp.jsonl"), "--out", str(tmp_path / "m"))
+    assert r.code == 3, r.err
+    (tmp_path / "mbpp.jsonl").write_text(json.dumps(mbpp) + "\n")  # the same, unspoiled
+    r = cli(capsys, "import", "mbpp", str(tmp_path / "mbpp.jsonl"), "--out", str(tmp_path / "m"))
+    assert r.code == 0, r.err
+    (tmp_path / "good.jsonl").write_text(json.dumps(good) + "\n")
+    r = cli(
+        capsys, "import", "humaneval", str(tmp_path / "good.jsonl"), "--out", str(tmp_path / "g")
+    )
+    assert r.code == 0, r.err

@@ -16,6 +16,7 @@ graded (the benchmark's own harness grades `test_list`).
 
 from __future__ import annotations
 
+import keyword
 import re
 from pathlib import Path
 
@@ -34,10 +35,12 @@ def humaneval_items(path: Path, importer: str) -> tuple[list[Item], bytes]:
     problems, raw = read_problems(path)
     items = []
     for problem in problems:
-        task_id = problem.text(path, "task_id", "name")
+        task_id = _one_line(path, problem, problem.text(path, "task_id", "name"))
         prompt = problem.text(path, "prompt")
         test = problem.text(path, "test", "tests")
         entry = problem.text(path, "entry_point", required=False) or _entry_of(path, problem, test)
+        if not entry.isidentifier() or keyword.iskeyword(entry):
+            raise problem.fail(path, f"'entry_point' {entry!r} is not a Python name")
         test = _without_self_call(test)
         solution = problem.text(path, "canonical_solution", required=False)
         items.append(
@@ -60,7 +63,7 @@ def mbpp_items(path: Path, importer: str) -> tuple[list[Item], bytes]:
     problems, raw = read_problems(path)
     items = []
     for problem in problems:
-        number = problem.text(path, "task_id")
+        number = _one_line(path, problem, problem.text(path, "task_id"))
         text = problem.text(path, "text", "prompt")
         asserts = problem.texts(path, "test_list")
         if not asserts:
@@ -84,6 +87,13 @@ def mbpp_items(path: Path, importer: str) -> tuple[list[Item], bytes]:
             )
         )
     return items, raw
+
+
+def _one_line(path: Path, problem: Problem, task_id: str) -> str:
+    """A task id is one line of text: it names files and heads generated code's comment."""
+    if not task_id.strip() or any(c < " " or c == "\x7f" for c in task_id):
+        raise problem.fail(path, f"'task_id' {task_id!r} is not one line of text")
+    return task_id
 
 
 def _checked(path: Path, problem: Problem, make, task_id: str, *args) -> str:

@@ -19,7 +19,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evalpin.core.bounded import MAX_CONFIG_BYTES, read_bounded
+from evalpin.core.bounded import (
+    MAX_CONFIG_BYTES,
+    NOT_TEXT,
+    decode_json,
+    has_surrogates,
+    read_bounded,
+)
 from evalpin.core.errors import InputError
 from evalpin.core.instrument.fixtures import envelope_hash
 from evalpin.core.instrument.importers.writer import Item, sha256_of
@@ -59,6 +65,10 @@ def exercise_items(folder: Path) -> tuple[list[Item], str, list[str]]:
 
 
 def _read(path: Path, digests: dict[str, str], top: Path) -> str:
+    """A file of the folder imported, never one a link inside it points to elsewhere:
+    what is read becomes a prompt sent to a model."""
+    if not path.resolve().is_relative_to(top.resolve()):
+        raise InputError(path, "a link to a file outside the folder imported")
     data = read_bounded(path, MAX_CONFIG_BYTES, folder="is a directory, not a file")
     digests[path.relative_to(top).as_posix()] = sha256_of(data)
     try:
@@ -69,16 +79,20 @@ def _read(path: Path, digests: dict[str, str], top: Path) -> str:
 
 def _exercise(folder: Path, digests: dict[str, str], top: Path) -> tuple[Item | None, str]:
     try:
-        config = json.loads(_read(folder / CONFIG, digests, top))
+        config = decode_json(json.loads, _read(folder / CONFIG, digests, top), folder / CONFIG)
     except json.JSONDecodeError as exc:
         raise InputError(folder / CONFIG, f"not JSON: {exc.msg}", exc.lineno) from None
+    if has_surrogates(config):
+        raise InputError(folder / CONFIG, NOT_TEXT)
     files = config.get("files") if isinstance(config, dict) else None
     if not isinstance(files, dict):
         raise InputError(folder / CONFIG, "no 'files' mapping (solution, test, example)")
     roles = {}
     for role in ("solution", "test", "example"):
         names = files.get(role)
-        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        if not isinstance(names, list) or not all(
+            isinstance(n, str) and n and "\x00" not in n for n in names
+        ):
             raise InputError(folder / CONFIG, f"'files.{role}' must be a list of file names")
         if len(names) != 1:
             return None, f"{len(names)} {role} files (an item has one)"

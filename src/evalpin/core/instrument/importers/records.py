@@ -11,7 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalpin.core.bounded import MAX_FIXTURE_BYTES, json_too_deep, read_bounded, too_big
+from evalpin.core.bounded import (
+    MAX_FIXTURE_BYTES,
+    NOT_TEXT,
+    has_surrogates,
+    json_too_deep,
+    read_bounded,
+    too_big,
+)
 from evalpin.core.errors import InputError
 
 
@@ -72,11 +79,14 @@ def _decode(path: Path, data: bytes, line: int | None) -> Any:
     if json_too_deep(data):
         raise InputError(path, "nested too deeply", line)
     try:
-        return json.loads(data.decode("utf-8"))
+        value = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
         raise InputError(path, "not UTF-8", line) from None
     except json.JSONDecodeError as exc:
         raise InputError(path, f"not JSON: {exc.msg} at column {exc.colno}", line) from None
+    if b"\\u" in data and has_surrogates(value):  # text no file or stream can hold
+        raise InputError(path, NOT_TEXT, line)
+    return value
 
 
 def _lines(path: Path, data: bytes) -> list[Problem]:

@@ -84,6 +84,14 @@ def has_surrogates(value: Any) -> bool:
     return False
 
 
+def check_text(value: Any, source: bytes | str, path: str | Path, line: int | None = None) -> None:
+    """InputError (`NOT_TEXT`, naming the file and line) when a value decoded from JSON
+    `source` holds a lone surrogate; only a `\\u` escape makes one, so a source without
+    one is not walked."""
+    if ("\\u" if isinstance(source, str) else b"\\u") in source and has_surrogates(value):
+        raise InputError(path, NOT_TEXT, line)
+
+
 def json_depth(data: bytes | bytearray | memoryview) -> int:
     """How deep JSON text nests (brackets inside strings do not count). Linear, with
     every pass in C: escaped backslashes and quotes dropped, then everything but

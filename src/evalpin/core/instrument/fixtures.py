@@ -31,10 +31,9 @@ from typing import Any
 from evalpin.core.bounded import (
     MAX_CONFIG_BYTES,
     MAX_FIXTURE_BYTES,
-    NOT_TEXT,
     TOO_DEEP,
     YamlDoc,
-    has_surrogates,
+    check_text,
     json_too_deep,
     read_bounded,
     too_big,
@@ -199,8 +198,7 @@ def _golden_line(path: Path, raw: bytes, lineno: int) -> Any:
         raise InputError(path, msg, lineno) from None
     except RecursionError:  # pragma: no cover - refused above
         raise InputError(path, TOO_DEEP, lineno) from None
-    if b"\\u" in raw and has_surrogates(value):  # only an escape can make one
-        raise InputError(path, NOT_TEXT, lineno)
+    check_text(value, raw, path, lineno)
     return value
 
 

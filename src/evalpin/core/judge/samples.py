@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalpin.core.bounded import MAX_LINE_BYTES, NOT_TEXT, has_surrogates
+from evalpin.core.bounded import MAX_LINE_BYTES, check_text
 from evalpin.core.errors import InputError
 from evalpin.core.instrument.fixtures import CANDIDATE_FILES, CodingItem, FixtureSet
 from evalpin.core.instrument.graders.candidate import answer_files
@@ -138,8 +138,7 @@ def read_results(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                     value = json.loads(raw)
                 except (ValueError, RecursionError):
                     raise InputError(path, "not JSON", n) from None
-                if b"\\u" in raw and has_surrogates(value):  # text no stream can print
-                    raise InputError(path, NOT_TEXT, n)
+                check_text(value, raw, path, n)  # a lone surrogate no stream can print
                 if not isinstance(value, dict) or not isinstance(value.get("task_id"), str):
                     raise InputError(path, "a result line is an object with a 'task_id'", n)
                 if not isinstance(value.get("passed"), bool):

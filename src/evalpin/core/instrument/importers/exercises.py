@@ -19,13 +19,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evalpin.core.bounded import (
-    MAX_CONFIG_BYTES,
-    NOT_TEXT,
-    decode_json,
-    has_surrogates,
-    read_bounded,
-)
+from evalpin.core.bounded import MAX_CONFIG_BYTES, check_text, decode_json, read_bounded
 from evalpin.core.errors import InputError
 from evalpin.core.instrument.fixtures import envelope_hash
 from evalpin.core.instrument.importers.writer import Item, sha256_of
@@ -78,12 +72,12 @@ def _read(path: Path, digests: dict[str, str], top: Path) -> str:
 
 
 def _exercise(folder: Path, digests: dict[str, str], top: Path) -> tuple[Item | None, str]:
+    text = _read(folder / CONFIG, digests, top)
     try:
-        config = decode_json(json.loads, _read(folder / CONFIG, digests, top), folder / CONFIG)
+        config = decode_json(json.loads, text, folder / CONFIG)
     except json.JSONDecodeError as exc:
         raise InputError(folder / CONFIG, f"not JSON: {exc.msg}", exc.lineno) from None
-    if has_surrogates(config):
-        raise InputError(folder / CONFIG, NOT_TEXT)
+    check_text(config, text, folder / CONFIG)
     files = config.get("files") if isinstance(config, dict) else None
     if not isinstance(files, dict):
         raise InputError(folder / CONFIG, "no 'files' mapping (solution, test, example)")

@@ -11,14 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalpin.core.bounded import (
-    MAX_FIXTURE_BYTES,
-    NOT_TEXT,
-    has_surrogates,
-    json_too_deep,
-    read_bounded,
-    too_big,
-)
+from evalpin.core.bounded import MAX_FIXTURE_BYTES, check_text, json_too_deep, read_bounded, too_big
 from evalpin.core.errors import InputError
 
 
@@ -84,8 +77,7 @@ def _decode(path: Path, data: bytes, line: int | None) -> Any:
         raise InputError(path, "not UTF-8", line) from None
     except json.JSONDecodeError as exc:
         raise InputError(path, f"not JSON: {exc.msg} at column {exc.colno}", line) from None
-    if b"\\u" in data and has_surrogates(value):  # text no file or stream can hold
-        raise InputError(path, NOT_TEXT, line)
+    check_text(value, data, path, line)
     return value
 
 

@@ -126,6 +126,19 @@ def local_cluster(workers: int, **extra: Any) -> distributed.LocalCluster:
     )
 
 
+@pytest.fixture(autouse=True)
+def _scratch_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers (and runs) of these tests make their scratch folders under the test's own
+    temporary folder: a worker killed mid-item never removes its job folder, and it
+    must not be left in the host's /tmp."""
+    import tempfile
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+
+
 @pytest.fixture
 def cluster() -> Iterator[distributed.LocalCluster]:
     """Two real worker processes on 127.0.0.1; closed, and their processes gone, after."""

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from evalpin.run.sandbox import Isolation, probe_isolation
 from tests.fake_openai import FakeOpenAI
 
 pytest_plugins = ["tests.llama_server"]  # the `llama_server` fixture (a real llama.cpp)
@@ -28,6 +29,16 @@ GOLDEN_CASES = [
         "must_not": [],
     },
 ]
+
+
+@pytest.fixture(params=["unshare", "bwrap"])
+def backend(request: pytest.FixtureRequest) -> Isolation:
+    """Each namespace backend this machine has, as `evalpin run` would use it (probed,
+    its cgroup included); skipped where it does not work."""
+    iso = probe_isolation((request.param,))
+    if iso.kind == "none":
+        pytest.skip(f"{request.param} unavailable: {iso.why}")
+    return iso
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ import pytest
 
 from evalpin.core.instrument.fixtures import CodingItem, load_fixtures
 from evalpin.core.instrument.graders.coding import MAX_PROCESSES
-from evalpin.run.sandbox import Isolation, Outcome, probe_isolation, run_item
+from evalpin.run.sandbox import Outcome, probe_isolation, run_item
 from evalpin.run.sandbox.box import SANDBOX_UIDS, remove_tree, scratch
 from evalpin.run.sandbox.execute import MAX_OPEN_FILES
 from tests.test_sandbox import BARE, CORRECT, TEST_ADD, TEST_FOUND
@@ -108,15 +108,6 @@ ROOT_HUNT = CORRECT + textwrap.dedent(
 def hunt_code(root_grader: bool = True) -> str:
     code = ROOT_HUNT.replace("HOST_MOUNT_NS", str(os.stat("/proc/self/ns/mnt").st_ino))
     return code.replace("ROOT_GRADER", str(root_grader))
-
-
-@pytest.fixture(params=["unshare", "bwrap"])
-def backend(request: pytest.FixtureRequest) -> Isolation:
-    """Each namespace backend this machine has, as probed (cgroup included)."""
-    iso = probe_isolation((request.param,))
-    if iso.kind == "none":
-        pytest.skip(f"{request.param} unavailable: {iso.why}")
-    return iso
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from evalpin.core.instrument.fixtures import CodingItem, load_fixtures
-from evalpin.run.sandbox import Isolation, Outcome, probe_isolation, run_item
+from evalpin.run.sandbox import Isolation, Outcome, run_item
 from tests.procs import surviving
 
 TEST = textwrap.dedent(
@@ -258,15 +258,6 @@ IN_PROCESS = {
     "atexit-rewrites-reports": "tampering:pytest",
     "thread-rewrites-reports": "tampering:pytest",
 }
-
-
-@pytest.fixture(params=["unshare", "bwrap"])
-def backend(request: pytest.FixtureRequest) -> Isolation:
-    """Each namespace backend, as `evalpin run` would use it (with its cgroup)."""
-    iso = probe_isolation((request.param,))
-    if iso.kind == "none":
-        pytest.skip(f"{request.param} unavailable: {iso.why}")
-    return iso
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from evalpin.core.instrument.fixtures import CodingItem, load_fixtures
-from evalpin.run.sandbox import Isolation, Outcome, probe_isolation, run_item
+from evalpin.run.sandbox import Isolation, Outcome, run_item
 
 
 @dataclass(frozen=True)
@@ -2410,15 +2410,6 @@ ATTACKS = _corpus(
 
 
 # -- fixtures ---------------------------------------------------------------------------
-
-
-@pytest.fixture(params=["unshare", "bwrap"])
-def backend(request: pytest.FixtureRequest) -> Isolation:
-    """Each namespace backend, as `evalpin run` would use it (with its cgroup)."""
-    iso = probe_isolation((request.param,))
-    if iso.kind == "none":
-        pytest.skip(f"{request.param} unavailable: {iso.why}")
-    return iso
 
 
 @pytest.fixture

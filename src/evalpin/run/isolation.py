@@ -56,6 +56,7 @@ from evalpin.core.instrument.graders.coding import (
 )
 from evalpin.core.instrument.graders.exports import star_exports
 from evalpin.core.reasons import SANDBOX_ERROR
+from evalpin.run.sandbox import shared
 from evalpin.run.sandbox.box import Box, read_regular, write_tree
 from evalpin.run.sandbox.mounts import Spec
 
@@ -65,10 +66,19 @@ NOTES = "unsupported.txt"
 
 def _runtime(box: Box, files: dict[str, bytes]) -> Path:
     """A read-only-bound folder with evalpin's own modules for the sandboxed side (and
-    the capture bound every pytest process installs)."""
+    the capture bound every pytest process installs): the process's shared one when the
+    sandboxes have namespaces (`shared.py`), else a copy in the box."""
+    files = {**files, "evalpin_capture.py": _capture()}
+    if box.namespaces:
+        return shared.folder(files)
     folder = box.folder("runtime")
-    write_tree(folder, {**files, "evalpin_capture.py": _CAPTURE.read_bytes()})
+    write_tree(folder, files)
     return folder
+
+
+@functools.cache
+def _capture() -> bytes:
+    return _CAPTURE.read_bytes()
 
 
 # Read, never imported here: importing it is harmless, but the module is pytest's side.

@@ -54,6 +54,9 @@ class Box:
     cgroup: Cgroup | None
     uid: int | None = None
     tmpfs: list[tuple[Path | None, int]] = field(default_factory=list)
+    # Its sandboxes have namespaces of their own, so what they are given read-only stays
+    # so (evalpin's runtime folder is then shared between cases: `shared.py`).
+    namespaces: bool = True
 
     def folder(self, name: str) -> Path:
         path = self.root / name
@@ -139,7 +142,7 @@ def scratch(
     box = None
     try:
         group = Cgroup.create(memory_mb * 1024**2) if cgroup else None
-        box = Box(root, group, sandbox_uid() if namespaces else None)
+        box = Box(root, group, sandbox_uid() if namespaces else None, namespaces=namespaces)
         yield box
     finally:
         if box is not None:

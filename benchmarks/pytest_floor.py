@@ -1,0 +1,87 @@
+"""The floor under any pytest-based grade of HumanEval: pytest alone, one session per
+problem (prompt + canonical solution, the problem's test file), each in a fork of a warm
+process (pytest and its plugins imported, the collector's objects frozen, as in
+evalpin's fork server), N at a time. No sandbox, no witness, no grader.
+
+evalpin grades a passing case with two such sessions (plain pytest, then the witness's
+pytest on stand-ins), so this script's time, twice, is what no sandbox work can go
+under. Run by `bench_humaneval.py floor` (after its `setup`), or alone:
+
+    PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -I -B benchmarks/pytest_floor.py 2
+"""
+
+import contextlib
+import gc
+import importlib
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from _pytest.config import default_plugins
+
+SET = Path(__file__).resolve().parent / "data" / "humaneval" / "set"
+ROOT = SET.parent / "floor"
+
+
+def items() -> list[Path]:
+    """One folder per problem: solution.py (prompt + reference) and its test file."""
+    if not ROOT.exists():
+        staging = ROOT.with_name("floor-staging")
+        shutil.rmtree(staging, ignore_errors=True)
+        for test in sorted((SET / "tests").glob("test_*.py")):
+            name = test.stem.removeprefix("test_")
+            folder = staging / name
+            folder.mkdir(parents=True)
+            shutil.copy(test, folder / test.name)
+            prompt = (SET / "prompts" / f"{name}.py").read_text()
+            reference = (SET / "reference" / name / "solution.py").read_text()
+            (folder / "solution.py").write_text(prompt + reference)
+        (staging / "pytest.ini").write_text("[pytest]\n")
+        staging.rename(ROOT)
+    return sorted(p for p in ROOT.iterdir() if p.is_dir())
+
+
+def session(folder: Path) -> int:
+    """Fork; the child runs one pytest session with evalpin's arguments."""
+    pid = os.fork()
+    if pid == 0:
+        os.chdir(folder)
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        args = ["-q", "--tb=short", "-rfE", "--color=no", "-c", str(ROOT / "pytest.ini")]
+        args += ["--noconftest", "-p", "no:cacheprovider", "--rootdir", str(folder)]
+        args += ["--import-mode=prepend", "--junitxml", str(folder / "report.xml")]
+        os._exit(pytest.main([*args, "--", f"test_{folder.name}.py"]))
+    return pid
+
+
+def main() -> None:
+    workers = int(sys.argv[1]) if len(sys.argv) > 1 else 2
+    for name in (*(f"_pytest.{p}" for p in default_plugins), "pdb", "faulthandler"):
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+    queue = items()
+    gc.collect()
+    gc.freeze()
+    started = time.perf_counter()
+    running: set[int] = set()
+    failed = 0
+    total = len(queue)
+    while queue or running:
+        while queue and len(running) < workers:
+            running.add(session(queue.pop(0)))
+        pid, status = os.wait()
+        running.discard(pid)
+        failed += os.waitstatus_to_exitcode(status) != 0
+    elapsed = time.perf_counter() - started
+    print(f"pytest alone, one session per problem, {workers} workers: {elapsed:.2f} s, ", end="")
+    print(f"{total - failed}/{total} pass")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

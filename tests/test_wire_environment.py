@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 
 from evalpin.run.sandbox import Isolation
-from tests.test_true_grade import Case, _corpus, _d, _plain_pytest, backend, grade, item
+from tests.test_true_grade import Case, _corpus, _d, _plain_pytest, grade, item
 
-__all__ = ["backend", "grade", "item"]  # the fixtures, shared with test_true_grade
+__all__ = ["grade", "item"]  # the fixtures, shared with test_true_grade (`backend`: conftest)
 
 CORRECT = _corpus(
     Case(

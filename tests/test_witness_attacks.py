@@ -20,13 +20,12 @@ from tests.test_true_grade import (
     _corpus,
     _d,
     _plain_pytest,
-    backend,
     grade,
     item,
 )
 from tests.test_witness_idioms import verdict
 
-__all__ = ["backend", "grade", "item"]  # the fixtures, shared with test_true_grade
+__all__ = ["grade", "item"]  # the fixtures, shared with test_true_grade (`backend`: conftest)
 
 # Wraps every describing function of the wire it finds in the worker, so that the
 # description of class `Result` claims whatever `changes` adds (nothing in plain pytest).

@@ -16,9 +16,9 @@ import pytest
 
 from evalpin.core.reasons import status_of
 from evalpin.run.sandbox import Isolation, Outcome
-from tests.test_true_grade import Case, _corpus, _d, _plain_pytest, backend, grade, item
+from tests.test_true_grade import Case, _corpus, _d, _plain_pytest, grade, item
 
-__all__ = ["backend", "grade", "item"]  # the fixtures, shared with test_true_grade
+__all__ = ["grade", "item"]  # the fixtures, shared with test_true_grade (`backend`: conftest)
 
 
 def verdict(outcome: Outcome) -> str:
@@ -1852,6 +1852,56 @@ IDIOMS = _corpus(
                 assert sorted([a, b]) == [b, a]
                 assert dataclasses.asdict(b) == {"price": 2, "name": "ink", "tags": ["x"]}
                 assert dataclasses.replace(a, price=9).price == 9
+            """
+        ),
+    ),
+    # -- a call that answers with one of its own arguments -------------------------------
+    Case(
+        "arguments-returned-as-themselves",
+        "choose.py",
+        _d(
+            """
+            def heavier(left, right):
+                return left if sum(map(len, left)) >= sum(map(len, right)) else right
+
+
+            def tagged(rows, tag):
+                return {"tag": tag, "rows": rows}
+
+
+            class Journal:
+                def __init__(self):
+                    self.pages = None
+
+                def adopt(self, pages):
+                    self.pages = pages
+                    return pages
+            """
+        ),
+        _d(
+            """
+            import choose as m
+
+
+            def test_the_argument_comes_back_as_itself():
+                a, b = ["ab"], ["c", "d", "e"]
+                assert m.heavier(a, b) is b and m.heavier(b, a) is b
+                rows = [1, 2]
+                assert m.tagged(rows, "t")["rows"] is rows
+
+
+            def test_many_fresh_lists_in_a_row():
+                for i in range(300):
+                    short, long = [str(i)], [str(i), "x" * (1 + i % 7)]
+                    assert m.heavier(short, long) == long
+                    assert m.heavier([str(i)], []) == [str(i)]
+
+
+            def test_an_argument_kept_and_returned():
+                journal, pages = m.Journal(), ["intro"]
+                assert journal.adopt(pages) is pages
+                pages.append("end")
+                assert journal.pages == ["intro", "end"]
             """
         ),
     ),

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_true_grade import Case, _corpus, _d, backend, grade, item
+from tests.test_true_grade import Case, _corpus, _d, grade, item
 from tests.test_witness_idioms import verdict
 
-__all__ = ["backend", "grade", "item"]
+__all__ = ["grade", "item"]  # the fixtures, shared with test_true_grade (`backend`: conftest)
 
 pytest.importorskip("numpy")
 

@@ -105,12 +105,15 @@ class Codec:
             self.unsupported("a value nested deeper than the wire carries")
         e = lambda v: self.encode(v, depth + 1)  # noqa: E731
         if not copy:
-            if self.shares.ids and id(value) in self.shares.ids:
-                return self._shared_form(value, e)
-            if self._answering:  # a container of the call being answered: its original
+            # A container of the call being answered is the other side's own object,
+            # even when this side keeps it in step from this call on (its key goes with
+            # the reply's `keep`): never introduced as a second object under that key.
+            if self._answering:
                 arg = getattr(self._tls, "args", None)
                 if arg and id(value) in arg:
                     return {"t": "arg", "v": arg[id(value)]}
+            if self.shares.ids and id(value) in self.shares.ids:
+                return self._shared_form(value, e)
         if kind is list:
             return [e(v) for v in value]
         if kind is tuple:

@@ -325,8 +325,10 @@ class Peer(Codec):
         keep = []
         for i in range(len(received)):
             obj = received[i]
-            held = (result is obj) + len([r for r in received if r is obj])
-            # `received` itself, this loop's name and getrefcount's argument
+            # held here: by `received` (once per place in it), and, when it is the
+            # result, by this frame's `result` and serve's reply; then this loop's name
+            # and getrefcount's argument
+            held = 2 * (result is obj) + len([r for r in received if r is obj])
             if sys.getrefcount(obj) > held + 2 and _small(obj):
                 keep.append([i, self.shares.start(obj)])
         return keep

@@ -115,6 +115,11 @@ class Shares:
         return (key > 0) == (self._sign > 0)
 
     def add(self, key: int, obj, name: str) -> None:
+        # A key names one object: one it named before is no longer found by its id
+        # (that id may be reused once the object is gone).
+        old = self.entries.get(key)
+        if old is not None and old[0] is not obj and self.ids.get(id(old[0])) == key:
+            del self.ids[id(old[0])]
         self.entries[key] = [obj, fingerprint(obj), name]
         self.ids[id(obj)] = key
 

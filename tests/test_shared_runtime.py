@@ -139,7 +139,10 @@ def test_a_case_cannot_change_what_the_next_reads(
     assert list(work.iterdir()) == []
 
 
-def test_the_last_run_removes_it(tmp_path: Path, backend: Isolation) -> None:
+def test_the_last_run_removes_it(
+    tmp_path: Path, backend: Isolation, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(fork_server, "_USERS", 0)  # this test's run is the only one
     item = _item(tmp_path / "set")
     fork_server.acquire()
     try:
@@ -149,3 +152,21 @@ def test_the_last_run_removes_it(tmp_path: Path, backend: Isolation) -> None:
     finally:
         fork_server.release()
     assert not scratch.exists()
+
+
+def test_an_executor_holds_the_servers_from_its_first_grade_to_close(
+    tmp_path: Path, backend: Isolation, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalpin.run.executors import GradeJob, LocalExecutor
+
+    monkeypatch.setattr(fork_server, "_USERS", 0)
+    planned = LocalExecutor(1, isolation=backend)  # planned, never graded: holds nothing
+    assert fork_server._USERS == 0
+    planned.close()
+    item = _item(tmp_path / "set")
+    used = LocalExecutor(1, isolation=backend)
+    assert used.grade(GradeJob(item, {"solution.py": HONEST}, seed=1)).passed
+    assert fork_server._USERS == 1 and shared._ROOT is not None
+    used.close()
+    used.close()  # twice: released once
+    assert fork_server._USERS == 0 and shared._ROOT is None

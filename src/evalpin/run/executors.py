@@ -131,12 +131,19 @@ class LocalExecutor:
         self._workdir = workdir
         self._secret_names = list(secret_names)
         self._isolation = isolation
-        from evalpin.run.sandbox import zygote
-
-        zygote.acquire()  # the fork servers it starts live until the run closes
-        self._released = False
+        # A user of the fork servers from its first grade to `close` (a run that grades
+        # nothing, or is planned and dropped, holds nothing).
+        self._lock = threading.Lock()
+        self._held = self._closed = False
 
     def grade(self, job: GradeJob) -> GradeResult:
+        if not self._held:
+            with self._lock:
+                if not self._held and not self._closed:
+                    from evalpin.run.sandbox import zygote
+
+                    zygote.acquire()  # the fork servers it starts live until it closes
+                    self._held = True
         return grade_here(
             job,
             workdir_parent=self._workdir,
@@ -150,11 +157,13 @@ class LocalExecutor:
     def close(self) -> None:
         """The fork servers this run used stop with it (when no other run uses them);
         the threads belong to the runner."""
-        if not self._released:
-            from evalpin.run.sandbox import zygote
+        with self._lock:
+            self._closed = True
+            if self._held:
+                from evalpin.run.sandbox import zygote
 
-            self._released = True
-            zygote.release()
+                self._held = False
+                zygote.release()
 
 
 # -- facts of a grading machine -------------------------------------------------------

@@ -69,28 +69,53 @@ def test_without_namespaces_a_box_keeps_its_own_copy(tmp_path: Path) -> None:
 
 
 # The candidate, at import, tries to change every file of evalpin's that its process
-# loaded from the runtime folder, and to add one beside them.
+# loaded from the runtime folder and to add one beside them: directly, through its
+# read-only mount made writable again, through a handle reopened for writing, and at the
+# folder's host path as the mount table names it. Any success fails the case (the grade
+# then cannot pass), and the folder's bytes are compared too. (Attack code: it runs in
+# the sandbox only, never on the host.)
 TAMPER = textwrap.dedent(
     """\
-    import os, sys
+    import ctypes, os, sys
 
-    seen = []
+    libc = ctypes.CDLL(None, use_errno=True)
+    seen, got = [], []
+
+
+    def attempt(what, step):
+        try:
+            if step() == 0:  # a libc call that worked
+                got.append(what)
+        except OSError:
+            pass
+        else:
+            if what.startswith("py:"):
+                got.append(what)
+
+
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None) or ""
-        if name.startswith("evalpin_") and os.path.isfile(path):
-            seen.append(path)
-            for attempt in (
-                lambda: open(path, "a").write("raise SystemExit(0)\\n"),
-                lambda: os.chmod(path, 0o777),
-                lambda: os.unlink(path),
-                lambda: open(os.path.join(os.path.dirname(path), "planted.py"), "w"),
-            ):
-                try:
-                    attempt()
-                except OSError:
-                    pass
+        if not (name.startswith("evalpin_") and os.path.isfile(path)):
+            continue
+        seen.append(path)
+        folder = os.path.dirname(path).encode()
+        attempt("remount", lambda: libc.mount(None, folder, None, 32 | 4096, None))
+        attempt("py:append", lambda: open(path, "a").write("raise SystemExit(0)\\n"))
+        attempt("py:chmod", lambda: os.chmod(path, 0o777))
+        attempt("py:unlink", lambda: os.unlink(path))
+        attempt("py:rename", lambda: os.rename(path, path + ".x"))
+        attempt("py:plant", lambda: open(os.path.join(folder.decode(), "planted.py"), "w"))
+        handle = os.open(path, os.O_PATH)
+        attempt("py:reopen", lambda: open(f"/proc/self/fd/{handle}", "a").write("#\\n"))
+        for line in open("/proc/self/mountinfo"):
+            fields = line.split()
+            if fields[4] == folder.decode():  # its host path, as the table names it
+                host = os.path.join(fields[3], "planted.py")
+                attempt("py:host path", lambda: open(host, "w"))
     if not seen:  # the test would prove nothing: fail the case, and the test
         raise RuntimeError("no module of evalpin's runtime folder was loaded")
+    if got:
+        raise RuntimeError(f"changed the runtime folder: {got}")
 
     def answer():
         return 42

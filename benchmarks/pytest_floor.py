@@ -22,6 +22,8 @@ from pathlib import Path
 import pytest
 from _pytest.config import default_plugins
 
+from evalpin.core.instrument.graders.coding import pytest_args
+
 SET = Path(__file__).resolve().parent / "data" / "humaneval" / "set"
 ROOT = SET.parent / "floor"
 
@@ -45,17 +47,15 @@ def items() -> list[Path]:
 
 
 def session(folder: Path) -> int:
-    """Fork; the child runs one pytest session with evalpin's arguments."""
+    """Fork; the child runs one pytest session with evalpin's own arguments."""
     pid = os.fork()
     if pid == 0:
         os.chdir(folder)
         null = os.open(os.devnull, os.O_WRONLY)
         os.dup2(null, 1)
         os.dup2(null, 2)
-        args = ["-q", "--tb=short", "-rfE", "--color=no", "-c", str(ROOT / "pytest.ini")]
-        args += ["--noconftest", "-p", "no:cacheprovider", "--rootdir", str(folder)]
-        args += ["--import-mode=prepend", "--junitxml", str(folder / "report.xml")]
-        os._exit(pytest.main([*args, "--", f"test_{folder.name}.py"]))
+        ini, report = str(ROOT / "pytest.ini"), str(folder / "report.xml")
+        os._exit(pytest.main(pytest_args(ini, str(folder), report, f"test_{folder.name}.py")))
     return pid
 
 

@@ -150,17 +150,19 @@ def test_a_case_cannot_change_what_the_next_reads(
     item = _item(tmp_path / "set", isolation=mode)
     work = tmp_path / "work"
     work.mkdir()
-    first = run_item(item, {"solution.py": TAMPER}, isolation=backend, workdir_parent=work)
-    folders = [p for p in shared._root().iterdir() if p.name.startswith("runtime-")]
+    honest = run_item(item, {"solution.py": HONEST}, isolation=backend, workdir_parent=work)
+    assert honest.passed, honest.tail
+    folders = sorted(p for p in shared._root().iterdir() if p.name.startswith("runtime-"))
     assert folders, "the grade did not use the shared folder"
     before = {str(p): _digest(p) for p in folders}
-    assert all("planted.py" not in d for d in before.values())
+    attack = run_item(item, {"solution.py": TAMPER}, isolation=backend, workdir_parent=work)
     # What the sandbox loaded came from the folder, and every change was refused: the
-    # honest answer it also carries passes.
-    assert first.passed, first.tail
+    # honest answer it also carries passes, and the folder is byte for byte as before.
+    assert attack.passed, attack.tail
+    assert sorted(p for p in shared._root().iterdir() if p.name.startswith("runtime-")) == folders
+    assert {str(p): _digest(p) for p in folders} == before
     again = run_item(item, {"solution.py": HONEST}, isolation=backend, workdir_parent=work)
     assert again.passed, again.tail
-    assert {str(p): _digest(p) for p in folders} == before
     assert list(work.iterdir()) == []
 
 

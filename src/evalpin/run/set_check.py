@@ -28,6 +28,7 @@ from typing import Any
 
 from evalpin.core.errors import InputError
 from evalpin.core.instrument.fixtures import KIND_CODING, CodingItem, FixtureSet, GoldenCase
+from evalpin.core.instrument.tool_schema import tool_name
 from evalpin.core.reasons import TAMPERING, TESTS_FAILED, is_disputed
 
 
@@ -214,7 +215,7 @@ def lint_golden(fs: FixtureSet) -> list[ItemReport]:
                         f"line {lineno}: must_include {good!r} contains must_not {bad!r}: "
                         "the case can never pass"
                     )
-        offered = {_tool_name(t) for t in case.tools} - {None}  # the defaults filled in
+        offered = {tool_name(t) for t in case.tools} - {None}  # the defaults filled in
         if offered:
             missing = sorted(set(case.require_tools) - offered)
             if missing:
@@ -233,11 +234,3 @@ def invalid(fs_path: Path, found: list[InputError]) -> ItemReport:
         where = f"line {error.line}: " if error.line is not None else ""
         report.problems.append(where + error.message)
     return report
-
-
-def _tool_name(tool: Any) -> str | None:
-    if not isinstance(tool, dict):
-        return None
-    function = tool.get("function")
-    name = tool.get("name") or (function.get("name") if isinstance(function, dict) else None)
-    return name if isinstance(name, str) else None

@@ -25,7 +25,7 @@ from typing import Any, BinaryIO, NoReturn
 
 import msgspec
 
-from evalpin.core.bounded import MAX_LINE_BYTES, TOO_DEEP, json_too_deep
+from evalpin.core.bounded import MAX_LINE_BYTES, TOO_DEEP, json_too_deep, keys_once
 from evalpin.core.columns import MIXED, lone
 from evalpin.core.errors import InputError
 from evalpin.core.files import not_utf8
@@ -37,6 +37,7 @@ from evalpin.core.records import (
     RunHeader,
     Summary,
 )
+from evalpin.core.schema import struct_problem
 from evalpin.core.shared_pins import PINS, PinSharing
 
 SHAPE_EVALPIN = "evalpin"
@@ -220,9 +221,12 @@ def _decode_full(path: str, line: bytes) -> CaseRecord:
     try:
         data = _ANY.decode(line)
         data["record"] = "case"  # header-less lines from other tools carry no tag
-        return msgspec.convert(data, CaseRecord)
+        record = msgspec.convert(data, CaseRecord)
     except (msgspec.MsgspecError, TypeError) as exc:
-        raise InputError(path, f"case record changed on disk: {exc}") from None
+        said = struct_problem(str(exc), CaseRecord)
+        raise InputError(path, f"case record changed on disk: {said}") from None
+    keys_once(line, path)
+    return record
 
 
 @contextmanager
@@ -237,9 +241,9 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def problem(exc: Exception, line: bytes) -> str:
+def problem(exc: Exception, line: bytes, shape: Any = CaseRow) -> str:
     if isinstance(exc, msgspec.ValidationError):
-        return f"record of the wrong shape: {exc}"
+        return f"record of the wrong shape: {struct_problem(str(exc), shape)}"
     try:
         line.decode("utf-8")
     except UnicodeDecodeError as bad:
@@ -439,7 +443,12 @@ class Scan:
         except msgspec.MsgspecError as other:
             # Name the problem of the record kind the line claims to be.
             claimed = _claimed_kind(line) in ("run", "summary")
-            self._fail(problem(other if claimed else exc, line), offset)
+            shape = RunHeader | Summary if claimed else CaseRow
+            self._fail(problem(other if claimed else exc, line, shape), offset)
+        try:  # a header is a fact: a key written twice (the last one wins) is refused
+            keys_once(line, self.path)
+        except InputError as twice:
+            self._fail(twice.message, offset)
         if isinstance(rec, RunHeader):
             if self.shape != SHAPE_EVALPIN or self.header is not None or self.rows:
                 self._fail("a run header where a case record was expected", offset)

@@ -203,6 +203,11 @@ class CaseRow(CaseKey, gc=False):
     # tool's sample errored); "disputed": plain pytest passed it and the witness did not.
     # Neither a pass nor a fail; absent for a judged case.
     status: str | None = None
+    # Another tool's failing grade in its own words (the `score:VALUE` reason, such as
+    # inspect's partial `P` or lm-eval's 0.5; None for its plain fail, `I` or 0): a
+    # move between two failing values is a move (issue 51). Read from the tool's log,
+    # never written to a run file.
+    score: str | None = None
 
 
 class CaseRecord(CaseKey, tag="case", tag_field="record", omit_defaults=True):

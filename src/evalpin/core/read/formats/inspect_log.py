@@ -33,6 +33,7 @@ from evalpin.core.read.formats.foreign import (
     dataset_hash,
     digests,
     error_text,
+    failing_score,
     fixture_hash,
     record_of,
     scrub_args,
@@ -511,8 +512,9 @@ def _build(probe: Probe, log: _Log, options: ReadOptions, *, what: str, shape: s
             if not isinstance(tail, str) or tail == text:
                 tail = None
             row = CaseRow(
-                case_id, passed, s.epoch, fx, grader, slot, cdig, reported, digest, tdig, status
-            )
+                case_id, passed, s.epoch, fx, grader, slot, cdig, reported, digest, tdig, status,
+                failing_score(passed, reasons),
+            )  # fmt: skip
             rows.append(row)
             details.append(
                 record_of(

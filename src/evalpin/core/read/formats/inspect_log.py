@@ -25,7 +25,7 @@ from typing import Any
 
 import msgspec
 
-from evalpin.core.bounded import TOO_DEEP, decode_json, json_too_deep
+from evalpin.core.bounded import TOO_DEEP, decode_json, json_too_deep, keys_once
 from evalpin.core.errors import InputError
 from evalpin.core.read.formats import inspect_instrument as instrument
 from evalpin.core.read.formats import inspect_plan
@@ -270,11 +270,15 @@ def _decode(path: Any, member: str, data: bytes, decoder: msgspec.json.Decoder) 
     if json_too_deep(data):
         raise InputError(path, f"zip member {member!r}: {TOO_DEEP}")
     try:
-        return decoder.decode(data)
+        value = decoder.decode(data)
+        keys_once(data, path)
     except msgspec.MsgspecError as exc:
         raise InputError(path, f"zip member {member!r}: {exc}") from None
+    except InputError as exc:
+        raise InputError(path, f"zip member {member!r}: {exc.message}") from None
     except RecursionError:  # pragma: no cover - refused above
         raise InputError(path, f"zip member {member!r}: {TOO_DEEP}") from None
+    return value
 
 
 def _text_of(content: Any) -> str:

@@ -100,3 +100,23 @@ def test_a_tool_call_in_a_case_record_is_closed(capsys, tmp_path) -> None:
 
     with pytest.raises(InputError, match=r"in tools\[0\]: unknown key 'arg' \(did you mean 'args'"):
         read_run(run).record(0)
+
+
+@pytest.mark.parametrize(
+    "twice",
+    [
+        ', "pass": true',  # the grade, written again
+        ', "p\\u0061ss": true',  # the same key, spelled with an escape
+        ', "pass" : true',  # spaced
+    ],
+)
+def test_a_case_line_that_writes_a_key_twice_is_refused(capsys, tmp_path, twice) -> None:
+    """A failing case line given `"pass": true` again would read as a pass (the decoder
+    keeps the last): refused naming the line, wherever the line sits in the file."""
+    lines = DEMO.read_text().splitlines(keepends=True)
+    failing = next(k for k, line in enumerate(lines) if '"pass":false' in line)
+    lines[failing] = lines[failing].rstrip("\n")[:-1] + twice + "}\n"
+    run = tmp_path / "run.jsonl"
+    run.write_text("".join(lines))
+    r = cli(capsys, "verdict", str(run))
+    assert r.code == 3 and "duplicate key" in r.err and f":{failing + 1}:" in r.err, r.err

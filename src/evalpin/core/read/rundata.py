@@ -29,6 +29,7 @@ from evalpin.core.bounded import MAX_LINE_BYTES, TOO_DEEP, json_too_deep, keys_o
 from evalpin.core.columns import MIXED, lone
 from evalpin.core.errors import InputError
 from evalpin.core.files import not_utf8
+from evalpin.core.read.row_keys import first_twice
 from evalpin.core.records import (
     SCHEMA,
     CaseRecord,
@@ -404,6 +405,11 @@ class Scan:
             decoded = self._pins.decode(block)
         except (msgspec.MsgspecError, RecursionError):  # the line by line path names it
             return False
+        raw = bytes(block)
+        twice = first_twice(raw, decoded)
+        if twice is not None:  # a key written twice: the last would be read, silently
+            k, message = twice
+            self._fail(message, start + sum(len(line) + 1 for line in raw.split(b"\n")[:k]))
         self.index.add(len(self.rows), start)
         self.rows.extend(decoded)
         self._count(decoded)
@@ -421,6 +427,9 @@ class Scan:
             self._fail("case record after the summary trailer", offset)
         if self.shape == SHAPE_EVALPIN and self.header is None:
             self._fail("a case record before the run header", offset)
+        twice = first_twice(line, [row])
+        if twice is not None:
+            self._fail(twice[1], offset)
         self.index.add(len(self.rows), offset)
         self.rows.append(row)
         self._count([row])

@@ -223,3 +223,24 @@ def test_the_bundled_coding_set_passes(capsys) -> None:
     report = json.loads(r.out)
     assert len(report["items"]) == 8 and report["problems"] == 0
     assert all(not i["notes"] for i in report["items"])  # every item names both files
+
+
+def test_a_repeated_id_is_named_and_its_content_still_checked(capsys, tmp_path: Path) -> None:
+    """The line with the repeated id is left out of the set, but what else is wrong
+    with it is said too (issue 51): an empty must_include must not go unreported."""
+    path = tmp_path / "golden.jsonl"
+    lines = [{"id": "a", "user": "hi", "must_include": ["x"]}]
+    lines.append({"id": "a", "user": "hi", "must_include": [""], "must_not": ["y"]})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    r = cli(capsys, "check", str(path))
+    assert r.code == 1 and "duplicate case id 'a'" in r.out
+    assert "line 2: an empty must_include entry" in r.out, r.out
+
+
+def test_a_test_file_that_does_not_compile_is_named(capsys, tmp_path: Path) -> None:
+    path = _set(tmp_path)
+    test = next(tmp_path.rglob("test_*.py"))
+    test.write_text(test.read_text() + "\ndef broken(:\n")
+    r = cli(capsys, "check", str(path))
+    assert r.code == 1 and f"the test file {test.name} does not compile" in r.out, r.out
+    assert "at line" in r.out and "reference does not pass" not in r.out

@@ -81,7 +81,8 @@ def check_set(
     if fs.kind != KIND_CODING:
         reports = lint_golden(fs)
         # A problem on a loaded case's line (an unknown key) is listed with that case.
-        on_line = {case.line: r for case, r in zip(fs.cases, reports, strict=True)}  # type: ignore[union-attr]
+        cases = [*fs.cases, *fs.shadowed]
+        on_line = {case.line: r for case, r in zip(cases, reports, strict=True)}  # type: ignore[union-attr]
         rest = []
         for error in found:
             report = on_line.get(error.line) if error.line is not None else None
@@ -146,8 +147,25 @@ def _witness_text(outcome, disputed: list[str]) -> str:
     return said + (f": {last.removeprefix('[evalpin] ')}" if last.startswith("[evalpin]") else "")
 
 
+def _does_not_compile(item: CodingItem) -> str | None:
+    """Why the item's test file is not Python (named, with the line), or None: pytest
+    would only say "1 error", and the reference would seem to fail."""
+    try:
+        compile(item.test_file.read_bytes(), str(item.test_file), "exec")
+    except SyntaxError as exc:
+        where = f" at line {exc.lineno}" if exc.lineno else ""
+        return f"the test file {item.test_file.name} does not compile: {exc.msg}{where}"
+    except (OSError, ValueError) as exc:  # unreadable, or a NUL byte
+        return f"the test file {item.test_file.name} cannot be compiled: {exc}"
+    return None
+
+
 def check_item(item: CodingItem, grade: Grade) -> ItemReport:
     report = ItemReport(item.id)
+    broken = _does_not_compile(item)
+    if broken:  # nothing to grade against: the test file itself is the problem
+        report.problems.append(broken)
+        return report
     for what, files, must_pass in (
         ("reference", item.reference_files, True),
         ("starting code", item.starting_files, False),
@@ -193,9 +211,10 @@ def lint_golden(fs: FixtureSet) -> list[ItemReport]:
     """What loads but cannot be right, per case (the loader already refused what is
     malformed: a bad line, an unknown key, a duplicate id)."""
     reports = []
-    for case in fs.cases:
+    for case in [*fs.cases, *fs.shadowed]:
         assert isinstance(case, GoldenCase)
-        report = ItemReport(case.id)
+        shadowed = case in fs.shadowed  # a repeated id: its content is checked too
+        report = ItemReport(f"{case.id} (line {case.line})" if shadowed else case.id)
         problems, lineno = report.problems, case.line
         if not (case.require_tools or case.forbid_tools or case.must_include or case.must_not):
             problems.append(

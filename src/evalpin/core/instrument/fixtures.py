@@ -146,6 +146,9 @@ class FixtureSet:
     files: dict[str, str] = field(default_factory=dict)
     # Where the set came from (`source:`), as written: file, sha256, format, importer.
     source: dict[str, str] | None = None
+    # Golden cases left out for repeating an id, kept when problems are collected so
+    # `evalpin check` says what else is wrong with them (an empty must_include).
+    shadowed: list[GoldenCase] = field(default_factory=list)
 
     @property
     def envelope_hash(self) -> str:
@@ -192,6 +195,7 @@ def _golden_line(path: Path, raw: bytes, lineno: int) -> Any:
 
 def _load_golden(path: Path, data: bytes, problems: Problems) -> FixtureSet:
     cases: list[GoldenCase] = []
+    shadowed: list[GoldenCase] = []
     seen: dict[str, int] = {}
     defaults: dict[str, Any] = {}
     for lineno, raw in enumerate(data.split(b"\n"), start=1):
@@ -213,6 +217,7 @@ def _load_golden(path: Path, data: bytes, problems: Problems) -> FixtureSet:
         if case.id in seen:
             msg = f"duplicate case id {case.id!r} (first on line {seen[case.id]})"
             problems.add(msg, lineno)
+            shadowed.append(case)
             continue
         seen[case.id] = lineno
         cases.append(case)
@@ -230,6 +235,7 @@ def _load_golden(path: Path, data: bytes, problems: Problems) -> FixtureSet:
         dataset_hash=dataset_hash(data),
         cases=cases,
         files={path.name: dataset_hash(data)},
+        shadowed=shadowed,
     )
 
 

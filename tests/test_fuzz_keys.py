@@ -11,7 +11,13 @@ The rules under which a key is free, and so not mutated here:
 - in a run header, the recorded settings maps (`slot`, `controls`, `env`,
   `execution`, `probes`, `replay_of`, `control_sources`): written by evalpin from the
   provider and the machine, compared whole (the settings digest, the env digest), so a
-  renamed key there moves a digest or leaves a pin missing, which every reader says.
+  renamed key there moves a digest or leaves a pin missing, which every reader says;
+- in a run's case line, a field the lean row does not read (seconds, tail, text) is
+  checked where the case is read in full (shown, exported, carded), not while a diff
+  or verdict runs: it decides nothing there.
+
+Numbers JSON does not have (NaN, Infinity) and numbers past a limit (a float's
+overflow, an integer of more digits than Python converts) are refused the same way.
 """
 
 from __future__ import annotations
@@ -206,3 +212,35 @@ def test_every_slot_entry_key_renamed_is_refused(capsys, tmp_path, monkeypatch) 
         r = cli(capsys, "run", "--fixtures", "golden.jsonl", "--slot", "s", "--out", "o.jsonl")
         assert r.code == 3 and "Traceback" not in r.err, (path, r.err)
         assert typo in r.err or "missing" in r.err or "no slot" in r.err, (path, r.err)
+
+
+BAD_NUMBERS = ["NaN", "Infinity", "-Infinity", "1e999", "9" * 5000]
+
+
+@pytest.mark.parametrize("number", BAD_NUMBERS, ids=lambda n: n[:12])
+def test_a_number_json_does_not_have_is_refused_in_one_line(capsys, tmp_path, number) -> None:
+    """NaN, Infinity, a float's overflow and an integer past Python's own limit, in a
+    golden case's tool result, a run header and a run's case line: exit 3, one line."""
+    fixtures = tmp_path / "golden.jsonl"
+    case = json.dumps({**GOLDEN, "tool_results": {"lookup": {"total": 1}}})
+    fixtures.write_text(case.replace('"total": 1', f'"total": {number}') + "\n")
+    _refused(cli(capsys, "hash", str(fixtures)), "not JSON", "out of range")
+    lines = (ROOT / "runs" / "demo-coding-publishable.jsonl").read_text().splitlines(True)
+    run = tmp_path / "run.jsonl"
+    header = lines[0].replace('"seeds":[11', f'"seeds":[{number}', 1)
+    assert header != lines[0]
+    run.write_text(header + "".join(lines[1:]))
+    _refused(cli(capsys, "verdict", str(run)), "JSON", "range")
+    case_line = lines[1].replace('"seconds":0.', f'"seconds":{number},"x":0.', 1)
+    assert case_line != lines[1]
+    run.write_text(lines[0] + case_line + "".join(lines[2:]))
+    r = cli(capsys, "verdict", str(run))
+    if number.isalpha() or number.startswith("-"):  # NaN, Infinity: not JSON at all
+        _refused(r, "JSON", "malformed")
+    else:  # a field the lean row does not read: refused where the case is read in full
+        assert r.code in (0, 1) and "Traceback" not in r.err
+        from evalpin.core.errors import InputError
+        from evalpin.core.read.runfile import read_run
+
+        with pytest.raises(InputError, match="range"):
+            read_run(run).record(0)

@@ -22,8 +22,12 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import sys
 import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from make_foreign_logs import _no_token_download
 
 QUESTIONS = [
     ("q1", "Name a primary colour.", "red"),
@@ -44,16 +48,6 @@ ANSWERS = {
 }
 GRADES_A = {"q1": "C", "q2": "C", "q3": "P", "q4": "P", "q5": "P", "q6": "I"}
 GRADES_B = {**GRADES_A, "q3": "I", "q4": "I", "q5": "I"}  # P -> I on three samples
-
-
-def _no_token_download() -> None:
-    from inspect_ai.model import _model, _tokens
-
-    def count_text_tokens(text: str) -> int:
-        return max(1, len(text) // 4)
-
-    _tokens.count_text_tokens = count_text_tokens
-    _model.count_text_tokens = count_text_tokens
 
 
 def make(out: Path) -> None:

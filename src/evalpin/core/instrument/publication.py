@@ -15,10 +15,10 @@ against the pushed repository (the remote's own log of when the commit arrived).
 from __future__ import annotations
 
 import datetime as dt
-import subprocess
 from pathlib import Path
 
 from evalpin.core.errors import InputError
+from evalpin.core.instrument.pins import git
 from evalpin.core.instrument.seal import lock_path, read_lock
 from evalpin.core.records import Seal
 
@@ -27,21 +27,6 @@ NO_LOCK = "no lock beside the set when the run started (evalpin seal writes one)
 NOT_IN_GIT = "the set is not in a git repository: its lock was published nowhere evalpin can see"
 NOT_COMMITTED = "the lock was not committed when the run started"
 OTHER_HASH = "no commit's lock names this envelope hash (re-sealed and not committed)"
-
-
-def _git(folder: Path, *args: str) -> str | None:
-    """git's output in `folder`, or None when git fails or is missing."""
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(folder), *args],
-            capture_output=True,
-            text=True,
-            timeout=20,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout if done.returncode == 0 else None
 
 
 def utc(stamp: str) -> str:
@@ -62,7 +47,7 @@ def published(fixtures: Path, envelope_hash: str | None = None) -> Seal:
     except InputError as exc:
         return Seal(why=f"the lock cannot be read: {exc.message}")
     wanted = envelope_hash or sealed
-    top = _git(lock_file.parent, "rev-parse", "--show-toplevel")
+    top = git(lock_file.parent, "rev-parse", "--show-toplevel")
     if top is None:
         return Seal(envelope_hash=sealed, lock=lock_file.name, why=NOT_IN_GIT)
     rel = lock_file.resolve().relative_to(Path(top.strip()).resolve()).as_posix()
@@ -71,7 +56,7 @@ def published(fixtures: Path, envelope_hash: str | None = None) -> Seal:
     if found is not None:
         commit, when = found
         return Seal(**_fields(base), commit=commit, committed_at=when)
-    tracked = _git(Path(top.strip()), "ls-files", "--", rel)
+    tracked = git(Path(top.strip()), "ls-files", "--", rel)
     why = OTHER_HASH if tracked and tracked.strip() else NOT_COMMITTED
     return Seal(**_fields(base), why=why)
 
@@ -92,7 +77,7 @@ def first_commit(top: str, rel: str, envelope_hash: str) -> tuple[str, str] | No
     if key in _FOUND:
         return _FOUND[key]
     line = f"envelope_hash: {envelope_hash}"
-    out = _git(Path(top), "log", "--reverse", "--format=%H %cI", "-S", line, "--", rel)
+    out = git(Path(top), "log", "--reverse", "--format=%H %cI", "-S", line, "--", rel)
     for entry in (out or "").splitlines():
         commit, _, when = entry.partition(" ")
         if lock_names(top, commit, rel, envelope_hash):
@@ -103,18 +88,18 @@ def first_commit(top: str, rel: str, envelope_hash: str) -> tuple[str, str] | No
 
 def lock_names(top: str, commit: str, rel: str, envelope_hash: str) -> bool:
     """Whether the lock at `rel` in `commit` names `envelope_hash` on its hash line."""
-    text = _git(Path(top), "show", f"{commit}:{rel}")
+    text = git(Path(top), "show", f"{commit}:{rel}")
     return text is not None and f"\nenvelope_hash: {envelope_hash}\n" in text
 
 
 def commit_time(top: str, commit: str) -> str | None:
     """A commit's UTC time, None when the repository does not hold it (a shallow clone,
     or a commit that never existed)."""
-    out = _git(Path(top), "show", "-s", "--format=%cI", f"{commit}^{{commit}}", "--")
+    out = git(Path(top), "show", "-s", "--format=%cI", f"{commit}^{{commit}}", "--")
     return utc(out) if out and out.strip() else None
 
 
 def repository(fixtures: Path) -> str | None:
     """The top folder of the git repository holding `fixtures`, None outside git."""
-    top = _git(fixtures.parent, "rev-parse", "--show-toplevel")
+    top = git(fixtures.parent, "rev-parse", "--show-toplevel")
     return top.strip() if top else None

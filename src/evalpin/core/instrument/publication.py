@@ -27,6 +27,7 @@ NO_LOCK = "no lock beside the set when the run started (evalpin seal writes one)
 NOT_IN_GIT = "the set is not in a git repository: its lock was published nowhere evalpin can see"
 NOT_COMMITTED = "the lock was not committed when the run started"
 OTHER_HASH = "no commit's lock names this envelope hash (re-sealed and not committed)"
+EDITED = "the lock names another envelope hash: the set was edited since it was sealed"
 
 
 def utc(stamp: str) -> str:
@@ -58,6 +59,8 @@ def published(fixtures: Path, envelope_hash: str | None = None) -> Seal:
         return Seal(**_fields(base), commit=commit, committed_at=when)
     tracked = git(Path(top.strip()), "ls-files", "--", rel)
     why = OTHER_HASH if tracked and tracked.strip() else NOT_COMMITTED
+    if sealed != wanted:
+        why = EDITED
     return Seal(**_fields(base), why=why)
 
 

@@ -107,6 +107,7 @@ def test_committed_after_the_run_started_reads_internal(project: Path, capsys) -
         ("no lock", "no lock beside the set"),
         ("another hash", "no commit's lock names this envelope hash"),
         ("not in git", "not in a git repository"),
+        ("edited", "the set was edited since it was sealed"),
     ],
 )
 def test_each_way_of_not_publishing_is_named(project: Path, capsys, break_it, said) -> None:
@@ -117,6 +118,12 @@ def test_each_way_of_not_publishing_is_named(project: Path, capsys, break_it, sa
         golden = project / GOLDEN
         golden.write_text(golden.read_text() + '{"id": "late", "user": "hi", "must_not": ["x"]}\n')
         assert cli(capsys, "seal", "--force", GOLDEN).code == 0
+    elif break_it == "edited":  # sealed and committed, then edited without a new seal
+        assert cli(capsys, "seal", GOLDEN).code == 0
+        git(project, "add", "-A")
+        git(project, "commit", "-qm", "seal")
+        golden = project / GOLDEN
+        golden.write_text(golden.read_text().replace("Where is", "Where is now", 1))
     elif break_it == "not in git":
         assert cli(capsys, "seal", GOLDEN).code == 0
         shutil.rmtree(project / ".git")

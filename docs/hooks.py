@@ -120,6 +120,7 @@ def run_records() -> str:
     kinds = [
         ("Header", records.RunHeader),
         ("`fixtures` in the header", records.FixturesInfo),
+        ("`seal` in the header", records.Seal),
         ("Case line", records.CaseRecord),
         ("Summary trailer", records.Summary),
         ("`tools` entries", records.ToolCall),

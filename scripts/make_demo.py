@@ -25,9 +25,13 @@ Only the five files above are deleted and rewritten; anything else in runs/ is l
 Afterwards the script runs `evalpin diff` and `evalpin verdict` on the runs, prints a
 summary, and exits 1 when any outcome differs from the above.
 
-`publishable` needs a clean scorer commit: commit fixtures/ first. When fixtures/ has
-uncommitted changes (or is not in git), or network isolation is not enforced on this
-machine, the runs are still made and that one expectation becomes a warning.
+`publishable` needs a clean scorer commit and the hash published before the metric: the
+coding set's lock (fixtures/repairs/coding.yaml.lock) matching the set and committed
+before the runs start, so commit fixtures/ (locks included) first; after an edit of the
+set, `evalpin seal fixtures/repairs/coding.yaml` (with the version bumped) and commit,
+then run this script. When fixtures/ has uncommitted changes (or is not in git), the lock
+does not match its set, or network isolation is not enforced on this machine, the runs
+are still made and that one expectation becomes a warning.
 """
 
 from __future__ import annotations
@@ -71,6 +75,7 @@ RUNS: list[tuple[str, str, str, list[str]]] = [
 ]
 
 REFUSE_LINE = "REFUSE_DIFF: triple mismatch, not a prompt regression"
+PUBLISHED_RULE = "hash published before the metric"
 
 
 @dataclass
@@ -130,6 +135,17 @@ def fixtures_state(root: Path) -> str | None:
     )
     if not tracked.stdout.strip():
         return "fixtures/ is not committed"
+    return None
+
+
+def seal_state(root: Path) -> str | None:
+    """None when the coding set matches its committed lock, else why not (the runs could
+    not show their envelope hash published before the metric)."""
+    done = evalpin("seal", "--check", CODING, root=root)
+    if done.returncode != 0:
+        said = (done.stdout + done.stderr).strip().splitlines()
+        first = said[0] if said else f"exit {done.returncode}"
+        return f"the coding set does not match its lock ({first}): re-seal it and commit"
     return None
 
 
@@ -222,6 +238,9 @@ def check_verdict(
     )
     if reason is not None and reason not in verdict["reasons"]:
         report.failures.append(f"verdict {run}: reason {reason!r} not given")
+    published = [c for c in verdict["checklist"] if c["rule"] == PUBLISHED_RULE]
+    if published and published[0]["ok"]:
+        report.lines.append(f"  its envelope hash was published in commit {published[0]['value']}")
     if label == expected:
         if why_not:
             commit = verdict["pins"]["scorer_commit"]["value"]
@@ -248,13 +267,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     root = args.root.resolve()
 
-    dirty = fixtures_state(root)
+    dirty = fixtures_state(root) or seal_state(root)
     if dirty:
         bar = "!" * 78
         print(bar)
         print(f"WARNING: {dirty}.")
         print(f"The coding run {PUBLISHABLE} cannot be 'publishable': its scorer")
-        print("commit is missing or dirty. Commit fixtures/ first, then run this script again.")
+        print("commit is missing or dirty, or its seal is not the one committed. Seal and")
+        print("commit fixtures/ first, then run this script again.")
         print(bar, flush=True)
 
     make_runs(root)

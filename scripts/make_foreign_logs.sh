@@ -9,6 +9,8 @@ if [ ! -x "$venv/bin/python" ]; then
   "$venv/bin/pip" install -q "inspect-ai==0.3.285" "lm-eval==0.4.13"
 fi
 "$venv/bin/python" "$(dirname "$0")/make_foreign_logs.py" "$@"
+# Issue 51's instruments: a grader model role changed, no grader role, a message limit.
+"$venv/bin/python" "$(dirname "$0")/make_instrument_logs.py" "$@"
 # The shapes of issue 41 (solver steps, reducers, eval sets, few-shot, chat templates,
 # system instructions, --limit/--samples) in tests/data/*/shapes.
 exec "$venv/bin/python" "$(dirname "$0")/make_foreign_shapes.py" "$@"

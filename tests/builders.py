@@ -29,6 +29,8 @@ def header(**over: Any) -> RunHeader:
         "env": {"python": "CPython 3.11"},
         "scorer_commit": "c" * 40,
     }
+    if "seeds" in over and "controls" not in over:  # the header's two seed lists agree
+        base["controls"] = {**base["controls"], "seeds": list(over["seeds"])}
     base.update(over)
     return RunHeader(**base)
 

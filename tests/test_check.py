@@ -118,7 +118,7 @@ def test_an_item_without_reference_is_a_note_unless_strict(capsys, tmp_path: Pat
         ({"must_include": [""]}, "an empty must_include entry"),
         ({"must_include": ["refund issued"], "must_not": ["refund"]}, "can never pass"),
         ({"require_tools": ["lookup"], "tools": [{"name": "cancel"}]}, "not among the tools"),
-        ({"require_tools": ["x"], "tools": [{"function": "x"}, {"name": "y"}]}, "not among"),
+        ({"require_tools": ["x"], "tools": [{"name": "z"}, {"name": "y"}]}, "not among"),
     ],
 )
 def test_golden_lint(capsys, tmp_path: Path, case: dict, found: str) -> None:
@@ -131,6 +131,56 @@ def test_golden_lint(capsys, tmp_path: Path, case: dict, found: str) -> None:
     assert r.code == (3 if "unknown key" in found else 1)  # a key the format lacks: invalid
     by_id = {i["id"]: i["problems"] for i in report["items"]}
     assert by_id["ok"] == [] and any(found in p for p in by_id["bad"]), by_id
+
+
+@pytest.mark.parametrize(
+    ("tools", "found", "code"),
+    [
+        ([{"type": "function", "functon": {"name": "a"}}], "(did you mean 'function'?)", 3),
+        ([{"name": "a", "parameter": {}}], "unknown key 'parameter' (did you mean 'param", 3),
+        (
+            [{"name": "a", "parameters": {"type": "object", "requird": ["q"]}}],
+            "tools[0].parameters: unknown key 'requird' (did you mean 'required'?)",
+            3,
+        ),
+        (
+            [{"name": "a", "parameters": {"properties": {"q": {"type": "strng"}}}}],
+            "'strng' is not a JSON type (did you mean 'string'?)",
+            1,
+        ),
+        ([{"function": "x"}], "tools[0]: 'type' must be 'function', got None", 1),
+        ([{"type": "function", "function": "x"}], "tools[0].function: must be an object", 1),
+        ([{"name": "a b"}], "a function's name is 1 to 64", 1),
+        ([{"name": "a"}, {"name": "a"}], "offered twice", 1),
+    ],
+)
+def test_a_tool_schema_is_closed_all_the_way_down(
+    capsys, tmp_path: Path, tools: list, found: str, code: int
+) -> None:
+    """A typo below a case's top level is named with the nearest valid key wherever the
+    set is read, never a case that quietly offers another tool (issue 51)."""
+    lines = [{"id": "ok", "user": "hi", "must_include": ["hello"]}]
+    lines.append({"id": "bad", "user": "hi", "must_include": ["x"], "tools": tools})
+    path = tmp_path / "golden.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    r = cli(capsys, "check", str(path))
+    assert r.code == code and found in r.out, r.out
+    for command in ("hash", "seal"):
+        r = cli(capsys, command, str(path))
+        assert r.code == 3 and found in r.err and r.err.count("\n") == 1, r.err
+
+
+def test_a_canned_result_for_a_tool_not_offered_names_the_nearest(capsys, tmp_path) -> None:
+    tools = [{"name": "lookup_order"}, {"name": "cancel_order"}]
+    case = {"id": "a", "user": "hi", "must_include": ["x"], "tools": tools}
+    path = tmp_path / "golden.jsonl"
+    path.write_text(json.dumps({**case, "tool_results": {"lookup_ordr": {"ok": 1}}}) + "\n")
+    r = cli(capsys, "hash", str(path))
+    assert r.code == 3 and "did you mean 'lookup_order'?" in r.err, r.err
+    defaults = {"defaults": {"tools": tools, "tool_results": {"cancel_order": {}}}}
+    own = {"id": "b", "user": "hi", "must_include": ["x"], "tools": [{"name": "lookup_order"}]}
+    path.write_text(json.dumps(defaults) + "\n" + json.dumps(own) + "\n")
+    assert cli(capsys, "hash", str(path)).code == 0  # the defaults' result: for their tools
 
 
 def test_the_defaults_lines_tools_are_the_offered_ones(capsys, tmp_path: Path) -> None:
@@ -173,3 +223,24 @@ def test_the_bundled_coding_set_passes(capsys) -> None:
     report = json.loads(r.out)
     assert len(report["items"]) == 8 and report["problems"] == 0
     assert all(not i["notes"] for i in report["items"])  # every item names both files
+
+
+def test_a_repeated_id_is_named_and_its_content_still_checked(capsys, tmp_path: Path) -> None:
+    """The line with the repeated id is left out of the set, but what else is wrong
+    with it is said too (issue 51): an empty must_include must not go unreported."""
+    path = tmp_path / "golden.jsonl"
+    lines = [{"id": "a", "user": "hi", "must_include": ["x"]}]
+    lines.append({"id": "a", "user": "hi", "must_include": [""], "must_not": ["y"]})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    r = cli(capsys, "check", str(path))
+    assert r.code == 1 and "duplicate case id 'a'" in r.out
+    assert "line 2: an empty must_include entry" in r.out, r.out
+
+
+def test_a_test_file_that_does_not_compile_is_named(capsys, tmp_path: Path) -> None:
+    path = _set(tmp_path)
+    test = next(tmp_path.rglob("test_*.py"))
+    test.write_text(test.read_text() + "\ndef broken(:\n")
+    r = cli(capsys, "check", str(path))
+    assert r.code == 1 and f"the test file {test.name} does not compile" in r.out, r.out
+    assert "at line" in r.out and "reference does not pass" not in r.out

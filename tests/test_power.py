@@ -173,3 +173,23 @@ def test_a_tiny_run_says_it_cannot_detect_any_drop() -> None:
     wide = pw.power(grid({f"c{i}": [i % 2 == 0] * 3 for i in range(10)}))
     assert not wide.too_few and wide.mde80 is not None and wide.mde80 < 0.5
     assert wide.mde_text().startswith("this run can detect drops of 46.7 points")
+
+
+def test_power_leaves_error_cases_out_and_says_so(capsys, tmp_path) -> None:
+    """A run whose every case is an error has no grade to plan from (issue 51): it says
+    nothing was judged, never that every case gave the same grade; errors beside judged
+    cases are left out of the variance, not counted as fails."""
+    errors = [
+        case(c, False, s, status="error", reasons=["no_completion"])
+        for c in "abcdefghijkl"
+        for s in (11, 29, 47)
+    ]
+    run = write_run(tmp_path / "all-errors.jsonl", errors, head=header())
+    r = cli(capsys, "power", str(run))
+    assert r.code == 0 and "same grade" not in r.out, r.out
+    assert "nothing judged: all 36 case record(s)" in " ".join(r.out.split()), r.out
+    mixed = [case(c, True, s) for c in "abcdefghijkl" for s in (11, 29, 47)] + errors[:6]
+    run = write_run(tmp_path / "mixed.jsonl", mixed, head=header())
+    r = cli(capsys, "power", str(run), "--json")
+    plan = json.loads(r.out)
+    assert plan["unjudged"] == 6 and plan["cases"] == 12

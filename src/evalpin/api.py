@@ -260,7 +260,7 @@ class Run:
 
 
 # The report's pins, the envelope hash beside the dataset's (a run's pins as data).
-_PIN_ORDER = (PIN_ROWS[0], "envelope_hash", *PIN_ROWS[1:])
+_PIN_ORDER = PIN_ROWS
 RunLike = Run | RunFile | PathArg
 
 

@@ -119,18 +119,7 @@ def print_refusal(report: DiffReport, artifact: Path | None) -> None:
     print_review_notes(out, report)
     if report.left is None:
         return
-    if report.compared:
-        said = (
-            f"{report.compared} common (case, {report.repeat_label}) pairs were measured with"
-            " different instruments: a change between them is a backend delta, not a prompt"
-            " regression."
-        )
-    else:
-        said = (
-            "the runs' own pins differ, so no case of one can be compared with a case of "
-            "the other: they share no instrument."
-        )
-    out.print(text(said))
+    out.print(text(report.refusal_said()))
     if artifact is not None:
         out.print(text("backend delta written to ", inert_line(str(artifact))))
     else:

@@ -98,11 +98,7 @@ def _banner(report: DiffReport) -> list[str]:
         items.append(f"{h(m.key)} differs {h(m.extent)}: {pairs}{more}{first}")
     out += ["<ul>", *(f"<li>{i}</li>" for i in items), "</ul>"]
     if report.left is not None:
-        out.append(
-            f"<p>{report.compared} common (case, {h(report.repeat_label)}) pairs were measured"
-            " with different instruments: a change between them is a backend delta, not a"
-            " prompt regression.</p>"
-        )
+        out.append(f"<p>{h(report.refusal_said())}</p>")
     out.append("</div>")
     return out
 

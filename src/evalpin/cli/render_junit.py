@@ -53,6 +53,8 @@ def _refusal_text(report: DiffReport) -> str:
         if m.example is not None:
             case_id, seed = m.example
             lines.append(f"  first: {_name(case_id, seed, report.repeat_label)}")
+    if report.left is not None:
+        lines.append(xml_line(report.refusal_said()))
     return "\n".join(lines)
 
 

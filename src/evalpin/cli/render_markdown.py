@@ -73,12 +73,7 @@ def _refusal(report: DiffReport) -> list[str]:
             case_id, seed = m.example
             lines.append(f"  - first: {md(case_id)} (seed {_seed(seed)})")
     if report.left is not None:
-        lines += [
-            "",
-            f"{report.compared} common (case, {md(report.repeat_label)}) pairs were measured with"
-            " different instruments: a change between them is a backend delta, not a prompt"
-            " regression.",
-        ]
+        lines += ["", md(report.refusal_said())]
     return lines
 
 

@@ -27,6 +27,14 @@ def print_power(run, plan) -> None:  # plan: power.Power
             f"{_var(plan.sigma2, 'n/a (no case ran twice)')}",
         )
     )
+    if plan.unjudged:
+        out.print(
+            text(
+                ("left out  ", "dim"),
+                f"{plan.unjudged:,} error or disputed case record(s): not judged, so neither"
+                " a pass nor a fail here",
+            )
+        )
     out.print(text(("as it is  ", "dim"), (plan.mde_text(), "bold")))
     if plan.cases_needed is None:
         out.print(text(("plan      ", "dim"), "nothing to plan from: " + plan.why_not()))

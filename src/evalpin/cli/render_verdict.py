@@ -22,6 +22,7 @@ def print_verdict(run, v) -> None:
         text(("run       ", "dim"), inert_line(run.path), "  ", (inert_line(run.label()), "dim"))
     )
     out.print(text(("label     ", "dim"), (v.label, LABEL_STYLE[v.label])))
+    width = max((len(c.rule) for c in v.checklist), default=0) + 2
     for k, check in enumerate(v.checklist):
         mark = ("ok  ", "green") if check.ok else ("FAIL", "bold red")
         out.print(
@@ -29,7 +30,7 @@ def print_verdict(run, v) -> None:
                 ("checks    " if k == 0 else "          ", "dim"),
                 mark,
                 "  ",
-                f"{check.rule:<15}",
+                f"{check.rule:<{width}}",
                 inert_line(check.shown),
             )
         )

@@ -16,6 +16,14 @@ before a document is parsed:
 
 Sizes: `read_bounded` refuses a file over its kind's cap from its size alone, before
 reading it; JSONL readers refuse a line over `MAX_LINE_BYTES`.
+
+JSON is the standard's, exactly (issue 51): `NaN`, `Infinity` and numbers a float cannot
+hold are not JSON (Python's `json` takes them, msgspec refuses them); an integer past
+Python's own text limit (`MAX_DIGITS`) is one line, not a `ValueError` traceback; and a
+key written twice in one object is refused wherever it is (every decoder keeps the last
+one silently, so a second `"pass": true` would undo the first). `loads` decodes small
+documents with those checks built in; `keys_once` checks what a faster decoder read, by
+counting the colons outside strings against the keys decoded.
 """
 
 from __future__ import annotations
@@ -43,6 +51,9 @@ NOT_TEXT = "a lone UTF-16 surrogate (an escape such as \\ud800 alone) is not tex
 _T = TypeVar("_T")
 # Everything but brackets and quotes, deleted before depth is counted.
 _NOT_STRUCTURE = bytes(sorted(set(range(256)) - set(b'[]{}"')))
+_NOT_KEYED = bytes(sorted(set(range(256)) - set(b'":')))
+# Python's own limit on an integer's decimal digits (int <-> text): a longer one is refused.
+MAX_DIGITS = 4300
 # An opening bracket steps one level in, a closing one out: as 2 and 0, minus 1 each.
 _STEP = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")
 
@@ -92,15 +103,19 @@ def check_text(value: Any, source: bytes | str, path: str | Path, line: int | No
         raise InputError(path, NOT_TEXT, line)
 
 
-def json_depth(data: bytes | bytearray | memoryview) -> int:
-    """How deep JSON text nests (brackets inside strings do not count). Linear, with
-    every pass in C: escaped backslashes and quotes dropped, then everything but
-    brackets and quotes, then the string bodies (every other run between quotes)."""
+def _outside_strings(data: bytes | bytearray | memoryview, keep: bytes) -> bytes:
+    """The bytes of JSON text outside its strings, of those `keep` deletes none of.
+    Linear, every pass in C: escaped backslashes and quotes dropped, then every byte
+    `keep` deletes, then the string bodies (every other run between quotes)."""
     raw = bytes(data)
     if b"\\" in raw:
         raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
-    structure = raw.translate(None, _NOT_STRUCTURE)
-    brackets = b"".join(structure.split(b'"')[::2]).translate(_STEP)
+    return b"".join(raw.translate(None, keep).split(b'"')[::2])
+
+
+def json_depth(data: bytes | bytearray | memoryview) -> int:
+    """How deep JSON text nests (brackets inside strings do not count)."""
+    brackets = _outside_strings(data, _NOT_STRUCTURE).translate(_STEP)
     return max(accumulate(map(sub, brackets, repeat(1))), default=0)
 
 
@@ -122,13 +137,132 @@ def decode_json(
     decode: Callable[[Any], _T], data: Any, path: str | Path, line: int | None = None
 ) -> _T:
     """`decode(data)` for JSON within the depth limit: InputError when it is deeper
-    (told before decoding; a `RecursionError` met anyway says the same). The decoder's
-    own errors pass through, for the caller to word."""
-    check_json(data if isinstance(data, bytes | memoryview) else data.encode(), path, line)
+    (told before decoding; a `RecursionError` met anyway says the same), or when it
+    writes a key twice (`keys_once`). The decoder's own errors pass through, for the
+    caller to word."""
+    raw = data if isinstance(data, bytes | memoryview) else data.encode("utf-8", "surrogatepass")
+    check_json(raw, path, line)
     try:
-        return decode(data)
+        value = decode(data)
     except RecursionError:
         raise InputError(path, TOO_DEEP, line) from None
+    keys_once(raw, path, line)
+    return value
+
+
+class _Twice(ValueError):
+    """A key written twice in one JSON object."""
+
+
+class _NotJson(ValueError):
+    """A number JSON does not have (`NaN`, `Infinity`) or one past a limit."""
+
+
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _Twice(key)
+        out[key] = value
+    return out
+
+
+def _constant(name: str) -> Any:
+    raise _NotJson(f"{name} is not a JSON number")
+
+
+def _int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_DIGITS:
+        raise _NotJson(f"a number of {digits:,} digits, over the {MAX_DIGITS:,}-digit limit")
+    return int(text)
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        shown = text if len(text) <= 24 else text[:20] + "..."
+        raise _NotJson(f"the number {shown} is too large for a float")
+    return value
+
+
+def twice_message(key: str) -> str:
+    return f"duplicate key {key!r}: JSON keeps the last one written, silently"
+
+
+def loads(text: str | bytes, path: str | Path, line: int | None = None) -> Any:
+    """JSON text decoded exactly (module docstring): InputError naming the file and line
+    for what is not JSON, a key written twice, a number past a limit, deep nesting or a
+    lone surrogate. For documents a person writes (a golden line, a config)."""
+    import json
+
+    if isinstance(text, str):
+        raw = text.encode("utf-8", "surrogatepass")
+    else:
+        raw = text
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            raise InputError(path, not_utf8(raw, bad), line) from None
+    check_json(raw, path, line)
+    try:
+        value = json.loads(
+            text,
+            object_pairs_hook=_once,
+            parse_constant=_constant,
+            parse_int=_int,
+            parse_float=_float,
+        )
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"not JSON: {exc.msg} at column {exc.colno}", line) from None
+    except _Twice as twice:
+        raise InputError(path, twice_message(twice.args[0]), line) from None
+    except _NotJson as bad:
+        raise InputError(path, f"not JSON: {bad}", line) from None
+    except RecursionError:  # pragma: no cover - refused above
+        raise InputError(path, TOO_DEEP, line) from None
+    check_text(value, raw, path, line)
+    return value
+
+
+def _keys(value: Any) -> int:
+    """How many keys every object inside a decoded JSON value holds (no recursion)."""
+    count = 0
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, dict):
+            count += len(item)
+            todo.extend(v for v in item.values() if isinstance(v, dict | list))
+        elif isinstance(item, list):
+            todo.extend(v for v in item if isinstance(v, dict | list))
+    return count
+
+
+_GENERIC: Any = None
+
+
+def keys_once(data: bytes | memoryview, path: str | Path, line: int | None = None) -> None:
+    """InputError when JSON text (already decoded by a decoder that keeps the last of a
+    key written twice) writes a key twice in one object: its colons outside strings,
+    one per key written, against the keys it decodes to (msgspec, in C; the walk counts
+    objects, not bytes). The key is named by a second, exact decode."""
+    global _GENERIC
+    import msgspec
+
+    if _GENERIC is None:
+        _GENERIC = msgspec.json.Decoder()
+    raw = bytes(data)
+    written = _outside_strings(raw, _NOT_KEYED).count(b":")
+    if not written:
+        return
+    try:
+        kept = _keys(_GENERIC.decode(raw))
+    except (msgspec.MsgspecError, RecursionError):
+        return  # not JSON at all: the caller's own decoder says so
+    if kept != written:
+        loads(raw, path, line)  # names the key (or the first other problem)
+        raise InputError(path, "a key written twice in one object", line)  # pragma: no cover
 
 
 # -- YAML ---------------------------------------------------------------------------

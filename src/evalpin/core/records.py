@@ -20,14 +20,14 @@ DISPUTED = "disputed"
 TAIL_CHARS = 800
 
 
-class ToolCall(msgspec.Struct, frozen=True):
+class ToolCall(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """One tool call made by a model: its name and raw arguments."""
 
     name: str
     args: Any = None
 
 
-class TurnCall(msgspec.Struct, frozen=True, omit_defaults=True):
+class TurnCall(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_fields=True):
     """A tool call inside a conversation: its arguments as the model wrote them (a raw
     string when they were not JSON) and the result it was given (unset when the
     conversation ended before the result was sent back)."""
@@ -37,14 +37,14 @@ class TurnCall(msgspec.Struct, frozen=True, omit_defaults=True):
     result: Any | msgspec.UnsetType = msgspec.UNSET
 
 
-class Turn(msgspec.Struct, frozen=True, omit_defaults=True):
+class Turn(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_fields=True):
     """One assistant reply in a tool conversation, with the calls it made."""
 
     text: str = ""
     calls: list[TurnCall] = []
 
 
-class Usage(msgspec.Struct, frozen=True):
+class Usage(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Tokens an endpoint reported spending (its `usage`), summed over a case's requests."""
 
     prompt_tokens: int = 0
@@ -86,7 +86,25 @@ class Completion(msgspec.Struct, frozen=True, omit_defaults=True):
     finish_reason: str | None = None
 
 
-class FixturesInfo(msgspec.Struct, omit_defaults=True):
+class Seal(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """The seal a run ran against and where it was published before the run started
+    (issue 51: the hash published before the metric).
+
+    `envelope_hash` is the lock's (None: no lock beside the set); `lock` the lock's path
+    in its repository. By default a seal is published by committing its lock to the
+    fixtures' git repository (`by: "git"`): `commit` is the first commit whose lock
+    names that hash and `committed_at` its commit time (UTC). `why` says why no
+    publication was found when the run started (not in git, lock not committed, ...)."""
+
+    envelope_hash: str | None = None
+    lock: str | None = None
+    by: str | None = None
+    commit: str | None = None
+    committed_at: str | None = None
+    why: str | None = None
+
+
+class FixturesInfo(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
     """Which sealed envelope a run used."""
 
     path: str
@@ -107,7 +125,9 @@ class FixturesInfo(msgspec.Struct, omit_defaults=True):
     source: dict[str, str] | None = None
 
 
-class RunHeader(msgspec.Struct, tag="run", tag_field="record", omit_defaults=True):
+class RunHeader(
+    msgspec.Struct, tag="run", tag_field="record", omit_defaults=True, forbid_unknown_fields=True
+):
     """First line of an evalpin run file: everything needed to replay and judge it."""
 
     schema: str
@@ -140,6 +160,8 @@ class RunHeader(msgspec.Struct, tag="run", tag_field="record", omit_defaults=Tru
     # The slot's calibration probes before the first case (run/probes.py): digests of
     # their prompts and answers, whether they repeated, whether a fingerprint came back.
     probes: dict[str, Any] | None = None
+    # The seal the run ran against and where it was published before the run started.
+    seal: Seal | None = None
 
 
 class CaseKey(msgspec.Struct):
@@ -181,6 +203,11 @@ class CaseRow(CaseKey, gc=False):
     # tool's sample errored); "disputed": plain pytest passed it and the witness did not.
     # Neither a pass nor a fail; absent for a judged case.
     status: str | None = None
+    # Another tool's failing grade in its own words (the `score:VALUE` reason, such as
+    # inspect's partial `P` or lm-eval's 0.5; None for its plain fail, `I` or 0): a
+    # move between two failing values is a move (issue 51). Read from the tool's log,
+    # never written to a run file.
+    score: str | None = None
 
 
 class CaseRecord(CaseKey, tag="case", tag_field="record", omit_defaults=True):
@@ -230,7 +257,13 @@ class Marks(msgspec.Struct, gc=False):
     failed_tests: list[str] | None = None
 
 
-class Summary(msgspec.Struct, tag="summary", tag_field="record", omit_defaults=True):
+class Summary(
+    msgspec.Struct,
+    tag="summary",
+    tag_field="record",
+    omit_defaults=True,
+    forbid_unknown_fields=True,
+):
     """Trailer written when a run finished; its absence marks the file incomplete."""
 
     finished_at: str

@@ -20,8 +20,10 @@ the set's dataset hash, so editing one is an edit of the set.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Collection, Iterable
 from pathlib import Path
+from typing import Any
 
 from evalpin.core.errors import InputError
 
@@ -97,3 +99,66 @@ class Problems:
 
     def __bool__(self) -> bool:
         return bool(self.found)
+
+
+_UNKNOWN_FIELD = re.compile(r"Object contains unknown field `(.*?)`(?: - at `\$(.*)`)?$", re.S)
+_STEP = re.compile(r"\.([^.\[]+)|\[[^\]]*\]")
+
+
+def struct_problem(message: str, root: Any) -> str:
+    """msgspec's "Object contains unknown field `seds` - at `$.fixtures`" for a closed
+    struct (`forbid_unknown_fields`) in evalpin's words, with the nearest valid key of
+    the struct at that place: `unknown key 'seds' in fixtures (did you mean 'seeds'?)`.
+    Any other message is returned as it is."""
+    found = _UNKNOWN_FIELD.match(message)
+    if found is None:
+        return message
+    key, at = found.group(1), found.group(2) or ""
+    valid = _fields_at(root, at)
+    where = f"in {at.lstrip('.')}: " if at else ""
+    if valid is None:
+        return f"{where}unknown key {key!r}"
+    return unknown_key(key, valid, where, extensions=False)
+
+
+def _fields_at(root: Any, at: str) -> frozenset[str] | None:
+    """The keys the struct at path `at` (msgspec's `.name`, `[0]`, `[...]`) takes."""
+    from msgspec import inspect
+
+    kinds = [inspect.type_info(root)]
+    for step in _STEP.finditer(at):
+        name = step.group(1)
+        nxt = []
+        for kind in _structs(kinds):
+            if name is not None:
+                nxt += [f.type for f in kind.fields if f.encode_name == name]
+        for kind in _containers(kinds):
+            if name is None:
+                nxt.append(getattr(kind, "item_type", None) or kind.value_type)
+        kinds = nxt
+    for kind in _structs(kinds):
+        tag = [kind.tag_field] if kind.tag_field else []
+        return frozenset([f.encode_name for f in kind.fields] + tag)
+    return None
+
+
+def _flat(kinds: list[Any]) -> list[Any]:
+    from msgspec import inspect
+
+    out = []
+    for kind in kinds:
+        out += _flat(list(kind.types)) if isinstance(kind, inspect.UnionType) else [kind]
+    return out
+
+
+def _structs(kinds: list[Any]) -> list[Any]:
+    from msgspec import inspect
+
+    return [k for k in _flat(kinds) if isinstance(k, inspect.StructType)]
+
+
+def _containers(kinds: list[Any]) -> list[Any]:
+    from msgspec import inspect
+
+    shapes = (inspect.ListType, inspect.DictType, inspect.SetType, inspect.VarTupleType)
+    return [k for k in _flat(kinds) if isinstance(k, shapes)]

@@ -14,6 +14,7 @@ from typing import Any
 
 from evalpin.core.instrument.fixtures import ISOLATION_IN_PROCESS, KIND_CODING, FixtureSet
 from evalpin.core.instrument.pins import env_components, env_digest, grader_version, scorer_commit
+from evalpin.core.instrument.publication import published
 from evalpin.core.records import SCHEMA, FixturesInfo, RunHeader
 from evalpin.run.controls import Controls
 from evalpin.run.executors import GradingExecutor, LocalExecutor
@@ -85,6 +86,7 @@ class Plan:
         components = env_components(packages, values)
         if self.isolation is not None:
             components["sandbox"] = self.isolation.kind
+        seal = published(fs.path, fs.envelope_hash)  # looked up before the run starts
         return RunHeader(
             schema=SCHEMA,
             run_id=uuid.uuid4().hex[:12],
@@ -115,6 +117,7 @@ class Plan:
                 c.id for c in fs.cases if getattr(c, "isolation", None) == ISOLATION_IN_PROCESS
             ],
             execution=self.execution(),
+            seal=seal,
         )
 
     def _slot_settings(self) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from typing import Any
 
 from evalpin.core.errors import InputError
 from evalpin.core.instrument.fixtures import KIND_CODING, CodingItem, FixtureSet, GoldenCase
+from evalpin.core.instrument.tool_schema import tool_name
 from evalpin.core.reasons import TAMPERING, TESTS_FAILED, is_disputed
 
 
@@ -80,7 +81,8 @@ def check_set(
     if fs.kind != KIND_CODING:
         reports = lint_golden(fs)
         # A problem on a loaded case's line (an unknown key) is listed with that case.
-        on_line = {case.line: r for case, r in zip(fs.cases, reports, strict=True)}  # type: ignore[union-attr]
+        cases = [*fs.cases, *fs.shadowed]
+        on_line = {case.line: r for case, r in zip(cases, reports, strict=True)}  # type: ignore[union-attr]
         rest = []
         for error in found:
             report = on_line.get(error.line) if error.line is not None else None
@@ -145,8 +147,25 @@ def _witness_text(outcome, disputed: list[str]) -> str:
     return said + (f": {last.removeprefix('[evalpin] ')}" if last.startswith("[evalpin]") else "")
 
 
+def _does_not_compile(item: CodingItem) -> str | None:
+    """Why the item's test file is not Python (named, with the line), or None: pytest
+    would only say "1 error", and the reference would seem to fail."""
+    try:
+        compile(item.test_file.read_bytes(), str(item.test_file), "exec")
+    except SyntaxError as exc:
+        where = f" at line {exc.lineno}" if exc.lineno else ""
+        return f"the test file {item.test_file.name} does not compile: {exc.msg}{where}"
+    except (OSError, ValueError) as exc:  # unreadable, or a NUL byte
+        return f"the test file {item.test_file.name} cannot be compiled: {exc}"
+    return None
+
+
 def check_item(item: CodingItem, grade: Grade) -> ItemReport:
     report = ItemReport(item.id)
+    broken = _does_not_compile(item)
+    if broken:  # nothing to grade against: the test file itself is the problem
+        report.problems.append(broken)
+        return report
     for what, files, must_pass in (
         ("reference", item.reference_files, True),
         ("starting code", item.starting_files, False),
@@ -192,9 +211,10 @@ def lint_golden(fs: FixtureSet) -> list[ItemReport]:
     """What loads but cannot be right, per case (the loader already refused what is
     malformed: a bad line, an unknown key, a duplicate id)."""
     reports = []
-    for case in fs.cases:
+    for case in [*fs.cases, *fs.shadowed]:
         assert isinstance(case, GoldenCase)
-        report = ItemReport(case.id)
+        shadowed = case in fs.shadowed  # a repeated id: its content is checked too
+        report = ItemReport(f"{case.id} (line {case.line})" if shadowed else case.id)
         problems, lineno = report.problems, case.line
         if not (case.require_tools or case.forbid_tools or case.must_include or case.must_not):
             problems.append(
@@ -214,7 +234,7 @@ def lint_golden(fs: FixtureSet) -> list[ItemReport]:
                         f"line {lineno}: must_include {good!r} contains must_not {bad!r}: "
                         "the case can never pass"
                     )
-        offered = {_tool_name(t) for t in case.tools} - {None}  # the defaults filled in
+        offered = {tool_name(t) for t in case.tools} - {None}  # the defaults filled in
         if offered:
             missing = sorted(set(case.require_tools) - offered)
             if missing:
@@ -233,11 +253,3 @@ def invalid(fs_path: Path, found: list[InputError]) -> ItemReport:
         where = f"line {error.line}: " if error.line is not None else ""
         report.problems.append(where + error.message)
     return report
-
-
-def _tool_name(tool: Any) -> str | None:
-    if not isinstance(tool, dict):
-        return None
-    function = tool.get("function")
-    name = tool.get("name") or (function.get("name") if isinstance(function, dict) else None)
-    return name if isinstance(name, str) else None

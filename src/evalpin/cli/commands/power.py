@@ -31,11 +31,15 @@ def power_cmd(run: Path, drop: float, seeds: int | None, as_json: bool) -> None:
     """How many cases (at how many seeds) detect a DROP with 80% power at alpha 0.05,
     and the smallest drop RUN can detect as it is (Miller's formula, from RUN's
     between-case and within-case variance). Exit 0; 3 on bad input."""
+    from dataclasses import replace
+
+    from evalpin.core.columns import judged
     from evalpin.core.judge.power import power
     from evalpin.core.read.runfile import read_run
 
     runfile = read_run(run)
-    plan = power(runfile.rows, drop=drop, seeds=seeds)
+    rows = judged(runfile.rows)  # an error or disputed case is no grade: never a fail here
+    plan = replace(power(rows, drop=drop, seeds=seeds), unjudged=len(runfile.rows) - len(rows))
     if as_json:
         emit_json({"run": side(runfile), **plan.to_json()})
     else:

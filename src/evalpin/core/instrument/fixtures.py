@@ -31,18 +31,21 @@ from typing import Any
 from evalpin.core.bounded import (
     MAX_CONFIG_BYTES,
     MAX_FIXTURE_BYTES,
-    TOO_DEEP,
     YamlDoc,
-    check_text,
-    json_too_deep,
+    loads,
     read_bounded,
     too_big,
     yaml_document,
 )
 from evalpin.core.errors import InputError
-from evalpin.core.files import not_utf8
 from evalpin.core.instrument.pins import dataset_hash
 from evalpin.core.instrument.provenance import source_of
+from evalpin.core.instrument.tool_schema import (
+    ToolSchemaError,
+    check_results,
+    check_tools,
+    tool_name,
+)
 from evalpin.core.schema import Problems
 
 KIND_GOLDEN = "golden"
@@ -143,6 +146,9 @@ class FixtureSet:
     files: dict[str, str] = field(default_factory=dict)
     # Where the set came from (`source:`), as written: file, sha256, format, importer.
     source: dict[str, str] | None = None
+    # Golden cases left out for repeating an id, kept when problems are collected so
+    # `evalpin check` says what else is wrong with them (an empty must_include).
+    shadowed: list[GoldenCase] = field(default_factory=list)
 
     @property
     def envelope_hash(self) -> str:
@@ -182,42 +188,14 @@ _DEFAULT_KEYS = frozenset({"tools", "tool_results"})
 
 
 def _golden_line(path: Path, raw: bytes, lineno: int) -> Any:
-    """One line of a golden file as JSON: UTF-8, within the depth limit, text."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as bad:
-        raise InputError(path, not_utf8(raw, bad), lineno) from None
-    if json_too_deep(raw):
-        raise InputError(path, TOO_DEEP, lineno)
-    try:
-        value = json.loads(text, object_pairs_hook=_once)
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"not JSON: {exc.msg} at column {exc.colno}", lineno) from None
-    except _Twice as twice:
-        msg = f"duplicate key {twice.args[0]!r}: JSON keeps the last one written, silently"
-        raise InputError(path, msg, lineno) from None
-    except RecursionError:  # pragma: no cover - refused above
-        raise InputError(path, TOO_DEEP, lineno) from None
-    check_text(value, raw, path, lineno)
-    return value
-
-
-class _Twice(ValueError):
-    """A key written twice in one JSON object."""
-
-
-def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object whose keys are each written once (else `_Twice`)."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _Twice(key)
-        out[key] = value
-    return out
+    """One line of a golden file as JSON, exactly (`bounded.loads`): UTF-8, within the
+    depth limit, text, no key twice, no number JSON does not have."""
+    return loads(raw, path, lineno)
 
 
 def _load_golden(path: Path, data: bytes, problems: Problems) -> FixtureSet:
     cases: list[GoldenCase] = []
+    shadowed: list[GoldenCase] = []
     seen: dict[str, int] = {}
     defaults: dict[str, Any] = {}
     for lineno, raw in enumerate(data.split(b"\n"), start=1):
@@ -232,12 +210,14 @@ def _load_golden(path: Path, data: bytes, problems: Problems) -> FixtureSet:
                 defaults = _defaults(path, obj, lineno, problems)
                 continue
             case = _golden_case(path, _with_defaults(obj, defaults), lineno, problems)
+            _tools_offered(path, case, obj, lineno, problems)
         except InputError as exc:
             problems.error(exc)
             continue
         if case.id in seen:
             msg = f"duplicate case id {case.id!r} (first on line {seen[case.id]})"
             problems.add(msg, lineno)
+            shadowed.append(case)
             continue
         seen[case.id] = lineno
         cases.append(case)
@@ -255,6 +235,7 @@ def _load_golden(path: Path, data: bytes, problems: Problems) -> FixtureSet:
         dataset_hash=dataset_hash(data),
         cases=cases,
         files={path.name: dataset_hash(data)},
+        shadowed=shadowed,
     )
 
 
@@ -299,12 +280,34 @@ def _defaults(path: Path, obj: dict[str, Any], lineno: int, problems: Problems) 
     if not isinstance(defaults, dict):
         raise InputError(path, 'a defaults line is exactly {"defaults": {...}}', lineno)
     problems.keys(defaults, _DEFAULT_KEYS, lineno, "defaults (tools, tool_results): ")
-    if not isinstance(defaults.get("tools", []), list):
+    tools = defaults.get("tools", [])
+    if not isinstance(tools, list):
         raise InputError(path, "defaults: 'tools' must be a list", lineno)
     problem = _tool_results_problem(defaults.get("tool_results", {}))
     if problem:
         raise InputError(path, f"defaults: {problem}", lineno)
+    try:
+        check_tools(tools, "defaults: tools")
+        names = (tool_name(t) for t in tools)
+        check_results(defaults.get("tool_results", {}), filter(None, names), "defaults")
+    except ToolSchemaError as exc:
+        problems.unknown += exc.unknown
+        raise InputError(path, str(exc), lineno) from None
     return defaults
+
+
+def _tools_offered(
+    path: Path, case: GoldenCase, own: dict[str, Any], lineno: int, problems: Problems
+) -> None:
+    """The case's tools as the function-calling schema defines them, and its own
+    `tool_results` (not the defaults') each for a tool it offers (`tool_schema.py`)."""
+    try:
+        check_tools(case.tools, f"case {case.id!r}: tools")
+        offered = filter(None, map(tool_name, case.tools))
+        check_results(own.get("tool_results", {}), offered, f"case {case.id!r}: tool_results")
+    except ToolSchemaError as exc:
+        problems.unknown += exc.unknown  # a key the format lacks: not in its format (exit 3)
+        raise InputError(path, str(exc), lineno) from None
 
 
 def _with_defaults(obj: Any, defaults: dict[str, Any]) -> Any:

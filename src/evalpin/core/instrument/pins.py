@@ -83,24 +83,26 @@ def scorer_commit(folder: Path) -> str | None:
     differ from HEAD: modified, or untracked (HEAD does not pin a file it does not
     hold); None outside git (missing stays missing)."""
 
-    def git(*args: str) -> str | None:
-        try:
-            done = subprocess.run(
-                ["git", "-C", str(folder), *args],
-                capture_output=True,
-                text=True,
-                timeout=10,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        return done.stdout.strip() if done.returncode == 0 else None
-
-    head = git("rev-parse", "--verify", "HEAD")
+    head = (git(folder, "rev-parse", "--verify", "HEAD") or "").strip()
     if not head:
         return None
-    dirty = git("status", "--porcelain", "--untracked-files=all", "--", ".")
+    dirty = (git(folder, "status", "--porcelain", "--untracked-files=all", "--", ".") or "").strip()
     return head + ("-dirty" if dirty else "")
+
+
+def git(folder: Path, *args: str, timeout: float = 20) -> str | None:
+    """git's output in `folder`, or None when git fails, is missing or takes too long."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(folder), *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
 
 
 # A reported model with the digest of the slot's calibration probes joined (run/probes.py):

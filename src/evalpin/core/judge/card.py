@@ -102,10 +102,17 @@ def render_card(
     ]
     if h is not None:
         envelope = h.fixtures.envelope_hash or "not recorded"
+        seal = h.seal
+        where = (
+            f", published in commit `{_md(seal.commit)}` at {_md(seal.committed_at)}"
+            f" ({_md(seal.lock)}) before the run started at {_md(h.started_at)}"
+            if seal is not None and seal.commit
+            else ", not published before the run started"
+        )
         lines += [
             f"| dataset | {_md(h.fixtures.dataset_id or h.fixtures.path)}"
             f"{' ' + _md(h.fixtures.dataset_version) if h.fixtures.dataset_version else ''} |",
-            f"| envelope hash (publish this) | `{_md(envelope)}` |",
+            f"| envelope hash (publish this) | `{_md(envelope)}`{where} |",
             f"| grader version | `{_md(h.grader_version)}` |",
             f"| model slot | {_md(h.model_slot)} |",
         ]

@@ -345,7 +345,8 @@ def _show(value: str | None) -> str:
 
 
 def movement(lrow: CaseRow, rrow: CaseRow) -> str | None:
-    """regressed, fixed, drift (same grade, digest moved), errored (then an error case),
+    """regressed, fixed, drift (same grade, digest moved, or another tool's failing score
+    moved: P -> I), errored (then an error case),
     disputed (then a disputed case), recovered (an error or disputed case, then judged),
     or None (also for one status on both sides: neither has a grade to move).
 
@@ -360,6 +361,8 @@ def movement(lrow: CaseRow, rrow: CaseRow) -> str | None:
         return DISPUTED if rrow.disputed else ERRORED
     if lrow.passed != rrow.passed:
         return REGRESSED if lrow.passed else FIXED
+    if lrow.score != rrow.score:  # another tool's failing grade moved (P -> I)
+        return DRIFT
     for ld, rd in (
         (lrow.completion_digest, rrow.completion_digest),
         (lrow.text_digest, rrow.text_digest),

@@ -61,6 +61,8 @@ class Power:
     drop: float
     plan_seeds: int
     needed: dict[int, int | None] = field(default_factory=dict)  # K -> cases
+    # Records left out as not judged (error and disputed cases): never a fail here.
+    unjudged: int = 0
 
     @property
     def variance(self) -> float | None:
@@ -89,6 +91,11 @@ class Power:
     def why_not(self) -> str:
         """Why there is no detectable drop to report (empty when there is one)."""
         if self.cases == 0:
+            if self.unjudged:
+                return (
+                    f"nothing judged: all {self.unjudged:,} case record(s) are error or "
+                    "disputed cases, neither a pass nor a fail"
+                )
             return "no cases"
         if self.omega2 is None:
             return "one case: no variance between cases"
@@ -119,6 +126,7 @@ class Power:
             "mde80": None if self.too_few else self.mde80,
             "too_few_cases": self.too_few,
             "drop": self.drop,
+            "unjudged": self.unjudged,
             "plan_seeds": self.plan_seeds,
             "cases_needed": self.cases_needed,
             "by_seeds": [{"seeds": k, "cases_needed": n} for k, n in self.needed.items()],

@@ -31,6 +31,7 @@ from evalpin.core.judge.compare import (
     compare,
     row_digest,
 )
+from evalpin.core.judge.nothing import nothing_compared
 from evalpin.core.judge.paired import PairedStats, paired_stats
 from evalpin.core.judge.series import Change, moved_parts
 from evalpin.core.read.notes import Note, NoteBook, notes_json
@@ -43,6 +44,7 @@ EXIT_SAME, EXIT_MOVED, EXIT_REFUSED, EXIT_NOTHING = 0, 1, 2, 4
 # The pins a reader checks first, in the order the pins tables show them.
 PIN_ROWS = (
     "dataset_hash",
+    "envelope_hash",
     "grader_version",
     "model_slot",
     "reported_model",
@@ -208,6 +210,9 @@ class DiffReport:
     # both sides (a side with no cases, no shared case, only errors): exit 4, never
     # "no movement". None when something was compared (or on refusal).
     nothing: str | None = None
+    # On refusal: how many of the `compared` common pairs were measured with different
+    # instruments (the rest agree); every renderer says "N of M" from these two.
+    mismatched: int = 0
     _shared: tuple[Sequence[CaseRow], Sequence[CaseRow], Sequence[int], Sequence[int]] = (
         (),
         (),
@@ -253,6 +258,21 @@ class DiffReport:
         if self.nothing is not None:
             return EXIT_NOTHING
         return EXIT_MOVED if self.movements else EXIT_SAME
+
+    def refusal_said(self) -> str:
+        """The sentence under a refusal's mismatches, the same in every renderer: how
+        many of the common pairs differ in instrument, or that the runs' own pins do."""
+        if self.mismatched:
+            label = self.repeat_label
+            return (
+                f"{self.mismatched:,} of {self.compared:,} common (case, {label}) pairs were"
+                " measured with a different instrument: a change between them is a backend"
+                " delta, not a prompt regression."
+            )
+        return (
+            "the runs' own pins differ, so no case of one can be compared with a case of "
+            "the other: they share no instrument."
+        )
 
     def headline(self) -> str:
         """The one sentence that says what the exit code says and, where cases moved,
@@ -385,6 +405,7 @@ def side_of(run: RunFile) -> Side:
 
     pins: dict[str, str | None] = {
         "dataset_hash": run.dataset_hash,
+        "envelope_hash": run.envelope_hash,
         "grader_version": (h.grader_version if h else None) or shared("grader_version"),
         "model_slot": (h.model_slot if h else None) or shared("model_slot"),
         "reported_model": shared("reported_model"),
@@ -456,24 +477,6 @@ def same_file(left: str, right: str) -> bool:
         return os.path.samefile(left, right)
     except OSError:
         return False
-
-
-def nothing_compared(diff: Diff, label: str) -> str:
-    """Why a comparison whose pins agree compared nothing: a side without cases, no
-    shared (case, seed), or shared pairs none of which was judged on both sides."""
-    lrows, rrows = len(diff.left.rows), len(diff.right.rows)
-    if not lrows or not rrows:
-        sides = [name for name, n in (("left", lrows), ("right", rrows)) if not n]
-        return f"the {' and '.join(sides)} run{'s have' if len(sides) > 1 else ' has'} no cases"
-    if not diff.compared:
-        return (
-            f"the runs share no (case, {label}): {len(diff.only_left)} only left, "
-            f"{len(diff.only_right)} only right"
-        )
-    return (
-        f"none of the {diff.compared} shared (case, {label}) pairs was judged on both sides "
-        "(each is an error case on one side or both: nothing was graded to compare)"
-    )
 
 
 def build_from(
@@ -565,6 +568,7 @@ def _report(
         refused=refused,
         nothing=None if refused or stats is not None else nothing_compared(diff, left.repeat_label),
         compared=diff.compared,
+        mismatched=len(diff.mismatched),
         duplicates=diff.duplicates,
         counts=dict.fromkeys(KINDS, 0) if refused else diff.counts(),
         movements=movements,

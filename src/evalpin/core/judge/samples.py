@@ -16,13 +16,12 @@ not, and what neither side could match.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalpin.core.bounded import MAX_LINE_BYTES, check_text
+from evalpin.core.bounded import MAX_LINE_BYTES, loads
 from evalpin.core.errors import InputError
 from evalpin.core.instrument.fixtures import CANDIDATE_FILES, CodingItem, FixtureSet
 from evalpin.core.instrument.graders.candidate import answer_files
@@ -134,11 +133,7 @@ def read_results(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                     raise InputError(path, "line too long", n)
                 if not raw.strip():
                     continue
-                try:
-                    value = json.loads(raw)
-                except (ValueError, RecursionError):
-                    raise InputError(path, "not JSON", n) from None
-                check_text(value, raw, path, n)  # a lone surrogate no stream can print
+                value = loads(raw, path, n)  # exactly JSON, and text a stream can print
                 if not isinstance(value, dict) or not isinstance(value.get("task_id"), str):
                     raise InputError(path, "a result line is an object with a 'task_id'", n)
                 if not isinstance(value.get("passed"), bool):

@@ -28,6 +28,7 @@ from evalpin.core.judge import stats
 from evalpin.core.judge.disclosure import Disclosure, contamination, locate_fixtures
 from evalpin.core.judge.passk import PassAtK, pass_at_k, sample_counts
 from evalpin.core.judge.power import Power, power
+from evalpin.core.judge.published import case_seeds, publication_rule, seeds_rule
 from evalpin.core.read.rundata import SHAPE_EVALPIN, TRIPLE, RunFile, ToolScore
 from evalpin.core.reasons import SANDBOX_ERROR, is_disputed, is_error
 from evalpin.core.records import DISPUTED, RunHeader
@@ -172,7 +173,7 @@ def judge(
     """Apply the publish rule to one run."""
     h = run.header
     dataset = run.dataset_hash
-    seeds = sorted(set(run.seeds))
+    seeds = case_seeds(run)  # the cases' own: a header that disagrees is refused
     pins = {
         "dataset_hash": Pin(bool(dataset), dataset),
         "scorer_commit": Pin(bool(h and h.scorer_commit), h.scorer_commit if h else None),
@@ -482,6 +483,8 @@ def checklist(
     dataset = pins["dataset_hash"]
     check("dataset hash", dataset.present, dataset.value, "no fixture/dataset hash", DEMO_NOTE)
     envelope_rules(run, check)
+    publication_rule(run, check, notes, INTERNAL)
+    seeds_rule(run, check, INTERNAL)
 
     scorer = pins["scorer_commit"]
     dirty = str(scorer.value).endswith("-dirty")

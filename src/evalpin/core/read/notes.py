@@ -48,7 +48,8 @@ from pathlib import Path
 
 import msgspec
 
-from evalpin.core.bounded import MAX_FIXTURE_BYTES, TOO_DEEP, json_too_deep, too_big
+from evalpin.core.bounded import MAX_FIXTURE_BYTES, TOO_DEEP, json_too_deep, keys_once, too_big
+from evalpin.core.errors import InputError
 from evalpin.core.files import not_utf8
 from evalpin.core.schema import unknown_key, unknown_keys
 
@@ -270,6 +271,10 @@ def _unknown(raw: bytes) -> str | None:
     `txt` must not pass as a note without its text)."""
     for key in unknown_keys(_KEYS.decode(raw), NOTE_KEYS):
         return unknown_key(key, NOTE_KEYS)
+    try:  # a key written twice: JSON keeps the last, silently
+        keys_once(raw, "")
+    except InputError as exc:
+        return exc.message
     return None
 
 

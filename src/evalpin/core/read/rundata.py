@@ -25,10 +25,11 @@ from typing import Any, BinaryIO, NoReturn
 
 import msgspec
 
-from evalpin.core.bounded import MAX_LINE_BYTES, TOO_DEEP, json_too_deep
+from evalpin.core.bounded import MAX_LINE_BYTES, TOO_DEEP, json_too_deep, keys_once
 from evalpin.core.columns import MIXED, lone
 from evalpin.core.errors import InputError
 from evalpin.core.files import not_utf8
+from evalpin.core.read.row_keys import first_twice
 from evalpin.core.records import (
     SCHEMA,
     CaseRecord,
@@ -37,6 +38,7 @@ from evalpin.core.records import (
     RunHeader,
     Summary,
 )
+from evalpin.core.schema import struct_problem
 from evalpin.core.shared_pins import PINS, PinSharing
 
 SHAPE_EVALPIN = "evalpin"
@@ -220,9 +222,12 @@ def _decode_full(path: str, line: bytes) -> CaseRecord:
     try:
         data = _ANY.decode(line)
         data["record"] = "case"  # header-less lines from other tools carry no tag
-        return msgspec.convert(data, CaseRecord)
+        record = msgspec.convert(data, CaseRecord)
     except (msgspec.MsgspecError, TypeError) as exc:
-        raise InputError(path, f"case record changed on disk: {exc}") from None
+        said = struct_problem(str(exc), CaseRecord)
+        raise InputError(path, f"case record changed on disk: {said}") from None
+    keys_once(line, path)
+    return record
 
 
 @contextmanager
@@ -237,9 +242,9 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def problem(exc: Exception, line: bytes) -> str:
+def problem(exc: Exception, line: bytes, shape: Any = CaseRow) -> str:
     if isinstance(exc, msgspec.ValidationError):
-        return f"record of the wrong shape: {exc}"
+        return f"record of the wrong shape: {struct_problem(str(exc), shape)}"
     try:
         line.decode("utf-8")
     except UnicodeDecodeError as bad:
@@ -400,6 +405,11 @@ class Scan:
             decoded = self._pins.decode(block)
         except (msgspec.MsgspecError, RecursionError):  # the line by line path names it
             return False
+        raw = bytes(block)
+        twice = first_twice(raw, decoded)
+        if twice is not None:  # a key written twice: the last would be read, silently
+            k, message = twice
+            self._fail(message, start + sum(len(line) + 1 for line in raw.split(b"\n")[:k]))
         self.index.add(len(self.rows), start)
         self.rows.extend(decoded)
         self._count(decoded)
@@ -417,6 +427,9 @@ class Scan:
             self._fail("case record after the summary trailer", offset)
         if self.shape == SHAPE_EVALPIN and self.header is None:
             self._fail("a case record before the run header", offset)
+        twice = first_twice(line, [row])
+        if twice is not None:
+            self._fail(twice[1], offset)
         self.index.add(len(self.rows), offset)
         self.rows.append(row)
         self._count([row])
@@ -439,7 +452,12 @@ class Scan:
         except msgspec.MsgspecError as other:
             # Name the problem of the record kind the line claims to be.
             claimed = _claimed_kind(line) in ("run", "summary")
-            self._fail(problem(other if claimed else exc, line), offset)
+            shape = RunHeader | Summary if claimed else CaseRow
+            self._fail(problem(other if claimed else exc, line, shape), offset)
+        try:  # a header is a fact: a key written twice (the last one wins) is refused
+            keys_once(line, self.path)
+        except InputError as twice:
+            self._fail(twice.message, offset)
         if isinstance(rec, RunHeader):
             if self.shape != SHAPE_EVALPIN or self.header is not None or self.rows:
                 self._fail("a run header where a case record was expected", offset)

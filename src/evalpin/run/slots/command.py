@@ -31,10 +31,12 @@ from typing import Any, ClassVar, Self
 
 import msgspec
 
+from evalpin.core.bounded import keys_once
 from evalpin.core.errors import InputError
 from evalpin.core.instrument.conversation import recorded
 from evalpin.core.reasons import PROVIDER_ERROR
 from evalpin.core.records import Completion, CompletionRequest, ToolCall, Turn
+from evalpin.core.schema import struct_problem
 from evalpin.run.slots.base import Slot, SlotError
 from evalpin.run.slots.config import Entry, SlotConfig
 
@@ -146,7 +148,7 @@ def _shown(path: Path, base: Path) -> str:
     return str(path.relative_to(base)) if path.is_relative_to(base) else str(path)
 
 
-class _Output(msgspec.Struct):
+class _Output(msgspec.Struct, forbid_unknown_fields=True):
     """What the program must print: the replay line's shape, `text` required unless
     the answer is a tool conversation (`turns`)."""
 
@@ -190,11 +192,13 @@ class CommandSlot(Slot):
             raise SlotError(PROVIDER_ERROR("command_failed"), detail)
         try:
             answer = msgspec.json.decode(out, type=_Output)
+            keys_once(out, "stdout")
             if answer.text is None and not answer.turns:
                 raise ValueError("needs 'text' (or 'turns')")
             return recorded(answer)
-        except (msgspec.DecodeError, ValueError, RecursionError) as exc:
-            detail = f"stdout must be one JSON completion (log to stderr): {exc}"
+        except (msgspec.DecodeError, ValueError, RecursionError, InputError) as exc:
+            said = struct_problem(str(exc), _Output) if isinstance(exc, ValueError) else exc
+            detail = f"stdout must be one JSON completion (log to stderr): {said}"
             raise SlotError(PROVIDER_ERROR("bad_output"), detail) from None
 
     def close(self) -> None:

@@ -44,6 +44,7 @@ from evalpin.core.instrument.conversation import (
 )
 from evalpin.core.reasons import PROVIDER_ERROR
 from evalpin.core.records import Completion, CompletionRequest, Turn, TurnCall, Usage
+from evalpin.core.schema import unknown_key
 from evalpin.run.slots.base import Slot, SlotError
 from evalpin.run.slots.config import Entry, SlotConfig
 from evalpin.run.slots.openai_wire import (
@@ -224,10 +225,14 @@ def _sampling(entry: Entry) -> dict[str, float]:
     if not isinstance(value, dict):
         raise entry.fail("'sampling' must be a mapping")
     for key, number in value.items():
-        if key not in SAMPLING_KEYS:
-            raise entry.fail(f"'sampling' may set {', '.join(sorted(SAMPLING_KEYS))}, not {key!r}")
-        if isinstance(number, bool) or not isinstance(number, int | float):
-            raise entry.fail(f"'sampling.{key}' must be a number")
+        if key not in SAMPLING_KEYS:  # a typo would quietly sample at the server's default
+            raise entry.fail(unknown_key(key, SAMPLING_KEYS, "'sampling': ", extensions=False))
+        if (
+            isinstance(number, bool)
+            or not isinstance(number, int | float)
+            or not math.isfinite(number)
+        ):
+            raise entry.fail(f"'sampling.{key}' must be a finite number")
     return {str(k): float(v) for k, v in value.items()}
 
 

@@ -28,6 +28,7 @@ from typing import Annotated, Any, ClassVar, NamedTuple, Self, TypeVar
 import msgspec
 
 from evalpin.core import reasons
+from evalpin.core.bounded import keys_once
 from evalpin.core.errors import InputError
 from evalpin.core.files import not_utf8
 from evalpin.core.instrument.conversation import recorded, settle
@@ -39,7 +40,7 @@ from evalpin.core.records import (
     ToolCall,
     Turn,
 )
-from evalpin.core.schema import unknown_key, unknown_keys
+from evalpin.core.schema import struct_problem, unknown_key, unknown_keys
 from evalpin.run.slots.base import NO_COMPLETION, Slot, SlotError
 from evalpin.run.slots.config import Entry, SlotConfig, read_slot_file
 
@@ -243,10 +244,15 @@ def _decode_as(raw: bytes, shape: type[_T]) -> _T:
     except UnicodeDecodeError as bad:
         raise ValueError(not_utf8(raw, bad)) from None
     try:
-        return msgspec.json.decode(raw, type=shape)
+        value = msgspec.json.decode(raw, type=shape)
     except msgspec.ValidationError as exc:
-        raise ValueError(f"wrong shape: {exc}") from None
+        raise ValueError(f"wrong shape: {struct_problem(str(exc), shape)}") from None
     except msgspec.DecodeError as exc:
         raise ValueError(f"not JSON: {exc}") from None
     except RecursionError:
         raise ValueError("nested too deeply") from None
+    try:
+        keys_once(raw, "")
+    except InputError as exc:
+        raise ValueError(exc.message) from None
+    return value

@@ -139,7 +139,7 @@ class VerdictScreen(Screen[None]):
     def _check(self, check: Check) -> Text:
         ok = check.ok
         mark = ("✓ ", self._style("verdict--ok")) if ok else ("✗ ", self._style("verdict--missing"))
-        text = Text.assemble(mark, (f"{check.rule:<14}", self._style("verdict--key")))
+        text = Text.assemble(mark, (f"{check.rule + ' ':<14}", self._style("verdict--key")))
         text.append_text(line(check.shown, width=200 if self.stacked else 44))  # stacked: whole
         return text
 

@@ -16,10 +16,9 @@ The provenance of a folder is its tree digest: sha256 over every regular file's 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from evalpin.core.bounded import MAX_CONFIG_BYTES, check_text, decode_json, read_bounded
+from evalpin.core.bounded import MAX_CONFIG_BYTES, loads, read_bounded
 from evalpin.core.errors import InputError
 from evalpin.core.instrument.fixtures import envelope_hash
 from evalpin.core.instrument.importers.writer import Item, sha256_of
@@ -73,11 +72,7 @@ def _read(path: Path, digests: dict[str, str], top: Path) -> str:
 
 def _exercise(folder: Path, digests: dict[str, str], top: Path) -> tuple[Item | None, str]:
     text = _read(folder / CONFIG, digests, top)
-    try:
-        config = decode_json(json.loads, text, folder / CONFIG)
-    except json.JSONDecodeError as exc:
-        raise InputError(folder / CONFIG, f"not JSON: {exc.msg}", exc.lineno) from None
-    check_text(config, text, folder / CONFIG)
+    config = loads(text, folder / CONFIG)
     files = config.get("files") if isinstance(config, dict) else None
     if not isinstance(files, dict):
         raise InputError(folder / CONFIG, "no 'files' mapping (solution, test, example)")

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import gzip
 import io
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalpin.core.bounded import MAX_FIXTURE_BYTES, check_text, json_too_deep, read_bounded, too_big
+from evalpin.core.bounded import MAX_FIXTURE_BYTES, loads, read_bounded, too_big
 from evalpin.core.errors import InputError
 
 
@@ -69,16 +68,8 @@ def read_problems(path: Path) -> tuple[list[Problem], bytes]:
 
 
 def _decode(path: Path, data: bytes, line: int | None) -> Any:
-    if json_too_deep(data):
-        raise InputError(path, "nested too deeply", line)
-    try:
-        value = json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise InputError(path, "not UTF-8", line) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"not JSON: {exc.msg} at column {exc.colno}", line) from None
-    check_text(value, data, path, line)
-    return value
+    """One JSON value, exactly (`bounded.loads`: no key twice, no NaN, bounded numbers)."""
+    return loads(data, path, line)
 
 
 def _lines(path: Path, data: bytes) -> list[Problem]:

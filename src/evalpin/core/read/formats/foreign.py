@@ -142,3 +142,11 @@ def summary_of(rows: list[CaseRow], finished_at: str) -> Summary:
         errors=errors,
         pass_rate_by_seed=rates,
     )
+
+
+def failing_score(passed: bool, reasons: list[str]) -> str | None:
+    """A failing grade in the tool's own words (its `score:VALUE` reason), for the row:
+    a move between two failing values is a move. None for a pass or a plain fail."""
+    if passed:
+        return None
+    return next((r for r in reasons if r.startswith("score:")), None)

@@ -25,14 +25,16 @@ from typing import Any
 
 import msgspec
 
-from evalpin.core.bounded import TOO_DEEP, decode_json, json_too_deep
+from evalpin.core.bounded import TOO_DEEP, decode_json, json_too_deep, keys_once
 from evalpin.core.errors import InputError
+from evalpin.core.read.formats import inspect_instrument as instrument
 from evalpin.core.read.formats import inspect_plan
 from evalpin.core.read.formats.foreign import (
     canonical,
     dataset_hash,
     digests,
     error_text,
+    failing_score,
     fixture_hash,
     record_of,
     scrub_args,
@@ -62,11 +64,6 @@ TAIL_CHARS = 800
 REPEAT_KEY = "epoch"
 PASS_VALUES = frozenset({"C", "1", "1.0", "true", "True"})
 FAIL_VALUES = frozenset({"I", "0", "0.0", "false", "False"})
-# Generation config entries that do not decide a grade (transport, and the generation
-# seed, which is a control: two runs that differ only in it compare).
-NOT_SETTINGS = frozenset(
-    {"seed", "max_retries", "timeout", "attempt_timeout", "max_connections", "batch"}
-)
 # How inspect records a backend cancellation as a sample's error (its repr).
 _CANCELLED = ("CancelledError(", "Cancelled(")
 
@@ -116,6 +113,9 @@ class _Sample(msgspec.Struct):
     error: Any = None
     total_time: float | None = None
     limit: _Limit | None = None
+    sandbox: Any = None
+    files: Any = None
+    setup: Any = None
 
 
 class _Revision(msgspec.Struct):
@@ -147,7 +147,10 @@ class _Spec(msgspec.Struct):
     model_base_url: str | None = None
     model_generate_config: dict[str, Any] = {}
     model_args: dict[str, Any] = {}
-    config: _Config = msgspec.field(default_factory=_Config)
+    model_roles: dict[str, Any] | None = None
+    task_args: dict[str, Any] | None = None
+    sandbox: Any = None
+    config: dict[str, Any] = {}
     revision: _Revision | None = None
     packages: dict[str, str] = {}
     scorers: list[dict[str, Any]] | None = None
@@ -267,11 +270,15 @@ def _decode(path: Any, member: str, data: bytes, decoder: msgspec.json.Decoder) 
     if json_too_deep(data):
         raise InputError(path, f"zip member {member!r}: {TOO_DEEP}")
     try:
-        return decoder.decode(data)
+        value = decoder.decode(data)
+        keys_once(data, path)
     except msgspec.MsgspecError as exc:
         raise InputError(path, f"zip member {member!r}: {exc}") from None
+    except InputError as exc:
+        raise InputError(path, f"zip member {member!r}: {exc.message}") from None
     except RecursionError:  # pragma: no cover - refused above
         raise InputError(path, f"zip member {member!r}: {TOO_DEEP}") from None
+    return value
 
 
 def _text_of(content: Any) -> str:
@@ -384,22 +391,6 @@ def _pick_scorer(probe: Probe, log: _Log, options: ReadOptions) -> tuple[str | N
     return scorer, key
 
 
-def _definition(log: _Log, scorer: str, key: str | None) -> Any:
-    """The chosen scorer's own entry in the log (name, options, metrics), or where the
-    log has no scorer list, its results entry without the values (name, params,
-    metric names); None when the log records neither."""
-    spec = log.header.eval
-    for entry in spec.scorers or []:
-        if entry.get("name") == scorer:
-            return entry
-    if log.header.results is not None:
-        for s in log.header.results.scores:
-            if (s.scorer or s.name) == scorer and (key is None or s.name == key):
-                return {"name": s.name, "scorer": s.scorer, "params": s.params,
-                        "metrics": sorted(s.metrics)}  # fmt: skip
-    return None
-
-
 def _failure(sample: _Sample, score: _Score | None, key: str | None) -> tuple[str, Any] | None:
     """(kind, value) for a sample that could not be judged: it errored, was cancelled,
     or has no value for the chosen score; None for a judged one (value: its score)."""
@@ -428,15 +419,24 @@ def _id_order(value: int | str) -> tuple[int, int | str]:
 
 def _build(probe: Probe, log: _Log, options: ReadOptions, *, what: str, shape: str) -> RunFile:
     spec = log.header.eval
+    try:
+        config = msgspec.convert(spec.config, _Config)
+    except msgspec.ValidationError as exc:
+        raise InputError(probe.path, f"not a valid inspect-ai log: eval.config: {exc}") from None
     scorer, key = _pick_scorer(probe, log, options)
     label = f"{scorer}.{key}" if key is not None else scorer
     version = spec.packages.get("inspect_ai")
-    definition = _definition(log, scorer, key) if scorer is not None else None
+    results = log.header.results.scores if log.header.results else []
+    definition = (
+        instrument.scorer_definition(spec.scorers, results, scorer, key) if scorer else None
+    )
     grader = None
     if scorer is not None and (definition is not None or version):
+        extra = instrument.grader_extra(spec.model_roles, spec.task_args, spec.config)
         grader = short_hash(
-            {"scorer": scorer, "key": key, "definition": definition, "inspect_ai": version}
+            {"scorer": scorer, "key": key, "definition": definition, "inspect_ai": version} | extra
         )
+    bounds = instrument.run_bounds(spec.config, spec.sandbox)
     slot = spec.model
     if slot and spec.model_base_url:
         slot += f" @ {scrub_url(spec.model_base_url)}"
@@ -451,9 +451,8 @@ def _build(probe: Probe, log: _Log, options: ReadOptions, *, what: str, shape: s
             settings["base_url"] = scrub_url(spec.model_base_url)
         if spec.model_args:
             settings["model_args"] = scrub_args(spec.model_args)
-        settings["generate"] = {
-            k: v for k, v in sorted(generate.items()) if v is not None and k not in NOT_SETTINGS
-        }
+        settings["generate"] = instrument.generate_settings(generate)
+        settings.update(bounds)
     digest = settings_digest(settings) if settings else None
 
     plan_of = log.header.plan or _Plan()
@@ -478,6 +477,9 @@ def _build(probe: Probe, log: _Log, options: ReadOptions, *, what: str, shape: s
                 }
                 if solvers is not None:  # the steps decide what the model is asked
                     asked["solver"] = solvers
+                for part in ("sandbox", "files", "setup"):  # where and with what it works
+                    if getattr(s, part) is not None:
+                        asked[part] = getattr(s, part)
                 fx = cases[case_id] = fixture_hash(asked)
             calls = [
                 ToolCall(c.function, c.arguments)
@@ -511,8 +513,9 @@ def _build(probe: Probe, log: _Log, options: ReadOptions, *, what: str, shape: s
             if not isinstance(tail, str) or tail == text:
                 tail = None
             row = CaseRow(
-                case_id, passed, s.epoch, fx, grader, slot, cdig, reported, digest, tdig, status
-            )
+                case_id, passed, s.epoch, fx, grader, slot, cdig, reported, digest, tdig, status,
+                failing_score(passed, reasons),
+            )  # fmt: skip
             rows.append(row)
             details.append(
                 record_of(
@@ -528,12 +531,13 @@ def _build(probe: Probe, log: _Log, options: ReadOptions, *, what: str, shape: s
             )
 
     controls = {k: v for k, v in sorted(generate.items()) if v is not None}
-    if spec.config.epochs is not None:
-        controls["epochs"] = spec.config.epochs
-    if spec.config.epochs_reducer:
-        controls["epochs_reducer"] = spec.config.epochs_reducer
-    subset = inspect_plan.subset(spec.config.limit, spec.config.sample_id)
-    for name, value in (("limit", spec.config.limit), ("sample_id", spec.config.sample_id)):
+    if config.epochs is not None:
+        controls["epochs"] = config.epochs
+    if config.epochs_reducer:
+        controls["epochs_reducer"] = config.epochs_reducer
+    controls.update(bounds.get("limits", {}))
+    subset = inspect_plan.subset(config.limit, config.sample_id)
+    for name, value in (("limit", config.limit), ("sample_id", config.sample_id)):
         if value is not None:
             controls[name] = value
     commit = spec.revision.commit if spec.revision else None
@@ -583,8 +587,8 @@ def _build(probe: Probe, log: _Log, options: ReadOptions, *, what: str, shape: s
             scorer,
             key,
             log.header.results.scores if log.header.results else [],
-            spec.config.epochs,
-            spec.config.epochs_reducer,
+            config.epochs,
+            config.epochs_reducer,
         ),
         prompt_parts=inspect_plan.parts(steps, finish, spec.solver, spec.solver_args),
         subset=subset,

@@ -33,6 +33,7 @@ from evalpin.core.read.formats.foreign import (
     canonical,
     dataset_hash,
     digests,
+    failing_score,
     fixture_hash,
     record_of,
     scrub_args,
@@ -55,7 +56,14 @@ _CONTROLS = (*_SEEDS, "batch_size", "limit", "gen_kwargs", "device")
 _HASHES = ("doc_hash", "prompt_hash", "target_hash")
 # The parts of a task's config that decide a grade, beside its metric and filter entries
 # (the prompt is pinned by the fixture hash, generation by the slot settings).
-_GRADE_KEYS = ("output_type", "doc_to_target", "doc_to_choice", "process_results")
+_GRADE_KEYS = (
+    "output_type",
+    "doc_to_target",
+    "doc_to_choice",
+    "process_results",
+    "target_delimiter",
+    "repeats",
+)
 
 
 _ANY = msgspec.json.Decoder()
@@ -342,8 +350,9 @@ def read(probe: Probe, options: ReadOptions) -> RunFile:
                 if text is not None:
                     tdig, cdig = digests(text, [])
                 row = CaseRow(
-                    case_id, passed, REPEAT, fx, grader, slot, cdig, None, digest, tdig, status
-                )
+                    case_id, passed, REPEAT, fx, grader, slot, cdig, None, digest, tdig, status,
+                    failing_score(passed, reasons),
+                )  # fmt: skip
                 rows.append(row)
                 details.append(
                     record_of(

@@ -21,6 +21,7 @@ import pytest
 
 from evalpin.core.instrument.fixtures import CodingItem, load_fixtures
 from evalpin.run.sandbox import Isolation, Outcome, run_item
+from tests.capabilities import need_cgroup
 from tests.procs import surviving
 
 TEST = textwrap.dedent(
@@ -589,8 +590,7 @@ def test_a_forked_survivor_is_killed(item, grade, backend) -> None:
 
 
 def test_a_memory_bomb_across_processes_trips_the_memory_cap(item, grade, backend) -> None:
-    if not backend.pids_cgroup:
-        pytest.skip("no cgroup on this machine")
+    need_cgroup(backend.pids_cgroup)
     code = WRONG + textwrap.dedent(
         """
         import os, time

@@ -21,6 +21,7 @@ from evalpin.core.records import CaseRecord
 from evalpin.core.review import halves
 from evalpin.core.shared_pins import PINS
 from tests.builders import case, write_run
+from tests.capabilities import need
 from tests.clirun import cli
 
 SEEDS = (11, 29, 47)
@@ -33,7 +34,7 @@ def small_split(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(halves, "_WINDOW", 16 << 10)
     monkeypatch.setattr(rundata, "_CHUNK", 4096)
     if len(os.sched_getaffinity(0)) < 2:
-        pytest.skip("the split needs two cores")  # pragma: no cover - CI has two
+        need("two-cores", f"{len(os.sched_getaffinity(0))} core(s) here")
     before = children()
     yield
     assert children() <= before

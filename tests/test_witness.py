@@ -27,7 +27,7 @@ from evalpin.core.instrument.graders.witness import witness_kind, witness_timeou
 from evalpin.core.reasons import is_disputed, status_of
 from evalpin.core.records import DISPUTED
 from evalpin.run import isolation
-from evalpin.run.sandbox import Isolation, Outcome, probe_isolation, run_item
+from evalpin.run.sandbox import Isolation, Outcome, run_item
 from evalpin.run.sandbox import item as sandbox_item
 from evalpin.run.set_check import check_item
 from tests.procs import surviving
@@ -147,14 +147,6 @@ FORGER = WRONG + _d(
         _reports.TestReport.from_item_and_call = classmethod(_passing)
     """
 )
-
-
-@pytest.fixture(params=["unshare", "bwrap"])
-def backend(request: pytest.FixtureRequest) -> Isolation:
-    iso = probe_isolation((request.param,))
-    if iso.kind == "none":
-        pytest.skip(f"{request.param} unavailable: {iso.why}")
-    return iso
 
 
 @pytest.fixture

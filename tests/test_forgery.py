@@ -24,6 +24,9 @@ from evalpin.run.sandbox import Isolation, Outcome, run_item
 from tests.capabilities import need_cgroup
 from tests.procs import surviving
 
+# The attacks on the sandbox itself (host files, sockets, processes, memory) stay on both.
+pytestmark = pytest.mark.wire  # on the default backend, a parity share on the other: conftest
+
 TEST = textwrap.dedent(
     """\
     from repair import normalize_csv
@@ -345,6 +348,7 @@ FOOLS_PLAIN_PYTEST = {
 }
 
 
+@pytest.mark.both_backends
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 def test_a_forging_completion_never_passes(item, grade, backend, attack) -> None:
     outcome = grade(item(), ATTACKS[attack], backend)
@@ -364,6 +368,7 @@ def test_an_attack_on_pytest_is_tampering_in_process(item, grade, backend, attac
     assert all(r.startswith("tampering:") for r in outcome.reasons), outcome.reasons
 
 
+@pytest.mark.both_backends
 def test_reading_the_test_file_does_not_reveal_the_canaries(item, grade, backend) -> None:
     """The forger learns every test name from the files it can read, and forges only
     those: the canaries still fail it (and its hook registration is seen)."""
@@ -496,6 +501,7 @@ def test_the_tests_objects_can_be_used_but_not_reached_through(item, grade, back
 # -- host data -------------------------------------------------------------------------
 
 
+@pytest.mark.both_backends
 def test_host_files_are_not_there_to_read(item, grade, backend, tmp_path: Path) -> None:
     home = tmp_path / "home-of-someone"
     home.mkdir()
@@ -521,6 +527,7 @@ def test_host_files_are_not_there_to_read(item, grade, backend, tmp_path: Path) 
     assert "FileNotFoundError" in outcome.tail
 
 
+@pytest.mark.both_backends
 def test_the_root_home_listing_shows_only_the_interpreter(item, grade, backend) -> None:
     code = (
         "import os\ndef normalize_csv(text):\n    raise RuntimeError(repr(os.listdir('/root')))\n"
@@ -533,6 +540,7 @@ def test_the_root_home_listing_shows_only_the_interpreter(item, grade, backend) 
     assert [name for name in hidden if repr(name) in outcome.tail] == []
 
 
+@pytest.mark.both_backends
 def test_host_unix_sockets_are_unreachable(item, grade, backend, tmp_path: Path) -> None:
     path = tmp_path / "service.sock"
     abstract = "\0evalpin-" + secrets.token_hex(6)
@@ -578,6 +586,7 @@ def test_a_secret_printed_by_model_code_is_scrubbed_from_the_tail(
 # -- processes and memory --------------------------------------------------------------
 
 
+@pytest.mark.both_backends
 def test_a_forked_survivor_is_killed(item, grade, backend) -> None:
     mark = f"{900 + secrets.randbelow(99)}.{secrets.randbelow(10**6):06d}"
     try:
@@ -589,6 +598,7 @@ def test_a_forked_survivor_is_killed(item, grade, backend) -> None:
             os.kill(pid, 9)
 
 
+@pytest.mark.both_backends
 def test_a_memory_bomb_across_processes_trips_the_memory_cap(item, grade, backend) -> None:
     need_cgroup(backend.pids_cgroup)
     code = WRONG + textwrap.dedent(

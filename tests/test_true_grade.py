@@ -25,6 +25,8 @@ from evalpin.core.instrument.fixtures import CodingItem, load_fixtures
 from evalpin.run.sandbox import Isolation, Outcome, run_item
 from tests.plain_pytest import run_sessions
 
+pytestmark = pytest.mark.wire  # on the default backend, a parity share on the other: conftest
+
 
 @dataclass(frozen=True)
 class Case:

@@ -22,6 +22,8 @@ from evalpin.core.read.runfile import read_run
 from evalpin.run.sandbox import probe_isolation
 from tests.capabilities import need
 
+pytestmark = pytest.mark.slow  # concurrent runs killed and resumed (tests/lanes.py)
+
 ROUNDS = int(os.environ.get("EVALPIN_CHAOS_ROUNDS", "2"))
 SEEDS = "1,2,3,4,5,6"
 # Each case takes a moment of its own (a fork-served sandbox starts in a few ms), so

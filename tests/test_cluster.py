@@ -39,6 +39,8 @@ from tests.procs import surviving
 dask = pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
 
+pytestmark = pytest.mark.slow  # starts Dask clusters (tests/lanes.py)
+
 FAKE_SECRET = "sk-evalpin-fake-" + uuid.uuid4().hex
 SOLUTION = "def add(a, b):\n    return a + b\n"
 WRONG = "def add(a, b):\n    return a - b\n"

@@ -25,7 +25,7 @@ from tests.capabilities import need_cgroup
 from tests.procs import surviving
 
 # The attacks on the sandbox itself (host files, sockets, processes, memory) stay on both.
-pytestmark = pytest.mark.wire  # on the default backend, a parity share on the other: conftest
+pytestmark = pytest.mark.wire  # the default backend, a parity share on the other: tests/lanes.py
 
 TEST = textwrap.dedent(
     """\

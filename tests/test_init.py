@@ -250,7 +250,7 @@ def test_the_templates_hold_no_secret_value() -> None:
 
 def test_the_ci_job_installs_this_evalpin_as_the_tutorial_does() -> None:
     # No release is on a package index: the job installs the wheel kept in wheels/, with
-    # the very command the tutorial gives (tests/test_install.py runs it), pinned.
+    # the very command the tutorial gives (scripts/release_check.sh runs it), pinned.
     job = next(t for t in templates() if t.path == "ci/nightly.yml").data.decode()
     steps = yaml.safe_load(job)["jobs"]["nightly"]["steps"]
     install = next(s["run"] for s in steps if s.get("name") == "Install evalpin")

@@ -25,7 +25,7 @@ from evalpin.core.instrument.fixtures import CodingItem, load_fixtures
 from evalpin.run.sandbox import Isolation, Outcome, run_item
 from tests.plain_pytest import run_sessions
 
-pytestmark = pytest.mark.wire  # on the default backend, a parity share on the other: conftest
+pytestmark = pytest.mark.wire  # the default backend, a parity share on the other: tests/lanes.py
 
 
 @dataclass(frozen=True)

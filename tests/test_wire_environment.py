@@ -12,7 +12,7 @@ from evalpin.run.sandbox import Isolation
 from tests.test_true_grade import Case, _corpus, _d, grade, item, plain_pytest
 
 __all__ = ["grade", "item"]  # the fixtures, shared with test_true_grade (`backend`: conftest)
-pytestmark = pytest.mark.wire  # on the default backend, a parity share on the other: conftest
+pytestmark = pytest.mark.wire  # the default backend, a parity share on the other: tests/lanes.py
 
 CORRECT = _corpus(
     Case(

@@ -26,7 +26,7 @@ from tests.test_true_grade import (
 from tests.test_witness_idioms import verdict
 
 __all__ = ["grade", "item"]  # the fixtures, shared with test_true_grade (`backend`: conftest)
-pytestmark = pytest.mark.wire  # on the default backend, a parity share on the other: conftest
+pytestmark = pytest.mark.wire  # the default backend, a parity share on the other: tests/lanes.py
 
 # Wraps every describing function of the wire it finds in the worker, so that the
 # description of class `Result` claims whatever `changes` adds (nothing in plain pytest).

@@ -55,13 +55,19 @@ def need(name: str, why: str) -> NoReturn:
         pytest.fail(f"{CAPABILITIES[name]} required ({SWITCH}), missing: {why}", pytrace=False)
     if strict():
         lacking(name, why)
-    pytest.skip(f"{name} unavailable: {why}")
+    _skip(f"{name} unavailable: {why}")
 
 
 def lacking(what: str, why: str) -> NoReturn:
     """Skip for what a machine may lack whatever CI claims (the kernel's keyrings where a
     seccomp profile blocks them): allowed under the switch, and named by `-ra`."""
-    pytest.skip(f"{ALLOWED}{what}: {why}")
+    _skip(f"{ALLOWED}{what}: {why}")
+
+
+def _skip(reason: str) -> NoReturn:
+    # Reported at the test's own location (as a skipif marker is), not this line's, so
+    # that `-ra` names every test a missing capability skipped.
+    raise pytest.skip.Exception(reason, _use_item_location=True)
 
 
 def cgroup_place() -> str:

@@ -25,12 +25,13 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core.instrument.fixtures import CodingItem, load_fixtures
+from evalpin.core.instrument.fixtures import CodingItem
 from evalpin.core.instrument.graders.coding import MAX_PROCESSES
 from evalpin.run.sandbox import Outcome, probe_isolation, run_item
 from evalpin.run.sandbox.box import SANDBOX_UIDS, remove_tree, scratch
 from evalpin.run.sandbox.execute import MAX_OPEN_FILES
 from tests.capabilities import lacking, need, need_root
+from tests.harness import one_item
 from tests.test_sandbox import BARE, CORRECT, TEST_ADD, TEST_FOUND
 
 # Host settings a process that is root somewhere (and only root) may write; each one's
@@ -117,29 +118,16 @@ def make_item(open_tmp: Path) -> Callable[..., CodingItem]:
     def make(test_source: str, *, isolation: str = "process", timeout: float = 30) -> CodingItem:
         folder = Path(tempfile.mkdtemp(dir=open_tmp))
         folder.chmod(0o755)
-        (folder / "prompt.md").write_text("Write the solution.\n")
-        (folder / "test_solution.py").write_text(test_source)
-        doc = {
-            "schema": "coding-eval/v1",
-            "dataset_id": "attack-tests",
-            "dataset_version": "1",
-            "items": [
-                {
-                    "id": "case",
-                    "language": "python",
-                    "prompt_file": "prompt.md",
-                    "test_file": "test_solution.py",
-                    "timeout_s": timeout,
-                    "forbidden_imports": [],
-                    "expected_files": ["solution.py"],
-                    "isolation": isolation,
-                }
-            ],
-        }
-        (folder / "set.yaml").write_text(json.dumps(doc))
-        case = load_fixtures(folder / "set.yaml").cases[0]
-        assert isinstance(case, CodingItem)
-        return case
+        return one_item(
+            folder,
+            "test_solution.py",
+            test_source,
+            "solution.py",
+            item_id="case",
+            dataset="attack-tests",
+            timeout_s=timeout,
+            isolation=isolation,
+        )
 
     return make
 

@@ -8,7 +8,6 @@ caught as `tampering:KIND`. No mocks: every case is a sandboxed run."""
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import socket
@@ -19,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core.instrument.fixtures import CodingItem, load_fixtures
+from evalpin.core.instrument.fixtures import CodingItem
 from evalpin.run.sandbox import Isolation, Outcome, run_item
 from tests.capabilities import need_cgroup
+from tests.harness import one_item
 from tests.procs import surviving
 
 # The attacks on the sandbox itself (host files, sockets, processes, memory) stay on both.
@@ -267,24 +267,15 @@ IN_PROCESS = {
 @pytest.fixture
 def item(tmp_path: Path) -> Callable[..., CodingItem]:
     def make(test: str = TEST, **extra: object) -> CodingItem:
-        folder = tmp_path / f"set-{secrets.token_hex(3)}"
-        folder.mkdir()
-        (folder / "prompt.md").write_text("Fix normalize_csv.\n")
-        (folder / "test_repair.py").write_text(test)
-        entry = {
-            "id": "normalize",
-            "language": "python",
-            "prompt_file": "prompt.md",
-            "test_file": "test_repair.py",
-            "timeout_s": 30,  # generous: a pass expected on a loaded machine is a pass
-            "expected_files": ["repair.py"],
-            **extra,
-        }
-        doc = {"schema": "coding-eval/v1", "dataset_id": "forge", "dataset_version": "1"}
-        (folder / "set.yaml").write_text(json.dumps({**doc, "items": [entry]}))
-        case = load_fixtures(folder / "set.yaml").cases[0]
-        assert isinstance(case, CodingItem)
-        return case
+        return one_item(
+            tmp_path / f"set-{secrets.token_hex(3)}",
+            "test_repair.py",
+            test,
+            "repair.py",
+            item_id="normalize",
+            dataset="forge",
+            **{"timeout_s": 30, **extra},  # generous: a pass expected on a loaded machine
+        )
 
     return make
 

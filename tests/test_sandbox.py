@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core.instrument.fixtures import CodingItem, load_fixtures
+from evalpin.core.instrument.fixtures import CodingItem
 from evalpin.core.instrument.graders.coding import (
     MAX_PROCESSES,
     PYTEST_ENV,
@@ -38,6 +38,7 @@ from evalpin.run.sandbox import (
     run_item,
 )
 from tests.capabilities import need, need_cgroup
+from tests.harness import one_item
 from tests.procs import surviving
 
 ENFORCED = probe_isolation()
@@ -78,32 +79,18 @@ def make_item(tmp_path: Path) -> Callable[..., CodingItem]:
         isolation: str = "process",
         memory_mb: int | None = None,
     ) -> CodingItem:
-        folder = tmp_path / f"set-{secrets.token_hex(3)}"
-        folder.mkdir()
-        (folder / "prompt.md").write_text("Write the solution.\n")
-        (folder / "test_solution.py").write_text(test_source)
-        doc = {
-            "schema": "coding-eval/v1",
-            "dataset_id": "sandbox-tests",
-            "dataset_version": "1",
-            "items": [
-                {
-                    "id": "case",
-                    "language": "python",
-                    "prompt_file": "prompt.md",
-                    "test_file": "test_solution.py",
-                    "timeout_s": timeout,
-                    "forbidden_imports": list(forbidden),
-                    "expected_files": ["solution.py"],
-                    "isolation": isolation,
-                    **({"memory_mb": memory_mb} if memory_mb else {}),
-                }
-            ],
-        }
-        (folder / "set.yaml").write_text(json.dumps(doc))  # JSON is YAML
-        case = load_fixtures(folder / "set.yaml").cases[0]
-        assert isinstance(case, CodingItem)
-        return case
+        return one_item(
+            tmp_path / f"set-{secrets.token_hex(3)}",
+            "test_solution.py",
+            test_source,
+            "solution.py",
+            item_id="case",
+            dataset="sandbox-tests",
+            timeout_s=timeout,
+            forbidden_imports=list(forbidden),
+            isolation=isolation,
+            **({"memory_mb": memory_mb} if memory_mb else {}),
+        )
 
     return make
 

@@ -12,7 +12,6 @@ plain pytest (those are marked). Every case is a real sandboxed run: no mocks of
 
 from __future__ import annotations
 
-import json
 import secrets
 import textwrap
 from collections.abc import Callable
@@ -21,8 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core.instrument.fixtures import CodingItem, load_fixtures
+from evalpin.core.instrument.fixtures import CodingItem
 from evalpin.run.sandbox import Isolation, Outcome, run_item
+from tests.harness import one_item
 from tests.plain_pytest import run_sessions
 
 pytestmark = pytest.mark.wire  # the default backend, a parity share on the other: tests/lanes.py
@@ -2415,23 +2415,15 @@ ATTACKS = _corpus(
 @pytest.fixture
 def item(tmp_path: Path) -> Callable[[Case], CodingItem]:
     def make(case: Case) -> CodingItem:
-        folder = tmp_path / f"set-{secrets.token_hex(3)}"
-        folder.mkdir()
-        (folder / "prompt.md").write_text(f"Write {case.module_file}.\n")
-        (folder / case.test_file).write_text(case.test_src)
-        entry = {
-            "id": case.name,
-            "language": "python",
-            "prompt_file": "prompt.md",
-            "test_file": case.test_file,
-            "timeout_s": 20,
-            "expected_files": [case.module_file],
-        }
-        doc = {"schema": "coding-eval/v1", "dataset_id": "true-grade", "dataset_version": "1"}
-        (folder / "set.yaml").write_text(json.dumps({**doc, "items": [entry]}))
-        loaded = load_fixtures(folder / "set.yaml").cases[0]
-        assert isinstance(loaded, CodingItem)
-        return loaded
+        return one_item(
+            tmp_path / f"set-{secrets.token_hex(3)}",
+            case.test_file,
+            case.test_src,
+            case.module_file,
+            item_id=case.name,
+            dataset="true-grade",
+            timeout_s=20,
+        )
 
     return make
 

@@ -13,7 +13,6 @@ counting subclass of the witness's mode, to show when it was started.
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import textwrap
@@ -22,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core.instrument.fixtures import CodingItem, load_fixtures
+from evalpin.core.instrument.fixtures import CodingItem
 from evalpin.core.instrument.graders.witness import witness_kind, witness_timeout, witnessed
 from evalpin.core.reasons import is_disputed, status_of
 from evalpin.core.records import DISPUTED
@@ -30,6 +29,7 @@ from evalpin.run import isolation
 from evalpin.run.sandbox import Isolation, Outcome, run_item
 from evalpin.run.sandbox import item as sandbox_item
 from evalpin.run.set_check import check_item
+from tests.harness import one_item
 from tests.procs import surviving
 
 
@@ -152,26 +152,16 @@ FORGER = WRONG + _d(
 @pytest.fixture
 def make_item(tmp_path: Path) -> Callable[..., CodingItem]:
     def make(test: str = TEST, files: dict[str, str] | None = None, **extra: object) -> CodingItem:
-        folder = tmp_path / f"set{len(list(tmp_path.iterdir()))}"
-        folder.mkdir()
-        (folder / "prompt.md").write_text("Write ledger.py.\n")
-        (folder / "test_ledger.py").write_text(test)
-        for name, text in (files or {}).items():
-            (folder / name).write_text(text)
-        entry = {
-            "id": "ledger",
-            "language": "python",
-            "prompt_file": "prompt.md",
-            "test_file": "test_ledger.py",
-            "timeout_s": 10,
-            "expected_files": ["ledger.py"],
-            **extra,
-        }
-        doc = {"schema": "coding-eval/v1", "dataset_id": "witness", "dataset_version": "1"}
-        (folder / "set.yaml").write_text(json.dumps({**doc, "items": [entry]}))
-        loaded = load_fixtures(folder / "set.yaml").cases[0]
-        assert isinstance(loaded, CodingItem)
-        return loaded
+        return one_item(
+            tmp_path / f"set{len(list(tmp_path.iterdir()))}",
+            "test_ledger.py",
+            test,
+            "ledger.py",
+            item_id="ledger",
+            dataset="witness",
+            files=files,
+            **{"timeout_s": 10, **extra},
+        )
 
     return make
 

@@ -75,12 +75,16 @@ def _module_uses(item: pytest.Item) -> set[str]:
 def _one_backend_for_the_wire(config: pytest.Config, items: list[pytest.Item]) -> None:
     if os.environ.get("EVALPIN_BOTH_BACKENDS") == "1":
         return
-    default = default_backend()
+    wire = [
+        item
+        for item in items
+        if getattr(item, "callspec", None) and "backend" in item.callspec.params
+        if item.get_closest_marker("wire") and not item.get_closest_marker("both_backends")
+    ]
+    default = default_backend() if wire else ""  # probed only when a wire test is here
     parity: dict[str, list[pytest.Item]] = {}
-    for item in items:
-        kind = getattr(item, "callspec", None) and item.callspec.params.get("backend")
-        on_both = item.get_closest_marker("both_backends") or not item.get_closest_marker("wire")
-        if kind and kind != default and not on_both:
+    for item in wire:
+        if item.callspec.params["backend"] != default:
             parity.setdefault(f"{item.path}::{item.originalname}", []).append(item)
     dropped = []
     for group in parity.values():

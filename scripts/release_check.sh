@@ -5,10 +5,12 @@
 #   bash scripts/release_check.sh [--keep]      (PYTHON=python3.12 to choose the Python)
 #
 # 1. a tools venv of its own (build, twine), under a temporary folder;
-# 2. `python -m build`: the sdist, then the wheel built from that sdist; `twine check`;
+# 2. `python -m build --sdist`, then the wheel built from that sdist by the tutorial's
+#    own `pip wheel` line (docs/tutorial.md); `twine check`;
 # 3. the wheel holds the package data: the `evalpin init` templates, py.typed and the
 #    bundled demo runs (what `evalpin review` opens where ./runs has none);
-# 4. a fresh venv with only the wheel installed; from an empty folder: `evalpin
+# 4. a fresh venv with only the wheel installed, by the tutorial's own
+#    `pip install --find-links` line; from an empty folder: `evalpin
 #    --version`, `evalpin review` headless on the bundled demo (Textual's Pilot; it must
 #    show the demo's cases), `evalpin verdict` on a bundled run, the Python API, and
 #    `evalpin init` with check and a replay run in the folder it lays out.
@@ -42,14 +44,26 @@ step "tools venv (build, twine)"
 "$python" -m venv "$work/tools"
 "$work/tools/bin/pip" install -q --disable-pip-version-check build twine
 
-step "build the sdist, and the wheel from it (version $version)"
-if ! "$work/tools/bin/python" -m build --outdir "$work/dist" "$root" >"$work/build.log" 2>&1; then
+# The tutorial's two install lines (the only wheel build here: CI runs no other).
+mapfile -t tutorial < <(sed -n 's/^\$ \(pip \(wheel\|install --find-links\) .*\)$/\1/p' docs/tutorial.md)
+[ "${#tutorial[@]}" -eq 2 ] || { echo "release-check: docs/tutorial.md: ${#tutorial[@]} pip lines, not 2" >&2; false; }
+
+step "build the sdist (version $version)"
+if ! "$work/tools/bin/python" -m build --sdist --outdir "$work/dist" "$root" >"$work/build.log" 2>&1; then
   cat "$work/build.log" >&2
   false
 fi
 sdist="$work/dist/evalpin-$version.tar.gz"
-wheel="$work/dist/evalpin-$version-py3-none-any.whl"
-[ -f "$sdist" ] && [ -f "$wheel" ] || { ls -l "$work/dist" >&2; false; }
+[ -f "$sdist" ] || { ls -l "$work/dist" >&2; false; }
+
+step "the wheel from the sdist, by the tutorial's line: ${tutorial[0]}"
+mkdir "$work/unpacked"
+tar -xzf "$sdist" -C "$work/unpacked"
+read -ra argv <<<"${tutorial[0]//\/path\/to\/evalpin/$work/unpacked/evalpin-$version}"
+(cd "$work" && "$work/tools/bin/python" -m "${argv[@]}" >"$work/wheel.log" 2>&1) \
+  || { cat "$work/wheel.log" >&2; false; }
+wheel="$work/wheels/evalpin-$version-py3-none-any.whl"
+[ "$(ls "$work/wheels")" = "evalpin-$version-py3-none-any.whl" ] || { ls -l "$work/wheels" >&2; false; }
 
 step "twine check"
 "$work/tools/bin/twine" check --strict "$sdist" "$wheel"
@@ -85,9 +99,10 @@ print(f"wheel: {len(names)} files ({len(scaffold)} templates, {len(demo)} demo r
       f"sdist: {len(members)} members")
 EOF
 
-step "a fresh venv with the wheel alone"
+step "a fresh venv with the wheel alone, by the tutorial's line: ${tutorial[1]}"
 "$python" -m venv "$work/venv"
-"$work/venv/bin/pip" install -q --disable-pip-version-check "$wheel"
+read -ra argv <<<"${tutorial[1]}"
+(cd "$work" && "$work/venv/bin/python" -m "${argv[@]}" -q --disable-pip-version-check)
 bin="$work/venv/bin"
 empty="$work/empty"
 mkdir "$empty"

@@ -6,10 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.run.sandbox import Isolation, probe_isolation
+from evalpin.run.sandbox import BACKENDS, Isolation, probe_isolation
+from tests import capabilities
 from tests.fake_openai import FakeOpenAI
 
-pytest_plugins = ["tests.llama_server"]  # the `llama_server` fixture (a real llama.cpp)
+# `llama_server` (a real llama.cpp), `unprivileged` and `open_tmp` (the non-root half);
+# the markers and the backends a test runs on (lanes)
+pytest_plugins = ["tests.llama_server", "tests.unprivileged", "tests.lanes"]
 
 GOLDEN_CASES = [
     {
@@ -31,14 +34,35 @@ GOLDEN_CASES = [
 ]
 
 
-@pytest.fixture(params=["unshare", "bwrap"])
-def backend(request: pytest.FixtureRequest) -> Isolation:
-    """Each namespace backend this machine has, as `evalpin run` would use it (probed,
-    its cgroup included); skipped where it does not work."""
-    iso = probe_isolation((request.param,))
+@pytest.fixture(scope="session")
+def isolations() -> dict[str, Isolation]:
+    """Each namespace backend probed once for the session (as `evalpin run` probes it,
+    its cgroup included); kind "none" where it does not work."""
+    return {kind: probe_isolation((kind,)) for kind in BACKENDS}
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, isolations: dict[str, Isolation]) -> Isolation:
+    """Each namespace backend this machine has; a missing one skips, or fails under
+    `EVALPIN_REQUIRE` (tests/capabilities.py)."""
+    iso = isolations[request.param]
     if iso.kind == "none":
-        pytest.skip(f"{request.param} unavailable: {iso.why}")
+        capabilities.need(request.param, iso.why)
     return iso
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> pytest.TestReport:
+    report = yield
+    capabilities.strict_skips(report)
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> pytest.CollectReport:
+    report = yield
+    capabilities.strict_skips(report)
+    return report
 
 
 @pytest.fixture

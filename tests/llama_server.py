@@ -11,10 +11,10 @@ port, waits for `/v1/models`, and yields a `LlamaServer` with `base_url`, `model
         client = openai.OpenAI(base_url=llama_server.base_url, api_key="unused")
         client.chat.completions.create(model=llama_server.model, messages=[...])
 
-Without the venv or the model the tests that use it skip, saying why; with
-`EVALPIN_REQUIRE_LLAMA=1` (set by .ci/run once the install succeeded) they fail
-instead. The server's output goes to a log file whose tail is attached to the report
-of any failing test that used the fixture, and to the failure when it cannot start.
+Without the venv or the model the tests that use it skip, saying why; where
+`EVALPIN_REQUIRE` claims `llama` (.ci/run: `all`) they fail instead. The server's output
+goes to a log file whose tail is attached to the report of any failing test that used
+the fixture, and to the failure when it cannot start.
 
 One server serves the model under two names (a --config_file with two entries; the
 server reloads the 98 MB model when a request names the other one, ~0.7 s):
@@ -46,6 +46,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.capabilities import need
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_VENV = REPO / ".ci" / "llama-venv"
@@ -93,9 +95,7 @@ def _tail(path: Path, chars: int = LOG_TAIL_CHARS) -> str:
 
 
 def _unavailable(reason: str) -> None:
-    if os.environ.get("EVALPIN_REQUIRE_LLAMA") == "1":
-        pytest.fail(f"llama server required (EVALPIN_REQUIRE_LLAMA=1): {reason}", pytrace=False)
-    pytest.skip(f"llama server unavailable: {reason} (install: scripts/install_llama_server.sh)")
+    need("llama", f"{reason} (install: scripts/install_llama_server.sh)")
 
 
 def _venv_python() -> Path:

@@ -14,7 +14,6 @@ import dataclasses
 import json
 import os
 import re
-import shlex
 import shutil
 import socket
 import subprocess
@@ -26,14 +25,15 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core.instrument.fixtures import CodingItem, load_fixtures
+from evalpin.core.instrument.fixtures import CodingItem
 from evalpin.core.instrument.graders.coding import MAX_PROCESSES
 from evalpin.run.sandbox import Outcome, probe_isolation, run_item
 from evalpin.run.sandbox.box import SANDBOX_UIDS, remove_tree, scratch
 from evalpin.run.sandbox.execute import MAX_OPEN_FILES
+from tests.capabilities import lacking, need, need_root
+from tests.harness import one_item
 from tests.test_sandbox import BARE, CORRECT, TEST_ADD, TEST_FOUND
 
-NOBODY = 65534
 # Host settings a process that is root somewhere (and only root) may write; each one's
 # real effect is described where it matters (core_pattern: a program the kernel runs as
 # root on every crash).
@@ -111,16 +111,6 @@ def hunt_code(root_grader: bool = True) -> str:
 
 
 @pytest.fixture
-def open_tmp() -> Iterator[Path]:
-    """A temporary folder anyone may enter (pytest's own is its user's alone), for what
-    an unprivileged grader must read or write."""
-    folder = Path(tempfile.mkdtemp(prefix="evalpin-test-"))
-    folder.chmod(0o755)
-    yield folder
-    remove_tree(folder)
-
-
-@pytest.fixture
 def make_item(open_tmp: Path) -> Callable[..., CodingItem]:
     """A one-item coding set in a folder of its own (readable by anyone: the set may be
     graded by an unprivileged user)."""
@@ -128,29 +118,16 @@ def make_item(open_tmp: Path) -> Callable[..., CodingItem]:
     def make(test_source: str, *, isolation: str = "process", timeout: float = 30) -> CodingItem:
         folder = Path(tempfile.mkdtemp(dir=open_tmp))
         folder.chmod(0o755)
-        (folder / "prompt.md").write_text("Write the solution.\n")
-        (folder / "test_solution.py").write_text(test_source)
-        doc = {
-            "schema": "coding-eval/v1",
-            "dataset_id": "attack-tests",
-            "dataset_version": "1",
-            "items": [
-                {
-                    "id": "case",
-                    "language": "python",
-                    "prompt_file": "prompt.md",
-                    "test_file": "test_solution.py",
-                    "timeout_s": timeout,
-                    "forbidden_imports": [],
-                    "expected_files": ["solution.py"],
-                    "isolation": isolation,
-                }
-            ],
-        }
-        (folder / "set.yaml").write_text(json.dumps(doc))
-        case = load_fixtures(folder / "set.yaml").cases[0]
-        assert isinstance(case, CodingItem)
-        return case
+        return one_item(
+            folder,
+            "test_solution.py",
+            test_source,
+            "solution.py",
+            item_id="case",
+            dataset="attack-tests",
+            timeout_s=timeout,
+            isolation=isolation,
+        )
 
     return make
 
@@ -174,16 +151,14 @@ def run(tmp_path: Path) -> Iterator[Callable[..., Outcome]]:
 
 @pytest.mark.parametrize("isolation", ["process", "in-process"])
 def test_root_graders_sandbox_holds_no_host_root(make_item, run, backend, isolation) -> None:
-    if os.geteuid() != 0:
-        pytest.skip("the grader is not root here (the next test covers that case)")
+    need_root()  # the unprivileged grader's half is the next test
     outcome = run(make_item(TEST_FOUND, isolation=isolation), hunt_code(), isolation=backend)
     assert (outcome.passed, outcome.reasons) == (True, []), outcome.tail
 
 
 def test_the_sandbox_runs_as_a_uid_of_its_own(make_item, run, backend) -> None:
     """A root grader's sandbox is a host uid no account has, a new one for each case."""
-    if os.geteuid() != 0:
-        pytest.skip("the grader is not root here")
+    need_root()
     code = (
         CORRECT + "import os\nFOUND = [f'ids={os.getresuid()}{os.getresgid()}{os.getgroups()}']\n"
     )
@@ -212,58 +187,19 @@ print(json.dumps({"kind": iso.kind, "why": iso.why, "passed": outcome.passed,
 """
 
 
-@pytest.fixture(scope="module")
-def nobodys_venv() -> Iterator[tuple[Path, list[str]]]:
-    """A venv `nobody` can run: the system's Python of this version (this one may live
-    under root's home), its site-packages to be this environment's, bound over it in a
-    mount namespace the test makes (`as_nobody`). Skipped where that cannot be made."""
-    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
-    python = f"/usr/bin/python{version}"
-    if os.geteuid() != 0 or not all(map(shutil.which, ("setpriv", "unshare"))):
-        pytest.skip("needs root, setpriv and unshare to become nobody with a venv")
-    if not os.path.exists(python):
-        pytest.skip(f"no system {python} for nobody to run")
-    ours = next(p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix))
-    top = Path(tempfile.mkdtemp(prefix="evalpin-test-venv-"))
-    top.chmod(0o755)
-    try:
-        subprocess.run([python, "-m", "venv", "--without-pip", str(top / "venv")], check=True)
-        theirs = top / "venv" / "lib" / f"python{version}" / "site-packages"
-        yield top / "venv", ["mount", "--bind", ours, str(theirs)]
-    finally:
-        remove_tree(top)
-
-
-def as_nobody(venv: tuple[Path, list[str]], *argv: str) -> list[str]:
-    """`argv` run by the venv's Python as nobody, in a mount namespace of the test's own
-    where the venv has this environment's packages."""
-    folder, bind = venv
-    inner = shlex.join(bind)
-    drop = ["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups"]
-    command = shlex.join([*drop, str(folder / "bin" / "python"), *argv])
-    return [
-        "unshare",
-        "--mount",
-        "--propagation",
-        "private",
-        "sh",
-        "-c",
-        f"{inner} && exec {command}",
-    ]
-
-
 def test_an_unprivileged_graders_sandbox_holds_no_host_root(
-    make_item, open_tmp, backend, nobodys_venv
+    make_item, open_tmp, backend, unprivileged
 ) -> None:
-    """The same hunt, evalpin itself run by `nobody`: its user namespace maps to nobody,
-    and nothing in the box is writable that the host's root alone may write."""
+    """The same hunt, evalpin itself run by a user who is not root (`nobody` when the
+    suite is root): its user namespace maps to that user, and nothing in the box is
+    writable that the host's root alone may write."""
     item = make_item(TEST_FOUND)
     folder = item.test_file.parent
     (folder / "hunt.py").write_text(hunt_code(root_grader=False))  # nobody's uid, by design
     work = Path(tempfile.mkdtemp(dir=open_tmp))
-    os.chown(work, NOBODY, NOBODY)
+    os.chown(work, unprivileged.uid, unprivileged.uid)
     argv = ["-I", "-c", GRADER, str(folder / "set.yaml"), backend.kind, str(folder / "hunt.py")]
-    command = as_nobody(nobodys_venv, *argv, str(work))
+    command = unprivileged.argv(*argv, str(work))
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd="/")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
@@ -314,7 +250,7 @@ def test_the_graders_keyring_is_out_of_reach(make_item, backend, isolation) -> N
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     if "skip" in result:
-        pytest.skip(result["skip"])
+        lacking("keyrings", result["skip"])
     assert (result["passed"], result["reasons"]) == (True, []), result["tail"]
 
 
@@ -361,7 +297,7 @@ def test_what_the_candidate_leaves_is_removed_and_the_case_graded(
 ) -> None:
     iso = BARE if where == "none" else probe_isolation((where,))
     if iso.kind != where:
-        pytest.skip(f"{where} unavailable: {iso.why}")
+        need(where, iso.why)
     code = LITTER.replace("OUTSIDE", repr(str(outside)))
     outcome = run(make_item(TEST_ADD, isolation="in-process"), code, isolation=iso)
     assert (outcome.passed, outcome.reasons) == (True, []), outcome.tail
@@ -539,8 +475,7 @@ def test_the_whole_tree_stays_far_below_the_hosts_file_table() -> None:
 def test_a_root_graders_fork_bomb_is_capped_without_a_cgroup(make_item, run, backend) -> None:
     """Without a pids cgroup the per-uid process limit is the cap, and it holds for a
     root grader too: the sandbox's uid is not root, so it is not exempt."""
-    if os.geteuid() != 0:
-        pytest.skip("the grader is not root here (a user's own limit always held)")
+    need_root()  # a user's own limit always held
     code = CORRECT + textwrap.dedent(
         """
         import os, time
@@ -614,8 +549,9 @@ def test_the_launcher_never_mounts_in_the_graders_mount_namespace(tmp_path: Path
     from evalpin.run.sandbox.launcher import LAUNCHER
     from evalpin.run.sandbox.mounts import Spec, plan
 
-    if os.geteuid() != 0 or shutil.which("unshare") is None:
-        pytest.skip("needs root and unshare for a mount namespace of the test's own")
+    need_root()
+    if shutil.which("unshare") is None:
+        need("unshare", "for a mount namespace of the test's own")
     newroot = tmp_path / "root"
     newroot.mkdir()
     spec = Spec([sys.executable], {}, tmp_path, rw=[tmp_path])

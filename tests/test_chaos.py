@@ -20,6 +20,9 @@ import pytest
 
 from evalpin.core.read.runfile import read_run
 from evalpin.run.sandbox import probe_isolation
+from tests.capabilities import need
+
+pytestmark = pytest.mark.slow  # concurrent runs killed and resumed (tests/lanes.py)
 
 ROUNDS = int(os.environ.get("EVALPIN_CHAOS_ROUNDS", "2"))
 SEEDS = "1,2,3,4,5,6"
@@ -37,7 +40,7 @@ def tools(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Path, str]:
     """A PATH holding only this backend (and setpriv): `run` probes and uses it."""
     iso = probe_isolation((request.param,))
     if iso.kind == "none":
-        pytest.skip(f"{request.param} unavailable: {iso.why}")
+        need(request.param, iso.why)
     folder = tmp_path / "bin"
     folder.mkdir()
     for name in (request.param, "setpriv"):

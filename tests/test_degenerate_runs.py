@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 
@@ -174,11 +175,28 @@ def walk_import(capsys, runs: dict[str, Path], tmp_path: Path) -> None:
         assert not out.exists() or not any(out.iterdir())
 
 
-def not_a_reader(why: str) -> Callable[..., None]:
-    def walk(capsys, runs: dict[str, Path], tmp_path: Path) -> None:
-        assert why
+def walk_serve(capsys, runs: dict[str, Path], tmp_path: Path) -> None:
+    """The review in a browser: each tab runs `review` on exactly the runs given (walked
+    above), so what serve shows of degenerate runs is what review shows."""
+    from evalpin.cli.commands.serve import review_command
 
-    return walk
+    given = (runs["monday"], runs["empty"], runs["coding"])
+    argv = shlex.split(review_command(given, launch=False))
+    assert argv[1:] == ["-m", "evalpin", "review", "--no-launch", *map(str, given)]
+
+
+def walk_init(capsys, runs: dict[str, Path], tmp_path: Path) -> None:
+    """Reads no run: in a folder of degenerate runs it lays out its project (exit 0)
+    and leaves them as they were; a run file for DIR is refused (exit 3)."""
+    folder = runs["monday"].parent
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    r = cli(capsys, "init", str(folder))
+    assert r.code == 0, r.err
+    assert {n: (folder / n).read_bytes() for n in before} == before
+    assert (folder / "slots.yaml").is_file()
+    r = cli(capsys, "init", str(runs["empty"]))
+    assert r.code == 3 and "is a file, not a folder" in r.err, r.err
+    assert runs["empty"].read_bytes() == before["empty.jsonl"]
 
 
 WALKS: dict[str, Callable[..., None]] = {
@@ -194,8 +212,8 @@ WALKS: dict[str, Callable[..., None]] = {
     "import": walk_import,
     "run": walk_run,
     "review": walk_review,
-    "serve": not_a_reader("the review in a browser: the same screens as `review`"),
-    "init": not_a_reader("writes a project; reads no run"),
+    "serve": walk_serve,
+    "init": walk_init,
 }
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from evalpin.core.tiers import NOT_FORMAL
+from tests.capabilities import need
 from tests.clirun import cli
 
 REPO = Path(__file__).resolve().parent.parent
@@ -165,7 +166,7 @@ def test_the_three_seed_coding_run_is_publishable(capsys, demo: Demo) -> None:
 
     isolation = probe_isolation()
     if isolation.network != "off-enforced":
-        pytest.skip(f"network isolation not enforced here, so 'uncontrolled': {isolation.why}")
+        need("unshare", f"network isolation not enforced here, so 'uncontrolled': {isolation.why}")
     code, verdict = _verdict(capsys, demo, PUBLISHABLE)
     assert (code, verdict["label"]) == (0, "publishable"), verdict["reasons"]
     assert verdict["pins"]["seeds"]["value"] == [11, 29, 47]

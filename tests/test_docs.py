@@ -26,6 +26,8 @@ from evalpin.core import reasons, records
 from evalpin.tui.app import EvalpinApp
 from evalpin.tui.screens.help import key_label, sections
 
+pytestmark = pytest.mark.slow  # builds the whole docs site (tests/lanes.py)
+
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
 DOCS = REPO / "docs"

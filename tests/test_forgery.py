@@ -8,7 +8,6 @@ caught as `tampering:KIND`. No mocks: every case is a sandboxed run."""
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import socket
@@ -19,9 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core.instrument.fixtures import CodingItem, load_fixtures
+from evalpin.core.instrument.fixtures import CodingItem
 from evalpin.run.sandbox import Isolation, Outcome, run_item
+from tests.capabilities import need_cgroup
+from tests.harness import one_item
 from tests.procs import surviving
+
+# The attacks on the sandbox itself (host files, sockets, processes, memory) stay on both.
+pytestmark = pytest.mark.wire  # the default backend, a parity share on the other: tests/lanes.py
 
 TEST = textwrap.dedent(
     """\
@@ -263,24 +267,15 @@ IN_PROCESS = {
 @pytest.fixture
 def item(tmp_path: Path) -> Callable[..., CodingItem]:
     def make(test: str = TEST, **extra: object) -> CodingItem:
-        folder = tmp_path / f"set-{secrets.token_hex(3)}"
-        folder.mkdir()
-        (folder / "prompt.md").write_text("Fix normalize_csv.\n")
-        (folder / "test_repair.py").write_text(test)
-        entry = {
-            "id": "normalize",
-            "language": "python",
-            "prompt_file": "prompt.md",
-            "test_file": "test_repair.py",
-            "timeout_s": 10,
-            "expected_files": ["repair.py"],
-            **extra,
-        }
-        doc = {"schema": "coding-eval/v1", "dataset_id": "forge", "dataset_version": "1"}
-        (folder / "set.yaml").write_text(json.dumps({**doc, "items": [entry]}))
-        case = load_fixtures(folder / "set.yaml").cases[0]
-        assert isinstance(case, CodingItem)
-        return case
+        return one_item(
+            tmp_path / f"set-{secrets.token_hex(3)}",
+            "test_repair.py",
+            test,
+            "repair.py",
+            item_id="normalize",
+            dataset="forge",
+            **{"timeout_s": 30, **extra},  # generous: a pass expected on a loaded machine
+        )
 
     return make
 
@@ -344,6 +339,7 @@ FOOLS_PLAIN_PYTEST = {
 }
 
 
+@pytest.mark.both_backends
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 def test_a_forging_completion_never_passes(item, grade, backend, attack) -> None:
     outcome = grade(item(), ATTACKS[attack], backend)
@@ -363,6 +359,7 @@ def test_an_attack_on_pytest_is_tampering_in_process(item, grade, backend, attac
     assert all(r.startswith("tampering:") for r in outcome.reasons), outcome.reasons
 
 
+@pytest.mark.both_backends
 def test_reading_the_test_file_does_not_reveal_the_canaries(item, grade, backend) -> None:
     """The forger learns every test name from the files it can read, and forges only
     those: the canaries still fail it (and its hook registration is seen)."""
@@ -495,6 +492,7 @@ def test_the_tests_objects_can_be_used_but_not_reached_through(item, grade, back
 # -- host data -------------------------------------------------------------------------
 
 
+@pytest.mark.both_backends
 def test_host_files_are_not_there_to_read(item, grade, backend, tmp_path: Path) -> None:
     home = tmp_path / "home-of-someone"
     home.mkdir()
@@ -520,6 +518,7 @@ def test_host_files_are_not_there_to_read(item, grade, backend, tmp_path: Path) 
     assert "FileNotFoundError" in outcome.tail
 
 
+@pytest.mark.both_backends
 def test_the_root_home_listing_shows_only_the_interpreter(item, grade, backend) -> None:
     code = (
         "import os\ndef normalize_csv(text):\n    raise RuntimeError(repr(os.listdir('/root')))\n"
@@ -532,6 +531,7 @@ def test_the_root_home_listing_shows_only_the_interpreter(item, grade, backend) 
     assert [name for name in hidden if repr(name) in outcome.tail] == []
 
 
+@pytest.mark.both_backends
 def test_host_unix_sockets_are_unreachable(item, grade, backend, tmp_path: Path) -> None:
     path = tmp_path / "service.sock"
     abstract = "\0evalpin-" + secrets.token_hex(6)
@@ -577,6 +577,7 @@ def test_a_secret_printed_by_model_code_is_scrubbed_from_the_tail(
 # -- processes and memory --------------------------------------------------------------
 
 
+@pytest.mark.both_backends
 def test_a_forked_survivor_is_killed(item, grade, backend) -> None:
     mark = f"{900 + secrets.randbelow(99)}.{secrets.randbelow(10**6):06d}"
     try:
@@ -588,9 +589,9 @@ def test_a_forked_survivor_is_killed(item, grade, backend) -> None:
             os.kill(pid, 9)
 
 
+@pytest.mark.both_backends
 def test_a_memory_bomb_across_processes_trips_the_memory_cap(item, grade, backend) -> None:
-    if not backend.pids_cgroup:
-        pytest.skip("no cgroup on this machine")
+    need_cgroup(backend.pids_cgroup)
     code = WRONG + textwrap.dedent(
         """
         import os, time
@@ -602,6 +603,6 @@ def test_a_memory_bomb_across_processes_trips_the_memory_cap(item, grade, backen
         time.sleep(30)
         """
     )
-    outcome = grade(item(memory_mb=128), code, backend)
+    outcome = grade(item(memory_mb=128, timeout_s=10), code, backend)  # it sleeps to the end
     assert (outcome.passed, outcome.reasons) == (False, ["sandbox_error:memory"]), outcome.tail
     assert "memory cap of 128 MiB" in outcome.tail

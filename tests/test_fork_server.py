@@ -17,16 +17,22 @@ import pytest
 from evalpin.core.instrument.fixtures import load_fixtures
 from evalpin.run.sandbox import probe_isolation, run_item
 from evalpin.run.sandbox import zygote as fork_server
+from tests.capabilities import need, need_root
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or probe_isolation().kind != "unshare",
-    reason="the fork server serves a root grader on the unshare backend",
-)
 MARK = "evalpin-leak-7f3a9c"
 
 
 @pytest.fixture(autouse=True)
-def _no_server_left():
+def _root_on_unshare() -> None:
+    """The fork server serves a root grader on the unshare backend."""
+    need_root()
+    iso = probe_isolation()
+    if iso.kind != "unshare":
+        need("unshare", iso.why)
+
+
+@pytest.fixture(autouse=True)
+def _no_server_left(_root_on_unshare):
     """The fork servers these tests start (by grading outside any run) end with them."""
     yield
     fork_server.close()

@@ -1,6 +1,6 @@
 """The sandbox, for real: every hostile behaviour is a tiny coding item run in a child
 process, with no mocks. Tests that depend on namespaces skip, saying why, where the
-machine has none; where it has them (as here) they must pass."""
+machine has none, and fail there under `EVALPIN_REQUIRE` (tests/capabilities.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import dataclasses
 import json
 import os
 import re
-import resource
 import secrets
 import shutil
 import socket
@@ -22,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.core.instrument.fixtures import CodingItem, load_fixtures
+from evalpin.core.instrument.fixtures import CodingItem
 from evalpin.core.instrument.graders.coding import (
     MAX_PROCESSES,
     PYTEST_ENV,
@@ -38,12 +37,11 @@ from evalpin.run.sandbox import (
     probe_isolation,
     run_item,
 )
+from tests.capabilities import need, need_cgroup
+from tests.harness import one_item
 from tests.procs import surviving
 
 ENFORCED = probe_isolation()
-needs_namespaces = pytest.mark.skipif(
-    ENFORCED.kind == "none", reason=f"no namespaces on this machine: {ENFORCED.why}"
-)
 # No namespaces, no pids cgroup: what a machine without either gets.
 BARE = Isolation("none", OFF_UNENFORCED, "test: nothing enforced", pids_cgroup=False)
 
@@ -57,14 +55,16 @@ TEST_FOUND = (
 )
 
 
-@pytest.fixture(params=["unshare", "bwrap"])
-def backend(request: pytest.FixtureRequest) -> Isolation:
-    """Each namespace backend this machine has, without the pids cgroup: these tests
-    check what the namespaces alone enforce (the cgroup would also kill leftovers)."""
-    iso = probe_isolation((request.param,))
-    if iso.kind == "none":
-        pytest.skip(f"{request.param} unavailable: {iso.why}")
-    return dataclasses.replace(iso, pids_cgroup=False)
+def need_namespaces() -> None:
+    if ENFORCED.kind == "none":
+        need("unshare", ENFORCED.why)
+
+
+@pytest.fixture
+def backend(backend: Isolation) -> Isolation:
+    """Each namespace backend (conftest's), without the pids cgroup: these tests check
+    what the namespaces alone enforce (the cgroup would also kill leftovers)."""
+    return dataclasses.replace(backend, pids_cgroup=False)
 
 
 @pytest.fixture
@@ -74,37 +74,23 @@ def make_item(tmp_path: Path) -> Callable[..., CodingItem]:
     def make(
         test_source: str,
         *,
-        timeout: float = 5,
+        timeout: float = 30,  # generous: a pass expected on a loaded machine is a pass
         forbidden: list[str] = (),
         isolation: str = "process",
         memory_mb: int | None = None,
     ) -> CodingItem:
-        folder = tmp_path / f"set-{secrets.token_hex(3)}"
-        folder.mkdir()
-        (folder / "prompt.md").write_text("Write the solution.\n")
-        (folder / "test_solution.py").write_text(test_source)
-        doc = {
-            "schema": "coding-eval/v1",
-            "dataset_id": "sandbox-tests",
-            "dataset_version": "1",
-            "items": [
-                {
-                    "id": "case",
-                    "language": "python",
-                    "prompt_file": "prompt.md",
-                    "test_file": "test_solution.py",
-                    "timeout_s": timeout,
-                    "forbidden_imports": list(forbidden),
-                    "expected_files": ["solution.py"],
-                    "isolation": isolation,
-                    **({"memory_mb": memory_mb} if memory_mb else {}),
-                }
-            ],
-        }
-        (folder / "set.yaml").write_text(json.dumps(doc))  # JSON is YAML
-        case = load_fixtures(folder / "set.yaml").cases[0]
-        assert isinstance(case, CodingItem)
-        return case
+        return one_item(
+            tmp_path / f"set-{secrets.token_hex(3)}",
+            "test_solution.py",
+            test_source,
+            "solution.py",
+            item_id="case",
+            dataset="sandbox-tests",
+            timeout_s=timeout,
+            forbidden_imports=list(forbidden),
+            isolation=isolation,
+            **({"memory_mb": memory_mb} if memory_mb else {}),
+        )
 
     return make
 
@@ -214,10 +200,10 @@ def test_unsupported_language_is_a_sandbox_error(make_item) -> None:
     ]
 
 
-@needs_namespaces
 def test_a_wrapper_that_cannot_start_is_a_sandbox_error(
     make_item, run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    need_namespaces()
     monkeypatch.setenv("PATH", "/nonexistent")
     monkeypatch.setenv("EVALPIN_POOL", "0")  # the fork server needs no wrapper command
     outcome = run(make_item(TEST_ADD), CORRECT)
@@ -231,8 +217,7 @@ def test_without_namespaces_network_is_recorded_unenforced(make_item, run) -> No
 
 
 def test_probe_enforces_network_off_here() -> None:
-    if ENFORCED.kind == "none":
-        pytest.skip(f"no namespaces on this machine: {ENFORCED.why}")
+    need_namespaces()
     assert ENFORCED.network == OFF_ENFORCED
     assert probe_isolation(()).network == OFF_UNENFORCED
 
@@ -356,7 +341,7 @@ def test_rlimit_caps_file_size(make_item, run) -> None:
     assert (outcome.passed, outcome.reasons) == (True, []), outcome.tail
 
 
-def test_huge_output_is_read_as_it_comes_and_only_the_tail_kept(make_item, run) -> None:
+def test_huge_output_is_read_as_it_comes_and_only_the_tail_kept(make_item, tmp_path) -> None:
     """The model finds the grader's pipe behind pytest's capture and floods it."""
     code = CORRECT + textwrap.dedent(
         """
@@ -371,13 +356,31 @@ def test_huge_output_is_read_as_it_comes_and_only_the_tail_kept(make_item, run) 
                 pass
         """
     )
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    outcome = run(make_item(TEST_ADD, isolation="in-process"), code)
-    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
-    assert outcome.passed, outcome.tail
-    assert "flood" in outcome.tail
-    assert len(outcome.tail) <= TAIL_CHARS
-    assert grown_mib < 50
+    item = make_item(TEST_ADD, isolation="in-process", timeout=60)  # 300 MB on a busy machine
+    solution = tmp_path / "flood.py"
+    solution.write_text(code)
+    # In a fresh grader process: this one's peak (ru_maxrss) may be past 300 MB already.
+    argv = [sys.executable, "-c", MEASURED_GRADER, str(item.test_file.parent / "set.yaml")]
+    done = subprocess.run([*argv, str(solution)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["passed"], result["tail"]
+    assert "flood" in result["tail"]
+    assert len(result["tail"]) <= TAIL_CHARS
+    assert result["grown_kib"] / 1024 < 50
+
+
+MEASURED_GRADER = """
+import json, resource, sys
+from evalpin.core.instrument.fixtures import load_fixtures
+from evalpin.run.sandbox import run_item
+item = load_fixtures(sys.argv[1]).cases[0]
+files = {"solution.py": open(sys.argv[2]).read()}
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+outcome = run_item(item, files)
+grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+print(json.dumps({"passed": outcome.passed, "tail": outcome.tail, "grown_kib": grown}))
+"""
 
 
 @pytest.mark.parametrize(
@@ -443,10 +446,10 @@ def test_without_namespaces_a_setsid_grandchild_survives(make_item, run, sleep_m
     assert surviving(sleep_mark) != []
 
 
-@needs_namespaces
 def test_a_fork_bomb_hits_the_process_cap_and_is_cleaned_up(make_item, run, sleep_mark) -> None:
-    if not ENFORCED.pids_cgroup and os.geteuid() == 0:
-        pytest.skip("root without a pids cgroup has no process cap (RLIMIT_NPROC exempt)")
+    need_namespaces()
+    if os.geteuid() == 0:  # root is exempt from RLIMIT_NPROC: only the cgroup caps it
+        need_cgroup(ENFORCED.pids_cgroup)
     mark = sleep_mark
     code = CORRECT + textwrap.dedent(
         f"""
@@ -592,7 +595,6 @@ def test_secret_values_are_cut_from_the_tail(
     assert "[redacted]" in outcome.tail
 
 
-@needs_namespaces
 def test_nothing_outside_the_work_dir_is_writable(
     make_item, run, tmp_path: Path, backend: Isolation
 ) -> None:
@@ -642,8 +644,7 @@ def test_no_capabilities_remain(make_item, run, backend: Isolation) -> None:
 
 
 def test_the_runs_pids_cgroup_is_removed(make_item, run) -> None:
-    if not ENFORCED.pids_cgroup:
-        pytest.skip("no pids cgroup on this machine")
+    need_cgroup(ENFORCED.pids_cgroup)
     code = CORRECT + "FOUND = [line for line in open('/proc/self/cgroup') if 'evalpin-' in line]\n"
     outcome = run(make_item(TEST_FOUND), code)
     name = re.search(r"evalpin-[0-9a-f]+", outcome.tail)
@@ -653,7 +654,7 @@ def test_the_runs_pids_cgroup_is_removed(make_item, run) -> None:
 
 def test_bwrap_is_found_when_installed() -> None:
     if shutil.which("bwrap") is None:
-        pytest.skip("bubblewrap is not installed")
+        need("bwrap", "bubblewrap is not installed")
     assert probe_isolation(("bwrap",)).kind == "bwrap"
 
 
@@ -663,7 +664,8 @@ from evalpin.core.instrument.fixtures import load_fixtures
 from evalpin.run.sandbox import probe_isolation, run_item
 item = load_fixtures(sys.argv[1]).cases[0]
 iso = probe_isolation((sys.argv[2],))
-print("graded", run_item(item, {"solution.py": sys.argv[3]}, isolation=iso).reasons, flush=True)
+solution = open(sys.argv[3]).read()
+print("graded", run_item(item, {"solution.py": solution}, isolation=iso).reasons, flush=True)
 """
 
 
@@ -672,10 +674,12 @@ def test_a_sigkilled_grader_leaves_no_sandbox_or_cgroup_behind(
 ) -> None:
     """The grader dies mid-item: its sandbox dies with it, and the next run removes the
     cgroup it could not."""
-    code = "import os\nos.execv('/bin/sleep', ['sleep', " + repr(sleep_mark) + "])\n"
     item = make_item(TEST_ADD, timeout=60)
+    # In a file: on the grader's command line the mark would be found at once.
+    code = item.test_file.parent / "solution.py"
+    code.write_text("import os\nos.execv('/bin/sleep', ['sleep', " + repr(sleep_mark) + "])\n")
     argv = [sys.executable, "-c", KILLED_GRADER, str(item.test_file.parent / "set.yaml")]
-    grader = subprocess.Popen([*argv, backend.kind, code], stdout=subprocess.PIPE)
+    grader = subprocess.Popen([*argv, backend.kind, str(code)], stdout=subprocess.PIPE)
     for _ in range(600):  # until the candidate is running (a condition, not a timing)
         if surviving(sleep_mark) or grader.poll() is not None:
             break
@@ -684,6 +688,9 @@ def test_a_sigkilled_grader_leaves_no_sandbox_or_cgroup_behind(
     grader.kill()
     grader.wait()
     grader.stdout.close()
+    # Looked at at once: any grader's next cgroup (another test run's too) removes it.
+    left = f"evalpin-{grader.pid}-"
+    stale = list(Path("/sys/fs/cgroup").glob(f"*/**/{left}*"))
     for _ in range(600):
         if not surviving(sleep_mark):
             break
@@ -691,8 +698,9 @@ def test_a_sigkilled_grader_leaves_no_sandbox_or_cgroup_behind(
     assert surviving(sleep_mark) == []
     from evalpin.run.sandbox.cgroup import Cgroup
 
-    left = f"evalpin-{grader.pid}-"
-    if backend.pids_cgroup:
-        assert [p for p in Path("/sys/fs/cgroup").glob(f"*/**/{left}*")] != []
-        Cgroup.create(64 * 1024**2).remove()
+    # `backend` here has no cgroup; the grader process probed its own, cgroup included.
+    if not probe_isolation((backend.kind,)).pids_cgroup:
+        need_cgroup(False)  # the sandbox died with its grader; the cgroup half is not here
+    assert stale != [], "the killed grader left no cgroup for the next run to remove"
+    Cgroup.create(64 * 1024**2).remove()
     assert [p for p in Path("/sys/fs/cgroup").glob(f"*/**/{left}*")] == []

@@ -22,6 +22,7 @@ from evalpin.cli.commands.serve import is_loopback, review_command, served_envir
 from evalpin.tui.screens.launch import LaunchScreen
 from evalpin.tui.screens.review import LAUNCH_OFF_TEXT
 from tests.browser import Browser, ensure_chromium, free_port, stop, wait_for_port
+from tests.capabilities import need
 from tests.clirun import cli
 from tests.tuikit import SIZE, new_app, screen_text, settle
 
@@ -94,7 +95,7 @@ def test_serve_refuses_an_unreadable_run_before_serving(capsys, tmp_path):
 def chromium() -> str:
     binary, why = ensure_chromium()
     if binary is None:
-        pytest.skip(f"headless Chromium unavailable: {why}")
+        need("chromium", why)
     return binary
 
 

@@ -12,20 +12,20 @@ plain pytest (those are marked). Every case is a real sandboxed run: no mocks of
 
 from __future__ import annotations
 
-import json
 import secrets
-import subprocess
-import sys
 import textwrap
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from evalpin.core.instrument.fixtures import CodingItem, load_fixtures
+from evalpin.core.instrument.fixtures import CodingItem
 from evalpin.run.sandbox import Isolation, Outcome, run_item
+from tests.harness import one_item
+from tests.plain_pytest import run_sessions
+
+pytestmark = pytest.mark.wire  # the default backend, a parity share on the other: tests/lanes.py
 
 
 @dataclass(frozen=True)
@@ -2415,23 +2415,15 @@ ATTACKS = _corpus(
 @pytest.fixture
 def item(tmp_path: Path) -> Callable[[Case], CodingItem]:
     def make(case: Case) -> CodingItem:
-        folder = tmp_path / f"set-{secrets.token_hex(3)}"
-        folder.mkdir()
-        (folder / "prompt.md").write_text(f"Write {case.module_file}.\n")
-        (folder / case.test_file).write_text(case.test_src)
-        entry = {
-            "id": case.name,
-            "language": "python",
-            "prompt_file": "prompt.md",
-            "test_file": case.test_file,
-            "timeout_s": 20,
-            "expected_files": [case.module_file],
-        }
-        doc = {"schema": "coding-eval/v1", "dataset_id": "true-grade", "dataset_version": "1"}
-        (folder / "set.yaml").write_text(json.dumps({**doc, "items": [entry]}))
-        loaded = load_fixtures(folder / "set.yaml").cases[0]
-        assert isinstance(loaded, CodingItem)
-        return loaded
+        return one_item(
+            tmp_path / f"set-{secrets.token_hex(3)}",
+            case.test_file,
+            case.test_src,
+            case.module_file,
+            item_id=case.name,
+            dataset="true-grade",
+            timeout_s=20,
+        )
 
     return make
 
@@ -2462,34 +2454,26 @@ xfail_strict = true
 """
 
 
-def _plain_pytest(case: Case, folder: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    folder.mkdir()
-    (folder / case.module_file).write_text(case.module_src)
-    (folder / case.test_file).write_text(case.test_src)
-    (folder / "pytest.ini").write_text(PLAIN_INI)
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        *extra,
-        case.test_file,
-    ]
-    return subprocess.run(
-        command, cwd=folder, capture_output=True, text=True, timeout=120, check=False
-    )
+def plain_pytest(cases: dict[str, Case], tmp_path: Path, *, basetemp: bool = False):
+    """Each case laid out in a folder of its own under `tmp_path` and run there by plain
+    `python -m pytest` (one session per case: tests/plain_pytest.py); by name."""
+    sessions = {}
+    for name, case in cases.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / case.module_file).write_text(case.module_src)
+        (folder / case.test_file).write_text(case.test_src)
+        (folder / "pytest.ini").write_text(PLAIN_INI)
+        extra = ["--basetemp", str(folder / "tmp")] if basetemp else []
+        sessions[name] = (folder, ["-q", "-p", "no:cacheprovider", *extra, case.test_file])
+    return run_sessions(sessions)
 
 
 def test_corpus_passes_in_plain_pytest(tmp_path: Path) -> None:
     """Every correct case passes plain `python -m pytest`, with nothing skipped."""
-    names = sorted(CORRECT)
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        runs = list(pool.map(lambda n: _plain_pytest(CORRECT[n], tmp_path / n), names))
     failed = {
         name: run.stdout[-1500:]
-        for name, run in zip(names, runs, strict=True)
+        for name, run in plain_pytest(CORRECT, tmp_path).items()
         if run.returncode != 0 or " skipped" in run.stdout
     }
     assert failed == {}, "\n\n".join(f"== {name}\n{out}" for name, out in failed.items())
@@ -2502,9 +2486,8 @@ FOOLS_PLAIN_PYTEST = sorted(set(ATTACKS) - {"file-object-buffer-and-class-global
 def test_the_attacks_fool_plain_pytest(tmp_path: Path) -> None:
     """The attacks are not duds: in-process, plain pytest exits 0 on each (the candidate
     is wrong, so that is a forged pass)."""
-    for name in FOOLS_PLAIN_PYTEST:
-        folder = tmp_path / name
-        run = _plain_pytest(ATTACKS[name], folder, "--basetemp", str(folder / "tmp"))
+    fooled = plain_pytest({n: ATTACKS[n] for n in FOOLS_PLAIN_PYTEST}, tmp_path, basetemp=True)
+    for name, run in fooled.items():
         assert run.returncode == 0, f"{name}:\n{run.stdout[-1500:]}"
 
 

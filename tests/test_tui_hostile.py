@@ -15,7 +15,7 @@ from textual.geometry import Region
 from evalpin.core.records import ToolCall
 from evalpin.tui.safe import BLOCK_WIDTH
 from tests.builders import case, write_run
-from tests.tuikit import SIZE, new_app, screen_text, settle
+from tests.tuikit import SIZE, detail_ready, new_app, screen_text, settle
 
 HOSTILE = {
     "markup": ("[bold red]red?[/]", "[bold red]red?[/]"),
@@ -81,7 +81,7 @@ async def test_hostile_strings_render_inert_in_list_and_detail(tmp_path: Path, n
         title = app.title
         # Put the hostile case on screen and in the detail.
         await pilot.press("slash", *name, "enter")
-        await pilot.pause()
+        await detail_ready(pilot, app)
         text = screen_text(app)
         assert_inert(text)
         assert f"{name}:{shown}"[:40] in text  # the case id, in the list and the detail

@@ -91,7 +91,7 @@ async def test_resize_from_160_to_80_and_back(tmp_path: Path) -> None:
         status = review.status_line  # as tall as its text at the new width, no blank row
         need = -(-status.content.plain.__len__() // status.content_region.width)  # type: ignore[union-attr]
         assert status.region.height == need
-        await pilot.pause()
+        await detail_ready(pilot, app)
         text = screen_text(app)
         assert " REGRESSED  L   3/3 R   2/3  b-breaks " in text  # the list, whole
         assert " b-breaks   REGRESSED " in text  # the detail of the selected case

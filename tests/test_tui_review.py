@@ -16,7 +16,7 @@ from evalpin.tui.widgets.case_list import CaseList
 from evalpin.tui.widgets.detail import DetailPane
 from tests.builders import grid, header, write_run
 from tests.clirun import cli
-from tests.tuikit import SIZE, new_app, pair, screen_text, settle
+from tests.tuikit import SIZE, detail_ready, new_app, pair, screen_text, settle, wait_for
 
 
 def current_id(app) -> str | None:
@@ -63,7 +63,7 @@ async def test_n_and_p_land_on_changed_cases(tmp_path: Path) -> None:
         assert current_id(app) == "g-new"
         await pilot.press("g")
         assert current_id(app) == "a-steady"
-        await pilot.pause()
+        await detail_ready(pilot, app)
         assert "a-steady   unchanged" in screen_text(app)  # the detail followed
 
 
@@ -225,10 +225,7 @@ async def test_verdict_screen_and_export(tmp_path: Path) -> None:
         assert "✗ seed list" in text and "✓ seed list" in text
         assert "flaky cases    1: b" in text
         await pilot.press("e")
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if "card written" in screen_text(app):
-                break
+        await wait_for(pilot, lambda: "card written" in screen_text(app), "the card written")
         text = screen_text(app)
         assert "left: no card: not publishable (exploratory-probe" in text
         assert "right: publish card written to" in text

@@ -9,9 +9,10 @@ from __future__ import annotations
 import pytest
 
 from evalpin.run.sandbox import Isolation
-from tests.test_true_grade import Case, _corpus, _d, _plain_pytest, grade, item
+from tests.test_true_grade import Case, _corpus, _d, grade, item, plain_pytest
 
 __all__ = ["grade", "item"]  # the fixtures, shared with test_true_grade (`backend`: conftest)
+pytestmark = pytest.mark.wire  # the default backend, a parity share on the other: tests/lanes.py
 
 CORRECT = _corpus(
     Case(
@@ -328,8 +329,7 @@ UNSUPPORTED = Case(
 
 
 def test_the_cases_pass_in_plain_pytest(tmp_path) -> None:
-    for name, case in {**CORRECT, UNSUPPORTED.name: UNSUPPORTED}.items():
-        run = _plain_pytest(case, tmp_path / name)
+    for name, run in plain_pytest({**CORRECT, UNSUPPORTED.name: UNSUPPORTED}, tmp_path).items():
         assert run.returncode == 0 and " skipped" not in run.stdout, f"{name}:\n{run.stdout}"
 
 

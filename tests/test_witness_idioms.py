@@ -10,15 +10,14 @@ the real pipeline: plain pytest, then the witness on a pass."""
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
 
 from evalpin.core.reasons import status_of
 from evalpin.run.sandbox import Isolation, Outcome
-from tests.test_true_grade import Case, _corpus, _d, _plain_pytest, grade, item
+from tests.test_true_grade import Case, _corpus, _d, grade, item, plain_pytest
 
 __all__ = ["grade", "item"]  # the fixtures, shared with test_true_grade (`backend`: conftest)
+pytestmark = pytest.mark.wire  # the default backend, a parity share on the other: tests/lanes.py
 
 
 def verdict(outcome: Outcome) -> str:
@@ -2444,13 +2443,9 @@ UNCARRIED.update(
 
 def test_the_corpus_passes_in_plain_pytest(tmp_path) -> None:
     """Every case passes plain `python -m pytest` in-process, with nothing skipped."""
-    cases = {**IDIOMS, **UNCARRIED}
-    names = sorted(cases)
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        runs = list(pool.map(lambda n: _plain_pytest(cases[n], tmp_path / n), names))
     failed = {
         name: run.stdout[-1500:]
-        for name, run in zip(names, runs, strict=True)
+        for name, run in plain_pytest({**IDIOMS, **UNCARRIED}, tmp_path).items()
         if run.returncode != 0 or " skipped" in run.stdout
     }
     assert failed == {}, "\n\n".join(f"== {name}\n{out}" for name, out in failed.items())

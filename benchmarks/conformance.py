@@ -271,6 +271,35 @@ def print_report(shown: dict) -> None:
           "plain pytest)")  # fmt: skip
 
 
+def vendor(chosen: list[Item], dest: Path, cache: Path) -> None:
+    """The items as tests/data keeps them: per project its license, where it came from,
+    the candidate's files under `candidate/` and each item's test file under `tests/`."""
+    table = {p.name: p for p in projects()}
+    for item in chosen:
+        project = table[item.project]
+        folder = dest / item.project
+        tree = fetch(project, cache)
+        (folder / "tests").mkdir(parents=True, exist_ok=True)
+        (folder / "LICENSE").write_bytes((tree / project.license).read_bytes())
+        (folder / "SOURCE.md").write_text(
+            f"{project.name} {project.version}, from its sdist on the package index "
+            f"(sha256 {project.sha256}), under the license in LICENSE beside this file.\n"
+            "`candidate/` is the project's package as installed; each file under `tests/` is "
+            "one of its test files with the conftest and test helpers it needs pasted in "
+            "front (benchmarks/conformance_items.py). Written by `python "
+            "benchmarks/conformance.py --vendor`; regenerate rather than edit.\n"
+        )
+        for name, text in item.files.items():
+            path = folder / "candidate" / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        (folder / "tests" / item.test_name).write_text(item.test_source)
+
+
+def _matches(item: Item, match: str | None) -> bool:
+    return not match or any(part in item.id for part in match.split(","))
+
+
 def case_item(folder: Path) -> Item:
     """A hand-made case (a minimal reproduction): its one `test_*.py` is the test, every
     other file under it the candidate's."""
@@ -287,13 +316,14 @@ def case_item(folder: Path) -> Item:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--projects", help="comma-separated project names (default: all)")
-    parser.add_argument("--match", help="keep only items whose id contains this")
+    parser.add_argument("--match", help="keep only items whose id contains one of these (a,b)")
     parser.add_argument("--limit", type=int, help="at most this many items per project")
     parser.add_argument("--jobs", type=int, default=1, help="evalpin run --jobs, truth workers")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--work", type=Path, help="where the set and run go (default: cache)")
     parser.add_argument("--json", type=Path, help="write the figures and disputes here")
     parser.add_argument("--truth-only", action="store_true", help="stop after plain pytest")
+    parser.add_argument("--vendor", type=Path, help="write the chosen items here (tests/data)")
     parser.add_argument("--again", type=Path, help="a --json file: classify and print it again")
     parser.add_argument("--case", type=Path, nargs="*", help="case folders (test_*.py + candidate)")
     parser.add_argument(
@@ -321,14 +351,14 @@ def main() -> None:
         wheel = fetch_wheel("dataframebench", conformance_dfb.VERSION, conformance_dfb.SHA256,
                             args.cache)  # fmt: skip
         made = conformance_dfb.items(wheel, args.dataframebench)
-        candidates += [i for i in made if not args.match or args.match in i.id][: args.limit]
+        candidates += [i for i in made if _matches(i, args.match)][: args.limit]
     if args.idioms:
         made = conformance_idioms.items(args.idioms)
-        candidates += [i for i in made if not args.match or args.match in i.id]
+        candidates += [i for i in made if _matches(i, args.match)]
     for project in [] if args.case or args.dataframebench or args.idioms else projects():
         if wanted is None or project.name in wanted:
             made = [i for i in items(project, fetch(project, args.cache))
-                    if not args.match or args.match in i.id]  # fmt: skip
+                    if _matches(i, args.match)]  # fmt: skip
             candidates += made[: args.limit] if args.limit else made
     dropped = [{"id": i.id, "why": i.dropped} for i in candidates if i.dropped]
     todo = [i for i in candidates if not i.dropped]
@@ -347,6 +377,9 @@ def main() -> None:
             )
             dropped.append({"id": item.id, "why": why})
     print(f"plain pytest passes {len(chosen)} of {len(todo)}", file=sys.stderr)
+    if args.vendor:
+        vendor([item for item, _ in chosen], args.vendor, args.cache)
+        return
     if args.truth_only or not chosen:
         for d in dropped:
             print(f"  dropped {d['id']}: {d['why']}")

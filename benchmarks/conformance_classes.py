@@ -69,10 +69,7 @@ _COLLECT = re.compile(r"(?m)^(Empty parameter set.*|ERROR .+|FAILED .+)$")
 def classify(case: dict) -> str:
     """The class of a non-pass case (graded fails are named by plain pytest's tail)."""
     if not case.get("status"):
-        summary = (case.get("tail") or "").strip().splitlines()[-1:] or [""]
-        failed = re.search(r"\d+ (failed|errors?)\b", summary[0])
-        skipped = re.search(r"\d+ (skipped|xfailed|xpassed)", summary[0])
-        return "xfail/outcome rules" if skipped and not failed else "graded fail"
+        return _graded_fail(case)
     tail = case.get("witness_tail") or ""
     reasons = " ".join(case.get("reasons") or [])
     carried = _CARRY.search(tail)
@@ -89,6 +86,19 @@ def classify(case: dict) -> str:
             if re.search(pattern, text):
                 return name
     return "other"
+
+
+def _graded_fail(case: dict) -> str:
+    """A plain-pytest fail of a project plain pytest passes outside evalpin: its sandbox
+    differs (no loopback, a timeout), or the grade's outcome rules differ from pytest's
+    (a skip the test marks, a fixture named like a test counted as a test not run)."""
+    tail = case.get("tail") or ""
+    if re.search(r"Network is unreachable|Cannot assign requested|killed after", tail):
+        return "sandbox environment"
+    summary = tail.strip().splitlines()[-1:] or [""]
+    if not re.search(r"\d+ (failed|errors?)\b", summary[0]):
+        return "xfail/outcome rules"
+    return "graded fail"
 
 
 def first_line(case: dict) -> str:

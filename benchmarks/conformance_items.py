@@ -204,6 +204,11 @@ def items(project, tree: Path) -> list[Item]:
         rel = test.relative_to(tree).with_suffix("").as_posix()
         stem = test.stem if test.stem.startswith("test_") else f"test_{test.stem}"
         item = Item(id=f"{project.name}:{rel}", project=project.name, test_name=f"{stem}.py")
+        excluded = (project.exclude or {}).get(test.relative_to(tree).as_posix())
+        if excluded:
+            item.dropped = f"excluded: {excluded}"
+            out.append(item)
+            continue
         try:
             item.test_source = test_source(tree, tops, test, project.conftest)
             item.files = files

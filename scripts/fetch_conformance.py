@@ -38,6 +38,7 @@ class Project:
     candidate: tuple[str, ...]
     tests: tuple[str, ...]
     conftest: tuple[str, ...] = ()
+    exclude: dict[str, str] | None = None  # test file -> why it is left out
 
 
 def projects(table: Path = TABLE) -> list[Project]:
@@ -51,6 +52,7 @@ def projects(table: Path = TABLE) -> list[Project]:
             candidate=tuple(r["candidate"]),
             tests=tuple(r["tests"]),
             conftest=tuple(r.get("conftest", ())),
+            exclude=r.get("exclude", {}),
         )
         for r in rows
     ]

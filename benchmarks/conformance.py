@@ -203,7 +203,9 @@ def evalpin_label() -> dict:
     dirty = subprocess.run(["git", "-C", str(src), "status", "--porcelain", "--", "src"],
                            capture_output=True, text=True).stdout.strip()  # fmt: skip
     commit = git.stdout.strip() + ("-dirty" if dirty else "") if git.returncode == 0 else None
-    return {"evalpin": str(src), "commit": commit, "python": sys.executable}
+    last = subprocess.run(["git", "-C", str(src), "log", "-1", "--format=%h", "--", "."],
+                          capture_output=True, text=True).stdout.strip()  # fmt: skip
+    return {"evalpin": str(src), "commit": commit, "src_commit": last, "python": sys.executable}
 
 
 # What a non-pass case's record keeps in the JSON, enough to classify it again.
@@ -254,7 +256,8 @@ def by_class(disputes: list[dict]) -> dict[str, int]:
 
 def print_report(shown: dict) -> None:
     print(f"{shown['machine']}; {shown['date']}; load {shown['load'][0]:.1f}")
-    print(f"evalpin: {shown['evalpin']} (commit {shown['commit']})")
+    print(f"evalpin: {shown['evalpin']} (commit {shown['commit']}, its src last changed in "
+          f"{shown.get('src_commit')})")  # fmt: skip
     n = shown["items"] or 1
     print(f"items {shown['items']}: pass {shown['pass']}, disputed {shown['disputed']} "
           f"({100 * shown['disputed'] / n:.1f}%), error {shown['error']}, "

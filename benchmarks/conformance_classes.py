@@ -14,7 +14,9 @@ import re
 
 # What the witness could not hand over, by the kind it names.
 CARRIED: list[tuple[str, str]] = [
-    ("packages", r"StubModule|module\b|submodule"),
+    ("packages", r"StubModule|module\b|submodule|import \*"),
+    ("other", r"child process"),
+    ("classes", r"RemoteClass"),
     ("test tools", r"mock\.|Mock|sentinel|_pytest\.|MonkeyPatch|contextvars"),
     ("identity", r"builtins\.object\b|weakref|WeakValue|WeakKey"),
     ("library values", r"pandas|polars|numpy|matplotlib|pyarrow|scipy|sklearn"),
@@ -45,9 +47,15 @@ RULES: list[tuple[str, str]] = [
     ("env/cwd", r"os\.environ|getcwd|chdir|environ\["),
     ("filesystem", r"FileNotFoundError|No such file|NotADirectoryError|IsADirectoryError"),
     (
+        "values/types",
+        r"takes \d+ positional argument|'<function |<class 'function'>"
+        r"|not a subtype of|argcount",
+    ),
+    (
         "classes",
         r"_tests_subclass_instance|'NoneType' object has no attribute 'peer'"
-        r"|may not change that object of the tests|__set_name__|__init_subclass__|metaclass"
+        r"|attribute access not allowed|may not change that object of the tests"
+        r"|__set_name__|__init_subclass__|metaclass"
         r"|__class_getitem__|property|descriptor|abstract|__slots__|super\(|__mro__"
         r"|subclass|classmethod|staticmethod|dataclass|__orig_class__",
     ),

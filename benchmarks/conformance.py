@@ -2,6 +2,11 @@
 code, graded by evalpin; every item passes plain pytest, so every one should pass.
 
     python benchmarks/conformance.py [--projects boltons,parse] [--jobs 2] [--json out.json]
+    python benchmarks/conformance.py --case DIR...           # hand-made minimal cases
+    python benchmarks/conformance.py --idioms classes        # or machinery: new-user code
+    python benchmarks/conformance.py --dataframebench pandas # or polars (needs them)
+    python benchmarks/conformance.py --again out.json        # classify a saved run again
+    python benchmarks/conformance.py --projects parse --vendor tests/data/conformance
 
 1. fetch each project of `scripts/conformance-projects.toml` (pinned sdists, sha256
    checked; `scripts/fetch_conformance.py`) into a cache (`--cache`, never committed);

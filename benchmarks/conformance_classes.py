@@ -30,7 +30,10 @@ CARRIED: list[tuple[str, str]] = [
 
 # What the witness's error lines, then its whole tail, say.
 RULES: list[tuple[str, str]] = [
-    ("sandbox environment", r"witness:sandbox|witness:memory|MemoryError"),
+    (
+        "sandbox environment",
+        r"witness:sandbox|witness:memory|MemoryError|\.cache/|MPLCONFIGDIR|fontconfig",
+    ),
     (
         "packages",
         r"malformed 'mod' value|StubModule|ModuleNotFoundError|No module named"
@@ -45,7 +48,11 @@ RULES: list[tuple[str, str]] = [
         r"|pytest\.warns|Emitted warnings|DID NOT WARN|recwarn",
     ),
     ("env/cwd", r"os\.environ|getcwd|chdir|environ\["),
-    ("filesystem", r"FileNotFoundError|No such file|NotADirectoryError|IsADirectoryError"),
+    (
+        "filesystem",
+        r"FileNotFoundError|No such file|NotADirectoryError|IsADirectoryError"
+        r"|does not exist|no such table",
+    ),
     (
         "values/types",
         r"takes \d+ positional argument|'<function |<class 'function'>"
@@ -60,7 +67,7 @@ RULES: list[tuple[str, str]] = [
         r"|subclass|classmethod|staticmethod|dataclass|__orig_class__",
     ),
     ("identity", r"weakref|WeakValue|WeakKey|deepcopy|[Pp]ickl|\bis not\b|assert .+ is \w|memo"),
-    ("library values", r"pandas|polars|numpy|matplotlib|pyarrow|scipy|sklearn"),
+    ("library values", r"pandas|polars|numpy|matplotlib|pyarrow|scipy|sklearn|Timestamp\("),
     (
         "values/types",
         r"cannot be interpreted as an integer|__index__|type\(.*\) is|isinstance"

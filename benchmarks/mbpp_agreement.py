@@ -20,7 +20,7 @@ it from a hub at run time).
 Variants (seeds of one run):
 - seed 1: the canonical solution (`code`);
 - seed 2: a wrong variant, the first mutant of `code` (a comparison flipped, a constant
-  moved by one, an operator swapped, ...; `humaneval_agreement._Mutator`) that the
+  moved by one, an operator swapped, ...; `humaneval_agreement.module_mutants`) that the
   harness fails.
 
 Run: python benchmarks/mbpp_agreement.py [mbpp.jsonl]
@@ -30,8 +30,6 @@ disagreement with what explains it.
 
 from __future__ import annotations
 
-import ast
-import copy
 import importlib.util
 import json
 import os
@@ -42,7 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from humaneval_agreement import _Mutator
+from humaneval_agreement import module_mutants as mutants
 from timing import installed_env, machine
 
 DATA = Path(__file__).parent / "data" / "mbpp-agreement"
@@ -82,18 +80,6 @@ def harness_grades(problems: dict[int, dict], samples: list[tuple[int, str]]) ->
 
     with ThreadPoolExecutor(2) as pool:  # compute_code_eval's pool, two on two cores
         return list(pool.map(one, enumerate(samples)))
-
-
-def mutants(code: str):
-    """Mutated versions of a whole solution, in order."""
-    tree = ast.parse(code)
-    for target in range(200):
-        mutated = copy.deepcopy(tree)
-        mutator = _Mutator(target)
-        mutator.visit(mutated)
-        if not mutator.done:
-            return
-        yield ast.unparse(mutated) + "\n"
 
 
 def explain(problem: dict, d: dict) -> str:

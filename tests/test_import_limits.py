@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from evalpin.core.instrument.fixtures import load_fixtures
-from evalpin.core.instrument.graders.coding import RUNTIME_MODULES, module_name
+from evalpin.core.instrument.graders.coding import module_name
+from evalpin.core.instrument.graders.surface import RUNTIME_MODULES
 from evalpin.run.sandbox import run_item, shared
 from evalpin.run.sandbox import zygote as fork_server
 from tests.clirun import cli, cli_process
@@ -201,3 +202,27 @@ def test_the_reserved_names_are_every_module_the_runtime_folder_gives(
     if not given:
         pytest.skip("no namespace backend here: the runtime folder is a copy in each box")
     assert given <= RUNTIME_MODULES, given - RUNTIME_MODULES
+
+
+@pytest.mark.parametrize("name", ["evalpin_capture.py", "EVALPIN_WIRE.py", "evalpin_guard/x.py",
+                                  "evalpin_wire.cpython-311-x86_64-linux-gnu.so"])  # fmt: skip
+def test_a_hand_written_set_cannot_expect_a_runtime_modules_name(
+    tmp_path: Path, capsys, name: str
+) -> None:
+    """The same names in a set written by hand: the loader refuses them, naming them."""
+    (tmp_path / "p.md").write_text("Do it.\n")
+    (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
+    (tmp_path / "set.yaml").write_text(
+        textwrap.dedent(f"""\
+        schema: coding-eval/v1
+        dataset_id: d
+        dataset_version: "1"
+        frozen_at: "2026-01-01T00:00:00Z"
+        holdout_policy: public
+        items:
+          - {{id: x, language: python, prompt_file: p.md, test_file: test_x.py, timeout_s: 5,
+             forbidden_imports: [], expected_files: ["{name}"]}}
+    """)
+    )
+    r = cli(capsys, "hash", str(tmp_path / "set.yaml"))
+    _one_line_refusal(r, name, "reserved")

@@ -294,9 +294,6 @@ def pytest_args(ini: str, workdir: str, report: str, test_name: str) -> list[str
     ]
 
 
-# The modules evalpin's runtime folder gives its sandboxed processes: a candidate or test
-# file of one of these names would be shadowed by evalpin's own (or shadow it).
-RUNTIME_MODULES = frozenset({"evalpin_wire", "evalpin_capture", "evalpin_guard"})
 # How the sandboxed processes start (`python -I -B -c BOOT ...`). The runtime folder
 # (argv[1]) holds the wire package as `evalpin_wire`, capture.py as `evalpin_capture`
 # and, in-process, guard.py as `evalpin_guard`; it leaves sys.path once they are

@@ -26,7 +26,8 @@ from evalpin.core.instrument.fixtures import (
     FixtureSet,
     load_fixtures,
 )
-from evalpin.core.instrument.graders.coding import RUNTIME_MODULES, module_name
+from evalpin.core.instrument.graders.coding import module_name
+from evalpin.core.instrument.graders.surface import RUNTIME_MODULES
 from evalpin.core.instrument.seal import write_lock
 
 DEFAULT_TIMEOUT_S = 10.0

@@ -162,6 +162,26 @@ def test_an_honest_exercise_still_imports(tmp_path: Path, capsys) -> None:
     assert r.code == 0, r.err
 
 
+def _one_item_set(folder: Path, expected: str, test: str) -> Path:
+    """A coding set written by hand: one item expecting `expected`, tested by `test`."""
+    (folder / "p.md").write_text("Double it.\n")
+    (folder / "test_d.py").write_text(test)
+    path = folder / "set.yaml"
+    path.write_text(
+        textwrap.dedent(f"""\
+        schema: coding-eval/v1
+        dataset_id: d
+        dataset_version: "1"
+        frozen_at: "2026-01-01T00:00:00Z"
+        holdout_policy: public
+        items:
+          - {{id: d, language: python, prompt_file: p.md, test_file: test_d.py, timeout_s: 30,
+             forbidden_imports: [], expected_files: ["{expected}"]}}
+    """)
+    )
+    return path
+
+
 def test_the_reserved_names_are_every_module_the_runtime_folder_gives(
     tmp_path: Path, monkeypatch
 ) -> None:
@@ -176,22 +196,8 @@ def test_the_reserved_names_are_every_module_the_runtime_folder_gives(
         return real(files)
 
     monkeypatch.setattr(shared, "folder", recording)
-    set_path = tmp_path / "set.yaml"
-    (tmp_path / "p.md").write_text("Double it.\n")
-    (tmp_path / "test_d.py").write_text("from solution import double\n\n\ndef test_d():\n"
-                                        "    assert double(3) == 6\n")  # fmt: skip
-    set_path.write_text(
-        textwrap.dedent("""\
-        schema: coding-eval/v1
-        dataset_id: d
-        dataset_version: "1"
-        frozen_at: "2026-01-01T00:00:00Z"
-        holdout_policy: public
-        items:
-          - {id: d, language: python, prompt_file: p.md, test_file: test_d.py, timeout_s: 30,
-             forbidden_imports: [], expected_files: [solution.py]}
-    """)
-    )
+    test = "from solution import double\n\n\ndef test_d():\n    assert double(3) == 6\n"
+    set_path = _one_item_set(tmp_path, "solution.py", test)
     item = load_fixtures(set_path).cases[0]
     try:
         outcome = run_item(item, {"solution.py": "def double(n):\n    return 2 * n\n"})
@@ -210,19 +216,6 @@ def test_a_hand_written_set_cannot_expect_a_runtime_modules_name(
     tmp_path: Path, capsys, name: str
 ) -> None:
     """The same names in a set written by hand: the loader refuses them, naming them."""
-    (tmp_path / "p.md").write_text("Do it.\n")
-    (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
-    (tmp_path / "set.yaml").write_text(
-        textwrap.dedent(f"""\
-        schema: coding-eval/v1
-        dataset_id: d
-        dataset_version: "1"
-        frozen_at: "2026-01-01T00:00:00Z"
-        holdout_policy: public
-        items:
-          - {{id: x, language: python, prompt_file: p.md, test_file: test_x.py, timeout_s: 5,
-             forbidden_imports: [], expected_files: ["{name}"]}}
-    """)
-    )
+    _one_item_set(tmp_path, name, "def test_d():\n    pass\n")
     r = cli(capsys, "hash", str(tmp_path / "set.yaml"))
     _one_line_refusal(r, name, "reserved")

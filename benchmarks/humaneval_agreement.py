@@ -146,6 +146,19 @@ def mutants(prompt: str, solution: str):
         yield "\n" + "\n".join("    " + line for line in _inner(body).splitlines()) + "\n"
 
 
+def module_mutants(code: str):
+    """Mutated versions of a whole solution (every function of it), in order: MBPP's
+    and DataFrameBench's answers are whole modules."""
+    tree = ast.parse(code)
+    for target in range(200):
+        mutated = copy.deepcopy(tree)
+        mutator = _Mutator(target)
+        mutator.visit(mutated)
+        if not mutator.done:
+            return
+        yield ast.unparse(mutated) + "\n"
+
+
 def _inner(source: str) -> str:
     """The body of the (last) function defined in `source`, dedented by one level."""
     tree = ast.parse(source)

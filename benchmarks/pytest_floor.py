@@ -1,13 +1,16 @@
-"""The floor under any pytest-based grade of HumanEval: pytest alone, one session per
-problem (prompt + canonical solution, the problem's test file), each in a fork of a warm
-process (pytest and its plugins imported, the collector's objects frozen, as in
-evalpin's fork server), N at a time. No sandbox, no witness, no grader.
+"""The floor under any pytest-based grade of a benchmark: pytest alone, one session per
+problem (the candidate file as evalpin writes it for the reference answer, the problem's
+test file), each in a fork of a warm process (pytest and its plugins imported, the
+collector's objects frozen, as in evalpin's fork server), N at a time. No sandbox, no
+witness, no grader.
 
 evalpin grades a passing case with two such sessions (plain pytest, then the witness's
-pytest on stand-ins), so this script's time, twice, is what no sandbox work can go
-under. Run by `bench_humaneval.py floor` (after its `setup`), or alone:
+pytest on stand-ins) and a failing one with one: `SESSIONS` per problem (2 for the
+canonical solutions, which all pass) is the floor no sandbox work can go under, run N at
+a time as evalpin's `--jobs N` runs cases. Run by `bench_humaneval.py floor` (after its
+`setup`; `--benchmark mbpp` for MBPP's set), or alone, on any imported set:
 
-    PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -I -B benchmarks/pytest_floor.py 2
+    PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -I -B benchmarks/pytest_floor.py N [SESSIONS [SET]]
 """
 
 import contextlib
@@ -24,47 +27,63 @@ from _pytest.config import default_plugins
 
 from evalpin.core.instrument.graders.coding import pytest_args
 
-SET = Path(__file__).resolve().parent / "data" / "humaneval" / "set"
-ROOT = SET.parent / "floor"
+HUMANEVAL = Path(__file__).resolve().parent / "data" / "humaneval" / "set" / "HumanEval.yaml"
 
 
-def items() -> list[Path]:
-    """One folder per problem: solution.py (prompt + reference) and its test file."""
-    if not ROOT.exists():
-        staging = ROOT.with_name("floor-staging")
+def items(set_path: Path = HUMANEVAL) -> list[Path]:
+    """One folder per problem of the set, laid out as evalpin's sandbox lays out a case:
+    `work/` (the candidate file, as evalpin writes it for the reference, and the test
+    file) beside `ctl/` (the ini and the report). pytest collects from the folder that
+    holds both, so an ini shared by every problem would make each session list every
+    problem's folder."""
+    from evalpin.core.instrument.fixtures import load_fixtures
+    from evalpin.core.instrument.graders.candidate import written_files
+
+    root = set_path.parent.parent / "floor-boxes"
+    if not root.exists():
+        staging = root.with_name("floor-staging")
         shutil.rmtree(staging, ignore_errors=True)
-        for test in sorted((SET / "tests").glob("test_*.py")):
-            name = test.stem.removeprefix("test_")
-            folder = staging / name
-            folder.mkdir(parents=True)
-            shutil.copy(test, folder / test.name)
-            prompt = (SET / "prompts" / f"{name}.py").read_text()
-            reference = (SET / "reference" / name / "solution.py").read_text()
-            (folder / "solution.py").write_text(prompt + reference)
-        (staging / "pytest.ini").write_text("[pytest]\n")
-        staging.rename(ROOT)
-    return sorted(p for p in ROOT.iterdir() if p.is_dir())
+        for n, item in enumerate(load_fixtures(set_path).cases):
+            work, ctl = staging / f"{n:05d}" / "work", staging / f"{n:05d}" / "ctl"
+            work.mkdir(parents=True)
+            ctl.mkdir()
+            shutil.copy(item.test_file, work / item.test_file.name)
+            answer = {name: f.read_text() for name, f in item.reference_files.items()}
+            for name, text in written_files(item, answer).items():
+                (work / name).write_text(text)
+            (ctl / "pytest.ini").write_text("[pytest]\n")
+            (ctl / "test").write_text(item.test_file.name)
+        staging.rename(root)
+    return sorted(p for p in root.iterdir() if p.is_dir())
+
+
+def args(folder: Path) -> list[str]:
+    """evalpin's own pytest arguments for the problem in `folder`."""
+    work, ctl = folder / "work", folder / "ctl"
+    test = (ctl / "test").read_text()
+    return pytest_args(str(ctl / "pytest.ini"), str(work), str(ctl / "report.xml"), test)
 
 
 def session(folder: Path) -> int:
     """Fork; the child runs one pytest session with evalpin's own arguments."""
     pid = os.fork()
     if pid == 0:
-        os.chdir(folder)
+        os.chdir(folder / "work")
         null = os.open(os.devnull, os.O_WRONLY)
         os.dup2(null, 1)
         os.dup2(null, 2)
-        ini, report = str(ROOT / "pytest.ini"), str(folder / "report.xml")
-        os._exit(pytest.main(pytest_args(ini, str(folder), report, f"test_{folder.name}.py")))
+        os._exit(pytest.main(args(folder)))
     return pid
 
 
 def main() -> None:
     workers = int(sys.argv[1]) if len(sys.argv) > 1 else 2
+    sessions = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    set_path = Path(sys.argv[3]).resolve() if len(sys.argv) > 3 else HUMANEVAL
     for name in (*(f"_pytest.{p}" for p in default_plugins), "pdb", "faulthandler"):
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
-    queue = items()
+    queue = [folder for folder in items(set_path) for _ in range(sessions)]
     gc.collect()
     gc.freeze()
     started = time.perf_counter()
@@ -78,8 +97,8 @@ def main() -> None:
         running.discard(pid)
         failed += os.waitstatus_to_exitcode(status) != 0
     elapsed = time.perf_counter() - started
-    print(f"pytest alone, one session per problem, {workers} workers: {elapsed:.2f} s, ", end="")
-    print(f"{total - failed}/{total} pass")
+    print(f"pytest alone, {sessions} session(s) per problem, {workers} workers: {elapsed:.2f} s,",
+          f"{total - failed}/{total} sessions pass")  # fmt: skip
     sys.exit(1 if failed else 0)
 
 

@@ -291,6 +291,24 @@ def _valid(tmp: Path, name: str) -> bytes:
     if name == "harness-results":
         rows = [{"task_id": t, "seed": s, "passed": t == "a"} for t in "ab" for s in (11, 29, 47)]
         return b"".join(json.dumps(r).encode() + b"\n" for r in rows)
+    if name == "bigcodebench":
+        return (DATA / "benchmarks" / "bigcodebench" / "bigcodebench-sample.jsonl").read_bytes()
+    if name == "dataframebench":
+        stub = "{library_import}\ndef task_func(x):\n"
+        problem = {"task_id": "DFB/1", "entry_point": "task_func", "libs": ["math"],
+                   "prompt": "Do it. {library_instruction}\n" + stub,
+                   "prompt_parts": {"stub": stub},
+                   "test_code": "import unittest\nclass TestCases(unittest.TestCase):\n"
+                   "    def test_x(self):\n        self.assertEqual(task_func(1), 1)\n",
+                   "ground_truth": {"pandas": "def task_func(x):\n    return x\n"}}  # fmt: skip
+        return json.dumps(problem).encode() + b"\n"
+    if name in ("bigcodebench-results", "dataframebench-results"):
+        if name == "bigcodebench-results":
+            doc = {"date": "", "eval": {t: [{"task_id": t, "solution": "x", "status": "pass",
+                                             "details": {}}] for t in "ab"}}  # fmt: skip
+        else:
+            doc = {"results": [{"task_id": t, "outcomes": ["passed", "failed"]} for t in "ab"]}
+        return json.dumps(doc, indent=2).encode()
     raise AssertionError(name)
 
 
@@ -310,6 +328,10 @@ READERS = [
     Reader("humaneval", ".jsonl", json_variants, _import("humaneval")),
     Reader("mbpp", ".jsonl", json_variants, _import("mbpp")),
     Reader("harness-results", ".jsonl", json_variants, _results),
+    Reader("bigcodebench", ".jsonl", json_variants, _import("bigcodebench")),
+    Reader("dataframebench", ".jsonl", json_variants, _import("dataframebench")),
+    Reader("bigcodebench-results", ".json", json_variants, _results),
+    Reader("dataframebench-results", ".json", json_variants, _results),
 ]
 
 

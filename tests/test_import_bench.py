@@ -53,7 +53,7 @@ def test_humaneval_becomes_a_sealed_set_with_its_provenance(humaneval) -> None:
         "format": "humaneval",
         "importer": fs.source["importer"],
     }
-    assert fs.source["importer"].endswith("import humaneval/1")
+    assert fs.source["importer"].endswith("import humaneval/2")
     assert lock_state(fs).status == "matched"
     item = next(c for c in fs.cases if c.id == "HumanEval/0")
     assert item.candidate == "prompt+completion"
@@ -146,7 +146,8 @@ def test_mbpp_excerpt_checks_and_keeps_a_test_named_function_out_of_collection(
     task19 = next(c for c in fs.cases if c.id == "Mbpp/19").test_file.read_text()
     # `test_duplicate` (the candidate's function) is bound inside each test, never at
     # the top where pytest would collect it as a test of its own.
-    assert "\ntest_duplicate" not in task19 and "    test_duplicate = _candidate" in task19
+    assert "\ntest_duplicate" not in task19
+    assert "    from solution import test_duplicate" in task19
     challenge = next(c for c in fs.cases if c.id == "Mbpp/11").test_file.read_text()
     assert "hellolloll" not in challenge  # challenge_test_list is not graded
 
@@ -374,3 +375,21 @@ def test_a_hostile_benchmark_is_refused_whole_and_reads_nothing_outside_it(
         capsys, "import", "humaneval", str(tmp_path / "good.jsonl"), "--out", str(tmp_path / "g")
     )
     assert r.code == 0, r.err
+
+
+def test_a_task_whose_function_has_a_builtins_name_can_be_passed(tmp_path: Path) -> None:
+    """MBPP's task 126 names its function `sum`: the harness's one namespace gives the
+    asserts the candidate's `sum`, so the generated test imports it by name; every other
+    builtin stays the test's own."""
+    fs = import_set("mbpp", DATA / "mbpp" / "mbpp-builtin.jsonl", tmp_path / "m").fixtures
+    (item,) = fs.cases
+    test = item.test_file.read_text()
+    assert test.count("    from solution import sum\n") == 3
+    assert check_set(fs).items[0].problems == []
+    other = "import math\ndef sum(a, b):\n    g = math.gcd(a, b)\n"
+    other += "    return __import__('builtins').sum(d for d in range(1, g + 1) if g % d == 0"
+    other += " and d < min(a, b))\n"
+    assert run_item(item, {"solution.py": other}).passed
+    wrong = "def sum(a, b):\n    return a + b\n"
+    graded = run_item(item, {"solution.py": wrong})
+    assert not graded.passed and graded.failed_tests

@@ -28,6 +28,7 @@ counting the colons outside strings against the keys decoded.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate, repeat
@@ -36,7 +37,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from evalpin.core.errors import InputError
-from evalpin.core.files import not_utf8, read_input
+from evalpin.core.files import not_utf8, open_input
 
 MAX_DEPTH = 100  # levels of nesting of any JSON or YAML value
 MAX_CONFIG_BYTES = 16 << 20  # a slots file, a lock, a coding YAML, a disclosure list
@@ -64,14 +65,16 @@ def too_big(size: int, limit: int) -> str:
 
 def read_bounded(path: str | Path, limit: int, **names: Any) -> bytes:
     """An input file's bytes, or InputError naming it: over `limit` bytes (told from its
-    size, before it is read), or unreadable in `read_input`'s words (`names`)."""
-    try:
-        size = Path(path).stat().st_size
-    except OSError:
-        size = 0  # read_input says why it cannot be read
-    if size > limit:
-        raise InputError(path, too_big(size, limit))
-    data = read_input(path, **names)
+    size, before it is read), not a regular file, or unreadable in `open_input`'s words
+    (`names`)."""
+    with open_input(path, **names) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > limit:
+            raise InputError(path, too_big(size, limit))
+        try:
+            data = fh.read(limit + 1)
+        except OSError as exc:
+            raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
     if len(data) > limit:  # grew while read
         raise InputError(path, too_big(len(data), limit))
     return data
@@ -117,6 +120,15 @@ def json_depth(data: bytes | bytearray | memoryview) -> int:
     """How deep JSON text nests (brackets inside strings do not count)."""
     brackets = _outside_strings(data, _NOT_STRUCTURE).translate(_STEP)
     return max(accumulate(map(sub, brackets, repeat(1))), default=0)
+
+
+def json_containers(data: bytes | bytearray | memoryview) -> int:
+    """How many objects and lists JSON text holds (brackets inside strings do not
+    count), told from its bytes before it is decoded: what decoding it would build."""
+    if data.count(b"[") + data.count(b"{") == 0:
+        return 0
+    brackets = _outside_strings(data, _NOT_STRUCTURE)
+    return brackets.count(b"[") + brackets.count(b"{")
 
 
 def json_too_deep(data: bytes | bytearray | memoryview, limit: int = MAX_DEPTH) -> bool:

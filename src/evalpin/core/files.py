@@ -4,21 +4,20 @@
   disk leaves the old file (or none), never half a file.
 - `not_utf8`: the one wording of "these bytes are not UTF-8" that every reader reports
   (fixtures, run files, replay recordings, disclosure lists).
-- `read_input` / `open_input`: an input file's bytes (or an open binary handle), or the
-  one-line `InputError` (exit 3) that says why not: a folder, no such file, unreadable.
+- `open_input`: an input file opened for reading, or the one-line `InputError` (exit 3)
+  that says why not: a folder, no such file, unreadable, not a regular file (a FIFO, a
+  device: never waited on, never read without end).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO, TypeVar
+from typing import BinaryIO
 
 from evalpin.core.errors import InputError
-
-_T = TypeVar("_T")
 
 
 def write_atomic(path: Path, text: str, *, encoding: str = "utf-8") -> None:
@@ -43,44 +42,41 @@ def not_utf8(data: bytes, bad: UnicodeDecodeError) -> str:
 
 # What an input file that cannot be read is called, unless its reader says better.
 FOLDER, MISSING, UNREADABLE = "is a directory, not a file", "no such file", "cannot read"
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a directory"),
+)
 
 
-def read_input(
+def open_input(
     path: str | Path,
     *,
     folder: str | None = FOLDER,
     missing: str = MISSING,
     unreadable: str = UNREADABLE,
-) -> bytes:
-    """The bytes of an input file, or InputError naming it: `folder` when it is a
-    directory (None: no such check), `missing` when it does not exist, `unreadable: WHY`
-    for any other OS error."""
-    return _input(path, Path.read_bytes, folder, missing, unreadable)
-
-
-def open_input(path: str | Path) -> BinaryIO:
+) -> BinaryIO:
     """An input file opened for binary reading (closed by the caller), or InputError
-    naming it in `read_input`'s default words."""
-    return _input(path, _open_binary, FOLDER, MISSING, UNREADABLE)
-
-
-def _open_binary(path: Path) -> BinaryIO:
-    return open(path, "rb")
-
-
-def _input(
-    path: str | Path,
-    how: Callable[[Path], _T],
-    folder: str | None,
-    missing: str,
-    unreadable: str,
-) -> _T:
-    p = Path(path)
-    if folder is not None and p.is_dir():
-        raise InputError(path, folder)
+    naming it: `folder` when it is a directory (None: said as any other kind),
+    `missing` when it does not exist, `unreadable: WHY` for any other OS error and for
+    anything but a regular file. It is opened without blocking and judged by what was
+    opened, so a FIFO is refused at once instead of waited on, and a link to a device
+    (`/dev/zero`) is the device, refused before a byte is read."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
     try:
-        return how(p)
+        fd = os.open(path, flags)
     except FileNotFoundError:
         raise InputError(path, missing) from None
     except OSError as exc:
         raise InputError(path, f"{unreadable}: {exc.strerror or exc}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if folder is not None and stat.S_ISDIR(mode):
+            raise InputError(path, folder)
+        kind = next((name for test, name in _KINDS if test(mode)), "not a file")
+        raise InputError(path, f"{unreadable}: not a regular file ({kind})")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")

@@ -1,6 +1,8 @@
 """`evalpin check`: a fixture set validated before it is sealed.
 
-Coding items: the reference solution (`reference_files:`) must pass, the starting code
+Coding items: the modules an item `requires:` must be importable by the interpreter that
+grades (else every answer would fail: the item is named and not graded), the reference
+solution (`reference_files:`) must pass, the starting code
 the prompt shows (`starting_files:`) must fail on a test ("each item names a failing
 test", not a static or sandbox error), and for an item graded under process isolation
 both go through plain pytest and the witness, which must agree: an item whose tests the
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -160,11 +163,35 @@ def _does_not_compile(item: CodingItem) -> str | None:
     return None
 
 
+def missing_modules(names: Sequence[str]) -> list[str]:
+    """The modules of `names` the grading interpreter (this one: the sandboxes run it)
+    cannot import, found without importing any."""
+    import importlib.util
+
+    missing = []
+    for name in names:
+        try:
+            found = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            found = None
+        if found is None:
+            missing.append(name)
+    return missing
+
+
 def check_item(item: CodingItem, grade: Grade) -> ItemReport:
     report = ItemReport(item.id)
     broken = _does_not_compile(item)
     if broken:  # nothing to grade against: the test file itself is the problem
         report.problems.append(broken)
+        return report
+    missing = missing_modules(item.requires)
+    if missing:  # every answer would fail on an import: nothing to learn from grading
+        report.problems.append(
+            f"needs {', '.join(missing)}, which the grading interpreter cannot import"
+            f" ({sys.executable}): every answer would fail; install them, or leave the"
+            " item out"
+        )
         return report
     for what, files, must_pass in (
         ("reference", item.reference_files, True),

@@ -8,8 +8,9 @@ from pathlib import Path
 import click
 
 from evalpin.cli.console import emit_json
+from evalpin.cli.option_kinds import resolved_later
 
-_SHAPES = ("humaneval", "mbpp", "exercises")
+_SHAPES = ("humaneval", "mbpp", "bigcodebench", "dataframebench", "exercises")
 
 
 @click.command("import")
@@ -29,13 +30,19 @@ _SHAPES = ("humaneval", "mbpp", "exercises")
     help="The set's dataset_version (default: sha256- and the source's first 12 hex digits).",
 )
 @click.option("--frozen-at", help="The set's frozen_at (default: now, UTC).")
-@click.option(
+@resolved_later(
     "--timeout",
     "timeout_s",
     type=click.FloatRange(min=0, min_open=True),
-    default=10.0,
+    help="Each item's timeout_s (pytest's start included); bigcodebench and dataframebench: 60.",
+    shown=10.0,
+)
+@click.option(
+    "--library",
+    default="free",
     show_default=True,
-    help="Each item's timeout_s (pytest's start included).",
+    help="dataframebench: the data processing library its prompts ask for (pandas, polars,"
+    " any module name), or free (the model chooses).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a summary.")
 def import_cmd(
@@ -45,7 +52,8 @@ def import_cmd(
     dataset_id: str | None,
     dataset_version: str | None,
     frozen_at: str | None,
-    timeout_s: float,
+    timeout_s: float | None,
+    library: str,
     as_json: bool,
 ) -> None:
     """Turn a benchmark file you have into a sealed coding set that `evalpin check` passes.
@@ -53,13 +61,20 @@ def import_cmd(
     SHAPE is `humaneval` (a HumanEval-style JSONL, gzipped or not: HumanEval, HumanEval+,
     MultiPL-E's Python half; the candidate file is the prompt followed by the
     completion, as its harness runs it), `mbpp` (an MBPP-style JSONL or JSON list; the
-    completion alone is the candidate file) or `exercises` (a folder per exercise, as
+    completion alone is the candidate file), `bigcodebench` (BigCodeBench's JSONL:
+    unittest modules run in one namespace with the solution, after the stub its harness
+    calibrates with; each task's libraries recorded), `dataframebench` (DataFrameBench's
+    JSONL, its prompts filled for `--library`) or `exercises` (a folder per exercise, as
     Exercism's Python track and Aider's polyglot set lay them out). Nothing is fetched:
     SOURCE is a file (or folder) on disk. The set records its provenance (the source's
     name and sha256, the importer's version) and is sealed. Exit 0 written, 3 when the
     source cannot be read as SHAPE (nothing is written then)."""
-    from evalpin.core.instrument.importers import import_set
+    from evalpin.core.instrument.importers import FREE, default_timeout, import_set
 
+    if library != FREE and shape != "dataframebench":
+        raise click.UsageError("--library is for dataframebench only")
+    if not library.isidentifier() and library != FREE:
+        raise click.BadParameter(f"{library!r} is no module name", param_hint="--library")
     done = import_set(
         shape,
         source,
@@ -67,7 +82,8 @@ def import_cmd(
         dataset_id=dataset_id,
         dataset_version=dataset_version,
         frozen_at=frozen_at,
-        timeout_s=timeout_s,
+        timeout_s=timeout_s or default_timeout(shape),
+        library=library,
     )
     fs = done.fixtures
     if as_json:

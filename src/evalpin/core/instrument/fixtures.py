@@ -38,6 +38,15 @@ from evalpin.core.bounded import (
     yaml_document,
 )
 from evalpin.core.errors import InputError
+from evalpin.core.instrument.harness_keys import (  # noqa: F401 - the item's words, said here too
+    CANDIDATE_COMPLETION,
+    CANDIDATE_FILES,
+    CANDIDATE_PROMPT_COMPLETION,
+    CANDIDATE_STARTING_COMPLETION,
+    CANDIDATES,
+    HARNESS_KEYS,
+    harness_keys,
+)
 from evalpin.core.instrument.pins import dataset_hash
 from evalpin.core.instrument.provenance import source_of
 from evalpin.core.instrument.tool_schema import (
@@ -57,14 +66,6 @@ CODING_SCHEMA = "coding-eval/v1"
 ISOLATION_PROCESS = "process"
 ISOLATION_IN_PROCESS = "in-process"
 DEFAULT_MEMORY_MB = 1024
-# What the candidate file of an item is (`candidate:`): the files the answer names (the
-# default), the answer's code alone, or the prompt file's text followed by it (HumanEval's
-# convention: its harness runs `prompt + completion`, so helpers and imports the prompt
-# defines are the candidate's). The last two write exactly one expected file.
-CANDIDATE_FILES = "files"
-CANDIDATE_COMPLETION = "completion"
-CANDIDATE_PROMPT_COMPLETION = "prompt+completion"
-CANDIDATES = (CANDIDATE_FILES, CANDIDATE_COMPLETION, CANDIDATE_PROMPT_COMPLETION)
 
 
 def envelope_hash(files: dict[str, str]) -> str:
@@ -118,6 +119,8 @@ class CodingItem:
     reference_files: dict[str, Path] = field(default_factory=dict)
     starting_files: dict[str, Path] = field(default_factory=dict)
     candidate: str = CANDIDATE_FILES
+    requires: tuple[str, ...] = ()  # modules the tests need (`harness_keys.py`)
+    harness_timeout_s: float | None = None  # the benchmark harness's own limit
 
     @property
     def prompt(self) -> str:
@@ -374,7 +377,7 @@ CODING_KEYS = frozenset(
 ITEM_KEYS = frozenset(
     {"id", "language", "prompt_file", "test_file", "timeout_s", "forbidden_imports"}
     | {"expected_files", "isolation", "memory_mb", "reference_files", "starting_files"}
-    | {"candidate"}
+    | HARNESS_KEYS
 )
 
 
@@ -557,13 +560,7 @@ def _coding_item(
         starting = _file_map(path, base, item, "starting_files", expected)
     with _line(at("forbidden_imports")):
         forbidden = _str_list(path, item_id, item, "forbidden_imports")
-    candidate = item.get("candidate", CANDIDATE_FILES)
-    if candidate not in CANDIDATES:
-        msg = f"{where} 'candidate' must be one of {', '.join(CANDIDATES)}, got {candidate!r}"
-        raise InputError(path, msg, at("candidate"))
-    if candidate != CANDIDATE_FILES and len(expected) != 1:
-        msg = f"{where} 'candidate: {candidate}' writes one file: expected_files must name one"
-        raise InputError(path, msg, at("candidate"))
+    harness = harness_keys(path, item, where, at, expected, starting)
     referenced = {item["prompt_file"]: prompt, item["test_file"]: test}
     referenced |= {str(item["reference_files"][n]): f for n, f in reference.items()}
     referenced |= {str(item["starting_files"][n]): f for n, f in starting.items()}
@@ -586,5 +583,7 @@ def _coding_item(
         memory_mb=memory_mb,
         reference_files=reference,
         starting_files=starting,
-        candidate=candidate,
+        candidate=harness.candidate,
+        requires=harness.requires,
+        harness_timeout_s=harness.harness_timeout_s,
     )

@@ -7,6 +7,9 @@
 - `prompt+completion`: the prompt file's text, then that code (HumanEval's harness runs
   `prompt + completion`: the imports and helpers the prompt defines are the candidate's,
   and a chat model that restates the whole function redefines the prompt's stub).
+- `starting+completion`: the starting file's text, then that code (BigCodeBench's
+  calibrated harness runs `code_prompt + pass + solution`: the stub's imports and
+  constants are the candidate's even where the answer leaves them out).
 
 `answer_files` is what the answer gave (what `run_item` receives, what a reference or
 starting file holds, what `evalpin export` writes as the completion); `written_files` is
@@ -18,6 +21,7 @@ from __future__ import annotations
 from evalpin.core.instrument.fixtures import (
     CANDIDATE_FILES,
     CANDIDATE_PROMPT_COMPLETION,
+    CANDIDATE_STARTING_COMPLETION,
     CodingItem,
 )
 from evalpin.core.instrument.graders.coding import fenced_blocks, files_from_completion
@@ -46,13 +50,17 @@ def answer_files(completion: Completion, item: CodingItem) -> dict[str, str]:
 
 
 def written_files(item: CodingItem, files: dict[str, str]) -> dict[str, str]:
-    """The files the work folder gets from the answer's: under `prompt+completion`, the
-    prompt file's text before the expected file's code (exactly concatenated, as the
-    benchmark's harness does); otherwise the answer's files as they are."""
-    if item.candidate != CANDIDATE_PROMPT_COMPLETION:
-        return files
+    """The files the work folder gets from the answer's: under `prompt+completion` the
+    prompt file's text, under `starting+completion` the starting file's, before the
+    expected file's code (exactly concatenated, as the benchmark's harness does);
+    otherwise the answer's files as they are."""
     name = item.expected_files[0]
+    if item.candidate == CANDIDATE_PROMPT_COMPLETION:
+        head = item.prompt_file
+    elif item.candidate == CANDIDATE_STARTING_COMPLETION:
+        head = item.starting_files[name]
+    else:
+        return files
     if name not in files:
         return files  # missing_file says so
-    prompt = item.prompt_file.read_text(encoding="utf-8")
-    return {**files, name: prompt + files[name]}
+    return {**files, name: head.read_text(encoding="utf-8") + files[name]}

@@ -22,6 +22,10 @@ if TYPE_CHECKING:
 # Never writable, even when an item lists them: each is read by Python or pytest on its
 # own initiative (config, plugins, startup hooks). Compared case-insensitively, since on
 # a case-insensitive file system `Conftest.py` is `conftest.py`.
+# The modules evalpin's runtime folder gives its sandboxed processes (`coding.py`'s boot
+# code imports them): a candidate or test file of one of these names would be shadowed by
+# evalpin's own, or shadow it.
+RUNTIME_MODULES = frozenset({"evalpin_wire", "evalpin_capture", "evalpin_guard"})
 RESERVED_NAMES = frozenset(
     {
         "conftest.py",
@@ -37,7 +41,7 @@ RESERVED_NAMES = frozenset(
         "pyproject.toml",
     }
 )
-RESERVED_DIRS = frozenset({"pytest", "_pytest", "__pycache__"})
+RESERVED_DIRS = frozenset({"pytest", "_pytest", "__pycache__"}) | RUNTIME_MODULES
 
 
 def surface_path(name: str) -> str | None:
@@ -77,6 +81,7 @@ def _reserved(path: str, test_name: str) -> bool:
     return (
         path.casefold() == test_name.casefold()
         or parts[-1] in RESERVED_NAMES
+        or parts[-1].split(".")[0] in RUNTIME_MODULES  # evalpin_wire.py, evalpin_guard.so
         or parts[-1].endswith(".pth")
         or any(p in RESERVED_DIRS for p in parts[:-1])
     )

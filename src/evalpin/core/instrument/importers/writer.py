@@ -26,6 +26,8 @@ from evalpin.core.instrument.fixtures import (
     FixtureSet,
     load_fixtures,
 )
+from evalpin.core.instrument.graders.coding import module_name
+from evalpin.core.instrument.graders.surface import RUNTIME_MODULES
 from evalpin.core.instrument.seal import write_lock
 
 DEFAULT_TIMEOUT_S = 10.0
@@ -45,6 +47,8 @@ class Item:
     candidate: str = CANDIDATE_FILES
     test_name: str | None = None  # the test file's own name (the test imports by it)
     prompt_suffix: str = ".md"
+    requires: tuple[str, ...] = ()  # modules the tests need (`requires:`)
+    harness_timeout_s: float | None = None  # the benchmark harness's own limit
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,29 @@ def stem(item_id: str) -> str:
     return _UNSAFE.sub("_", item_id).strip("._") or "item"
 
 
+def _control(text: str) -> bool:
+    return any(c < " " or "\x7f" <= c <= "\x9f" for c in text)
+
+
+def refused_name(item: Item) -> str | None:
+    """Why an item's names cannot be a set's, or None: its id holds a control character
+    (a line break would make it two lines of every listing), or its candidate or test
+    file would take a name the sandbox gives another file: one of evalpin's runtime
+    modules (its own would shadow the candidate's), `conftest.py`, or each other's."""
+    if not item.id.strip() or _control(item.id):
+        return f"item id {item.id!r} is not one line of text"
+    names = {"candidate file": item.expected, "test file": item.test_name or "test.py"}
+    for role, name in names.items():
+        top = (module_name(name) or "").split(".")[0]
+        if _control(name):
+            return f"item {item.id!r}: its {role} {name!r} holds a control character"
+        if top in RUNTIME_MODULES or name == "conftest.py":
+            return f"item {item.id!r}: its {role} {name!r} takes a name evalpin's sandbox uses"
+    if item.expected == item.test_name:
+        return f"item {item.id!r}: its candidate and test file are both {item.expected!r}"
+    return None
+
+
 def write_set(
     out: Path,
     items: list[Item],
@@ -94,6 +121,8 @@ def write_set(
         raise InputError(source.path, "no problem to import")
     seen: dict[str, str] = {}
     for item in items:
+        if why := refused_name(item):
+            raise InputError(source.path, why)
         if stem(item.id) in seen:
             msg = f"items {seen[stem(item.id)]!r} and {item.id!r} would share file names"
             raise InputError(source.path, msg)
@@ -171,6 +200,10 @@ def _document(
         }
         if item.candidate != CANDIDATE_FILES:
             entry["candidate"] = item.candidate
+        if item.requires:
+            entry["requires"] = list(item.requires)
+        if item.harness_timeout_s is not None:
+            entry["harness_timeout_s"] = item.harness_timeout_s
         entry["reference_files"] = {item.expected: paths["reference"]}
         if "starting" in paths:
             entry["starting_files"] = {item.expected: paths["starting"]}

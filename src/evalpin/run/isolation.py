@@ -40,7 +40,6 @@ from evalpin.core.instrument.fixtures import CodingItem
 from evalpin.core.instrument.graders import guard, wire
 from evalpin.core.instrument.graders.coding import (
     GUARDED_PYTEST_BOOT,
-    IMPORTABLE_SUFFIXES,
     PLAIN_PYTEST_BOOT,
     PYTEST_BOOT,
     PYTEST_INI,
@@ -150,7 +149,8 @@ class PlainMode:
 
 
 class ProcessMode:
-    """Candidate in a worker sandbox; pytest in another, on stand-ins."""
+    """Candidate in a worker sandbox; pytest in another, on stand-ins, both on one set of
+    folders (the work folder, /tmp, /dev/shm): see `_shared_specs`."""
 
     def __init__(self, item: CodingItem, test_source: bytes, candidate: dict[str, bytes]) -> None:
         self.item = item
@@ -161,20 +161,18 @@ class ProcessMode:
 
     def specs(self, box: Box, env: dict[str, str], limits: dict[str, int]) -> list[Spec]:
         runtime = _runtime(box, _wire())
-        worker_dir, tests_dir = box.folder("candidate"), box.folder("tests")
         ctl, ini = _control(box)
         self.report = ctl / REPORT
         self.notes = ctl / NOTES
-        write_tree(worker_dir, self.candidate)
+        work = box.folder("work")
         modules = {p: m for p in self.candidate if (m := module_name(p))}
         sources = {m: self.candidate[p].decode("utf-8", "replace") for p, m in modules.items()}
         exports = star_exports(sources)
+        test_name = self.item.test_file.name
+        # What pytest imports from the work folder: a stand-in for each candidate module,
+        # and the test file (never a file of the worker's: `wire/imports.py`).
         shown = {p: STUB.format(name=m, exports=exports[m]).encode() for p, m in modules.items()}
-        for path, data in self.candidate.items():
-            if not path.lower().endswith(IMPORTABLE_SUFFIXES):
-                shown[path] = data  # data files the tests may read
-        shown[self.item.test_file.name] = self.test_source
-        write_tree(tests_dir, shown)
+        shown[test_name] = self.test_source
         # Two pairs of pipes: the main threads' calls, and the side channel for other
         # threads' (a timer's callback, a thread pool's).
         req_r, req_w = os.pipe()
@@ -183,6 +181,30 @@ class ProcessMode:
         side_resp_r, side_resp_w = os.pipe()
         worker_fds = (req_r, resp_w, side_req_r, side_resp_w)
         tester_fds = (resp_r, req_w, side_resp_r, side_req_w)
+        if box.namespaces:
+            # One work folder, the candidate's own files in it; pytest's sandbox sees the
+            # stand-ins and the test copy bound read-only over them, from a folder only
+            # it has (`src`, sealed once filled).
+            src = box.folder("src")
+            write_tree(work, {**self.candidate, test_name: self.test_source})
+            write_tree(src, shown)
+            imports, shared = work, [str(work), "/tmp", "/dev/shm"]
+            mine = {"base": True, "mountpoints": [src, ctl]}
+            theirs = {
+                "rw": [ctl, src],
+                "joins": True,
+                "sealed": [src],
+                "overlay": [(src / p, work / p) for p in sorted(shown)],
+            }
+        else:
+            # No mount namespace: the worker imports its files from a folder of its own,
+            # in the work folder (the stand-ins', the folders both write) like pytest.
+            imports = box.folder("candidate")
+            write_tree(imports, self.candidate)
+            data = {p: d for p, d in self.candidate.items() if p not in modules}
+            write_tree(work, {**data, **shown})
+            shared = [str(work), str(imports), env["TMPDIR"]]
+            mine, theirs = {}, {"rw": [work, ctl]}
         worker = Spec(
             [
                 sys.executable,
@@ -194,21 +216,22 @@ class ProcessMode:
                 str(runtime),
                 ",".join(map(str, worker_fds)),
                 json.dumps(sorted(modules.values())),
+                str(imports),
             ],
-            env,
-            worker_dir,
-            rw=[worker_dir],
+            # Built from the item alone: nothing of pytest's or the grader's.
+            {k: v for k, v in env.items() if not k.startswith("PYTEST_")},
+            work,
+            rw=[work],
             ro=[runtime],
             pass_fds=worker_fds,
             limits=limits,
-            # An empty folder where the tests' folder is: the files of it the tests hand
-            # over are mirrored there, nothing else of it.
-            binds=[(box.folder("mirror"), tests_dir)],
+            **mine,
         )
-        args = pytest_args(str(ini), str(tests_dir), str(self.report), self.item.test_file.name)
+        args = pytest_args(str(ini), str(work), str(self.report), test_name)
         # pytest runs no candidate code here: its own files (capture, report) are not
         # held to the candidate's file-size cap (the folders' own caps still hold).
         own_limits = {k: v for k, v in limits.items() if k != "RLIMIT_FSIZE"}
+        placed = [str(work / p) for p in shown]
         tester = Spec(
             [sys.executable, "-I", "-B", "-c", PYTEST_BOOT, str(runtime), *args],
             {
@@ -216,14 +239,16 @@ class ProcessMode:
                 "EVALPIN_RPC_FDS": ",".join(map(str, tester_fds)),
                 "EVALPIN_MODULES": ",".join(sorted(modules.values())),
                 "EVALPIN_NOTES": str(self.notes),
-                # Mirror handed paths only when the worker has a file system of its own.
-                "EVALPIN_MIRROR": "1" if env.get("TMPDIR") == "/tmp" else "0",
+                # The folders the worker writes too, and what the grader put there.
+                "EVALPIN_SHARED": json.dumps(
+                    {"roots": shared, "placed": placed, "devices": box.namespaces}
+                ),
             },
-            tests_dir,
-            rw=[tests_dir, ctl],
+            work,
             ro=[runtime],
             pass_fds=tester_fds,
             limits=own_limits,
+            **theirs,
         )
         return [worker, tester]
 

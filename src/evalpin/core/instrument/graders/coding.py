@@ -299,10 +299,10 @@ def pytest_args(ini: str, workdir: str, report: str, test_name: str) -> list[str
 # and, in-process, guard.py as `evalpin_guard`; it leaves sys.path once they are
 # imported.
 WORKER_BOOT = """\
-import json, os, sys
+import json, sys
 sys.path.insert(0, sys.argv[1])
 import evalpin_wire.worker
-sys.path[0] = os.getcwd()
+sys.path[0] = sys.argv[4]
 evalpin_wire.worker.worker([int(x) for x in sys.argv[2].split(",")], json.loads(sys.argv[3]))
 """
 PYTEST_BOOT = """\
@@ -311,6 +311,7 @@ sys.path.insert(0, sys.argv[1])
 import evalpin_wire.stubs
 import evalpin_capture
 del sys.path[0]
+evalpin_wire.stubs.guard_imports()
 evalpin_capture.install()
 import pytest
 sys.exit(pytest.main(sys.argv[2:]))

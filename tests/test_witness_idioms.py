@@ -2377,7 +2377,7 @@ UNCARRIED = _corpus(
 )
 
 
-UNCARRIED.update(
+IDIOMS.update(
     _corpus(
         Case(
             "a-script-the-candidate-makes-executable",
@@ -2408,6 +2408,12 @@ UNCARRIED.update(
                 """
             ),
         ),
+    )
+)
+
+
+UNCARRIED.update(
+    _corpus(
         Case(
             "a-module-the-candidate-generates-and-the-test-imports",
             "codegen_ok.py",

@@ -47,6 +47,7 @@ from evalpin.core.instrument.graders.coding import (
     STUB,
     WORKER_BOOT,
     expected_tests,
+    explained,
     failed_tests,
     judge_in_process,
     judge_report,
@@ -139,8 +140,11 @@ class PlainMode:
 
     def judge(self, box: Box, exit_code: int | None) -> tuple[bool, list[str]]:
         assert self.report is not None
-        expected = expected_tests(self.test_source.decode("utf-8", "replace"))
-        return judge_report(read_regular(box.view(self.report)), expected, exit_code=exit_code)
+        source = self.test_source.decode("utf-8", "replace")
+        report = read_regular(box.view(self.report))
+        return judge_report(
+            report, expected_tests(source), exit_code=exit_code, explains=explained(source)
+        )
 
     def failed_tests(self, box: Box) -> list[str]:
         assert self.report is not None
@@ -256,8 +260,11 @@ class ProcessMode:
         assert self.report is not None
         if read_regular(box.view(self.notes)):  # the wire could not carry something
             return False, [SANDBOX_ERROR("unsupported")]
-        expected = expected_tests(self.test_source.decode("utf-8", "replace"))
-        return judge_report(read_regular(box.view(self.report)), expected, exit_code=exit_code)
+        source = self.test_source.decode("utf-8", "replace")
+        report = read_regular(box.view(self.report))
+        return judge_report(
+            report, expected_tests(source), exit_code=exit_code, explains=explained(source)
+        )
 
     def failed_tests(self, box: Box) -> list[str]:
         assert self.report is not None

@@ -239,13 +239,13 @@ def static_check(files: dict[str, str], item: CodingItem) -> tuple[list[str], st
 
 # evalpin's own pytest config, passed with `-c`: no file in the work directory is read as
 # config. Collection prefixes are pytest's defaults, pinned so `expected_tests` and pytest
-# agree; an empty parametrization and a passing xfail are errors, not quiet skips.
+# agree; an empty parametrization is an error, not a quiet skip. An xfail is strict only
+# where the test says so, as under plain pytest (`judge_report`).
 PYTEST_INI = """\
 [pytest]
 python_classes = Test
 python_functions = test
 empty_parameter_set_mark = fail_at_collect
-xfail_strict = true
 console_output_style = classic
 junit_family = xunit2
 junit_logging = no
@@ -430,15 +430,51 @@ def expected_tests(test_source: str) -> list[str]:
 
 
 _FAILED = ("failure", "error", "skipped")
+# The names by which a test file skips or marks an expected failure (pytest's and
+# unittest's): `explained` reads them.
+_SKIPPING = frozenset(
+    {"skip", "skipif", "importorskip", "skipTest", "SkipTest", "skipIf", "skipUnless"}
+)
+_XFAILING = frozenset({"xfail", "expectedFailure"})
+
+
+def explained(test_source: str) -> frozenset[str]:
+    """The outcomes besides a pass that the test file itself can give, read statically:
+    `skipped` when it uses pytest's or unittest's skipping (a marker, `pytest.skip`,
+    `importorskip`, `skipTest`), `xfailed` when it marks or raises an expected failure.
+    An unparsable file explains none."""
+    try:
+        tree = ast.parse(test_source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    names |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    names |= {
+        a.name.rpartition(".")[2]
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom)
+        for a in n.names
+    }
+    found = {"skipped"} if names & _SKIPPING else set()
+    return frozenset(found | ({"xfailed"} if names & _XFAILING else set()))
 
 
 def judge_report(
-    xml_bytes: bytes | None, expected: list[str], *, exit_code: int | None = None
+    xml_bytes: bytes | None,
+    expected: list[str],
+    *,
+    exit_code: int | None = None,
+    explains: frozenset[str] = frozenset(),
 ) -> tuple[bool, list[str]]:
-    """Pass only when the JUnit report shows at least one test, every expected test ran
-    (parametrized ids match by the name before `[`), nothing failed, errored or was
-    skipped, and, when given, pytest exited 0. Anything else, including no report or
-    one that does not parse, is `tests_failed`: a missing report never passes.
+    """Pass only when pytest's own rules say the tests passed and the test file explains
+    every outcome that was not a pass: the JUnit report shows every expected test ran
+    (parametrized ids match by the name before `[`), none failed or errored (an XPASS
+    of a strict xfail is a failure), at least one passed (a file whose tests all skip
+    or xfail measures nothing), each skip or xfail is of a kind `explains` names (the
+    test file's own: `explained`; candidate code that skips a test under plain pytest
+    explains nothing, and under the witness it cannot skip one at all: its exceptions
+    arrive as errors), and, when given, pytest exited 0. Anything else, including no
+    report or one that does not parse, is `tests_failed`: a missing report never passes.
 
     DTDs and entities are refused before parsing; pytest never writes them.
     """
@@ -449,16 +485,22 @@ def judge_report(
     if root is None:
         return failed
     ran: set[str] = set()
+    passed = False
     for suite in root.iter("testsuite"):
         if suite.get("errors", "0") != "0" or suite.get("failures", "0") != "0":
             return failed
     for case in root.iter("testcase"):
-        if any(child.tag in _FAILED for child in case):
+        if any(child.tag in ("failure", "error") for child in case):
+            return failed
+        skipped = case.find("skipped")
+        if skipped is None:
+            passed = True
+        elif ("xfailed" if skipped.get("type") == "pytest.xfail" else "skipped") not in explains:
             return failed
         # classname is "module" or "module.Class[.Inner]"; the test copy is top-level.
         classes = (case.get("classname") or "").split(".")[1:]
         ran.add("::".join([*classes, (case.get("name") or "").split("[", 1)[0]]))
-    if not ran or any(name not in ran for name in expected):
+    if not passed or any(name not in ran for name in expected):
         return failed
     return True, []
 

@@ -105,29 +105,27 @@ class SharedFolders:
         importlib.machinery.ExtensionFileLoader.create_module = guarded_create_module
 
 
-class _Finder:
+class _Finder(importlib.machinery.FileFinder):
     """A folder both processes write: what the usual finder finds there, when the grader
-    placed it; anything else it finds is refused."""
+    placed it; anything else it finds is refused. (A FileFinder, so that `pkgutil`
+    lists the folder's modules as it would.)"""
 
     def __init__(self, folders: SharedFolders, entry: str) -> None:
-        self.folders = folders
-        self.inner = importlib.machinery.FileFinder(
+        super().__init__(
             entry,
             (importlib.machinery.ExtensionFileLoader, importlib.machinery.EXTENSION_SUFFIXES),
             (importlib.machinery.SourceFileLoader, importlib.machinery.SOURCE_SUFFIXES),
             (importlib.machinery.SourcelessFileLoader, importlib.machinery.BYTECODE_SUFFIXES),
         )
+        self.folders = folders
 
-    def find_spec(self, name, target=None):
-        spec = self.inner.find_spec(name, target)
+    def find_spec(self, fullname, target=None):
+        spec = super().find_spec(fullname, target)
         origin = getattr(spec, "origin", None)
         located = spec is not None and spec.has_location and isinstance(origin, str)
         if located and self.folders.written(origin):
             raise self.folders.refused(origin)
         return spec
-
-    def invalidate_caches(self) -> None:
-        self.inner.invalidate_caches()
 
 
 class _Refusing:

@@ -167,6 +167,10 @@ class Judge(Peer):
         ref = ref_of(value)
         if ref is not None and ref.peer is self:
             return {"t": "b", "v": ref.ident}
+        if isinstance(value, types.ModuleType) and "_evalpin_module" in vars(value):
+            module = vars(value)["_evalpin_module"].ref  # a candidate module's stand-in
+            if module.peer is self:
+                return {"t": "b", "v": module.ident}
         if isinstance(value, Bound) and value.ref.peer is self:
             return {"t": "bm", "v": value.ref.ident, "n": value.name}
         if isinstance(value, enum.Enum) and type(value).__dict__.get(REF) is not None:

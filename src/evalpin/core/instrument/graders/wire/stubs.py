@@ -162,7 +162,9 @@ class StubModule(types.ModuleType):
         return self.__dict__["_evalpin_module"].__getattr__(name)
 
     def __setattr__(self, name: str, value) -> None:
-        if name.startswith("__") or name.startswith("_evalpin"):
+        if name.startswith("__") or name.startswith("_evalpin") or isinstance(value, StubModule):
+            # (a submodule's stand-in, bound by the import system: the worker's package
+            # has its own submodule bound by its own import)
             return super().__setattr__(name, value)
         self.__dict__["_evalpin_known"].pop(name, None)
         self.__dict__["_evalpin_module"].__setattr__(name, value)

@@ -34,11 +34,13 @@ import py_compile
 import secrets
 import sys
 import tempfile
+import weakref
 from pathlib import Path
 
 from evalpin.core.instrument.fixtures import CodingItem
 from evalpin.core.instrument.graders import guard, wire
 from evalpin.core.instrument.graders.coding import (
+    FILE_SIZE_BYTES,
     GUARDED_PYTEST_BOOT,
     PLAIN_PYTEST_BOOT,
     PYTEST_BOOT,
@@ -61,7 +63,6 @@ from evalpin.run.sandbox.box import Box, read_regular, write_tree
 from evalpin.run.sandbox.mounts import Spec
 
 REPORT = "report.xml"
-NOTES = "unsupported.txt"
 
 
 def _runtime(box: Box, files: dict[str, bytes]) -> Path:
@@ -160,14 +161,13 @@ class ProcessMode:
         self.item = item
         self.test_source = test_source
         self.candidate = candidate
-        self.report: Path | None = None
-        self.notes: Path | None = None
+        # pytest's report and the wire's notes: files only pytest's process reaches.
+        self.report, self.notes = _Private("report"), _Private("notes")
 
     def specs(self, box: Box, env: dict[str, str], limits: dict[str, int]) -> list[Spec]:
         runtime = _runtime(box, _wire())
         ctl, ini = _control(box)
-        self.report = ctl / REPORT
-        self.notes = ctl / NOTES
+        report, notes = self.report.handed(), self.notes.handed()
         work = box.folder("work")
         modules = {p: m for p in self.candidate if (m := module_name(p))}
         sources = {m: self.candidate[p].decode("utf-8", "replace") for p, m in modules.items()}
@@ -185,6 +185,7 @@ class ProcessMode:
         side_resp_r, side_resp_w = os.pipe()
         worker_fds = (req_r, resp_w, side_req_r, side_resp_w)
         tester_fds = (resp_r, req_w, side_resp_r, side_req_w)
+        private = f"{report},{notes}"
         if box.namespaces:
             # One work folder, the candidate's own files in it; pytest's sandbox sees the
             # stand-ins and the test copy bound read-only over them, from a folder only
@@ -231,18 +232,18 @@ class ProcessMode:
             limits=limits,
             **mine,
         )
-        args = pytest_args(str(ini), str(work), str(self.report), test_name)
+        args = pytest_args(str(ini), str(work), f"/proc/self/fd/{report}", test_name)
         # pytest runs no candidate code here: its own files (capture, report) are not
         # held to the candidate's file-size cap (the folders' own caps still hold).
         own_limits = {k: v for k, v in limits.items() if k != "RLIMIT_FSIZE"}
         placed = [str(work / p) for p in shown]
         tester = Spec(
-            [sys.executable, "-I", "-B", "-c", PYTEST_BOOT, str(runtime), *args],
+            [sys.executable, "-I", "-B", "-c", PYTEST_BOOT, str(runtime), private, *args],
             {
                 **env,
                 "EVALPIN_RPC_FDS": ",".join(map(str, tester_fds)),
                 "EVALPIN_MODULES": ",".join(sorted(modules.values())),
-                "EVALPIN_NOTES": str(self.notes),
+                "EVALPIN_NOTES": f"/proc/self/fd/{notes}",
                 # The folders the worker writes too, and what the grader put there.
                 "EVALPIN_SHARED": json.dumps(
                     {"roots": shared, "placed": placed, "devices": box.namespaces}
@@ -250,26 +251,44 @@ class ProcessMode:
             },
             work,
             ro=[runtime],
-            pass_fds=tester_fds,
+            pass_fds=(*tester_fds, report, notes),
             limits=own_limits,
             **theirs,
         )
         return [worker, tester]
 
     def judge(self, box: Box, exit_code: int | None) -> tuple[bool, list[str]]:
-        assert self.report is not None
-        if read_regular(box.view(self.notes)):  # the wire could not carry something
+        if self.notes.read():  # the wire could not carry something
             return False, [SANDBOX_ERROR("unsupported")]
         source = self.test_source.decode("utf-8", "replace")
-        report = read_regular(box.view(self.report))
         return judge_report(
-            report, expected_tests(source), exit_code=exit_code, explains=explained(source)
+            self.report.read(),
+            expected_tests(source),
+            exit_code=exit_code,
+            explains=explained(source),
         )
 
     def failed_tests(self, box: Box) -> list[str]:
-        assert self.report is not None
         expected = expected_tests(self.test_source.decode("utf-8", "replace"))
-        return failed_tests(read_regular(box.view(self.report)), expected)
+        return failed_tests(self.report.read(), expected)
+
+
+class _Private:
+    """A file pytest's process of the witness writes through a descriptor of its own
+    (`/proc/self/fd/N`, a memfd of the grader's): nothing of the worker's reaches it, nor
+    anything pytest's process starts (it passes on no descriptor, and is not dumpable:
+    another process of its uid cannot open its descriptors or trace it)."""
+
+    def __init__(self, name: str) -> None:
+        self.fd = os.memfd_create(f"evalpin-{name}")
+        weakref.finalize(self, os.close, self.fd)
+
+    def handed(self) -> int:
+        """A descriptor of it for the sandbox (`execute` closes it once started)."""
+        return os.dup(self.fd)
+
+    def read(self) -> bytes:
+        return os.pread(self.fd, FILE_SIZE_BYTES, 0)
 
 
 class InProcessMode:

@@ -27,7 +27,7 @@ from evalpin.core.instrument.graders.witness import (
 from evalpin.core.reasons import SANDBOX_ERROR, TESTS_FAILED, TIMEOUT
 from evalpin.core.records import TAIL_CHARS
 from evalpin.run.sandbox.backends import NETWORK_ON, Isolation
-from evalpin.run.sandbox.box import Box, read_regular, scratch
+from evalpin.run.sandbox.box import Box, scratch
 from evalpin.run.sandbox.execute import execute
 from evalpin.run.sandbox.mounts import DISK_BYTES
 from evalpin.run.sandbox.probe import probe_isolation
@@ -266,9 +266,9 @@ def _uncarried(prepared: object, box: Box) -> str:
     where the sandbox left it), or ""."""
     from evalpin.run.isolation import ProcessMode
 
-    if not isinstance(prepared, ProcessMode) or prepared.notes is None:
+    if not isinstance(prepared, ProcessMode):
         return ""
-    notes = (read_regular(box.view(prepared.notes)) or b"").decode("utf-8", "replace").split("\n")
+    notes = prepared.notes.read().decode("utf-8", "replace").split("\n")
     return "; ".join([line for line in notes if line.strip()][:3])
 
 

@@ -305,8 +305,14 @@ import evalpin_wire.worker
 sys.path[0] = sys.argv[4]
 evalpin_wire.worker.worker([int(x) for x in sys.argv[2].split(",")], json.loads(sys.argv[3]))
 """
+# The witness's pytest process (`stubs.guard_imports`): argv[2] names the descriptors of
+# its report and notes, which nothing it starts inherits; no other process of its uid
+# may open its descriptors or trace it (not dumpable).
 PYTEST_BOOT = """\
-import sys
+import ctypes, os, sys
+ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
+for fd in sys.argv[2].split(","):
+    os.set_inheritable(int(fd), False)
 sys.path.insert(0, sys.argv[1])
 import evalpin_wire.stubs
 import evalpin_capture
@@ -314,7 +320,7 @@ del sys.path[0]
 evalpin_wire.stubs.guard_imports()
 evalpin_capture.install()
 import pytest
-sys.exit(pytest.main(sys.argv[2:]))
+sys.exit(pytest.main(sys.argv[3:]))
 """
 # The truth run: pytest and nothing else, as `python -m pytest` (under -I, as above),
 # but for the bound on captured output (the grader's own files are not the candidate's
@@ -344,11 +350,8 @@ STUB = """\
 try:
     import evalpin_wire.stubs
 except ImportError:  # run in a process of its own (a script, `python -m`): no wire there
-    import os, sys
+    import sys
     _note = "running a candidate file in a child process of the tests"
-    if os.environ.get("EVALPIN_NOTES"):
-        with open(os.environ["EVALPIN_NOTES"], "a") as _f:
-            _f.write(_note + "\\n")
     sys.exit("[evalpin] unsupported under process isolation: " + _note)
 evalpin_wire.stubs.stub({name!r}, globals(), {exports!r})
 """

@@ -2377,7 +2377,7 @@ UNCARRIED = _corpus(
 )
 
 
-IDIOMS.update(
+UNCARRIED.update(
     _corpus(
         Case(
             "a-script-the-candidate-makes-executable",
@@ -2408,12 +2408,6 @@ IDIOMS.update(
                 """
             ),
         ),
-    )
-)
-
-
-UNCARRIED.update(
-    _corpus(
         Case(
             "a-module-the-candidate-generates-and-the-test-imports",
             "codegen_ok.py",

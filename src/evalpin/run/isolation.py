@@ -199,6 +199,8 @@ class ProcessMode:
                 "rw": [ctl, src],
                 "joins": True,
                 "sealed": [src],
+                # Nothing the worker could have written runs in pytest's sandbox.
+                "noexec": [work, Path("/tmp"), Path("/dev/shm")],
                 "overlay": [(src / p, work / p) for p in sorted(shown)],
             }
         else:

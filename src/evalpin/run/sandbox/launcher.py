@@ -113,6 +113,8 @@ def overlay(steps):
     for op, src, dst in steps:
         if op == "seal":
             mount_setattr(dst, 1, 0, 0x8000)  # MOUNT_ATTR_RDONLY, AT_RECURSIVE
+        elif op == "noexec":
+            mount_setattr(dst, 8, 0, 0)  # MOUNT_ATTR_NOEXEC
         elif op == "bind":
             if not os.path.isfile(dst) or os.path.islink(dst):
                 raise OSError("nothing to bind over at " + dst)

@@ -50,9 +50,11 @@ class Spec:
     # (base) empty folders its root holds where the joining spec's own folders go.
     mountpoints: list[Path] = field(default_factory=list)
     # (joins) once its folders are filled: these made read-only, then each file (source,
-    # a path in them) bound read-only over a path of the shared folders.
+    # a path in them) bound read-only over a path of the shared folders; nothing in the
+    # `noexec` folders runs here.
     sealed: list[Path] = field(default_factory=list)
     overlay: list[tuple[Path, Path]] = field(default_factory=list)
+    noexec: list[Path] = field(default_factory=list)
 
 
 @functools.cache
@@ -103,8 +105,10 @@ def plan(spec: Spec) -> list[tuple[str, str, str, object]]:
 
 def after_fill(spec: Spec) -> list[tuple[str, str, str]]:
     """What a joining spec's launcher does once its folders are filled: `seal` a folder
-    (read-only), `bind` a file of it read-only over a path of the shared folders."""
+    (read-only), `bind` a file of it read-only over a path of the shared folders,
+    `noexec` a folder (no file in it is executed or mapped executable)."""
     steps = [("seal", "", str(p)) for p in spec.sealed]
+    steps += [("noexec", "", str(p)) for p in spec.noexec]
     return steps + [("bind", str(src), str(dst)) for src, dst in spec.overlay]
 
 

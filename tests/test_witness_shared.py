@@ -552,3 +552,198 @@ def test_a_candidates_skip_where_the_file_skips_too_is_never_a_pass(
     )
     outcome = grade(tmp_path, backend, {"parser.py": SKIPPING}, test_src)
     assert verdict(outcome) == "disputed", (outcome.reasons, outcome.witness_tail)
+
+
+# -- attacks through what is now shared ----------------------------------------------
+#
+# Wrong candidates (their `add` subtracts) that fool plain pytest through the folders
+# or the environment both processes share; under the witness each must end disputed.
+
+FORGING_MODULE = _d(
+    """
+    import sys
+    import types
+
+    FORMAT = "{}"
+    for name in ("test_it",):
+        if name in sys.modules:  # the test's own module: its `calc` made right
+            sys.modules[name].calc = types.SimpleNamespace(add=lambda a, b: a + b)
+    """
+)
+HONEST_FORMAT = 'FORMAT = "{}"\n'
+LAZY_TEST = _d(
+    """
+    import calc
+
+
+    def test_a_format():
+        import report_fmt
+
+        assert report_fmt.FORMAT.format(1) == "1"
+
+
+    def test_b_adds():
+        assert calc.add(2, 3) == 5
+    """
+)
+
+
+def _wrong_calc(attack: str) -> str:
+    return _d(
+        f"""
+        import os
+        import py_compile
+        import shutil
+        import tempfile
+
+        FORGED = {FORGING_MODULE!r}
+
+
+        def add(a, b):
+            return a - b
+
+
+        def _attack():
+            {attack}
+
+
+        _attack()
+        """
+    )
+
+
+ATTACKS = {
+    # The candidate's other module, replaced before the test imports it.
+    "a stand-in replaced": (
+        "os.unlink('report_fmt.py')\n"
+        "            with open('report_fmt.py', 'w') as f:\n"
+        "                f.write(FORGED)"
+    ),
+    # A compiled form beside it that Python trusts without looking at the source.
+    "an unchecked compiled module planted": (
+        "src = os.path.join(tempfile.mkdtemp(), 'forged.py')\n"
+        "            with open(src, 'w') as f:\n"
+        "                f.write(FORGED)\n"
+        "            tag = __import__('sys').implementation.cache_tag\n"
+        "            os.makedirs('__pycache__', exist_ok=True)\n"
+        "            py_compile.compile(src, cfile=f'__pycache__/report_fmt.{tag}.pyc',\n"
+        "                invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)"
+    ),
+    # A package of the same name, which the import system prefers to the module.
+    "a package planted over the module": (
+        "os.makedirs('report_fmt', exist_ok=True)\n"
+        "            with open('report_fmt/__init__.py', 'w') as f:\n"
+        "                f.write(FORGED)"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(ATTACKS))
+def test_code_the_worker_writes_never_runs_in_the_judge(
+    tmp_path, backend: Isolation, name: str
+) -> None:
+    files = {"calc.py": _wrong_calc(ATTACKS[name]), "report_fmt.py": HONEST_FORMAT}
+    outcome = grade(tmp_path, backend, files, LAZY_TEST)
+    assert verdict(outcome) == "disputed", (outcome.reasons, outcome.tail, outcome.witness_tail)
+
+
+# Reads the expected value from the name of the running test (its parameters).
+PEEKING = _d(
+    """
+    import os
+    import re
+
+
+    def add(a, b):
+        running = os.environ.get("PYTEST_CURRENT_TEST", "")
+        found = re.search(r"\\[(\\d+)-(\\d+)-(\\d+)\\]", running)
+        return int(found.group(3)) if found else a - b
+    """
+)
+PARAMETRIZED = _d(
+    """
+    import pytest
+
+    import calc
+
+
+    @pytest.mark.parametrize("a,b,total", [(1, 2, 3), (10, 5, 15), (7, 8, 15)])
+    def test_add(a, b, total):
+        assert calc.add(a, b) == total
+    """
+)
+
+
+def test_pytests_variables_never_reach_the_worker(tmp_path, backend: Isolation) -> None:
+    outcome = grade(tmp_path, backend, {"calc.py": PEEKING}, PARAMETRIZED)
+    assert verdict(outcome) == "disputed", (outcome.reasons, outcome.tail, outcome.witness_tail)
+
+
+# Always equal (plain pytest's assert believes it); and a `sitecustomize` in /tmp, put on
+# PYTHONPATH, which a Python the test starts runs: it tries to write a passing report
+# through the judge's descriptors and to its report's path, and to trace it.
+FORGER = _d(
+    '''
+    import os
+
+    REPORT = """<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest"
+    errors="0" failures="0" skipped="0" tests="2"><testcase classname="test_it"
+    name="test_add"/><testcase classname="test_it" name="test_python_runs"/>
+    </testsuite></testsuites>"""
+    CHILD = f"""
+    import ctypes, glob, os
+    REPORT = {REPORT!r}
+    judge = os.getppid()
+    for path in glob.glob(f"/proc/{{judge}}/fd/*"):
+        try:
+            if "memfd" in os.readlink(path):
+                with open(path, "w") as f:
+                    f.write(REPORT)
+        except OSError:
+            pass
+    try:
+        argv = open(f"/proc/{{judge}}/cmdline").read().split("\\\\0")
+        with open(argv[argv.index("--junitxml") + 1].replace("self", str(judge)), "w") as f:
+            f.write(REPORT)
+    except (OSError, ValueError):
+        pass
+    ctypes.CDLL(None).ptrace(16, judge, 0, 0)
+    """
+    folder = "/tmp/forge-site"
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "sitecustomize.py"), "w") as f:
+        f.write(CHILD)
+    os.environ["PYTHONPATH"] = folder
+
+
+    class Anything:
+        def __eq__(self, other):
+            return True
+
+
+    def add(a, b):
+        return Anything()
+    '''
+)
+CHILD_TEST = _d(
+    """
+    import subprocess
+    import sys
+
+    import calc
+
+
+    def test_add():
+        assert calc.add(2, 2) == 4
+
+
+    def test_python_runs():
+        done = subprocess.run([sys.executable, "-c", "print(6 * 7)"], capture_output=True)
+        assert done.stdout.split()[-1] == b"42"
+    """
+)
+
+
+def test_a_program_the_test_starts_cannot_forge_the_report(tmp_path, backend: Isolation) -> None:
+    outcome = grade(tmp_path, backend, {"calc.py": FORGER}, CHILD_TEST)
+    assert verdict(outcome) == "disputed", (outcome.reasons, outcome.tail, outcome.witness_tail)

@@ -8,7 +8,9 @@ attacks that use what is now shared end disputed or fail, never `pass`."""
 from __future__ import annotations
 
 import json
+import os
 import secrets
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,8 +19,12 @@ from evalpin.core.instrument.fixtures import CodingItem, load_fixtures
 from evalpin.core.reasons import status_of
 from evalpin.run.sandbox import Isolation, Outcome, run_item
 from evalpin.run.sandbox.backends import OFF_UNENFORCED
+from evalpin.run.sandbox.box import NOBODY
 from evalpin.run.sandbox.probe import probe_isolation
+from tests.test_attack_sandbox import as_nobody, nobodys_venv, open_tmp
 from tests.test_true_grade import _d
+
+__all__ = ["nobodys_venv", "open_tmp"]  # fixtures, shared with test_attack_sandbox
 
 NONE = Isolation("none", OFF_UNENFORCED, "no namespaces (tests)")
 
@@ -680,8 +686,9 @@ def test_pytests_variables_never_reach_the_worker(tmp_path, backend: Isolation) 
 
 
 # Always equal (plain pytest's assert believes it); and a `sitecustomize` in /tmp, put on
-# PYTHONPATH, which a Python the test starts runs: it tries to write a passing report
-# through the judge's descriptors and to its report's path, and to trace it.
+# PYTHONPATH, which a Python the test starts runs: it opens the judge's descriptors and
+# its report's path and, in the background, rewrites the report as passing once pytest
+# has written it.
 FORGER = _d(
     '''
     import os
@@ -691,23 +698,35 @@ FORGER = _d(
     name="test_add"/><testcase classname="test_it" name="test_python_runs"/>
     </testsuite></testsuites>"""
     CHILD = f"""
-    import ctypes, glob, os
-    REPORT = {REPORT!r}
+    import glob, os, time
+    REPORT = {REPORT!r}.encode()
     judge = os.getppid()
+    held = []
     for path in glob.glob(f"/proc/{{judge}}/fd/*"):
         try:
             if "memfd" in os.readlink(path):
-                with open(path, "w") as f:
-                    f.write(REPORT)
+                held.append(os.open(path, os.O_RDWR))
         except OSError:
             pass
     try:
-        argv = open(f"/proc/{{judge}}/cmdline").read().split("\\\\0")
-        with open(argv[argv.index("--junitxml") + 1].replace("self", str(judge)), "w") as f:
-            f.write(REPORT)
+        argv = open(f"/proc/{{judge}}/cmdline").read().split(chr(0))
+        path = argv[argv.index("--junitxml") + 1].replace("self", str(judge))
+        held.append(os.open(path, os.O_RDWR | os.O_CREAT))
     except (OSError, ValueError):
         pass
-    ctypes.CDLL(None).ptrace(16, judge, 0, 0)
+    if held and os.fork() == 0:  # rewrites the report once pytest has written it
+        null = os.open("/dev/null", os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.setsid()
+        for _ in range(30000):
+            for fd in held:
+                data = os.pread(fd, 1 << 20, 0)
+                if b"<testsuite" in data and data != REPORT:
+                    os.ftruncate(fd, 0)
+                    os.pwrite(fd, REPORT, 0)
+            time.sleep(0.001)
+        os._exit(0)
     """
     folder = "/tmp/forge-site"
     os.makedirs(folder, exist_ok=True)
@@ -747,3 +766,66 @@ CHILD_TEST = _d(
 def test_a_program_the_test_starts_cannot_forge_the_report(tmp_path, backend: Isolation) -> None:
     outcome = grade(tmp_path, backend, {"calc.py": FORGER}, CHILD_TEST)
     assert verdict(outcome) == "disputed", (outcome.reasons, outcome.tail, outcome.witness_tail)
+
+
+# -- evalpin run by an unprivileged user ----------------------------------------------
+
+# Grades each item of argv[2] (a JSON list of [files, test source]) on backend argv[1],
+# under work folder argv[3]; prints the verdicts as JSON.
+AS_USER = """
+import json, sys
+from pathlib import Path
+from evalpin.core.instrument.fixtures import load_fixtures
+from evalpin.core.reasons import status_of
+from evalpin.run.sandbox import probe_isolation, run_item
+iso = probe_isolation((sys.argv[1],))
+verdicts = []
+for n, (files, test) in enumerate(json.loads(Path(sys.argv[2]).read_text())):
+    folder = Path(sys.argv[3], f"set-{n}")
+    folder.mkdir()
+    (folder / "prompt.md").write_text("x")
+    (folder / "test_it.py").write_text(test)
+    entry = {"id": "a", "language": "python", "prompt_file": "prompt.md",
+             "test_file": "test_it.py", "timeout_s": 20, "expected_files": sorted(files)}
+    doc = {"schema": "coding-eval/v1", "dataset_id": "t", "dataset_version": "1",
+           "items": [entry]}
+    (folder / "set.yaml").write_text(json.dumps(doc))
+    item = load_fixtures(folder / "set.yaml").cases[0]
+    out = run_item(item, files, isolation=iso, always_witness=True)
+    verdicts.append("pass" if out.passed else status_of(out.reasons) or "fail")
+print(json.dumps({"kind": iso.kind, "why": iso.why, "verdicts": verdicts}))
+"""
+
+
+def test_an_unprivileged_grader_shares_the_witnesss_folders_too(
+    open_tmp, backend, nobodys_venv
+) -> None:
+    """As a user that is not root (its user namespace joined by pytest's sandbox): the
+    corpus of files, process state and packages passes, a replaced stand-in is refused,
+    and the forging program the test starts reaches nothing."""
+    cases = [
+        (FILES, FILE_TESTS),
+        ({"config.py": CONFIG}, CONFIG_TESTS),
+        (PACKAGE, PACKAGE_TESTS),
+        (
+            {
+                "calc.py": _wrong_calc(ATTACKS["a stand-in replaced"]),
+                "report_fmt.py": HONEST_FORMAT,
+            },
+            LAZY_TEST,
+        ),
+        ({"calc.py": FORGER}, CHILD_TEST),
+    ]
+    (open_tmp / "cases.json").write_text(json.dumps(cases))
+    work = open_tmp / "work"
+    work.mkdir()
+    os.chown(work, NOBODY, NOBODY)
+    argv = ["-I", "-c", AS_USER, backend.kind, str(open_tmp / "cases.json"), str(work)]
+    done = subprocess.run(
+        as_nobody(nobodys_venv, *argv), capture_output=True, text=True, timeout=600, cwd="/"
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert result["kind"] == backend.kind, result["why"]
+    assert "user namespace" in result["why"]
+    assert result["verdicts"] == ["pass", "pass", "pass", "disputed", "disputed"]

@@ -25,6 +25,7 @@ the process whose exit ends the run) and judges once they have run.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -42,6 +43,7 @@ from evalpin.core.instrument.graders import guard, wire
 from evalpin.core.instrument.graders.coding import (
     FILE_SIZE_BYTES,
     GUARDED_PYTEST_BOOT,
+    IMPORTABLE_SUFFIXES,
     PLAIN_PYTEST_BOOT,
     PYTEST_BOOT,
     PYTEST_INI,
@@ -155,7 +157,8 @@ class PlainMode:
 
 class ProcessMode:
     """Candidate in a worker sandbox; pytest in another, on stand-ins, both on one set of
-    folders (the work folder, /tmp, /dev/shm): see `_shared_specs`."""
+    folders (the work folder, /tmp, /dev/shm; docs/concepts/isolation.md, "one
+    filesystem")."""
 
     def __init__(self, item: CodingItem, test_source: bytes, candidate: dict[str, bytes]) -> None:
         self.item = item
@@ -163,6 +166,7 @@ class ProcessMode:
         self.candidate = candidate
         # pytest's report and the wire's notes: files only pytest's process reaches.
         self.report, self.notes = _Private("report"), _Private("notes")
+        self.imports: Path | None = None  # the folder the worker imports the candidate from
 
     def specs(self, box: Box, env: dict[str, str], limits: dict[str, int]) -> list[Spec]:
         runtime = _runtime(box, _wire())
@@ -212,6 +216,7 @@ class ProcessMode:
             write_tree(work, {**data, **shown})
             shared = [str(work), str(imports), env["TMPDIR"]]
             mine, theirs = {}, {"rw": [work, ctl]}
+        self.imports = imports
         worker = Spec(
             [
                 sys.executable,
@@ -260,6 +265,10 @@ class ProcessMode:
         return [worker, tester]
 
     def judge(self, box: Box, exit_code: int | None) -> tuple[bool, list[str]]:
+        rewritten = self._rewritten(box)
+        if rewritten:
+            note = f"the candidate rewrote its own code while the tests ran ({rewritten})\n"
+            os.write(self.notes.fd, note.encode())
         if self.notes.read():  # the wire could not carry something
             return False, [SANDBOX_ERROR("unsupported")]
         source = self.test_source.decode("utf-8", "replace")
@@ -273,6 +282,24 @@ class ProcessMode:
     def failed_tests(self, box: Box) -> list[str]:
         expected = expected_tests(self.test_source.decode("utf-8", "replace"))
         return failed_tests(self.report.read(), expected)
+
+    def _rewritten(self, box: Box) -> str:
+        """A module file of the candidate's that the worker changed (or bytecode it put
+        beside one) while the tests ran, read where the worker left it, or "". What a
+        reload then runs is code nobody graded: its answer, whichever, is not judged."""
+        if self.imports is None:
+            return ""
+        for path, data in self.candidate.items():
+            if not path.endswith(IMPORTABLE_SUFFIXES):
+                continue
+            if read_regular(box.view(self.imports / path)) != data:
+                return path
+            cache = box.view(self.imports / path).parent / "__pycache__"
+            stem = Path(path).stem + "."
+            with contextlib.suppress(OSError):
+                if any(name.startswith(stem) for name in os.listdir(cache)):
+                    return f"{Path(path).parent / '__pycache__' / stem}*"
+        return ""
 
 
 class _Private:

@@ -51,7 +51,6 @@ from evalpin.core.instrument.graders.coding import (
     STUB,
     WORKER_BOOT,
     expected_tests,
-    explained,
     failed_tests,
     judge_in_process,
     judge_report,
@@ -59,6 +58,7 @@ from evalpin.core.instrument.graders.coding import (
     pytest_args,
 )
 from evalpin.core.instrument.graders.exports import star_exports
+from evalpin.core.instrument.graders.outcomes import explained
 from evalpin.core.reasons import SANDBOX_ERROR
 from evalpin.run.sandbox import shared
 from evalpin.run.sandbox.box import Box, read_regular, write_tree

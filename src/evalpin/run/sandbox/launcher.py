@@ -138,14 +138,16 @@ def join(ns):
         check(libc.prctl(1, signal.SIGKILL, 0, 0, 0), "parent-death signal")
         return
     os.closerange(3, 65536)  # only the sandbox holds its descriptors
+    code = wait_for(init)
+    os._exit(code & 0xFF if code >= 0 else 128 - code)
+
+def wait_for(pid):
+    # The exit code of a child (negative: the signal that killed it).
     while True:
         try:
-            _, status = os.waitpid(init, 0)
-            break
+            return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
         except InterruptedError:
             continue
-    code = os.waitstatus_to_exitcode(status)
-    os._exit(code & 0xFF if code >= 0 else 128 - code)
 
 class CapHeader(ctypes.Structure):
     _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]

@@ -433,33 +433,6 @@ def expected_tests(test_source: str) -> list[str]:
 
 
 _FAILED = ("failure", "error", "skipped")
-# The names by which a test file skips or marks an expected failure (pytest's and
-# unittest's): `explained` reads them.
-_SKIPPING = frozenset(
-    {"skip", "skipif", "importorskip", "skipTest", "SkipTest", "skipIf", "skipUnless"}
-)
-_XFAILING = frozenset({"xfail", "expectedFailure"})
-
-
-def explained(test_source: str) -> frozenset[str]:
-    """The outcomes besides a pass that the test file itself can give, read statically:
-    `skipped` when it uses pytest's or unittest's skipping (a marker, `pytest.skip`,
-    `importorskip`, `skipTest`), `xfailed` when it marks or raises an expected failure.
-    An unparsable file explains none."""
-    try:
-        tree = ast.parse(test_source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return frozenset()
-    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    names |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
-    names |= {
-        a.name.rpartition(".")[2]
-        for n in ast.walk(tree)
-        if isinstance(n, ast.ImportFrom)
-        for a in n.names
-    }
-    found = {"skipped"} if names & _SKIPPING else set()
-    return frozenset(found | ({"xfailed"} if names & _XFAILING else set()))
 
 
 def judge_report(
@@ -474,10 +447,8 @@ def judge_report(
     (parametrized ids match by the name before `[`), none failed or errored (an XPASS
     of a strict xfail is a failure), at least one passed (a file whose tests all skip
     or xfail measures nothing), each skip or xfail is of a kind `explains` names (the
-    test file's own: `explained`; candidate code that skips a test under plain pytest
-    explains nothing, and under the witness it cannot skip one at all: its exceptions
-    arrive as errors), and, when given, pytest exited 0. Anything else, including no
-    report or one that does not parse, is `tests_failed`: a missing report never passes.
+    test file's own: `outcomes.explained`), and, when given, pytest exited 0. Anything
+    else, including no report or one that does not parse, is `tests_failed`.
 
     DTDs and entities are refused before parsing; pytest never writes them.
     """

@@ -829,3 +829,24 @@ def test_an_unprivileged_grader_shares_the_witnesss_folders_too(
     assert result["kind"] == backend.kind, result["why"]
     assert "user namespace" in result["why"]
     assert result["verdicts"] == ["pass", "pass", "pass", "disputed", "disputed"]
+
+
+# Reads the expected values out of the test file beside it, in the one work folder.
+READS_THE_TEST = _d(
+    """
+    import re
+    from pathlib import Path
+
+
+    def add(a, b):
+        text = "".join(p.read_text() for p in Path(".").glob("test_*.py"))
+        found = re.search(rf"add\\({a}, {b}\\) == (\\d+)", text)
+        return int(found.group(1)) if found else a - b
+    """
+)
+
+
+def test_the_test_file_is_not_the_workers_to_read(tmp_path, backend: Isolation) -> None:
+    test_src = "import calc\n\n\ndef test_add():\n    assert calc.add(2, 3) == 5\n"
+    outcome = grade(tmp_path, backend, {"calc.py": READS_THE_TEST}, test_src)
+    assert verdict(outcome) == "disputed", (outcome.reasons, outcome.tail, outcome.witness_tail)

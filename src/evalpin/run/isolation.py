@@ -193,9 +193,10 @@ class ProcessMode:
         if box.namespaces:
             # One work folder, the candidate's own files in it; pytest's sandbox sees the
             # stand-ins and the test copy bound read-only over them, from a folder only
-            # it has (`src`, sealed once filled).
+            # it has (`src`, sealed once filled). The worker sees an empty file where the
+            # test is: its expected answers are not the candidate's to read.
             src = box.folder("src")
-            write_tree(work, {**self.candidate, test_name: self.test_source})
+            write_tree(work, {**self.candidate, test_name: b""})
             write_tree(src, shown)
             imports, shared = work, [str(work), "/tmp", "/dev/shm"]
             mine = {"base": True, "mountpoints": [src, ctl]}

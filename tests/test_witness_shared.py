@@ -768,6 +768,88 @@ def test_a_program_the_test_starts_cannot_forge_the_report(tmp_path, backend: Is
     assert verdict(outcome) == "disputed", (outcome.reasons, outcome.tail, outcome.witness_tail)
 
 
+# Reads the expected values out of the test file beside it, in the one work folder.
+READS_THE_TEST = _d(
+    """
+    import re
+    from pathlib import Path
+
+
+    def add(a, b):
+        text = "".join(p.read_text() for p in Path(".").glob("test_*.py"))
+        found = re.search(rf"add\\({a}, {b}\\) == (\\d+)", text)
+        return int(found.group(1)) if found else a - b
+    """
+)
+
+
+def test_the_test_file_is_not_the_workers_to_read(tmp_path, backend: Isolation) -> None:
+    test_src = "import calc\n\n\ndef test_add():\n    assert calc.add(2, 3) == 5\n"
+    outcome = grade(tmp_path, backend, {"calc.py": READS_THE_TEST}, test_src)
+    assert verdict(outcome) == "disputed", (outcome.reasons, outcome.tail, outcome.witness_tail)
+
+
+# -- the sandbox's own loopback, and a fixture named like a test ----------------------
+
+NETWORKED = _d(
+    """
+    import socket
+
+
+    def echo_once(data):
+        with socket.create_server(("127.0.0.1", 0)) as server:
+            with socket.create_connection(server.getsockname(), timeout=5) as client:
+                conn, _ = server.accept()
+                with conn:
+                    client.sendall(data)
+                    return conn.recv(1024)
+
+
+    def fetch(port, request):
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
+            conn.sendall(request)
+            return conn.recv(1024)
+    """
+)
+NETWORK_TESTS = _d(
+    """
+    import socket
+    import threading
+
+    import pytest
+
+    import net
+
+
+    @pytest.fixture
+    def test_server():
+        server = socket.create_server(("127.0.0.1", 0))
+
+        def answer():
+            conn, _ = server.accept()
+            with conn:
+                conn.sendall(conn.recv(1024).upper())
+
+        threading.Thread(target=answer, daemon=True).start()
+        yield server.getsockname()[1]
+        server.close()
+
+
+    def test_loopback_inside_the_candidate():
+        assert net.echo_once(b"ping") == b"ping"
+
+
+    def test_the_candidate_reaches_the_tests_server(test_server):
+        assert net.fetch(test_server, b"hello") == b"HELLO"
+    """
+)
+
+
+def test_loopback_and_a_fixture_named_like_a_test(tmp_path, backend: Isolation) -> None:
+    outcome = grade(tmp_path, backend, {"net.py": NETWORKED}, NETWORK_TESTS)
+    assert verdict(outcome) == "pass", (outcome.reasons, outcome.tail, outcome.witness_tail)
+
+
 # -- evalpin run by an unprivileged user ----------------------------------------------
 
 # Grades each item of argv[2] (a JSON list of [files, test source]) on backend argv[1],
@@ -801,8 +883,8 @@ def test_an_unprivileged_grader_shares_the_witnesss_folders_too(
     open_tmp, backend, nobodys_venv
 ) -> None:
     """As a user that is not root (its user namespace joined by pytest's sandbox): the
-    corpus of files, process state and packages passes, a replaced stand-in is refused,
-    and the forging program the test starts reaches nothing."""
+    corpus of files, process state, packages and loopback passes, a replaced stand-in
+    is refused, and the forging program the test starts reaches nothing."""
     cases = [
         (FILES, FILE_TESTS),
         ({"config.py": CONFIG}, CONFIG_TESTS),
@@ -815,6 +897,7 @@ def test_an_unprivileged_grader_shares_the_witnesss_folders_too(
             LAZY_TEST,
         ),
         ({"calc.py": FORGER}, CHILD_TEST),
+        ({"net.py": NETWORKED}, NETWORK_TESTS),
     ]
     (open_tmp / "cases.json").write_text(json.dumps(cases))
     work = open_tmp / "work"
@@ -828,25 +911,4 @@ def test_an_unprivileged_grader_shares_the_witnesss_folders_too(
     result = json.loads(done.stdout)
     assert result["kind"] == backend.kind, result["why"]
     assert "user namespace" in result["why"]
-    assert result["verdicts"] == ["pass", "pass", "pass", "disputed", "disputed"]
-
-
-# Reads the expected values out of the test file beside it, in the one work folder.
-READS_THE_TEST = _d(
-    """
-    import re
-    from pathlib import Path
-
-
-    def add(a, b):
-        text = "".join(p.read_text() for p in Path(".").glob("test_*.py"))
-        found = re.search(rf"add\\({a}, {b}\\) == (\\d+)", text)
-        return int(found.group(1)) if found else a - b
-    """
-)
-
-
-def test_the_test_file_is_not_the_workers_to_read(tmp_path, backend: Isolation) -> None:
-    test_src = "import calc\n\n\ndef test_add():\n    assert calc.add(2, 3) == 5\n"
-    outcome = grade(tmp_path, backend, {"calc.py": READS_THE_TEST}, test_src)
-    assert verdict(outcome) == "disputed", (outcome.reasons, outcome.tail, outcome.witness_tail)
+    assert result["verdicts"] == ["pass", "pass", "pass", "disputed", "disputed", "pass"]

@@ -100,6 +100,7 @@ def execute(
                     "limits": _limits(iso, spec),
                     "newroot": newroot,
                     "room": joins,
+                    "loopback": iso.kind != "none" and not allow_network,
                     "plan": steps,
                     "host_mount_ns": os.stat("/proc/self/ns/mnt").st_ino,
                     "host_root": [os.stat("/").st_dev, os.stat("/").st_ino],

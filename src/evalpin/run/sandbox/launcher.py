@@ -107,6 +107,17 @@ def enter(newroot):
     os.chdir("/")
     mount_setattr("/", 1, 0, 0)  # the new root's own tmpfs becomes read-only
 
+def loopback_up():
+    # The sandbox's own network namespace starts with its loopback down (unshare's; the
+    # fork server's): a test's server on 127.0.0.1 works as under plain pytest. Only
+    # this namespace's: no host service is there.
+    import fcntl, socket, struct
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        got = fcntl.ioctl(probe, 0x8913, struct.pack("16sH14x", b"lo", 0))  # SIOCGIFFLAGS
+        flags = struct.unpack("16sH14x", got)[1]
+        if not flags & 1:  # IFF_UP
+            fcntl.ioctl(probe, 0x8914, struct.pack("16sH14x", b"lo", flags | 1))
+
 def overlay(steps):
     # A joining sandbox, once its folders are filled: each sealed one read-only, then
     # its files bound read-only over paths of the folders both processes share.
@@ -236,6 +247,9 @@ def launch(cfg, argv):
         if cfg.get("join"):
             step = "join"
             join(cfg["join"])
+        if cfg.get("loopback"):
+            step = "loopback"
+            loopback_up()
         newroot = cfg["newroot"]
         if newroot or cfg.get("room"):
             step = "mounts"

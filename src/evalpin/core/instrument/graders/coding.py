@@ -34,6 +34,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Sequence
 
 from evalpin.core.instrument.fixtures import CodingItem
+from evalpin.core.instrument.graders.outcomes import fixture
 from evalpin.core.instrument.graders.surface import approved_files, surface_reasons
 from evalpin.core.reasons import (
     FORBIDDEN_IMPORT,
@@ -305,9 +306,8 @@ import evalpin_wire.worker
 sys.path[0] = sys.argv[4]
 evalpin_wire.worker.worker([int(x) for x in sys.argv[2].split(",")], json.loads(sys.argv[3]))
 """
-# The witness's pytest process (`stubs.guard_imports`): argv[2] names the descriptors of
-# its report and notes, which nothing it starts inherits; no other process of its uid
-# may open its descriptors or trace it (not dumpable).
+# The witness's pytest process: argv[2] names its report's and notes' descriptors, which
+# nothing it starts inherits; not dumpable (no process of its uid opens or traces it).
 PYTEST_BOOT = """\
 import ctypes, os, sys
 ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
@@ -393,7 +393,7 @@ def rlimits(timeout_s: float) -> dict[str, int]:
 def _test_functions(body: list[ast.stmt], prefix: str) -> Iterator[str]:
     for node in body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            if node.name.startswith("test"):
+            if node.name.startswith("test") and not fixture(node):
                 yield prefix + node.name
         elif isinstance(node, ast.ClassDef) and _collected_class(node):
             yield from _test_functions(node.body, f"{prefix}{node.name}::")
@@ -442,13 +442,10 @@ def judge_report(
     exit_code: int | None = None,
     explains: frozenset[str] = frozenset(),
 ) -> tuple[bool, list[str]]:
-    """Pass only when pytest's own rules say the tests passed and the test file explains
-    every outcome that was not a pass: the JUnit report shows every expected test ran
-    (parametrized ids match by the name before `[`), none failed or errored (an XPASS
-    of a strict xfail is a failure), at least one passed (a file whose tests all skip
-    or xfail measures nothing), each skip or xfail is of a kind `explains` names (the
-    test file's own: `outcomes.explained`), and, when given, pytest exited 0. Anything
-    else, including no report or one that does not parse, is `tests_failed`.
+    """Pass only when, by pytest's own rules, every expected test ran (parametrized ids
+    match by the name before `[`), none failed or errored, one passed at least, each
+    skip or xfail is of a kind the test file gives (`explains`: `outcomes.explained`)
+    and, when given, pytest exited 0. Anything else, no report included: `tests_failed`.
 
     DTDs and entities are refused before parsing; pytest never writes them.
     """

@@ -1,8 +1,9 @@
-"""Which outcomes besides a pass a test file itself can give (`explained`), so that a
-grade follows plain pytest's outcome rules (`coding.judge_report`) without believing a
-skip the candidate gave: candidate code that skips a test inside plain pytest's process
-explains nothing, and under the witness it cannot skip or xfail one at all (its
-exceptions reach the test as errors)."""
+"""What a test file itself says about its outcomes, read statically, so that a grade
+follows plain pytest's outcome rules (`coding.judge_report`): which outcomes besides a
+pass it can give (`explained`; a skip the candidate gave is not believed: candidate code
+that skips a test inside plain pytest's process explains nothing, and under the witness
+it cannot skip or xfail one at all, its exceptions reach the test as errors), and which
+of its functions named like tests are fixtures (`fixture`), never collected."""
 
 from __future__ import annotations
 
@@ -35,3 +36,13 @@ def explained(test_source: str) -> frozenset[str]:
     }
     found = {"skipped"} if names & _SKIPPING else set()
     return frozenset(found | ({"xfailed"} if names & _XFAILING else set()))
+
+
+def fixture(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A fixture named like a test (`@pytest.fixture def test_url`): never collected."""
+    for found in node.decorator_list:
+        called = found.func if isinstance(found, ast.Call) else found
+        name = called.id if isinstance(called, ast.Name) else getattr(called, "attr", "")
+        if name in ("fixture", "yield_fixture"):
+            return True
+    return False

@@ -27,7 +27,7 @@ from unittest import mock
 
 import pytest
 
-from evalpin.core.instrument.graders.wire import mirror, stubs
+from evalpin.core.instrument.graders.wire import stubs
 from evalpin.core.instrument.graders.wire.judge import Judge
 from evalpin.core.instrument.graders.wire.protocol import ProtocolError, RemoteGone, Unsupported
 from evalpin.core.instrument.graders.wire.worker import Worker, serve
@@ -197,7 +197,7 @@ def pair(tmp_path) -> Iterator[tuple[types.ModuleType, Judge]]:
     worker = Worker([to_worker_r, to_tests_w], frozenset({"cand"}))
     thread = threading.Thread(target=serve, args=(worker,), daemon=True)
     thread.start()
-    judge = Judge([to_tests_r, to_worker_w], sync_files=False)
+    judge = Judge([to_tests_r, to_worker_w])
     stub = types.ModuleType("cand_stub")
     sys.modules["cand_stub"] = stub
     saved, stubs._client = stubs._client, judge
@@ -212,7 +212,6 @@ def pair(tmp_path) -> Iterator[tuple[types.ModuleType, Judge]]:
         sys.path.remove(str(tmp_path))
         for name in ("cand_stub", "cand"):
             sys.modules.pop(name, None)
-        sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, mirror.ImportGuard)]
 
 
 def test_stdlib_values_cross_by_value_as_the_judges_own_classes(pair) -> None:
@@ -396,19 +395,17 @@ def test_monkeypatching_the_candidates_module_holds_in_the_worker(pair, monkeypa
 )
 def test_anything_but_the_tagged_shapes_is_refused(wire: dict) -> None:
     r, w = os.pipe()
-    judge = Judge([r, w], sync_files=False)
+    judge = Judge([r, w])
     with pytest.raises(ProtocolError):
         judge.decode(wire)
     os.close(w)
     os.close(r)
-    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, mirror.ImportGuard)]
 
 
 def test_a_forged_reply_is_a_protocol_error_and_a_dead_peer_is_seen() -> None:
     to_tests_r, to_tests_w = os.pipe()
     to_worker_r, to_worker_w = os.pipe()
-    judge = Judge([to_tests_r, to_worker_w], sync_files=False)
-    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, mirror.ImportGuard)]
+    judge = Judge([to_tests_r, to_worker_w])
     os.write(to_tests_w, json.dumps({"ok": 1, "err": "both"}).encode() + b"\n")
     with pytest.raises(ProtocolError):
         judge.request("import", name="cand")
@@ -426,73 +423,6 @@ def test_only_the_items_modules_may_be_imported(pair) -> None:
     _, judge = pair
     with pytest.raises(ImportError):
         judge.request("import", name="os")
-
-
-def test_mirrored_files_stay_under_the_granted_paths(tmp_path) -> None:
-    root = str(tmp_path / "granted")
-    os.mkdir(root)
-    seen: dict = {}
-    outside = str(tmp_path / "outside.txt")
-    for path in (outside, root + "/../outside.txt", "relative.txt"):
-        with pytest.raises(PermissionError):
-            mirror.write_tree({"files": [[path, "eA==", 0o644, None]]}, [root], seen)
-    os.symlink(str(tmp_path), root + "/link")
-    with pytest.raises(PermissionError):
-        mirror.write_tree({"files": [[root + "/link/x.txt", "eA==", 0o644, None]]}, [root], seen)
-    assert not os.path.exists(outside) and not os.path.exists(str(tmp_path / "x.txt"))
-    mirror.write_tree({"files": [[root + "/sub/ok.txt", "eA==", 0o644, None]]}, [root], seen)
-    assert pathlib.Path(root, "sub", "ok.txt").read_bytes() == b"x"
-    os.unlink(root + "/link")
-    assert (
-        mirror.scan([root], seen)
-        == {  # what was written is not sent back
-            "files": [],
-            "dirs": [],
-            "links": [],
-            "gone": [],
-        }
-        or mirror.scan([root], seen) is None
-    )
-
-
-def test_the_judge_takes_nothing_it_could_import_or_run(tmp_path) -> None:
-    """Through the mirror, the judge's side never writes a module where it imports from,
-    never an executable bit, never a link out of the tree; what it wrote is never
-    imported, wherever the tests put it on sys.path."""
-    refused: list[str] = []
-    root = str(tmp_path / "granted")
-    os.mkdir(root)
-    intake = mirror.Intake(refused.append, lambda: [root])
-    entry = lambda name, mode=0o644: [root + "/" + name, "eA==", mode, None]  # noqa: E731
-    mirror.write_tree(
-        {
-            "files": [
-                entry("plant.py"),
-                entry("__pycache__/m.cpython-311.pyc"),
-                entry("run", 0o755),
-            ],
-            "links": [[root + "/out", "../../etc"], [root + "/in", "run"]],
-        },
-        [root],
-        {},
-        intake,
-    )
-    assert sorted(os.listdir(root)) == ["in", "run"]
-    assert os.stat(root + "/run").st_mode & 0o111 == 0
-    assert len(refused) == 4  # the module, the compiled module, the executable bit, the link
-    outside = str(tmp_path / "elsewhere")
-    os.mkdir(outside)
-    intake = mirror.Intake(refused.append, lambda: [root])
-    mirror.write_tree(
-        {"files": [[outside + "/gen.py", "eA==", 0o644, None]]}, [outside], {}, intake
-    )
-    guard = mirror.ImportGuard(intake)
-    sys.path.insert(0, outside)
-    try:
-        with pytest.raises(ImportError, match="written by the candidate"):
-            guard.find_spec("gen")
-    finally:
-        sys.path.remove(outside)
 
 
 def test_named_tuples_and_enums_of_the_tests_cross_by_value(pair) -> None:

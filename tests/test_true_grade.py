@@ -2445,12 +2445,11 @@ def grade(tmp_path: Path, item: Callable[[Case], CodingItem]) -> Callable[..., O
 
 # -- the corpus is correct: plain pytest, in-process ------------------------------------
 
-# What evalpin pins for the graded run (python_classes, xfail_strict and the rest).
+# What evalpin pins for the graded run (python_classes and the rest).
 PLAIN_INI = """\
 [pytest]
 python_classes = Test
 python_functions = test
-xfail_strict = true
 """
 
 

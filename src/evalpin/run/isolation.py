@@ -25,6 +25,7 @@ the process whose exit ends the run) and judges once they have run.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -34,11 +35,13 @@ import py_compile
 import secrets
 import sys
 import tempfile
+import weakref
 from pathlib import Path
 
 from evalpin.core.instrument.fixtures import CodingItem
 from evalpin.core.instrument.graders import guard, wire
 from evalpin.core.instrument.graders.coding import (
+    FILE_SIZE_BYTES,
     GUARDED_PYTEST_BOOT,
     IMPORTABLE_SUFFIXES,
     PLAIN_PYTEST_BOOT,
@@ -55,13 +58,13 @@ from evalpin.core.instrument.graders.coding import (
     pytest_args,
 )
 from evalpin.core.instrument.graders.exports import star_exports
+from evalpin.core.instrument.graders.outcomes import explained
 from evalpin.core.reasons import SANDBOX_ERROR
 from evalpin.run.sandbox import shared
 from evalpin.run.sandbox.box import Box, read_regular, write_tree
 from evalpin.run.sandbox.mounts import Spec
 
 REPORT = "report.xml"
-NOTES = "unsupported.txt"
 
 
 def _runtime(box: Box, files: dict[str, bytes]) -> Path:
@@ -140,8 +143,11 @@ class PlainMode:
 
     def judge(self, box: Box, exit_code: int | None) -> tuple[bool, list[str]]:
         assert self.report is not None
-        expected = expected_tests(self.test_source.decode("utf-8", "replace"))
-        return judge_report(read_regular(box.view(self.report)), expected, exit_code=exit_code)
+        source = self.test_source.decode("utf-8", "replace")
+        report = read_regular(box.view(self.report))
+        return judge_report(
+            report, expected_tests(source), exit_code=exit_code, explains=explained(source)
+        )
 
     def failed_tests(self, box: Box) -> list[str]:
         assert self.report is not None
@@ -150,31 +156,31 @@ class PlainMode:
 
 
 class ProcessMode:
-    """Candidate in a worker sandbox; pytest in another, on stand-ins."""
+    """Candidate in a worker sandbox; pytest in another, on stand-ins, both on one set of
+    folders (the work folder, /tmp, /dev/shm; docs/concepts/isolation.md, "one
+    filesystem")."""
 
     def __init__(self, item: CodingItem, test_source: bytes, candidate: dict[str, bytes]) -> None:
         self.item = item
         self.test_source = test_source
         self.candidate = candidate
-        self.report: Path | None = None
-        self.notes: Path | None = None
+        # pytest's report and the wire's notes: files only pytest's process reaches.
+        self.report, self.notes = _Private("report"), _Private("notes")
+        self.imports: Path | None = None  # the folder the worker imports the candidate from
 
     def specs(self, box: Box, env: dict[str, str], limits: dict[str, int]) -> list[Spec]:
         runtime = _runtime(box, _wire())
-        worker_dir, tests_dir = box.folder("candidate"), box.folder("tests")
         ctl, ini = _control(box)
-        self.report = ctl / REPORT
-        self.notes = ctl / NOTES
-        write_tree(worker_dir, self.candidate)
+        report, notes = self.report.handed(), self.notes.handed()
+        work = box.folder("work")
         modules = {p: m for p in self.candidate if (m := module_name(p))}
         sources = {m: self.candidate[p].decode("utf-8", "replace") for p, m in modules.items()}
         exports = star_exports(sources)
+        test_name = self.item.test_file.name
+        # What pytest imports from the work folder: a stand-in for each candidate module,
+        # and the test file (never a file of the worker's: `wire/imports.py`).
         shown = {p: STUB.format(name=m, exports=exports[m]).encode() for p, m in modules.items()}
-        for path, data in self.candidate.items():
-            if not path.lower().endswith(IMPORTABLE_SUFFIXES):
-                shown[path] = data  # data files the tests may read
-        shown[self.item.test_file.name] = self.test_source
-        write_tree(tests_dir, shown)
+        shown[test_name] = self.test_source
         # Two pairs of pipes: the main threads' calls, and the side channel for other
         # threads' (a timer's callback, a thread pool's).
         req_r, req_w = os.pipe()
@@ -183,6 +189,35 @@ class ProcessMode:
         side_resp_r, side_resp_w = os.pipe()
         worker_fds = (req_r, resp_w, side_req_r, side_resp_w)
         tester_fds = (resp_r, req_w, side_resp_r, side_req_w)
+        private = f"{report},{notes}"
+        if box.namespaces:
+            # One work folder, the candidate's own files in it; pytest's sandbox sees the
+            # stand-ins and the test copy bound read-only over them, from a folder only
+            # it has (`src`, sealed once filled). The worker sees an empty file where the
+            # test is: its expected answers are not the candidate's to read.
+            src = box.folder("src")
+            write_tree(work, {**self.candidate, test_name: b""})
+            write_tree(src, shown)
+            imports, shared = work, [str(work), "/tmp", "/dev/shm"]
+            mine = {"base": True, "mountpoints": [src, ctl]}
+            theirs = {
+                "rw": [ctl, src],
+                "joins": True,
+                "sealed": [src],
+                # Nothing the worker could have written runs in pytest's sandbox.
+                "noexec": [work, Path("/tmp"), Path("/dev/shm")],
+                "overlay": [(src / p, work / p) for p in sorted(shown)],
+            }
+        else:
+            # No mount namespace: the worker imports its files from a folder of its own,
+            # in the work folder (the stand-ins', the folders both write) like pytest.
+            imports = box.folder("candidate")
+            write_tree(imports, self.candidate)
+            data = {p: d for p, d in self.candidate.items() if p not in modules}
+            write_tree(work, {**data, **shown})
+            shared = [str(work), str(imports), env["TMPDIR"]]
+            mine, theirs = {}, {"rw": [work, ctl]}
+        self.imports = imports
         worker = Spec(
             [
                 sys.executable,
@@ -194,50 +229,96 @@ class ProcessMode:
                 str(runtime),
                 ",".join(map(str, worker_fds)),
                 json.dumps(sorted(modules.values())),
+                str(imports),
             ],
-            env,
-            worker_dir,
-            rw=[worker_dir],
+            # Built from the item alone: nothing of pytest's or the grader's.
+            {k: v for k, v in env.items() if not k.startswith("PYTEST_")},
+            work,
+            rw=[work],
             ro=[runtime],
             pass_fds=worker_fds,
             limits=limits,
-            # An empty folder where the tests' folder is: the files of it the tests hand
-            # over are mirrored there, nothing else of it.
-            binds=[(box.folder("mirror"), tests_dir)],
+            **mine,
         )
-        args = pytest_args(str(ini), str(tests_dir), str(self.report), self.item.test_file.name)
+        args = pytest_args(str(ini), str(work), f"/proc/self/fd/{report}", test_name)
         # pytest runs no candidate code here: its own files (capture, report) are not
         # held to the candidate's file-size cap (the folders' own caps still hold).
         own_limits = {k: v for k, v in limits.items() if k != "RLIMIT_FSIZE"}
+        placed = [str(work / p) for p in shown]
         tester = Spec(
-            [sys.executable, "-I", "-B", "-c", PYTEST_BOOT, str(runtime), *args],
+            [sys.executable, "-I", "-B", "-c", PYTEST_BOOT, str(runtime), private, *args],
             {
                 **env,
                 "EVALPIN_RPC_FDS": ",".join(map(str, tester_fds)),
                 "EVALPIN_MODULES": ",".join(sorted(modules.values())),
-                "EVALPIN_NOTES": str(self.notes),
-                # Mirror handed paths only when the worker has a file system of its own.
-                "EVALPIN_MIRROR": "1" if env.get("TMPDIR") == "/tmp" else "0",
+                "EVALPIN_NOTES": f"/proc/self/fd/{notes}",
+                # The folders the worker writes too, and what the grader put there.
+                "EVALPIN_SHARED": json.dumps(
+                    {"roots": shared, "placed": placed, "devices": box.namespaces}
+                ),
             },
-            tests_dir,
-            rw=[tests_dir, ctl],
+            work,
             ro=[runtime],
-            pass_fds=tester_fds,
+            pass_fds=(*tester_fds, report, notes),
             limits=own_limits,
+            **theirs,
         )
         return [worker, tester]
 
     def judge(self, box: Box, exit_code: int | None) -> tuple[bool, list[str]]:
-        assert self.report is not None
-        if read_regular(box.view(self.notes)):  # the wire could not carry something
+        rewritten = self._rewritten(box)
+        if rewritten:
+            note = f"the candidate rewrote its own code while the tests ran ({rewritten})\n"
+            os.write(self.notes.fd, note.encode())
+        if self.notes.read():  # the wire could not carry something
             return False, [SANDBOX_ERROR("unsupported")]
-        expected = expected_tests(self.test_source.decode("utf-8", "replace"))
-        return judge_report(read_regular(box.view(self.report)), expected, exit_code=exit_code)
+        source = self.test_source.decode("utf-8", "replace")
+        return judge_report(
+            self.report.read(),
+            expected_tests(source),
+            exit_code=exit_code,
+            explains=explained(source),
+        )
 
     def failed_tests(self, box: Box) -> list[str]:
-        assert self.report is not None
         expected = expected_tests(self.test_source.decode("utf-8", "replace"))
-        return failed_tests(read_regular(box.view(self.report)), expected)
+        return failed_tests(self.report.read(), expected)
+
+    def _rewritten(self, box: Box) -> str:
+        """A module file of the candidate's that the worker changed (or bytecode it put
+        beside one) while the tests ran, read where the worker left it, or "". What a
+        reload then runs is code nobody graded: its answer, whichever, is not judged."""
+        if self.imports is None:
+            return ""
+        for path, data in self.candidate.items():
+            if not path.endswith(IMPORTABLE_SUFFIXES):
+                continue
+            if read_regular(box.view(self.imports / path)) != data:
+                return path
+            cache = box.view(self.imports / path).parent / "__pycache__"
+            stem = Path(path).stem + "."
+            with contextlib.suppress(OSError):
+                if any(name.startswith(stem) for name in os.listdir(cache)):
+                    return f"{Path(path).parent / '__pycache__' / stem}*"
+        return ""
+
+
+class _Private:
+    """A file pytest's process of the witness writes through a descriptor of its own
+    (`/proc/self/fd/N`, a memfd of the grader's): nothing of the worker's reaches it, nor
+    anything pytest's process starts (it passes on no descriptor, and is not dumpable:
+    another process of its uid cannot open its descriptors or trace it)."""
+
+    def __init__(self, name: str) -> None:
+        self.fd = os.memfd_create(f"evalpin-{name}")
+        weakref.finalize(self, os.close, self.fd)
+
+    def handed(self) -> int:
+        """A descriptor of it for the sandbox (`execute` closes it once started)."""
+        return os.dup(self.fd)
+
+    def read(self) -> bytes:
+        return os.pread(self.fd, FILE_SIZE_BYTES, 0)
 
 
 class InProcessMode:

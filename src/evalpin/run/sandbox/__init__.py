@@ -35,7 +35,9 @@ launcher builds it with mount calls, bubblewrap from flags):
 - every folder a sandbox writes (its own folders, /tmp, /dev/shm) a private tmpfs of
   DISK_BYTES, handed back to the grader as a descriptor (the grader fills it and reads
   the report through it; the kernel frees it, whatever is in it): nothing tested code
-  writes reaches the host's disk, and a full one is `sandbox_error:disk`;
+  writes reaches the host's disk, and a full one is `sandbox_error:disk`; the witness's
+  two sandboxes share theirs (`Spec.base` / `Spec.joins`: the second starts in a copy
+  of the first's mount namespace, with its own pid, ipc and uts namespaces);
 - every capability dropped (bounding, ambient and own sets, SECBIT_NOROOT,
   no_new_privs), so nothing can be unmounted or remounted, and a seccomp filter refusing
   new user namespaces and foreign system call ABIs;

@@ -77,6 +77,8 @@ def wrapper(
                 args += ["--size", str(opt), "--tmpfs", dst]  # its parents 0700 too)
             elif op in ("dev", "proc"):
                 args += [f"--{op}", dst]
+            elif op == "dir":
+                args += ["--dir", dst]
             else:
                 args += ["--symlink", src, dst]
         return [*args, "--remount-ro", "/", "--chdir", str(spec.cwd), "--"], None

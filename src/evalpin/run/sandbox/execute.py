@@ -7,6 +7,7 @@ the timeout, then kills every tree.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import selectors
@@ -16,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +26,7 @@ from evalpin.run.sandbox.backends import Isolation, prefix, privileged, wrapper
 from evalpin.run.sandbox.box import Box, fill
 from evalpin.run.sandbox.cgroup import Cgroup, kill_all
 from evalpin.run.sandbox.launcher import LAUNCHER
-from evalpin.run.sandbox.mounts import Spec, handed_back, plan
+from evalpin.run.sandbox.mounts import Spec, after_fill, handed_back, plan
 from evalpin.run.sandbox.zygote import Pooled, Zygote, kind_for, zygote
 
 _KEEP_OUTPUT = 16 * 1024  # bytes of output kept; far more than TAIL_CHARS characters
@@ -70,19 +72,26 @@ def execute(
     readies: list[int] = []
     # Per sandbox: the grader's end of its hand-back socket, and what it hands back.
     channels: list[tuple[socket.socket, list[tuple[str | None, str]]]] = []
+    joined: dict[str, int] = {}  # the namespaces a base sandbox handed back, by name
     started = True
     failure = b""
     try:
         for spec in specs:
+            joins = spec.joins and iso.kind != "none"
+            if joins and "mnt" not in joined:
+                raise OSError("the sandbox it joins did not start")
             ready_r, ready_w = os.pipe()
             readies.append(ready_r)
             steps = plan(spec)
             private = handed_back(steps) if iso.kind != "none" else []
-            ours, theirs = socket.socketpair() if private else (None, None)
+            shared = _namespaces(iso, box, allow_network) if spec.base else []
+            ours, theirs = socket.socketpair() if private or shared else (None, None)
             inline = _inline(spec.argv)
             pool = _pool(iso, box, inline)
             try:
-                if pool is not None:  # the fork server builds the namespaces itself
+                if joins:  # starts in the base's root: the launcher joins it itself
+                    wrapped, newroot = [], None
+                elif pool is not None:  # the fork server builds the namespaces itself
                     wrapped, newroot = [], tempfile.mkdtemp(prefix="root-", dir=box.root)
                 else:
                     wrapped, newroot = wrapper(iso, box, spec, allow_network)
@@ -90,24 +99,33 @@ def execute(
                     "inline": inline,
                     "limits": _limits(iso, spec),
                     "newroot": newroot,
+                    "room": joins,
+                    "loopback": iso.kind != "none" and not allow_network,
                     "plan": steps,
                     "host_mount_ns": os.stat("/proc/self/ns/mnt").st_ino,
+                    "host_root": [os.stat("/").st_dev, os.stat("/").st_ino],
                     "hand_back": [dst for _, dst in private],
+                    "hand_back_ns": shared,
                     "hand_back_fd": theirs.fileno() if theirs else None,
+                    "after": after_fill(spec) if joins else [],
                     "drop": iso.kind != "none",  # without namespaces, as it was started
                     "uid": box.uid,
-                    "privileged": privileged(iso, box),
+                    "privileged": joins or privileged(iso, box),
                     "cwd": str(spec.cwd),
                     "ready_fd": ready_w,
                 }
                 command = [] if config["inline"] else spec.argv
                 if pool is not None:
+                    join = joined if joins else {}
                     procs.append(
-                        _spawn(pool, box, spec, config, command, out_w, theirs, allow_network)
+                        _spawn(pool, box, spec, config, command, out_w, theirs, allow_network, join)
                     )
                 else:
+                    if joins:
+                        config["join"] = joined
                     launcher = [sys.executable, "-I", "-S", "-c", LAUNCHER, json.dumps(config)]
                     inherited = (ready_w, *spec.pass_fds, *([theirs.fileno()] if theirs else []))
+                    inherited += tuple(joined.values()) if joins else ()
                     procs.append(
                         subprocess.Popen(
                             [*prefix(box), *wrapped, *launcher, *command],
@@ -129,13 +147,22 @@ def execute(
                 os.close(ready_w)
                 if theirs is not None:
                     theirs.close()
-            if ours is not None:
+            if joins:
+                for fd in joined.values():
+                    os.close(fd)
+                joined = {}
+            if ours is not None and spec.base:
+                # Filled now: the sandbox that joins it starts in what it holds.
+                joined = _with_owner(box, _fill_handed_back(box, ours, private, deadline, shared))
+            elif ours is not None:
                 channels.append((ours, private))
     except OSError as exc:
         started = False
         failure = f"cannot start sandbox: {exc}".encode()
     finally:
         os.close(out_w)
+        for fd in joined.values():
+            os.close(fd)
         for spec in specs:
             for fd in spec.pass_fds:
                 with contextlib.suppress(OSError):
@@ -158,6 +185,23 @@ def execute(
     return Run(True, ready, exit_code, timed_out, kept, stopped)
 
 
+def _namespaces(iso: Isolation, box: Box, allow_network: bool) -> list[str]:
+    """The namespaces a base sandbox hands back for the next one to join: its mount
+    namespace, and its network namespace when it has one of its own."""
+    if iso.kind == "none":
+        return []
+    return ["mnt"] + ([] if allow_network else ["net"])
+
+
+def _with_owner(box: Box, held: dict[str, int]) -> dict[str, int]:
+    """`held` and, when the grader is not root, the user namespace that owns the mount
+    namespace in it (NS_GET_USERNS: bubblewrap's process is in a user namespace nested
+    in that one): the grader's uid, its owner, may join it, and nothing more."""
+    if box.uid is None and "mnt" in held:
+        held["user"] = fcntl.ioctl(held["mnt"], 0xB701)  # NS_GET_USERNS
+    return held
+
+
 def _pool(iso: Isolation, box: Box, inline: dict | None) -> Zygote | None:
     """The fork server for this sandbox's command, where it builds what unshare would
     (`zygote.py`): a root grader's unshare backend; else None (each sandbox starts as a
@@ -176,13 +220,16 @@ def _spawn(
     out_w: int,
     theirs: socket.socket | None,
     allow_network: bool,
+    join: dict[str, int],
 ) -> Pooled:
     """One sandboxed process from the fork server: the launcher's config, with its
-    ready and hand-back descriptors named, and the spec's own descriptors by number."""
+    ready and hand-back descriptors named, the spec's own descriptors by number, and
+    the namespaces it joins (`join`, by name)."""
     fds = {"out": out_w, "ready_fd": config["ready_fd"]}
     if theirs is not None:
         fds["hand_back_fd"] = theirs.fileno()
     fds |= {str(fd): fd for fd in spec.pass_fds}
+    fds |= {f"join_{name}": fd for name, fd in join.items()}
     request = {
         "config": config,
         "argv": command,
@@ -190,6 +237,7 @@ def _spawn(
         "cwd": str(spec.cwd),
         "cgroup_procs": box.cgroup.procs if box.cgroup is not None else [],
         "unshare_net": not allow_network,
+        "join": {name: f"join_{name}" for name in join},
     }
     return pool.spawn(request, fds)
 
@@ -207,32 +255,42 @@ def _limits(iso: Isolation, spec: Spec) -> dict[str, int]:
 
 
 def _fill_handed_back(
-    box: Box, channel: socket.socket, private: list[tuple[str | None, str]], deadline: float
-) -> None:
+    box: Box,
+    channel: socket.socket,
+    private: list[tuple[str | None, str]],
+    deadline: float,
+    namespaces: Sequence[str] = (),
+) -> dict[str, int]:
     """Take the private folders a sandbox hands back (one descriptor each, in plan
-    order), fill each from its host folder, and let the sandbox go on. Anything else
+    order), fill each from its host folder, and let the sandbox go on; return the
+    `namespaces` it handed back after them, by name (a base sandbox's). Anything else
     (the launcher failed, or is too slow) closes the channel, and the launcher, told
     nothing, stops with its reason: a setup failure."""
+    wanted = len(private) + len(namespaces)
     with channel:
         try:
             channel.settimeout(max(deadline - time.monotonic(), 0.001))
-            _, fds, _, _ = socket.recv_fds(channel, 16, len(private))
+            _, fds, _, _ = socket.recv_fds(channel, 16, wanted)
         except OSError:
-            return
-        if len(fds) != len(private):
+            return {}
+        if len(fds) != wanted:
             for fd in fds:
                 os.close(fd)
-            return
+            return {}
+        folders, held = fds[: len(private)], dict(zip(namespaces, fds[len(private) :], strict=True))
         box.tmpfs.extend(
-            (Path(src) if src else None, fd) for (src, _), fd in zip(private, fds, strict=True)
+            (Path(src) if src else None, fd) for (src, _), fd in zip(private, folders, strict=True)
         )
         try:
-            for (src, _), fd in zip(private, fds, strict=True):
+            for (src, _), fd in zip(private, folders, strict=True):
                 if src is not None:
                     fill(Path(src), fd, box.uid)
             channel.sendall(b"g")
         except OSError:
-            return
+            for fd in held.values():
+                os.close(fd)
+            return {}
+        return held
 
 
 def _inline(argv: list[str]) -> dict | None:

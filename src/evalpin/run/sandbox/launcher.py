@@ -63,7 +63,8 @@ def build(plan, newroot):
             open(path, "w").close()
         return path
 
-    mount("tmpfs", newroot, "tmpfs", 6, "mode=0755,size=1m")  # MS_NOSUID | MS_NODEV
+    if newroot:  # else a room in a root already built (a joining sandbox)
+        mount("tmpfs", newroot, "tmpfs", 6, "mode=0755,size=1m")  # MS_NOSUID | MS_NODEV
     for op, src, dst, opt in plan:
         if op == "ro":
             path = target(dst, os.path.isfile(src) or dst.startswith("/dev/"))
@@ -84,10 +85,13 @@ def build(plan, newroot):
         elif op == "symlink":
             os.makedirs(os.path.dirname(newroot + dst), exist_ok=True)
             os.symlink(src, newroot + dst)
+        elif op == "dir":  # where a joining sandbox's own folder goes
+            target(dst)
 
-def hand_back(sock, paths):
+def hand_back(sock, paths, namespaces=()):
     import socket
     fds = [os.open(p, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW) for p in paths]
+    fds += [os.open("/proc/self/ns/" + n, os.O_RDONLY) for n in namespaces]
     with socket.socket(fileno=sock) as channel:
         socket.send_fds(channel, [b"h"], fds)
         for fd in fds:
@@ -102,6 +106,59 @@ def enter(newroot):
     check(libc.umount2(b".", 2), "detach the old root")  # MNT_DETACH
     os.chdir("/")
     mount_setattr("/", 1, 0, 0)  # the new root's own tmpfs becomes read-only
+
+def loopback_up():
+    # The sandbox's own network namespace starts with its loopback down (unshare's; the
+    # fork server's): a test's server on 127.0.0.1 works as under plain pytest. Only
+    # this namespace's: no host service is there.
+    import fcntl, socket, struct
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        got = fcntl.ioctl(probe, 0x8913, struct.pack("16sH14x", b"lo", 0))  # SIOCGIFFLAGS
+        flags = struct.unpack("16sH14x", got)[1]
+        if not flags & 1:  # IFF_UP
+            fcntl.ioctl(probe, 0x8914, struct.pack("16sH14x", b"lo", flags | 1))
+
+def overlay(steps):
+    # A joining sandbox, once its folders are filled: each sealed one read-only, then
+    # its files bound read-only over paths of the folders both processes share.
+    for op, src, dst in steps:
+        if op == "seal":
+            mount_setattr(dst, 1, 0, 0x8000)  # MOUNT_ATTR_RDONLY, AT_RECURSIVE
+        elif op == "noexec":
+            mount_setattr(dst, 8, 0, 0)  # MOUNT_ATTR_NOEXEC
+        elif op == "bind":
+            if not os.path.isfile(dst) or os.path.islink(dst):
+                raise OSError("nothing to bind over at " + dst)
+            mount(src, dst, None, 4096, None)  # MS_BIND
+            mount_setattr(dst, 1, 0, 0)
+
+def join(ns):
+    # Start in a copy of the base sandbox's mount namespace (its user and network
+    # namespaces too, when it has them), with pid, ipc and uts namespaces of our own:
+    # return as pid 1 of them; this process waits for it and exits with its status.
+    import signal
+    for name, flag in (("user", 0x10000000), ("mnt", 0x00020000), ("net", 0x40000000)):
+        if ns.get(name) is not None:
+            check(libc.setns(ns[name], flag), "setns " + name)
+            os.close(ns[name])
+    # CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
+    check(libc.unshare(0x00020000 | 0x20000000 | 0x08000000 | 0x04000000), "unshare")
+    mount("none", "/", None, 16384 | (1 << 18), None)  # MS_REC | MS_PRIVATE
+    init = os.fork()
+    if init == 0:
+        check(libc.prctl(1, signal.SIGKILL, 0, 0, 0), "parent-death signal")
+        return
+    os.closerange(3, 65536)  # only the sandbox holds its descriptors
+    code = wait_for(init)
+    os._exit(code & 0xFF if code >= 0 else 128 - code)
+
+def wait_for(pid):
+    # The exit code of a child (negative: the signal that killed it).
+    while True:
+        try:
+            return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        except InterruptedError:
+            continue
 
 class CapHeader(ctypes.Structure):
     _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
@@ -187,18 +244,30 @@ def launch(cfg, argv):
             hard = resource.getrlimit(which)[1]
             value = value if hard == resource.RLIM_INFINITY else min(value, hard)
             resource.setrlimit(which, (value, value))
+        if cfg.get("join"):
+            step = "join"
+            join(cfg["join"])
+        if cfg.get("loopback"):
+            step = "loopback"
+            loopback_up()
         newroot = cfg["newroot"]
-        if newroot:
+        if newroot or cfg.get("room"):
             step = "mounts"
-            if os.stat("/proc/self/ns/mnt").st_ino == cfg["host_mount_ns"]:
+            if newroot and os.stat("/proc/self/ns/mnt").st_ino == cfg["host_mount_ns"]:
                 raise OSError("in the grader's own mount namespace")
-            build(cfg["plan"], newroot)
-        if cfg["hand_back"]:
-            step = "hand back"
-            hand_back(cfg["hand_back_fd"], [(newroot or "") + p for p in cfg["hand_back"]])
-        if newroot:
+            root = os.stat("/")  # a room: in the base's root, whose /proc is not ours yet
+            if not newroot and [root.st_dev, root.st_ino] == cfg["host_root"]:
+                raise OSError("in the grader's own root")
+            build(cfg["plan"], newroot or "")
+        if newroot:  # first: a sandbox joining this one starts in this root
             step = "root"
             enter(newroot)
+        if cfg["hand_back"] or cfg.get("hand_back_ns"):
+            step = "hand back"
+            hand_back(cfg["hand_back_fd"], cfg["hand_back"], cfg.get("hand_back_ns", ()))
+        if cfg.get("after"):
+            step = "overlay"
+            overlay(cfg["after"])
         if cfg["drop"]:
             step = "privileges"
             drop(cfg["uid"], cfg["privileged"])

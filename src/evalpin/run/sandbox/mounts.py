@@ -1,6 +1,13 @@
 """What one sandboxed process is given (`Spec`) and the mount plan of its private root:
-one list of steps (`ro`, `work`, `tmpfs`, `dev`, `proc`, `symlink`) that the launcher
-carries out with mount calls under unshare and bubblewrap gets as flags.
+one list of steps (`ro`, `work`, `tmpfs`, `dev`, `proc`, `symlink`, `dir`) that the
+launcher carries out with mount calls under unshare and bubblewrap gets as flags.
+
+The witness's two processes share one set of folders (`base` and `joins`): the first
+builds its root as any sandbox does and hands back its namespaces; the second starts in
+a copy of that mount namespace (so on the very same tmpfs folders: what one writes the
+other reads, live) with pid, ipc and uts namespaces of its own, and adds only its own
+folders there (`room_plan`), then, once they are filled, binds files of them read-only
+over paths of the shared folders (`overlay`).
 
 Every folder a sandbox writes (`work`: its own folders; `tmpfs`: /tmp and /dev/shm) is
 a size-capped tmpfs of its own inside its namespaces, handed back to the grader (see
@@ -36,6 +43,18 @@ class Spec:
     limits: dict[str, int] = field(default_factory=dict)
     # Writable folders shown at another path (source, where the sandbox sees it).
     binds: list[tuple[Path, Path]] = field(default_factory=list)
+    # Its namespaces are handed back for the next spec to join (`base`), or it joins the
+    # previous spec's (`joins`; only its `rw` folders are its own then).
+    base: bool = False
+    joins: bool = False
+    # (base) empty folders its root holds where the joining spec's own folders go.
+    mountpoints: list[Path] = field(default_factory=list)
+    # (joins) once its folders are filled: these made read-only, then each file (source,
+    # a path in them) bound read-only over a path of the shared folders; nothing in the
+    # `noexec` folders runs here.
+    sealed: list[Path] = field(default_factory=list)
+    overlay: list[tuple[Path, Path]] = field(default_factory=list)
+    noexec: list[Path] = field(default_factory=list)
 
 
 @functools.cache
@@ -70,12 +89,27 @@ def system_plan() -> tuple[tuple[str, str, str, object], ...]:
 
 def plan(spec: Spec) -> list[tuple[str, str, str, object]]:
     """Everything a sandbox for `spec` sees: the system, then its own folders (a `work`
-    step is a private tmpfs at `dst` that starts with a copy of the host folder `src`)."""
+    step is a private tmpfs at `dst` that starts with a copy of the host folder `src`).
+    A joining spec's plan is its room in the base's root: a /proc of its own pid
+    namespace and its own folders."""
+    if spec.joins:
+        steps: list[tuple[str, str, str, object]] = [("proc", "", "/proc", None)]
+        steps += [("ro", p, p, None) for p in PROC_READ_ONLY if os.path.exists(p)]
+        return steps + [("work", str(p), str(p), DISK_BYTES) for p in spec.rw]
     steps = list(system_plan())
     steps += [("work", str(p), str(p), DISK_BYTES) for p in spec.rw]
     steps += [("ro", str(p), str(p), None) for p in spec.ro]
     steps += [("work", str(src), str(dst), DISK_BYTES) for src, dst in spec.binds]
-    return steps
+    return steps + [("dir", "", str(p), None) for p in spec.mountpoints]
+
+
+def after_fill(spec: Spec) -> list[tuple[str, str, str]]:
+    """What a joining spec's launcher does once its folders are filled: `seal` a folder
+    (read-only), `bind` a file of it read-only over a path of the shared folders,
+    `noexec` a folder (no file in it is executed or mapped executable)."""
+    steps = [("seal", "", str(p)) for p in spec.sealed]
+    steps += [("noexec", "", str(p)) for p in spec.noexec]
+    return steps + [("bind", str(src), str(dst)) for src, dst in spec.overlay]
 
 
 def handed_back(steps: list[tuple[str, str, str, object]]) -> list[tuple[str | None, str]]:

@@ -12,7 +12,10 @@ working folder, makes new mount, pid, ipc, uts and network namespaces (`unshare(
 `unshare --mount --propagation private --pid --fork --kill-child ...` does), and forks
 the sandbox's first process, pid 1 of its own namespace, which runs the launcher's own
 steps (launcher.py: the private root, the hand-back, pivot, every privilege dropped, a
-host uid of its own, seccomp) and then the command in its interpreter. The keeper waits
+host uid of its own, seccomp) and then the command in its interpreter (a sandbox that
+joins another's, the witness's pytest process, first enters the worker's mount and
+network namespaces, so its own mount namespace is a copy of the worker's: see
+mounts.py). The keeper waits
 for it, writes its exit status to a pipe of the grader's and exits with it; it dies with
 the zygote (parent-death signal), and the zygote with the grader (its socket closes).
 
@@ -136,6 +139,9 @@ def keeper(request, fds):
         os.dup2(out, 2)
         os.close(out)
         status = held.pop("status")
+        # A sandbox that joins another's namespaces (the witness's pytest process: the
+        # worker's folders, network): entered before its own are made.
+        joined = {k: held.pop(v) for k, v in (request.get("join") or {}).items()}
         # The grader's descriptor numbers, which the command's arguments and environment
         # name; the config's own (ready, hand-back) at whatever number they have.
         cfg = request["config"]
@@ -151,8 +157,12 @@ def keeper(request, fds):
         os.environ.clear()
         os.environ.update(request["env"])
         flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
-        if request["unshare_net"]:
+        if request["unshare_net"] and "net" not in joined:
             flags |= CLONE_NEWNET
+        for name, flag in (("mnt", CLONE_NEWNS), ("net", CLONE_NEWNET)):
+            if name in joined:
+                check(libc.setns(joined[name], flag), "setns " + name)
+                os.close(joined[name])
         check(libc.unshare(flags), "unshare")
         mount("none", "/", None, MS_REC | MS_PRIVATE, None)
         init = os.fork()
@@ -163,13 +173,7 @@ def keeper(request, fds):
         # tell the other side it closed).
         for name, fd in held.items():
             os.close(int(name) if name.isdigit() else fd)
-        while True:
-            try:
-                _, waited = os.waitpid(init, 0)
-                break
-            except InterruptedError:
-                continue
-        code = os.waitstatus_to_exitcode(waited)
+        code = wait_for(init)
         os.write(status, str(code).encode())
         os._exit(code & 0xFF if code >= 0 else 128 - code)
     except BaseException as exc:

@@ -34,6 +34,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Sequence
 
 from evalpin.core.instrument.fixtures import CodingItem
+from evalpin.core.instrument.graders.outcomes import fixture
 from evalpin.core.instrument.graders.surface import approved_files, surface_reasons
 from evalpin.core.reasons import (
     FORBIDDEN_IMPORT,
@@ -239,13 +240,13 @@ def static_check(files: dict[str, str], item: CodingItem) -> tuple[list[str], st
 
 # evalpin's own pytest config, passed with `-c`: no file in the work directory is read as
 # config. Collection prefixes are pytest's defaults, pinned so `expected_tests` and pytest
-# agree; an empty parametrization and a passing xfail are errors, not quiet skips.
+# agree; an empty parametrization is an error, not a quiet skip. An xfail is strict only
+# where the test says so, as under plain pytest (`judge_report`).
 PYTEST_INI = """\
 [pytest]
 python_classes = Test
 python_functions = test
 empty_parameter_set_mark = fail_at_collect
-xfail_strict = true
 console_output_style = classic
 junit_family = xunit2
 junit_logging = no
@@ -299,21 +300,27 @@ def pytest_args(ini: str, workdir: str, report: str, test_name: str) -> list[str
 # and, in-process, guard.py as `evalpin_guard`; it leaves sys.path once they are
 # imported.
 WORKER_BOOT = """\
-import json, os, sys
+import json, sys
 sys.path.insert(0, sys.argv[1])
 import evalpin_wire.worker
-sys.path[0] = os.getcwd()
+sys.path[0] = sys.argv[4]
 evalpin_wire.worker.worker([int(x) for x in sys.argv[2].split(",")], json.loads(sys.argv[3]))
 """
+# The witness's pytest process: argv[2] names its report's and notes' descriptors, which
+# nothing it starts inherits; not dumpable (no process of its uid opens or traces it).
 PYTEST_BOOT = """\
-import sys
+import ctypes, os, sys
+ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
+for fd in sys.argv[2].split(","):
+    os.set_inheritable(int(fd), False)
 sys.path.insert(0, sys.argv[1])
 import evalpin_wire.stubs
 import evalpin_capture
 del sys.path[0]
+evalpin_wire.stubs.guard_imports()
 evalpin_capture.install()
 import pytest
-sys.exit(pytest.main(sys.argv[2:]))
+sys.exit(pytest.main(sys.argv[3:]))
 """
 # The truth run: pytest and nothing else, as `python -m pytest` (under -I, as above),
 # but for the bound on captured output (the grader's own files are not the candidate's
@@ -343,11 +350,8 @@ STUB = """\
 try:
     import evalpin_wire.stubs
 except ImportError:  # run in a process of its own (a script, `python -m`): no wire there
-    import os, sys
+    import sys
     _note = "running a candidate file in a child process of the tests"
-    if os.environ.get("EVALPIN_NOTES"):
-        with open(os.environ["EVALPIN_NOTES"], "a") as _f:
-            _f.write(_note + "\\n")
     sys.exit("[evalpin] unsupported under process isolation: " + _note)
 evalpin_wire.stubs.stub({name!r}, globals(), {exports!r})
 """
@@ -389,7 +393,7 @@ def rlimits(timeout_s: float) -> dict[str, int]:
 def _test_functions(body: list[ast.stmt], prefix: str) -> Iterator[str]:
     for node in body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            if node.name.startswith("test"):
+            if node.name.startswith("test") and not fixture(node):
                 yield prefix + node.name
         elif isinstance(node, ast.ClassDef) and _collected_class(node):
             yield from _test_functions(node.body, f"{prefix}{node.name}::")
@@ -432,12 +436,16 @@ _FAILED = ("failure", "error", "skipped")
 
 
 def judge_report(
-    xml_bytes: bytes | None, expected: list[str], *, exit_code: int | None = None
+    xml_bytes: bytes | None,
+    expected: list[str],
+    *,
+    exit_code: int | None = None,
+    explains: frozenset[str] = frozenset(),
 ) -> tuple[bool, list[str]]:
-    """Pass only when the JUnit report shows at least one test, every expected test ran
-    (parametrized ids match by the name before `[`), nothing failed, errored or was
-    skipped, and, when given, pytest exited 0. Anything else, including no report or
-    one that does not parse, is `tests_failed`: a missing report never passes.
+    """Pass only when, by pytest's own rules, every expected test ran (parametrized ids
+    match by the name before `[`), none failed or errored, one passed at least, each
+    skip or xfail is of a kind the test file gives (`explains`: `outcomes.explained`)
+    and, when given, pytest exited 0. Anything else, no report included: `tests_failed`.
 
     DTDs and entities are refused before parsing; pytest never writes them.
     """
@@ -448,16 +456,22 @@ def judge_report(
     if root is None:
         return failed
     ran: set[str] = set()
+    passed = False
     for suite in root.iter("testsuite"):
         if suite.get("errors", "0") != "0" or suite.get("failures", "0") != "0":
             return failed
     for case in root.iter("testcase"):
-        if any(child.tag in _FAILED for child in case):
+        if any(child.tag in ("failure", "error") for child in case):
+            return failed
+        skipped = case.find("skipped")
+        if skipped is None:
+            passed = True
+        elif ("xfailed" if skipped.get("type") == "pytest.xfail" else "skipped") not in explains:
             return failed
         # classname is "module" or "module.Class[.Inner]"; the test copy is top-level.
         classes = (case.get("classname") or "").split(".")[1:]
         ran.add("::".join([*classes, (case.get("name") or "").split("[", 1)[0]]))
-    if not ran or any(name not in ran for name in expected):
+    if not passed or any(name not in ran for name in expected):
         return failed
     return True, []
 

@@ -18,7 +18,8 @@ the other side runs on either side. One concept a module, each with a public sur
   stand-ins of the tests' objects;
 - `codec`: the wire form of values and the identity maps both ends share; `peer`: the
   message loop over it; `channel`: the side channel;
-- `mirror`: files under handed paths, both ways, and what the judge never takes;
+- `imports` (judge): what pytest never loads from the folders both processes write;
+- `process`: environment variables and the working folder, in step both ways;
 - `logs`: log records and warnings; `state`: the test's random and decimal state;
 - `tasks` (worker): the candidate's awaitables in its own event loop; `unpickle`
   (judge): a pickle the test loads, here only when it names no code;

@@ -14,11 +14,10 @@ import threading
 import types
 import weakref
 
-from . import kinds, logs
+from . import kinds, logs, process
 from .channel import SideChannel
 from .classes import local_enum, proxy_class
 from .exceptions import apply_details, by_value, exception_bases, with_details
-from .mirror import ImportGuard, Intake, scan, within, write_tree
 from .peer import Peer
 from .protocol import GONE, ProtocolError, Unsupported, is_ident, name_of
 from .proxies import REF, Bound, ProxyBase, Ref, RemoteEnum, attach, bind, ref_of
@@ -34,20 +33,14 @@ class Judge(Peer):
 
     introduce_shares = True
 
-    def __init__(
-        self, fds: list[int], *, sync_files: bool = True, notes: str = "", modules=()
-    ) -> None:
+    def __init__(self, fds: list[int], *, notes: str = "", modules=()) -> None:
         super().__init__(fds[0], fds[1], threading.main_thread().ident)
         self.shares = Shares(sign=-1)  # the keys of the tests' containers kept in step
         self._modules = frozenset(modules)
         self._kinds: dict[int, str] = {}
         self._tests_root = self.tests_root = os.path.realpath(os.getcwd())
-        self._env = _environ()
+        self._env = process.environ()
         self._cwd = os.getcwd()
-        self._sync = sync_files
-        self._roots: list[str] = []
-        self._new_roots: list[str] = []
-        self._seen: dict[str, tuple] = {}
         self._notes = notes
         self.stubs: dict[int, types.ModuleType] = {}
         self._overrides: dict[type, frozenset[str]] = {}  # tests' subclass methods
@@ -59,9 +52,6 @@ class Judge(Peer):
         self.stepping: dict = {}  # generators of awaitables a task drives by `send`
         self.test_loop = None  # the test's event loop, while it awaits the candidate
         self.state = TestState()
-        self._told_mirror = False
-        self.intake = Intake(self.refuse, _import_path)
-        sys.meta_path.insert(0, ImportGuard(self.intake))
         bind(self)
         if len(fds) == 4:
             self._side = SideChannel(self, fds[2], fds[3], "j")
@@ -70,49 +60,13 @@ class Judge(Peer):
 
     def _outgoing(self, message: dict) -> None:
         env: dict = {}
-        now = _environ(self._env)
-        if now is not self._env:
-            changed = {k: v for k, v in now.items() if self._env.get(k) != v}
-            if changed:
-                env["set"] = {os.fsdecode(k): os.fsdecode(v) for k, v in changed.items()}
-            removed = [os.fsdecode(k) for k in self._env if k not in now]
-            if removed:
-                env["unset"] = removed
-            self._env = now
-        cwd = os.getcwd()
-        if cwd != self._cwd:
-            self._cwd = cwd
-            real = os.path.realpath(cwd)
-            if real == self._tests_root:
-                env["cwd"] = None
-            else:
-                self.grant(real, folder=True)
-                env["cwd"] = real
+        self._env, self._cwd = process.changes(env, self._env, self._cwd)
         if "op" in message:
             state = self.state.changes()
             if state:
                 env["st"] = state
-            if not self._told_mirror and self._sync:
-                self._told_mirror = env["mirror"] = True  # paths the candidate makes too
         if env:
             message["env"] = env
-
-    def _finish(self, message: dict) -> None:
-        """The files under the paths handed over so far (also those the body just
-        handed over) go with the message."""
-        super()._finish(message)
-        if self._sync and (self._roots or self._new_roots):
-            fs: dict = {}
-            if self._new_roots:
-                fs["roots"] = self._new_roots
-                fs["folders"] = {r: os.path.isdir(r) for r in self._new_roots}
-                self._roots += self._new_roots
-                self._new_roots = []
-            try:
-                fs.update(scan(self._roots, self._seen) or {})
-            except Unsupported as exc:
-                self.unsupported(str(exc))
-            message.setdefault("env", {})["fs"] = fs
 
     def _incoming(self, message: dict) -> None:
         for field, stream in (("o", sys.stdout), ("e", sys.stderr)):
@@ -120,13 +74,8 @@ class Judge(Peer):
             if type(text) is str and text:
                 stream.write(text)
                 stream.flush()
-        fs = message.get("fs")
-        if fs is not None:
-            if not self._sync or type(fs) is not dict:
-                raise ProtocolError("unexpected file sync")
-            for root in fs.get("roots") or []:
-                self._announced(root)
-            write_tree(fs, self._roots, self._seen, self.intake)
+        if "env" in message:  # what the candidate changed of the process's state
+            self._env, self._cwd = process.apply(message["env"], self._env, self._cwd)
         events = message.get("ev")
         if type(events) is list:
             self._pending += [self.decode(e) for e in events]
@@ -212,36 +161,16 @@ class Judge(Peer):
             raise ValueError("a pickled object of the candidate's from another session")
         return self._pickled[ident]
 
-    def _announced(self, root) -> None:
-        """A path the candidate made in its scratch folder and handed back: mirrored
-        here too, when it is new in this one's scratch folder and outside the tests'."""
-        if type(root) is not str or not os.path.isabs(root) or os.path.normpath(root) != root:
-            raise ProtocolError("malformed path")
-        scratch = os.path.realpath(os.environ.get("TMPDIR") or "/tmp")
-        fresh = not os.path.lexists(root) and within(root, [scratch]) and root != scratch
-        if fresh and not within(root, [self._tests_root, *self._roots]):
-            self._roots.append(root)
-
-    def grant(self, path: str, *, folder: bool = False) -> None:
-        """Mirror the files under `path` (a file, a folder, or one not yet made) into
-        the worker, both ways, from now on. Only under /tmp-like scratch or the tests'
-        folder: the judge's own system is never mirrored."""
-        if not self._sync:
-            return
-        real = os.path.realpath(path)
-        scratch = os.path.realpath(os.environ.get("TMPDIR") or "/tmp")
-        if not (within(real, [scratch, self._tests_root])):
-            return
-        if real in (scratch, "/") or within(real, self._roots + self._new_roots):
-            return
-        self._new_roots.append(real)
-
     # -- exporting the tests' objects ----------------------------------------------------
 
     def _back(self, value):
         ref = ref_of(value)
         if ref is not None and ref.peer is self:
             return {"t": "b", "v": ref.ident}
+        if isinstance(value, types.ModuleType) and "_evalpin_module" in vars(value):
+            module = vars(value)["_evalpin_module"].ref  # a candidate module's stand-in
+            if module.peer is self:
+                return {"t": "b", "v": module.ident}
         if isinstance(value, Bound) and value.ref.peer is self:
             return {"t": "bm", "v": value.ref.ident, "n": value.name}
         if isinstance(value, enum.Enum) and type(value).__dict__.get(REF) is not None:
@@ -258,19 +187,11 @@ class Judge(Peer):
         if kind in _FAST:  # most values: nothing to grant or convert
             return super().encode(value, depth, copy)
         if kind is str:
-            if self._sync and value.startswith("/") and _names_a_path(value):
-                self.grant(value, folder=os.path.isdir(value))
             return super().encode(value, depth, copy)
         if type(value).__name__ == "LocalPath" and hasattr(value, "__fspath__"):
             value = pathlib.Path(os.fspath(value))  # pytest's legacy `tmpdir`
-        if isinstance(value, (pathlib.PurePath, str)) and self._sync:
-            text = str(value)
-            if text.startswith("/") and (
-                isinstance(value, pathlib.PurePath) or os.path.exists(text)
-            ):
-                self.grant(text, folder=os.path.isdir(text))
-            if isinstance(value, str) and type(value) is not str:
-                value = str.__str__(value)
+        if isinstance(value, str):
+            value = str.__str__(value)
         elif not isinstance(value, ProxyBase) and not isinstance(type(value), RemoteEnum):
             for base, exact in (
                 (int, int.__index__),
@@ -543,26 +464,4 @@ def _ident_of(value) -> int | None:
     return ref.ident if ref is not None else None
 
 
-def _import_path() -> list[str]:
-    """The folders the pytest process imports from, as they are now."""
-    return [os.path.realpath(p or ".") for p in sys.path if type(p) is str]
-
-
-def _names_a_path(text: str) -> bool:
-    """A string the tests hand over that names a file or folder, or one about to be
-    made in an existing folder (`str(tmp_path / "out.txt")`)."""
-    return len(text) < 4096 and (
-        os.path.exists(text) or os.path.isdir(os.path.dirname(text) or "/-")
-    )
-
-
 _FAST = frozenset({int, float, bool, type(None), list, tuple, dict, set, frozenset, bytes})
-
-
-def _environ(last: dict | None = None) -> dict:
-    """The process environment as bytes, `last` itself when it has not changed: one C
-    comparison of `os.environ`'s own mapping, cheap enough for every message."""
-    data = getattr(os.environ, "_data", None)
-    if type(data) is not dict:
-        data = {os.fsencode(k): os.fsencode(v) for k, v in os.environ.items()}
-    return last if last is not None and data == last else dict(data)

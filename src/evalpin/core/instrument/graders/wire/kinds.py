@@ -11,7 +11,7 @@ import os
 import sys
 import types
 
-from .mirror import within
+from .imports import within
 from .protocol import SCALARS
 from .stdlib import PURE_BUILTINS
 

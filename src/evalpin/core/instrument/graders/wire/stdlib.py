@@ -125,8 +125,8 @@ _TRUSTED: tuple[str, ...] = ()
 
 def trusted_module(name: str) -> types.ModuleType:
     """A module by a name the other side sent: one already imported, or one found in the
-    interpreter's own library folders. Never a file from the tests' folder or anywhere
-    a path was mirrored, whatever sys.path says."""
+    interpreter's own library folders. Never a file from the folders the two processes
+    share, whatever sys.path says."""
     global _TRUSTED
     module = sys.modules.get(name)
     if module is not None:

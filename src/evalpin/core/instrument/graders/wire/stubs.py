@@ -7,11 +7,13 @@ from __future__ import annotations
 import builtins
 import contextlib
 import importlib
+import json
 import os
 import sys
 import types
 
 from . import unpickle
+from .imports import SharedFolders
 from .judge import Judge
 from .protocol import GONE, ProtocolError
 from .proxies import Ref, ref_of
@@ -25,15 +27,26 @@ def client() -> Judge:
     global _client
     if _client is None:
         fds = [int(x) for x in os.environ["EVALPIN_RPC_FDS"].split(",")]
-        sync = os.environ.get("EVALPIN_MIRROR") == "1"
         modules = [m for m in os.environ.get("EVALPIN_MODULES", "").split(",") if m]
         notes = os.environ.get("EVALPIN_NOTES", "")
-        _client = Judge(fds, sync_files=sync, notes=notes, modules=modules)
+        _client = Judge(fds, notes=notes, modules=modules)
         _follow_patches(_client)
         after_import("random", _client.state.follow_random)
         after_import("doctest", lambda doctest: _follow_doctest(_client, doctest))
         after_import("pickle", lambda pickle: unpickle.follow(_client, pickle))
     return _client
+
+
+def guard_imports() -> None:
+    """Before pytest imports anything from the folders the worker writes too: what it
+    may load from them (`imports.py`), as the grader's `EVALPIN_SHARED` says."""
+    told = os.environ.get("EVALPIN_SHARED")
+    if told:
+        shared = json.loads(told)
+        folders = SharedFolders(
+            shared["roots"], shared["placed"], shared["devices"], lambda what: client().refuse(what)
+        )
+        folders.install()
 
 
 def _follow_patches(judge: Judge) -> None:
@@ -149,7 +162,9 @@ class StubModule(types.ModuleType):
         return self.__dict__["_evalpin_module"].__getattr__(name)
 
     def __setattr__(self, name: str, value) -> None:
-        if name.startswith("__") or name.startswith("_evalpin"):
+        if name.startswith("__") or name.startswith("_evalpin") or isinstance(value, StubModule):
+            # (a submodule's stand-in, bound by the import system: the worker's package
+            # has its own submodule bound by its own import)
             return super().__setattr__(name, value)
         self.__dict__["_evalpin_known"].pop(name, None)
         self.__dict__["_evalpin_module"].__setattr__(name, value)

@@ -11,7 +11,7 @@ import io
 import os
 import sys
 
-from .mirror import within
+from .imports import within
 
 _BUILTINS = frozenset(
     {"list", "dict", "set", "frozenset", "tuple", "bytearray", "bytes", "complex", "int"}

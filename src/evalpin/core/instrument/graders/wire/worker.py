@@ -1,6 +1,7 @@
 """The candidate's end: imports the item's modules, exports its objects with a
 description of their classes, and carries the test's environment (cwd, env, stdin,
-patched names, mirrored files, random and decimal state) into every call."""
+patched names, random and decimal state) into every call, and the candidate's changes
+to its environment and working folder back."""
 
 from __future__ import annotations
 
@@ -14,12 +15,11 @@ import threading
 import types
 import weakref
 
-from . import logs
+from . import logs, process
 from .channel import SideChannel
 from .describe import describe, snapshot_kind, value_base
 from .exceptions import apply_details, by_value, with_details
 from .handles import Handle, Stdin, handle_id, named_tuple_instance, tests_class
-from .mirror import Mirror
 from .peer import CALLS, Peer
 from .protocol import GONE, MAX_MESSAGE, ProtocolError, name_of, string
 from .rules import COMPARISONS, COPIES, FORWARDED, IMMUTABLE_BASES
@@ -43,8 +43,7 @@ class Worker(Peer):
             self._side = SideChannel(self, fds[2], fds[3], "w")
         self._modules = modules
         self._watched: dict[int, tuple[dict, str, object]] = {}  # module names the judge caches
-        self._home = os.getcwd()
-        self._mirror = Mirror()
+        self._env, self._cwd = process.environ(), os.getcwd()
         self._streams: list[tuple[str, int, int]] = []  # (field, fd, read position)
         self._events: list[tuple] = []  # log records and warnings for the test to see
         self._originals: dict[tuple[str, str], object] = {}  # stdlib names before patches
@@ -54,8 +53,6 @@ class Worker(Peer):
         self._tests_instances: dict[int, int] = {}  # id(instance of such a class) -> their id
         self._class_originals: dict[tuple[int, str], object] = {}  # before a test's patch
         self._tests_exceptions: dict[int, tuple] = {}  # id(our stand-in) -> (it, their id)
-        self._mirroring = False  # whether the judge mirrors paths (then also ours)
-        self._tmp_device = None  # the device of the private scratch folder
         self._tasks = Tasks()  # the candidate's awaitables the test awaits
 
     def capture_output(self) -> None:
@@ -108,6 +105,10 @@ class Worker(Peer):
                     pos = 0
             streams.append((field, fd, pos))
         self._streams = streams
+        env: dict = {}
+        self._env, self._cwd = process.changes(env, self._env, self._cwd)
+        if env:
+            message["env"] = env
         if self._events:
             events, self._events[:] = list(self._events), []
             message["ev"] = [self._event(event) for event in events]
@@ -116,14 +117,6 @@ class Worker(Peer):
             message["stale"] = [self._ids.get(k) for k in stale]
             for key in stale:
                 del self._watched[key]
-
-    def _finish(self, message: dict) -> None:
-        """The files changed under the mirrored paths (also those the body just named:
-        a path the candidate made) go with the message."""
-        super()._finish(message)
-        changes = self._mirror.changes()
-        if changes:
-            message["fs"] = changes
 
     def _event(self, event: tuple) -> list:
         try:
@@ -138,27 +131,7 @@ class Worker(Peer):
         env = message.get("env")
         if env is None:
             return
-        if type(env) is not dict:
-            raise ProtocolError("malformed environment")
-        changed = set()
-        for key, value in (env.get("set") or {}).items():
-            os.environ[key] = value
-            changed.add(key)
-        for key in env.get("unset") or []:
-            os.environ.pop(key, None)
-            changed.add(key)
-        if env.get("mirror") is True:
-            self._mirroring = True
-        if "TZ" in changed:
-            import time
-
-            time.tzset()
-        if "fs" in env:
-            self._mirror.apply(env["fs"])
-        if "cwd" in env:
-            cwd = env["cwd"]
-            with contextlib.suppress(OSError):
-                os.chdir(self._home if cwd is None else cwd)
+        self._env, self._cwd = process.apply(env, self._env, self._cwd)
         state = env.get("st")
         if type(state) is dict:
             self._state_of_test(state)
@@ -199,31 +172,6 @@ class Worker(Peer):
         if found is not None and found[0] is value:
             return {"t": "b", "v": found[1]}
         return None
-
-    def encode(self, value, depth: int = 0, copy: bool = False):
-        kind = type(value)
-        if self._mirroring:
-            if kind is str:
-                if value.startswith(_TMP):
-                    self._announce(value)
-            elif "pathlib" in sys.modules and kind is sys.modules["pathlib"].PosixPath:
-                self._announce(str(value))
-        return super().encode(value, depth, copy)
-
-    def _announce(self, path: str) -> None:
-        """A path the candidate made in its own scratch folder (`mkdtemp()`) and hands
-        back: its files are mirrored to the test's side too. Only in that private
-        folder (its device), never in the folders the grader put there."""
-        if not path.startswith(_TMP) or path.startswith(self._home + "/"):
-            return
-        try:
-            if self._tmp_device is None:
-                self._tmp_device = os.stat(_TMP).st_dev
-            if os.lstat(path).st_dev != self._tmp_device:
-                return
-        except OSError:
-            return
-        self._mirror.announce(path)
 
     def _export(self, value, e):
         if isinstance(value, enum.Enum):
@@ -519,7 +467,6 @@ class Worker(Peer):
         }
 
 
-_TMP = (os.environ.get("TMPDIR") or "/tmp").rstrip("/") + "/"
 _DECIMAL_SIGNALS = frozenset(
     [
         "Clamped",

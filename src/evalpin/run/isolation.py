@@ -55,7 +55,8 @@ from evalpin.core.instrument.graders.coding import (
     pytest_args,
 )
 from evalpin.core.instrument.graders.exports import star_exports
-from evalpin.core.reasons import SANDBOX_ERROR
+from evalpin.core.instrument.graders.wire import notes
+from evalpin.core.reasons import SANDBOX_ERROR, WITNESS
 from evalpin.run.sandbox import shared
 from evalpin.run.sandbox.box import Box, read_regular, write_tree
 from evalpin.run.sandbox.mounts import Spec
@@ -229,7 +230,10 @@ class ProcessMode:
 
     def judge(self, box: Box, exit_code: int | None) -> tuple[bool, list[str]]:
         assert self.report is not None
-        if read_regular(box.view(self.notes)):  # the wire could not carry something
+        why = notes.kind_of(read_regular(box.view(self.notes)) or b"")
+        if why == "shadowed":  # the candidate's star import would decide the asserts
+            return False, [WITNESS("shadowed")]
+        if why is not None:  # the wire could not carry something
             return False, [SANDBOX_ERROR("unsupported")]
         expected = expected_tests(self.test_source.decode("utf-8", "replace"))
         return judge_report(read_regular(box.view(self.report)), expected, exit_code=exit_code)

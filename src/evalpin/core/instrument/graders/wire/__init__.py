@@ -22,7 +22,8 @@ the other side runs on either side. One concept a module, each with a public sur
 - `logs`: log records and warnings; `state`: the test's random and decimal state;
 - `tasks` (worker): the candidate's awaitables in its own event loop; `unpickle`
   (judge): a pickle the test loads, here only when it names no code;
-- `judge`, `worker`: the two ends; `stubs`: the candidate's modules in pytest.
+- `judge`, `worker`: the two ends; `stubs`: the candidate's modules in pytest;
+  `notes`: why the witness could not confirm a case, as the grader reads it.
 
 What crosses, how, and who decides a comparison is documented for users in
 docs/concepts/isolation.md. A malformed message is a `ProtocolError` on the receiving

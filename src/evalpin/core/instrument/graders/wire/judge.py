@@ -14,7 +14,7 @@ import threading
 import types
 import weakref
 
-from . import kinds, logs
+from . import kinds, logs, notes
 from .channel import SideChannel
 from .classes import local_enum, proxy_class
 from .exceptions import apply_details, by_value, exception_bases, with_details
@@ -335,12 +335,13 @@ class Judge(Peer):
         self.refuse(what)
         raise Unsupported(f"{what}: not supported under isolation: process")
 
-    def refuse(self, what: str) -> None:
-        """Record an operation the wire cannot carry (it ends the case not judged)."""
-        sys.stderr.write(f"[evalpin] unsupported under process isolation: {what}\n")
+    def refuse(self, what: str, kind: str = "unsupported") -> None:
+        """Record an operation the wire cannot carry, or (`kind`) another reason the
+        witness cannot confirm the case: it ends the case not judged."""
+        sys.stderr.write(f"[evalpin] {kind} under process isolation: {what}\n")
         if self._notes:
             with open(self._notes, "a", encoding="utf-8") as f:
-                f.write(what.replace("\n", " ") + "\n")
+                f.write(notes.line(kind, what))
 
     def uncarried_error(self, text: str) -> BaseException:
         self.refuse("an exception of the candidate's that the wire could not carry")

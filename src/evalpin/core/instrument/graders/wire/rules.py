@@ -41,9 +41,6 @@ UNARY = [
     "floor",
     "ceil",
 ]
-# What a value-backed stand-in answers as its value with the builtin's own method: its
-# comparisons and hashing.
-VALUE_QUERIES = frozenset([*COMPARISONS, "__hash__"])
 ASYNC = ["__aenter__", "__aexit__", "__aiter__", "__anext__"]
 # The special methods a proxy may forward: what the candidate's class defines of these
 # is forwarded, nothing else. Comparisons and hashing follow the comparison rule.

@@ -84,7 +84,7 @@ class RemoteProtocolABC(RemoteProtocol, abc.ABCMeta):
     """A protocol's proxy class that also has an abstract stdlib base."""
 
 
-def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list) -> type:
+def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list, d) -> type:
     """The proxy class for a candidate class described by `data`."""
     names = lambda key: [n for n in data.get(key, []) if type(n) is str]  # noqa: E731
     ns: dict = {REF: ref}
@@ -102,12 +102,12 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
     elif data.get("h") is True:
         ns["__hash__"] = remote_hash
     if "f" in data:
-        ns["__dataclass_fields__"] = dataclass_fields(data["f"])
+        ns["__dataclass_fields__"] = dataclass_fields(data["f"], d)
     if "ma" in data:
         ns["__match_args__"] = tuple(n for n in names("ma") if is_ident(n))
     ns["__doc__"] = InstanceDoc(data["doc"] if type(data.get("doc")) is str else None)
     if data.get("g") is True:
-        ns["__class_getitem__"] = classmethod(types.GenericAlias)
+        ns["__class_getitem__"] = classmethod(_alias)
     trusted: list[type] = []
     value_type = holder = None  # holder: the builtin whose comparisons decide
     value_base = data.get("vb")
@@ -162,9 +162,24 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
             cls = _make(metaclass, name, attempt, ns)
         except TypeError:  # bases whose layouts or orders do not combine here
             continue
+        abstract = data.get("ab")
+        if type(abstract) is list and all(type(n) is str for n in abstract):
+            type.__setattr__(cls, "__abstractmethods__", frozenset(abstract))
         type.__setattr__(cls, "_evalpin_ready", True)
         return cls
     raise ProtocolError("a class the judge cannot stand in for")
+
+
+_ALIASES: dict = {}  # (proxy class, parameters) -> its alias: `C[int] is C[int]`
+
+
+def _alias(cls: type, params):
+    """`C[int]` of a generic candidate class: one alias per parameters, as typing's own
+    cache gives in-process."""
+    try:
+        return _ALIASES.setdefault((cls, params), types.GenericAlias(cls, params))
+    except TypeError:  # parameters that do not hash
+        return types.GenericAlias(cls, params)
 
 
 def _decide(ns: dict, holder: type | None, hashing) -> None:
@@ -227,17 +242,38 @@ def _as_value(ns: dict, base: type) -> None:
 
 
 def _valued(name: str, fallback, forward, plain: tuple, base: type):
+    """A number stand-in's operator with one of the tests' numbers: the candidate's own
+    result (its type kept: `type(d + 1) is Meters`) when its value is what the builtin's
+    arithmetic gives on the values, else the builtin's (an operator that would judge
+    `approx` or a tolerance by its own answer never does)."""
     copy = IMMUTABLE_BASES[base.__name__][1]
 
     @functools.wraps(forward)
     def operate(self, other):
         __tracebackhide__ = True
         if isinstance(other, plain) and ref_of(other) is None:
-            return fallback(copy(self), other)
+            expected = fallback(copy(self), other)
+            got = forward(self, other)
+            if got is NotImplemented or _same_number(got, expected):
+                return got
+            return expected
         return forward(self, other)
 
     operate.__name__ = name
     return operate
+
+
+def _same_number(got, expected) -> bool:
+    """Whether `got` (a number of the builtin's or a number stand-in's) holds the value
+    `expected`, read with the builtin's own conversions (NaN is NaN)."""
+    if isinstance(got, int) and not isinstance(got, bool) and type(expected) is int:
+        return int.__index__(got) == expected
+    if isinstance(got, float) and type(expected) is float:
+        value = float.__float__(got)
+        return value == expected or (value != value and expected != expected)
+    if isinstance(got, complex) and type(expected) is complex:
+        return complex.__complex__(got) == expected
+    return False
 
 
 def _formatted(forward, base: type):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import types
 from typing import TYPE_CHECKING
 
 from .protocol import ProtocolError, exact, is_ident
@@ -44,11 +45,17 @@ def _comparison(name: str):
 _COMPARED = frozenset({"object", "mock", "call"})
 
 
+def _doc(self):
+    """The test's object's own docstring (a function's, for `functools.wraps`)."""
+    return self._peer.request("getattr", obj=self._id, name="__doc__")
+
+
 class Handle:
-    """In the worker: an object of the tests', used through the capability its kind
-    grants (the judge enforces it)."""
+    # In the worker: an object of the tests', used through the capability its kind
+    # grants (the judge enforces it). Its `__doc__` is the test's object's.
 
     __slots__ = ("__weakref__", "_id", "_kind", "_peer")
+    __doc__ = property(_doc)  # type: ignore[assignment]
 
     def __init__(self, peer: Peer, ident: int, kind: str) -> None:
         object.__setattr__(self, "_peer", peer)
@@ -130,6 +137,44 @@ for _name_ in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
 del _name_
 
 
+class MethodHandle(Handle):
+    # A test's function: set on a candidate class (`monkeypatch.setattr(m.Client,
+    # "fetch", fake)`), it is bound to the instance as any function is.
+
+    __slots__ = ()
+    __doc__ = property(_doc)  # type: ignore[assignment]
+
+    def __get__(self, obj, owner=None):
+        return self if obj is None else types.MethodType(self, obj)
+
+
+class GetHandle(Handle):
+    # A test's non-data descriptor: `__get__` is its own, run in the test.
+
+    __slots__ = ()
+    __doc__ = property(_doc)  # type: ignore[assignment]
+
+    def __get__(self, obj, owner=None):
+        return self._op("__get__", obj, owner)
+
+
+class SetHandle(GetHandle):
+    # A test's data descriptor (a `PropertyMock`): reads, writes and deletes are its own.
+
+    __slots__ = ()
+    __doc__ = property(_doc)  # type: ignore[assignment]
+
+    def __set__(self, obj, value) -> None:
+        self._op("__set__", obj, value)
+
+    def __delete__(self, obj) -> None:
+        self._op("__delete__", obj)
+
+
+# How a test's object binds on a class, as the judge says (`kinds.descriptor`).
+BINDINGS = {None: Handle, "fn": MethodHandle, "get": GetHandle, "set": SetHandle}
+
+
 class _TestsClass(type):
     """The metaclass of a stand-in for a tests' class: calling it makes an instance of
     the tests' class there."""
@@ -139,8 +184,9 @@ class _TestsClass(type):
         return peer.request("call", obj=ident, args=args, kwargs=kwargs)
 
 
-def tests_class(peer: Peer, data: dict) -> type:
-    """The stand-in class for a tests' class described by `data` (`tc` in `kinds`)."""
+def tests_class(peer: Peer, data: dict, base: type = Handle) -> type:
+    """The stand-in class for a tests' class described by `data` (`tc` in `kinds`), on
+    `base` (how its instances bind on a class)."""
     ident = data.get("v")
     if type(ident) is not int:
         raise ProtocolError("malformed class of the tests'")
@@ -163,7 +209,7 @@ def tests_class(peer: Peer, data: dict) -> type:
     named = data.get("nt")
     if type(named) is list and all(is_ident(f) for f in named):
         return _named_tuple(peer, ident, name, named, ns)
-    return _TestsClass(name, (Handle,), ns)
+    return _TestsClass(name, (base,), ns)
 
 
 def _named_tuple(peer: Peer, ident: int, name: str, fields: list, ns: dict) -> type:

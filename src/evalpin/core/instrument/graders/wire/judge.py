@@ -18,6 +18,7 @@ from . import kinds, logs, notes
 from .channel import SideChannel
 from .classes import local_enum, proxy_class
 from .exceptions import apply_details, by_value, exception_bases, with_details
+from .lifetimes import TestsObjects
 from .mirror import ImportGuard, Intake, scan, within, write_tree
 from .peer import Peer
 from .protocol import GONE, ProtocolError, Unsupported, is_ident, name_of
@@ -55,6 +56,7 @@ class Judge(Peer):
         self._first_values: dict[tuple[str, str], object] = {}
         self._proxies: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         self._pickled: dict[int, object] = {}
+        self.lives = TestsObjects(self._objects, self._ids)
         self._pending: list = []  # log records and warnings to re-emit
         self.stepping: dict = {}  # generators of awaitables a task drives by `send`
         self.test_loop = None  # the test's event loop, while it awaits the candidate
@@ -88,6 +90,9 @@ class Judge(Peer):
             else:
                 self.grant(real, folder=True)
                 env["cwd"] = real
+        dead = self.lives.deaths()
+        if dead:
+            message["dead"] = dead
         if "op" in message:
             state = self.state.changes()
             if state:
@@ -115,11 +120,14 @@ class Judge(Peer):
             message.setdefault("env", {})["fs"] = fs
 
     def _incoming(self, message: dict) -> None:
+        self.lives.apply(message)
         for field, stream in (("o", sys.stdout), ("e", sys.stderr)):
             text = message.get(field)
             if type(text) is str and text:
                 stream.write(text)
                 stream.flush()
+            if field + "b" in message:  # bytes that are no UTF-8 text, written as bytes
+                logs.write_bytes(stream, message[field + "b"])
         fs = message.get("fs")
         if fs is not None:
             if not self._sync or type(fs) is not dict:
@@ -136,6 +144,19 @@ class Judge(Peer):
                 known = stub.__dict__.get("_evalpin_known", {})
                 for attr in [a for a, v in known.items() if _ident_of(v) in stale]:
                     del known[attr]
+
+    def _answer(self, reply: dict, mutable: list):
+        __tracebackhide__ = True
+        try:
+            return super()._answer(reply, mutable)
+        finally:  # what the worker let go of, once the reply's value is held here
+            self.lives.settle()
+
+    def serve(self, message: dict) -> None:
+        try:
+            super().serve(message)
+        finally:
+            self.lives.settle()
 
     def parse(self, line: bytes) -> dict:
         message = super().parse(line)
@@ -299,12 +320,17 @@ class Judge(Peer):
         kind = kinds.kind_of(value, self._tests_root)
         if kind is None:
             self.unsupported(f"handing a {kinds.type_name(value)} to the candidate")
-        ident = self._ids.get(id(value))
-        if ident is None or self._objects.get(ident) is not value:
+        ident = self.lives.again(value)
+        if ident is None:
             ident = self.give(value)
         self._kinds[ident] = kind
         self._sent[ident] = self._sent.get(ident, 0) + 1
         data = {"t": "h", "v": ident, "k": kind}
+        if self.lives.weak(value):
+            data["w"] = 1  # the worker keeps its handle while the test's object lives
+        binds = kinds.descriptor(value, kind)
+        if binds is not None:
+            data["ds"] = binds
         if kind == "object" and not isinstance(value, type):
             data["c"] = self._tests_class(type(value), value, e)
         return data
@@ -390,7 +416,22 @@ class Judge(Peer):
                 return cls(d(data.get("x")))
             except (TypeError, ValueError):
                 raise ProtocolError("malformed enum member") from None
+        if tag == "r":
+            return self._described(v)
+        if tag == "b":  # a test's object the worker holds loosely: still loosely
+            found = self.lives.loose.get(v)
+            if found is not None and found() is not None:
+                return found()
         raise ProtocolError(f"unknown value tag {tag!r}")
+
+    def _described(self, ident: int) -> type:
+        """A class the worker refers to by id before this side has read its description:
+        one this side asked about while a message that describes it was still being
+        read (a base's check during a class's making). Asked for again, whole."""
+        found = self.request("describe", obj=ident)
+        if not isinstance(found, type) or self._remote.get(ident) is not found:
+            raise ProtocolError("unknown class")
+        return found
 
     def _instance(self, cls: type, ident: int, data: dict, d):
         ref = Ref(self, ident)
@@ -457,7 +498,7 @@ class Judge(Peer):
         if "e" in data:
             cls = local_enum(name, data["e"], ref, d)
         else:
-            cls = proxy_class(name, bases, data, ref, stdlib_bases)
+            cls = proxy_class(name, bases, data, ref, stdlib_bases, d)
         type.__setattr__(cls, "__qualname__", qualname[:200])
         type.__setattr__(cls, "__module__", module[:200])
         self._remote[ident] = cls
@@ -488,9 +529,11 @@ class Judge(Peer):
         if kind is None:
             raise PermissionError("the candidate may only use what the tests handed it")
         if op == "getattr":
-            return kinds.read_attribute(target, kind, name_of(message))
+            return kinds.read_attribute(target, kind, name_of(message), self.lives.written(target))
         if op in ("setattr", "delattr"):
-            kinds.check_write(target, kind, name_of(message))
+            kinds.check_write(target, kind, name_of(message), self.lives.written(target))
+            if name_of(message).startswith("_"):  # the candidate's own, from now on
+                self.lives.write(target, name_of(message))
             if op == "delattr":
                 return delattr(target, name_of(message))
             (value,), _ = self._arguments(message)
@@ -506,7 +549,7 @@ class Judge(Peer):
         if op == "await":  # the candidate awaits an awaitable of the test's
             if kind != "await":
                 raise TypeError(f"the tests' {kind} is not awaitable")
-            return _await_here(target, self.test_loop)
+            return kinds.await_here(target, self.test_loop)
         if op == "call":
             if not callable(target) or kind in ("iter", "file", "subclass", "await"):
                 raise TypeError(f"the tests' {kind} is not callable")
@@ -519,24 +562,6 @@ class Judge(Peer):
             received += self.mutable_args(args, {})
             return kinds.OPS[name](target, *args)
         raise ProtocolError(f"unknown request {op!r}")
-
-
-def _await_here(awaitable, loop):
-    """Run an awaitable of the test's to its end: in the test's own loop when it is
-    running (this is a thread of the side channel's), else in a loop of its own."""
-    import asyncio
-
-    async def drive():
-        return await awaitable
-
-    if loop is not None and loop.is_running():
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is not loop:
-            return asyncio.run_coroutine_threadsafe(drive(), loop).result()
-    return asyncio.run(drive())
 
 
 def _ident_of(value) -> int | None:

@@ -42,14 +42,22 @@ _COMPARE = {
     "__hash__": hash,
 }
 OPS.update(_COMPARE)
+# A test's descriptor (its own class's, a `PropertyMock`) set on a candidate class binds
+# there as it would in-process: the descriptor protocol's calls come back here.
+_DESCRIBE = {
+    "__get__": lambda o, *a: type(o).__get__(o, *a),
+    "__set__": lambda o, *a: type(o).__set__(o, *a),
+    "__delete__": lambda o, *a: type(o).__delete__(o, *a),
+}
+OPS.update(_DESCRIBE)
 SPECIALS = {
     "call": frozenset({"__repr__", "__str__", "__bool__", *_COMPARE}),
     "iter": frozenset({"__iter__", "__next__", "__repr__", "__bool__"}),
     "file": frozenset({"__iter__", "__next__", "__enter__", "__exit__", "__repr__", "__bool__"}),
     "sync": frozenset({"__enter__", "__exit__", "__repr__", "__bool__", "__len__"}),
     "await": frozenset({"__repr__", "__bool__"}),
-    "object": _CONTAINER | set(_COMPARE),
-    "mock": _CONTAINER | set(_COMPARE),
+    "object": _CONTAINER | set(_COMPARE) | set(_DESCRIBE),
+    "mock": _CONTAINER | set(_COMPARE) | set(_DESCRIBE),
     "subclass": frozenset(),
 }
 # What a lock, event, condition, semaphore, barrier or queue of the tests' offers.
@@ -194,9 +202,28 @@ def kind_of(value, root: str) -> str | None:
         return "call"  # itemgetter, attrgetter, methodcaller, cmp_to_key
     if (cls.__module__, cls.__name__) in _SYNC_TYPES:
         return "sync"
-    if isinstance(value, enum.Enum) or tests_class(cls, root):
+    if isinstance(value, enum.Enum) or tests_class(cls, root) or cls in _MARKERS:
+        return "object"
+    if cls.__module__ == "unittest.mock" and cls.__name__ == "_SentinelObject":
         return "object"
     return None
+
+
+# Opaque markers of the tests' (`MISSING = object()`): compared by identity, nothing else.
+_MARKERS = frozenset({object})
+
+
+def descriptor(value, kind: str) -> str | None:
+    """How a test's object binds when the candidate sets it on a class: `fn`, a function
+    (a method, bound to the instance); `get` or `set`, a descriptor (non-data or data)."""
+    if kind == "call":
+        return "fn" if isinstance(value, types.FunctionType) else None
+    if kind not in ("object", "mock") or isinstance(value, type):
+        return None
+    cls = type(value)
+    if not hasattr(cls, "__get__"):
+        return None
+    return "set" if hasattr(cls, "__set__") or hasattr(cls, "__delete__") else "get"
 
 
 def _is_future(value) -> bool:
@@ -204,13 +231,16 @@ def _is_future(value) -> bool:
     return asyncio is not None and isinstance(value, asyncio.Future)
 
 
-def read_attribute(target, kind: str, name: str):
-    """A public attribute of a test's object the candidate reads, as its kind allows."""
+def read_attribute(target, kind: str, name: str, written=()):
+    """A public attribute of a test's object the candidate reads, as its kind allows, or
+    one the candidate itself stored there (`written`: a descriptor's `_value`)."""
     if kind in ("call", "iter", "await"):
-        if name in ("__name__", "__qualname__", "__doc__"):
+        if name in ("__name__", "__qualname__", "__doc__", "__module__"):
             return getattr(target, name)
+        if name == "__signature__" and kind == "call":
+            return _signature(target)
         raise AttributeError(f"{name!r}: the tests handed a {kind}, to be used, not read")
-    if name.startswith("_"):
+    if name.startswith("_") and name not in written:
         raise AttributeError(f"{name!r}: the candidate sees public attributes only")
     if kind == "file" and name not in _FILE_API:
         raise AttributeError(f"{name!r}: a file of the tests' is read and written, no more")
@@ -226,9 +256,14 @@ def read_attribute(target, kind: str, name: str):
     return value
 
 
-def check_write(target, kind: str, name: str) -> None:
-    """Refuse a change to a test's object its kind does not allow."""
-    if kind not in ("object", "mock") or name.startswith("_"):
+def check_write(target, kind: str, name: str, written=()) -> None:
+    """Refuse a change to a test's object its kind does not allow: a public name, or a
+    private one the candidate stores itself (new, or its own from before), never a
+    special name or the test's own private state."""
+    private = name.startswith("_") and name not in written
+    if private and (name.startswith("__") or kind != "object" or _has(target, name)):
+        raise PermissionError("the candidate may not change that object of the tests")
+    if kind not in ("object", "mock"):
         raise PermissionError("the candidate may not change that object of the tests")
     if kind == "mock" and name in dir(type(target)):
         raise PermissionError(f"{name!r} is the test double's own API")
@@ -255,3 +290,56 @@ def _plain_data(value, depth: int = 0) -> bool:
             _plain_data(k, depth + 1) and _plain_data(v, depth + 1) for k, v in value.items()
         )
     return False
+
+
+def _has(target, name: str) -> bool:
+    try:
+        object.__getattribute__(target, name)
+    except AttributeError:
+        return False
+    except Exception:
+        return True
+    return True
+
+
+def _signature(target):
+    """A test's function's signature, its annotations kept where they are builtin types
+    or text (anything else of the tests' module is not the candidate's to see)."""
+    import inspect
+
+    try:
+        sig = inspect.signature(target)
+    except (TypeError, ValueError):
+        raise AttributeError("__signature__") from None
+
+    def plain(note):
+        return (
+            note
+            if note is inspect.Signature.empty
+            or type(note) is str
+            or (isinstance(note, type) and note.__module__ == "builtins")
+            else inspect.Signature.empty
+        )
+
+    if not all(_plain_data(p.default) for p in sig.parameters.values() if p.default is not p.empty):
+        raise AttributeError("__signature__")  # a default that is the tests' own object
+    params = [p.replace(annotation=plain(p.annotation)) for p in sig.parameters.values()]
+    return sig.replace(parameters=params, return_annotation=plain(sig.return_annotation))
+
+
+def await_here(awaitable, loop):
+    """Run an awaitable of the test's to its end: in the test's own loop when it is
+    running (this is a thread of the side channel's), else in a loop of its own."""
+    import asyncio
+
+    async def drive():
+        return await awaitable
+
+    if loop is not None and loop.is_running():
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is not loop:
+            return asyncio.run_coroutine_threadsafe(drive(), loop).result()
+    return asyncio.run(drive())

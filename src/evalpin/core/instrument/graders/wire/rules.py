@@ -69,6 +69,10 @@ FORWARDED = frozenset(
             "format",
             "bytes",
             "fspath",
+            "get",
+            "set",
+            "delete",
+            "set_name",
         ]
     ]
     + ASYNC
@@ -116,6 +120,7 @@ LOCAL_ONLY = frozenset(
         "__orig_bases__",
         "__parameters__",
         "__weakref__",
+        "__isabstractmethod__",  # abc's question while a proxy class is made
         "__globals__",  # a function's module namespace: nothing to evaluate here
         "__builtins__",
     ]

@@ -4,6 +4,7 @@ patched names, mirrored files, random and decimal state) into every call."""
 
 from __future__ import annotations
 
+import base64
 import builtins
 import contextlib
 import enum
@@ -16,9 +17,11 @@ import weakref
 
 from . import logs
 from .channel import SideChannel
+from .copies import Copies
 from .describe import describe, snapshot_kind, value_base
 from .exceptions import apply_details, by_value, with_details
-from .handles import Handle, Stdin, handle_id, named_tuple_instance, tests_class
+from .handles import BINDINGS, Handle, Stdin, handle_id, named_tuple_instance, tests_class
+from .lifetimes import Holds
 from .mirror import Mirror
 from .peer import CALLS, Peer
 from .protocol import GONE, MAX_MESSAGE, ProtocolError, name_of, string
@@ -57,6 +60,8 @@ class Worker(Peer):
         self._mirroring = False  # whether the judge mirrors paths (then also ours)
         self._tmp_device = None  # the device of the private scratch folder
         self._tasks = Tasks()  # the candidate's awaitables the test awaits
+        self._holds = Holds()  # handles kept while the tests' objects live
+        self._copies = Copies()  # what the test copies of the candidate's
 
     def capture_output(self) -> None:
         """Point fds 1 and 2 at in-memory files; what lands there (print, os.write, a
@@ -100,7 +105,10 @@ class Worker(Peer):
             size = os.fstat(fd).st_size
             if size > pos:
                 data = os.pread(fd, min(size - pos, MAX_MESSAGE // 4), pos)
-                message[field] = data.decode("utf-8", "replace")
+                try:
+                    message[field] = data.decode("utf-8")
+                except UnicodeDecodeError:  # bytes as they were (`capsysbinary`)
+                    message[field + "b"] = base64.b64encode(data).decode("ascii")
                 pos += len(data)
                 if pos == size and pos >= 1 << 20:  # all read: keep the file small
                     os.ftruncate(fd, 0)
@@ -111,6 +119,7 @@ class Worker(Peer):
         if self._events:
             events, self._events[:] = list(self._events), []
             message["ev"] = [self._event(event) for event in events]
+        self._holds.news(message)
         stale = [k for k, (d, n, v) in self._watched.items() if d.get(n, GONE) is not v]
         if stale:
             message["stale"] = [self._ids.get(k) for k in stale]
@@ -135,6 +144,8 @@ class Worker(Peer):
             return [self.encode(x) for x in event]
 
     def _incoming(self, message: dict) -> None:
+        if "dead" in message:
+            self._holds.drop(message["dead"])
         env = message.get("env")
         if env is None:
             return
@@ -202,6 +213,8 @@ class Worker(Peer):
 
     def encode(self, value, depth: int = 0, copy: bool = False):
         kind = type(value)
+        if kind is _Again:
+            return describe(value.cls, value.ident, self.encode, self._class_form)
         if self._mirroring:
             if kind is str:
                 if value.startswith(_TMP):
@@ -278,7 +291,10 @@ class Worker(Peer):
             if handle is None:
                 handle = self._remote.get(v)
             if handle is None:
-                handle = self._handle(v, data["k"], data.get("c"), d)
+                base = BINDINGS.get(data.get("ds"), Handle)
+                handle = self._handle(v, data["k"], data.get("c"), d, base)
+                if data.get("w") == 1 and isinstance(handle, Handle):
+                    self._holds.hold(v, handle)
             return handle
         if tag == "xs" and type(v) is int:  # an exception of the tests' own class
             cls = self._stand_in(v, data.get("n"), data.get("b"))
@@ -293,15 +309,15 @@ class Worker(Peer):
             return cls[v] if type(v) is str else cls(d(data.get("x")))
         raise ProtocolError(f"unknown value tag {tag!r}")
 
-    def _handle(self, ident: int, kind: str, spec, d):
+    def _handle(self, ident: int, kind: str, spec, d, base: type):
         if type(spec) is not dict:
-            handle = Handle(self, ident, kind)
+            handle = base(self, ident, kind)
             self._handles[ident] = handle
             return handle
         class_id = spec.get("v")
         cls = self._tests_classes.get(class_id)
         if cls is None:
-            cls = self._tests_classes[class_id] = tests_class(self, spec)
+            cls = self._tests_classes[class_id] = tests_class(self, spec, base)
         if issubclass(cls, tuple):
             values = d(spec.get("x"))
             if type(values) is not list:
@@ -350,6 +366,10 @@ class Worker(Peer):
             (data,), _ = self._arguments(message)
             return pickle.loads(data)
         target = self._target(message)
+        if op == "describe":  # a class the judge has not read yet: described again
+            if not isinstance(target, type):
+                raise ProtocolError("not a class")
+            return _Again(target, message["obj"])
         if op == "getattr":
             return self._getattr(target, name_of(message))
         if op == "setattr":
@@ -391,7 +411,7 @@ class Worker(Peer):
         if op == "value":
             return self._value(target)
         if op == "copy":
-            return _copy(target, args[0] if args else "copy")
+            return self._copies.make(target, *(args or ["copy"]))
         if op == "doctest":
             return self._doctest(target, name_of(message), kwargs)
         if op == "main":
@@ -449,11 +469,12 @@ class Worker(Peer):
         self._subclasses[id(cls)] = judge_id
         return self.give(cls)
 
-    def _new(self, cls: type, judge_id: int) -> int:
-        """An instance of a class made for the tests (`_subclass`), for their object."""
+    def _new(self, cls: type, judge_id: int, *args) -> int:
+        """An instance of a class made for the tests (`_subclass`), for their object (an
+        exception's with its arguments)."""
         if id(cls) not in self._subclasses or type(judge_id) is not int:
             raise ProtocolError("not a class made for the tests")
-        obj = cls.__new__(cls)
+        obj = cls.__new__(cls, *args) if issubclass(cls, BaseException) else cls.__new__(cls)
         self._tests_instances[id(obj)] = judge_id
         self._remote[judge_id] = obj
         return self.give(obj)
@@ -538,14 +559,13 @@ _DOCTEST_OPTIONS = frozenset(
 )
 
 
-def _copy(target, how: str):
-    import copy
+class _Again:
+    """A class described again, whole, under its id (the `describe` request's answer)."""
 
-    if how == "pickle":
-        import pickle
+    __slots__ = ("cls", "ident")
 
-        return pickle.loads(pickle.dumps(target))
-    return copy.deepcopy(target) if how == "deepcopy" else copy.copy(target)
+    def __init__(self, cls: type, ident: int) -> None:
+        self.cls, self.ident = cls, ident
 
 
 def _unbound(cls: type, obj, name: str):

@@ -503,8 +503,18 @@ CARRIED = _corpus(
                 return fn(*args, **kwargs)
 
             return wrapper
+
+
+        async def throttled(gate, n):
+            async with gate:
+                return n * 2
+
+
+        async def drain(source):
+            return [item async for item in source]
         """,
         """
+        import asyncio
         import inspect
         from unittest import mock
 
@@ -536,11 +546,119 @@ CARRIED = _corpus(
             return round(celsius * 9 / 5 + 32, digits)
 
 
+        def test_autospec_of_a_candidate_method():
+            with mock.patch.object(m.Station, "raw", autospec=True) as raw:
+                raw.return_value = "mild"
+                assert m.Station().report("Rome") == "Rome: mild"
+                raw.assert_called_once()
+
+
+        def test_the_tests_asyncio_objects_handed_over():
+            async def readings():
+                yield 1
+                yield 2
+
+            async def main():
+                gate = asyncio.Semaphore(1)
+                return await m.throttled(gate, 4), await m.drain(readings())
+
+            assert asyncio.run(main()) == (8, [1, 2])
+
+
         def test_a_candidate_decorator_on_a_tests_function():
             assert convert(100) == 212.0
             assert convert.__doc__ == "Celsius to Fahrenheit."
             assert convert.__name__ == "convert"
             assert list(inspect.signature(convert).parameters) == ["celsius", "digits"]
+        """,
+    ),
+)
+
+# The data libraries people test with, by value (when installed: pandas, scipy).
+FRAMES = _corpus(
+    _case(
+        "pandas-frames-series-indexes-and-scipy-sparse-by-value",
+        "sales.py",
+        """
+        import numpy as np
+        import pandas as pd
+        import scipy.sparse as sp
+
+
+        def summary(rows):
+            df = pd.DataFrame(rows)
+            return df.groupby("region", as_index=False)["amount"].sum()
+
+
+        def totals(df):
+            return df.groupby("region")["amount"].sum()
+
+
+        def with_tax(df, rate):
+            out = df.copy()
+            out["taxed"] = out["amount"] * (1 + rate)
+            return out
+
+
+        def labels(n):
+            return pd.Index([f"r{i}" for i in range(n)], name="row")
+
+
+        def days():
+            stamps = pd.date_range("2024-01-01", periods=3, freq="D")
+            return pd.DataFrame({"t": stamps, "v": [1.5, 2.5, np.nan]})
+
+
+        def adjacency(edges, n):
+            rows, cols = zip(*edges)
+            return sp.csr_matrix((np.ones(len(edges)), (rows, cols)), shape=(n, n))
+
+
+        def degree(m):
+            return np.asarray(m.sum(axis=1)).ravel()
+        """,
+        """
+        import numpy as np
+        import pandas as pd
+        import scipy.sparse as sp
+
+        import sales as m
+
+
+        def test_frames_returned():
+            rows = [{"region": "n", "amount": 2}, {"region": "s", "amount": 3}]
+            got = m.summary(rows + [{"region": "n", "amount": 5}])
+            want = pd.DataFrame({"region": ["n", "s"], "amount": [7, 3]})
+            pd.testing.assert_frame_equal(got, want)
+            assert isinstance(got, pd.DataFrame)
+
+
+        def test_series_and_index():
+            df = pd.DataFrame({"region": ["a", "b", "a"], "amount": [1.0, 2.0, 3.0]})
+            s = m.totals(df)
+            want = pd.Series([4.0, 2.0], index=pd.Index(["a", "b"], name="region"), name="amount")
+            pd.testing.assert_series_equal(s, want)
+            assert list(m.labels(2)) == ["r0", "r1"] and m.labels(1).name == "row"
+
+
+        def test_frame_handed_over():
+            df = pd.DataFrame({"amount": [10.0, 20.0]}, index=[3, 7])
+            out = m.with_tax(df, 0.5)
+            assert list(out.columns) == ["amount", "taxed"]
+            assert out.loc[7, "taxed"] == 30.0
+
+
+        def test_dates_and_nans():
+            d = m.days()
+            assert d["t"].dtype == "datetime64[ns]" or str(d["t"].dtype).startswith("datetime64")
+            assert d["v"].isna().sum() == 1
+
+
+        def test_sparse():
+            a = m.adjacency([(0, 1), (1, 2), (0, 2)], 3)
+            assert sp.issparse(a) and a.shape == (3, 3) and a.nnz == 3
+            assert (a.toarray() == np.array([[0, 1, 1], [0, 0, 1], [0, 0, 0]])).all()
+            assert list(m.degree(sp.csr_matrix(np.eye(2)))) == [1.0, 1.0]
         """,
     ),
 )
@@ -657,6 +775,8 @@ def test_the_corpus_passes_in_plain_pytest(tmp_path) -> None:
     """Every correct case, and every case the table calls disputed, passes plain
     `python -m pytest` in-process; every attack fools it (a forged pass)."""
     cases = {**CARRIED, **DISPUTED, **ATTACKS}
+    if _have("pandas", "scipy"):
+        cases.update(FRAMES)
     names = sorted(cases)
     with ThreadPoolExecutor(max_workers=4) as pool:
         runs = list(pool.map(lambda n: _plain_pytest(cases[n], tmp_path / n), names))
@@ -672,6 +792,20 @@ def test_the_corpus_passes_in_plain_pytest(tmp_path) -> None:
 def test_a_carried_row_grades_pass(grade, backend: Isolation, name: str) -> None:
     outcome = grade(CARRIED[name], backend)
     assert verdict(outcome) == "pass", (outcome.reasons, outcome.witness_tail)
+
+
+@pytest.mark.parametrize("name", list(FRAMES))
+def test_a_data_librarys_values_cross_by_value(grade, backend: Isolation, name: str) -> None:
+    pytest.importorskip("pandas")
+    pytest.importorskip("scipy")
+    outcome = grade(FRAMES[name], backend)
+    assert verdict(outcome) == "pass", (outcome.reasons, outcome.witness_tail)
+
+
+def _have(*modules: str) -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in modules)
 
 
 @pytest.mark.parametrize("name", list(DISPUTED))

@@ -9,7 +9,8 @@ the other side runs on either side. One concept a module, each with a public sur
 
 - `protocol`: limits, the wire's errors, checks on received values;
 - `stdlib`: the standard library as both ends know it (trusted imports, by-name forms);
-- `values`: the stdlib's value types, crossing by value; `exceptions`: exceptions by
+- `values`: the stdlib's value types, crossing by value (`numeric`: numpy's;
+  `frames`: pandas' frames and scipy's sparse matrices); `exceptions`: exceptions by
   value, with their chain and notes; `shares`: containers kept in step both ways;
 - `rules`: what a proxy may forward and what a value-backed stand-in answers as its
   value; `describe` (worker): a candidate class as data; `classes` (judge): a proxy

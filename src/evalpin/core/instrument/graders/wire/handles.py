@@ -171,8 +171,42 @@ class SetHandle(GetHandle):
         self._op("__delete__", obj)
 
 
-# How a test's object binds on a class, as the judge says (`kinds.descriptor`).
-BINDINGS = {None: Handle, "fn": MethodHandle, "get": GetHandle, "set": SetHandle}
+class AsyncIterHandle(Handle):
+    # A test's asynchronous iterator: each step runs in the test's event loop.
+
+    __slots__ = ()
+    __doc__ = property(_doc)  # type: ignore[assignment]
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        return self._op("__anext__")
+
+
+class AsyncHandle(Handle):
+    # A test's asyncio lock, semaphore, event, condition or queue: `async with` and its
+    # coroutines run in the test's event loop.
+
+    __slots__ = ()
+    __doc__ = property(_doc)  # type: ignore[assignment]
+
+    async def __aenter__(self):
+        return self._op("__aenter__")
+
+    async def __aexit__(self, *exc) -> bool:
+        return bool(self._op("__aexit__", None, None, None))
+
+
+# How a test's object behaves beyond its kind, as the judge says (`kinds.descriptor`).
+BINDINGS = {
+    None: Handle,
+    "fn": MethodHandle,
+    "get": GetHandle,
+    "set": SetHandle,
+    "aiter": AsyncIterHandle,
+    "async": AsyncHandle,
+}
 
 
 class _TestsClass(type):

@@ -559,6 +559,8 @@ class Judge(Peer):
             name = name_of(message)
             if name not in kinds.SPECIALS[kind]:
                 raise TypeError(f"{name} is not something the tests' {kind} does")
+            if name in kinds.AWAITED:  # `async with`, `async for` on the test's object
+                return kinds.await_here(kinds.AWAITED[name](target, *args), self.test_loop)
             received += self.mutable_args(args, {})
             return kinds.OPS[name](target, *args)
         raise ProtocolError(f"unknown request {op!r}")

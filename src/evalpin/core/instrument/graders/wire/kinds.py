@@ -50,11 +50,19 @@ _DESCRIBE = {
     "__delete__": lambda o, *a: type(o).__delete__(o, *a),
 }
 OPS.update(_DESCRIBE)
+# What an asynchronous object of the test's does for the candidate: each returns an
+# awaitable the judge runs to its end in the test's own event loop (`await_here`).
+AWAITED = {
+    "__aenter__": lambda o: o.__aenter__(),
+    "__aexit__": lambda o, *a: o.__aexit__(*a),
+    "__anext__": lambda o: o.__anext__(),
+}
 SPECIALS = {
     "call": frozenset({"__repr__", "__str__", "__bool__", *_COMPARE}),
-    "iter": frozenset({"__iter__", "__next__", "__repr__", "__bool__"}),
+    "iter": frozenset({"__iter__", "__next__", "__anext__", "__repr__", "__bool__"}),
     "file": frozenset({"__iter__", "__next__", "__enter__", "__exit__", "__repr__", "__bool__"}),
     "sync": frozenset({"__enter__", "__exit__", "__repr__", "__bool__", "__len__"}),
+    "async": frozenset({"__aenter__", "__aexit__", "__repr__", "__bool__"}),
     "await": frozenset({"__repr__", "__bool__"}),
     "object": _CONTAINER | set(_COMPARE) | set(_DESCRIBE),
     "mock": _CONTAINER | set(_COMPARE) | set(_DESCRIBE),
@@ -105,6 +113,17 @@ _SYNC_TYPES = {
     ("queue", "PriorityQueue"),
     ("queue", "SimpleQueue"),
     ("_queue", "SimpleQueue"),
+}
+# The test's asyncio primitives: the same API, its coroutines awaited in the test's loop.
+_ASYNC_TYPES = {
+    ("asyncio.locks", "Lock"),
+    ("asyncio.locks", "Event"),
+    ("asyncio.locks", "Condition"),
+    ("asyncio.locks", "Semaphore"),
+    ("asyncio.locks", "BoundedSemaphore"),
+    ("asyncio.queues", "Queue"),
+    ("asyncio.queues", "LifoQueue"),
+    ("asyncio.queues", "PriorityQueue"),
 }
 # What a file object of the tests' offers the candidate: reading and writing.
 _FILE_API = frozenset(
@@ -182,7 +201,7 @@ def kind_of(value, root: str) -> str | None:
         return "call"
     if isinstance(value, types.MethodType):
         owner = kind_of(value.__self__, root)
-        return "call" if owner in ("object", "mock", "file", "call", "sync") else None
+        return "call" if owner in ("object", "mock", "file", "call", "sync", "async") else None
     if isinstance(value, types.BuiltinFunctionType):
         owner = value.__self__
         if owner is builtins or owner is None:
@@ -202,6 +221,8 @@ def kind_of(value, root: str) -> str | None:
         return "call"  # itemgetter, attrgetter, methodcaller, cmp_to_key
     if (cls.__module__, cls.__name__) in _SYNC_TYPES:
         return "sync"
+    if (cls.__module__, cls.__name__) in _ASYNC_TYPES:
+        return "async"
     if isinstance(value, enum.Enum) or tests_class(cls, root) or cls in _MARKERS:
         return "object"
     if cls.__module__ == "unittest.mock" and cls.__name__ == "_SentinelObject":
@@ -214,8 +235,13 @@ _MARKERS = frozenset({object})
 
 
 def descriptor(value, kind: str) -> str | None:
-    """How a test's object binds when the candidate sets it on a class: `fn`, a function
-    (a method, bound to the instance); `get` or `set`, a descriptor (non-data or data)."""
+    """How a test's object behaves in the worker beyond its kind: set on a class, `fn`
+    (a function: a method, bound to the instance) or `get`/`set` (a descriptor, non-data
+    or data); `aiter`, an asynchronous iterator; `async`, an asynchronous context."""
+    if kind == "async":
+        return "async"
+    if kind == "iter":
+        return "aiter" if hasattr(type(value), "__anext__") else None
     if kind == "call":
         return "fn" if isinstance(value, types.FunctionType) else None
     if kind not in ("object", "mock") or isinstance(value, type):
@@ -244,7 +270,7 @@ def read_attribute(target, kind: str, name: str, written=()):
         raise AttributeError(f"{name!r}: the candidate sees public attributes only")
     if kind == "file" and name not in _FILE_API:
         raise AttributeError(f"{name!r}: a file of the tests' is read and written, no more")
-    if kind == "sync" and name not in _SYNC_API:
+    if kind in ("sync", "async") and name not in _SYNC_API:
         raise AttributeError(f"{name!r}: a lock or queue of the tests' is used, no more")
     if kind == "mock" and name in dir(type(target)):
         raise AttributeError(f"{name!r} is the test double's own API, not the candidate's")

@@ -166,6 +166,12 @@ class RemoteMethod:
     def __set_name__(self, owner, name) -> None:
         self.name, self.owner = name, owner
 
+    def __call__(self, instance, *args, **kwargs):
+        """`C.__dict__["m"](obj, ...)`: called with `obj` as its instance, as a function
+        in a class's namespace is (what `mock.patch.object(..., autospec=True)` needs)."""
+        __tracebackhide__ = True
+        return self.__get__(instance, type(instance))(*args, **kwargs)
+
     def __get__(self, instance, owner=None):
         if instance is None:
             return Bound(owner.__dict__.get(REF), self.name, owner)

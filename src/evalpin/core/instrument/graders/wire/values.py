@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 import importlib
 
-from . import numeric
+from . import frames, numeric
 from .protocol import ByReference, ProtocolError, ints, number, pairs, string
 
 
@@ -427,6 +427,7 @@ VALUES: dict[str, tuple] = {
     "property": ("builtins", "property", _property, _unproperty),
     "cached_property": ("functools", "cached_property", _cached, _uncached),
     **numeric.VALUES,
+    **frames.VALUES,
 }
 _VALUE_KEYS = {(module, cls): name for name, (module, cls, _, _) in VALUES.items()}
 # The classes met so far, for the encoder's one dict lookup a value.
@@ -454,7 +455,7 @@ def value_name(kind: type) -> str | None:
         module, cls = getattr(kind, "__module__", None), getattr(kind, "__name__", None)
         if module == "_io":
             module = "io"
-        name = _VALUE_KEYS.get((module, cls))
+        name = _VALUE_KEYS.get((module, cls)) or frames.name_of(kind)
         if name is not None and value_class(name) is kind:
             VALUE_NAMES[kind] = name
         else:

@@ -30,7 +30,7 @@ from .stdlib import BUILTIN_TYPES, STDLIB, after_import
 from .tasks import Tasks
 from .values import rng_state
 
-_KINDS = frozenset({"call", "iter", "file", "object", "mock", "sync", "subclass", "await"})
+_KINDS = frozenset({"call", "iter", "file", "object", "mock", "sync", "async", "subclass", "await"})
 
 
 class Worker(Peer):

@@ -2482,6 +2482,19 @@ def _plain_pytest(case: Case, folder: Path, *extra: str) -> subprocess.Completed
     )
 
 
+def plain_failures(cases: dict[str, Case], tmp_path: Path) -> dict[str, str]:
+    """The cases plain `python -m pytest` does not pass in-process (or skips part of),
+    each with the end of its output."""
+    names = sorted(cases)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        runs = list(pool.map(lambda n: _plain_pytest(cases[n], tmp_path / n), names))
+    return {
+        name: run.stdout[-1500:]
+        for name, run in zip(names, runs, strict=True)
+        if run.returncode != 0 or " skipped" in run.stdout
+    }
+
+
 def test_corpus_passes_in_plain_pytest(tmp_path: Path) -> None:
     """Every correct case passes plain `python -m pytest`, with nothing skipped."""
     names = sorted(CORRECT)

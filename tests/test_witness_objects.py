@@ -8,12 +8,10 @@ never pass. Real sandboxed runs through the real pipeline."""
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
 
 from evalpin.run.sandbox import Isolation
-from tests.test_true_grade import Case, _corpus, _d, _plain_pytest, grade, item
+from tests.test_true_grade import Case, _corpus, _d, grade, item, plain_failures
 from tests.test_witness_idioms import verdict
 
 __all__ = ["grade", "item"]  # the fixtures, shared with test_true_grade (`backend`: conftest)
@@ -690,13 +688,9 @@ DISPUTED = _corpus(
 )
 
 
-def _star_free_attack(name: str, module_file: str, module_src: str, test_src: str) -> Case:
-    return Case(name, module_file, _d(module_src), _d(test_src))
-
-
 # Wrong candidates that fool plain pytest through a rule above; never a pass.
 ATTACKS = _corpus(
-    _star_free_attack(
+    _case(
         "a-number-whose-reflected-operator-judges-approx",
         "timing.py",
         """
@@ -721,7 +715,7 @@ ATTACKS = _corpus(
             assert m.elapsed(1.0, 3.0) == pytest.approx(2.0)
         """,
     ),
-    _star_free_attack(
+    _case(
         "a-candidate-reads-the-tests-private-expectation",
         "grader.py",
         """
@@ -742,7 +736,7 @@ ATTACKS = _corpus(
             assert m.score(Sheet([1, 0, 1], 2)) == 2
         """,
     ),
-    _star_free_attack(
+    _case(
         "a-candidate-overwrites-the-tests-private-state",
         "ledger.py",
         """
@@ -777,14 +771,7 @@ def test_the_corpus_passes_in_plain_pytest(tmp_path) -> None:
     cases = {**CARRIED, **DISPUTED, **ATTACKS}
     if _have("pandas", "scipy"):
         cases.update(FRAMES)
-    names = sorted(cases)
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        runs = list(pool.map(lambda n: _plain_pytest(cases[n], tmp_path / n), names))
-    failed = {
-        name: run.stdout[-1500:]
-        for name, run in zip(names, runs, strict=True)
-        if run.returncode != 0 or " skipped" in run.stdout
-    }
+    failed = plain_failures(cases, tmp_path)
     assert failed == {}, "\n\n".join(f"== {name}\n{out}" for name, out in failed.items())
 
 

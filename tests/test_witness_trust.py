@@ -15,6 +15,7 @@ import pytest
 from evalpin.run.sandbox import Isolation
 from tests.test_true_grade import Case, _corpus, _d, grade, item
 from tests.test_witness_idioms import verdict
+from tests.test_witness_objects import _case
 
 __all__ = ["grade", "item"]  # the fixtures, shared with test_true_grade (`backend`: conftest)
 
@@ -208,13 +209,9 @@ LIES = _corpus(
 )
 
 
-def _star(name: str, module_file: str, module_src: str, test_src: str) -> Case:
-    return Case(name, module_file, _d(module_src), _d(test_src))
-
-
 # Wrong modules that bind, in plain sight, a name over what the test decides with.
 SHADOWING = _corpus(
-    _star(
+    _case(
         "defines-all-that-always-agrees",
         "pairs.py",
         """
@@ -234,7 +231,7 @@ SHADOWING = _corpus(
             assert all(a == b for a, b in zip(got, [(2, 1), (4, 3)]))
         """,
     ),
-    _star(
+    _case(
         "assigns-len-at-the-top-level",
         "uniq.py",
         """
@@ -252,7 +249,7 @@ SHADOWING = _corpus(
             assert len(uniq([5, 5, 6, 6, 7])) == 3
         """,
     ),
-    _star(
+    _case(
         "rebinds-the-tests-own-approx",
         "kinetics.py",
         """
@@ -282,7 +279,7 @@ SHADOWING = _corpus(
 
 # Correct modules whose star import binds no name the test decides with against it.
 STAR_FINE = _corpus(
-    _star(
+    _case(
         "the-test-imports-the-builtin-named-task-by-name",
         "summing.py",
         """
@@ -302,7 +299,7 @@ STAR_FINE = _corpus(
             assert len([1, 2]) == 2
         """,
     ),
-    _star(
+    _case(
         "a-builtin-named-helper-the-test-never-uses",
         "clamp.py",
         """

@@ -55,6 +55,8 @@ class TestsObjects:
                 self._pending += idents
 
     def settle(self) -> None:
+        if not self._pending:
+            return
         pending, self._pending = self._pending, []
         for ident in pending:
             self._loosen(ident)

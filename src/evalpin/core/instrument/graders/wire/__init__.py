@@ -21,6 +21,7 @@ the other side runs on either side. One concept a module, each with a public sur
   message loop over it; `channel`: the side channel;
 - `lifetimes`: the tests' objects held across the wire as long as the test holds
   them; `copies` (worker): the candidate's objects copied where they live;
+  `running` (worker): a candidate module's doctests, and the module as `__main__`;
 - `mirror`: files under handed paths, both ways, and what the judge never takes;
 - `logs`: log records and warnings; `state`: the test's random and decimal state;
 - `tasks` (worker): the candidate's awaitables in its own event loop; `unpickle`

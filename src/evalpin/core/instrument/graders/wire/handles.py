@@ -9,9 +9,10 @@ from __future__ import annotations
 import contextlib
 import io
 import types
+import weakref
 from typing import TYPE_CHECKING
 
-from .protocol import ProtocolError, exact, is_ident
+from .protocol import ProtocolError, exact, is_ident, pairs
 
 if TYPE_CHECKING:
     from .peer import Peer
@@ -86,6 +87,15 @@ class Handle:
     def __len__(self) -> int:
         return exact(self._op("__len__"), int)
 
+    def __index__(self) -> int:
+        return exact(self._op("__index__"), int)
+
+    def __int__(self) -> int:
+        return exact(self._op("__int__"), int)
+
+    def __float__(self) -> float:
+        return exact(self._op("__float__"), float)
+
     def __bool__(self) -> bool:
         return exact(self._op("__bool__"), bool)
 
@@ -135,17 +145,6 @@ class Handle:
 for _name_ in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
     setattr(Handle, _name_, _comparison(_name_))
 del _name_
-
-
-class MethodHandle(Handle):
-    # A test's function: set on a candidate class (`monkeypatch.setattr(m.Client,
-    # "fetch", fake)`), it is bound to the instance as any function is.
-
-    __slots__ = ()
-    __doc__ = property(_doc)  # type: ignore[assignment]
-
-    def __get__(self, obj, owner=None):
-        return self if obj is None else types.MethodType(self, obj)
 
 
 class GetHandle(Handle):
@@ -198,10 +197,59 @@ class AsyncHandle(Handle):
         return bool(self._op("__aexit__", None, None, None))
 
 
+class Functions:
+    """The worker's real functions standing for the tests' functions (`isinstance(f,
+    types.FunctionType)`, `inspect.isfunction`; set on a class, a method): each with the
+    name, doc, signature and marks (public attributes) of the test's function, its body a
+    call of the test's own. What the candidate marks on one (`fn.pattern = ...`) is set on
+    the test's function with the next message."""
+
+    def __init__(self) -> None:
+        self._ids: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._marks: dict[int, dict] = {}  # id -> the marks as the judge last heard
+
+    def make(self, handle: Handle, ident: int, spec: dict, d):
+        def call(*args, **kwargs):
+            return handle(*args, **kwargs)
+
+        for attr, key in (("__name__", "n"), ("__qualname__", "q"), ("__module__", "md")):
+            if type(spec.get(key)) is str:
+                setattr(call, attr, spec[key])
+        call.__doc__ = spec.get("dc") if type(spec.get("dc")) is str else None
+        if "sg" in spec:
+            signature = d(spec["sg"])
+            if type(signature).__name__ != "Signature":
+                raise ProtocolError("malformed signature")
+            call.__signature__ = signature
+        for name, value in pairs(spec.get("at") or [], d):
+            if type(name) is str and name.isidentifier() and not name.startswith("_"):
+                setattr(call, name, value)
+        self._ids[call] = ident
+        self._marks[ident] = self._public(call)
+        return call
+
+    def ident(self, value) -> int | None:
+        return self._ids.get(value) if type(value) is types.FunctionType else None
+
+    @staticmethod
+    def _public(fn) -> dict:
+        return {k: v for k, v in vars(fn).items() if not k.startswith("_")}
+
+    def news(self, message: dict, encode) -> None:
+        """The marks the candidate set on the tests' functions since the last message."""
+        changed = []
+        for fn, ident in list(self._ids.items()):
+            now, before = self._public(fn), self._marks.get(ident, {})
+            if now.keys() != before.keys() or any(now[k] is not before[k] for k in now):
+                self._marks[ident] = now
+                changed.append([ident, [[k, encode(v)] for k, v in now.items()]])
+        if changed:
+            message["fa"] = changed
+
+
 # How a test's object behaves beyond its kind, as the judge says (`kinds.descriptor`).
 BINDINGS = {
     None: Handle,
-    "fn": MethodHandle,
     "get": GetHandle,
     "set": SetHandle,
     "aiter": AsyncIterHandle,

@@ -22,7 +22,7 @@ from .lifetimes import TestsObjects
 from .mirror import ImportGuard, Intake, scan, within, write_tree
 from .peer import Peer
 from .protocol import GONE, ProtocolError, Unsupported, is_ident, name_of
-from .proxies import REF, Bound, ProxyBase, Ref, RemoteEnum, attach, bind, ref_of
+from .proxies import REF, Bound, ProxyBase, Ref, RemoteClass, RemoteEnum, attach, bind, ref_of
 from .shares import Shares, merge
 from .state import TestState
 from .stdlib import BUILTIN_TYPES, STDLIB, trusted_module
@@ -120,7 +120,7 @@ class Judge(Peer):
             message.setdefault("env", {})["fs"] = fs
 
     def _incoming(self, message: dict) -> None:
-        self.lives.apply(message)
+        self.lives.apply(message, self.decode)
         for field, stream in (("o", sys.stdout), ("e", sys.stderr)):
             text = message.get(field)
             if type(text) is str and text:
@@ -263,6 +263,9 @@ class Judge(Peer):
         ref = ref_of(value)
         if ref is not None and ref.peer is self:
             return {"t": "b", "v": ref.ident}
+        made = vars(value).get("_evalpin_sub") if isinstance(value, RemoteClass) else None
+        if type(made) is int:  # a tests' class derived from the candidate's: made there
+            return {"t": "b", "v": made}
         if isinstance(value, Bound) and value.ref.peer is self:
             return {"t": "bm", "v": value.ref.ident, "n": value.name}
         if isinstance(value, enum.Enum) and type(value).__dict__.get(REF) is not None:
@@ -321,7 +324,8 @@ class Judge(Peer):
         if kind is None:
             self.unsupported(f"handing a {kinds.type_name(value)} to the candidate")
         ident = self.lives.again(value)
-        if ident is None:
+        fresh = ident is None
+        if fresh:
             ident = self.give(value)
         self._kinds[ident] = kind
         self._sent[ident] = self._sent.get(ident, 0) + 1
@@ -331,28 +335,20 @@ class Judge(Peer):
         binds = kinds.descriptor(value, kind)
         if binds is not None:
             data["ds"] = binds
+        if binds == "fn" and fresh:  # what the worker's real function for it shows
+            data["f"] = kinds.function_spec(value, e)
         if kind == "object" and not isinstance(value, type):
             data["c"] = self._tests_class(type(value), value, e)
         return data
 
-    def _tests_class(self, cls: type, value, e) -> dict | None:
-        """What the worker's stand-in class for a tests' class needs: its names, its
-        dataclass fields, a named tuple's fields and values."""
+    def _tests_class(self, cls: type, value, e) -> dict:
+        """What the worker's stand-in class for a tests' class needs (`kinds.class_spec`),
+        under the id the class has here."""
         ident = self._ids.get(id(cls))
         if ident is None or self._objects.get(ident) is not cls:
             ident = self.give(cls)
         self._kinds[ident] = "object"
-        data: dict = {"v": ident, "n": cls.__name__, "q": cls.__qualname__}
-        fields = getattr(cls, "__dataclass_fields__", None)
-        if isinstance(fields, dict) and all(type(f) is str for f in fields):
-            import dataclasses
-
-            data["f"] = [f.name for f in dataclasses.fields(cls)]
-        named = getattr(cls, "_fields", None)
-        if isinstance(value, tuple) and type(named) is tuple and all(is_ident(f) for f in named):
-            data["nt"] = list(named)
-            data["x"] = e(list(tuple.__iter__(value)))
-        return data
+        return kinds.class_spec(ident, cls, value, e)
 
     def unsupported(self, what: str):
         """Record an operation the wire cannot carry (the witness's grade becomes

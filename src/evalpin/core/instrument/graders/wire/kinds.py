@@ -4,6 +4,7 @@ allow-list of kinds), and what the judge does when the candidate asks."""
 from __future__ import annotations
 
 import builtins
+import contextlib
 import enum
 import io
 import operator
@@ -12,7 +13,7 @@ import sys
 import types
 
 from .mirror import within
-from .protocol import SCALARS
+from .protocol import SCALARS, is_ident
 from .stdlib import PURE_BUILTINS
 
 OPS = {
@@ -28,6 +29,9 @@ OPS = {
     "__exit__": lambda o, *a: o.__exit__(*a),
     "__repr__": repr,
     "__str__": str,
+    "__index__": operator.index,
+    "__int__": int,
+    "__float__": float,
 }
 _CONTAINER = frozenset(OPS)
 # Comparing two of the tests' objects is the tests' own code deciding, as in-process
@@ -265,6 +269,8 @@ def read_attribute(target, kind: str, name: str, written=()):
             return getattr(target, name)
         if name == "__signature__" and kind == "call":
             return _signature(target)
+        if marks(target, kind, name) and name in vars(target):
+            return vars(target)[name]
         raise AttributeError(f"{name!r}: the tests handed a {kind}, to be used, not read")
     if name.startswith("_") and name not in written:
         raise AttributeError(f"{name!r}: the candidate sees public attributes only")
@@ -289,7 +295,7 @@ def check_write(target, kind: str, name: str, written=()) -> None:
     private = name.startswith("_") and name not in written
     if private and (name.startswith("__") or kind != "object" or _has(target, name)):
         raise PermissionError("the candidate may not change that object of the tests")
-    if kind not in ("object", "mock"):
+    if kind not in ("object", "mock") and not marks(target, kind, name):
         raise PermissionError("the candidate may not change that object of the tests")
     if kind == "mock" and name in dir(type(target)):
         raise PermissionError(f"{name!r} is the test double's own API")
@@ -316,6 +322,44 @@ def _plain_data(value, depth: int = 0) -> bool:
             _plain_data(k, depth + 1) and _plain_data(v, depth + 1) for k, v in value.items()
         )
     return False
+
+
+def marks(target, kind: str, name: str) -> bool:
+    """A public attribute of a test's function: data a decorator marks it with
+    (`fn.pattern = ...`), never its code, globals or closure."""
+    return kind == "call" and isinstance(target, types.FunctionType) and not name.startswith("_")
+
+
+def class_spec(ident: int, cls: type, value, e) -> dict:
+    """What the worker's stand-in class for a tests' class needs: its names, its
+    dataclass fields, a named tuple's fields and values."""
+    data: dict = {"v": ident, "n": cls.__name__, "q": cls.__qualname__}
+    fields = getattr(cls, "__dataclass_fields__", None)
+    if isinstance(fields, dict) and all(type(f) is str for f in fields):
+        import dataclasses
+
+        data["f"] = [f.name for f in dataclasses.fields(cls)]
+    named = getattr(cls, "_fields", None)
+    if isinstance(value, tuple) and type(named) is tuple and all(is_ident(f) for f in named):
+        data["nt"] = list(named)
+        data["x"] = e(list(tuple.__iter__(value)))
+    return data
+
+
+def function_spec(fn, e) -> dict:
+    """What the worker's real function standing for a test's function shows: its name,
+    qualified name, module, docstring and (plain) signature."""
+    spec = {"n": fn.__name__, "q": fn.__qualname__}
+    if type(fn.__module__) is str:
+        spec["md"] = fn.__module__
+    if type(fn.__doc__) is str:
+        spec["dc"] = fn.__doc__
+    with contextlib.suppress(AttributeError):  # a default that is the tests' own object
+        spec["sg"] = e(_signature(fn))
+    marks = {k: v for k, v in vars(fn).items() if not k.startswith("_") and _plain_data(v)}
+    if marks:
+        spec["at"] = [[k, e(v)] for k, v in marks.items()]
+    return spec
 
 
 def _has(target, name: str) -> bool:

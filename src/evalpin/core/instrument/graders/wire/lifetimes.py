@@ -14,7 +14,8 @@ import collections
 import sys
 import weakref
 
-from .protocol import ProtocolError
+from .kinds import marks
+from .protocol import ProtocolError, pairs
 
 
 class TestsObjects:
@@ -38,10 +39,16 @@ class TestsObjects:
             return False
         return True
 
-    def apply(self, message: dict) -> None:
+    def apply(self, message: dict, decode) -> None:
         """The worker's news of its handles: those it took up are held again before the
         message's body is read; those it let go of once the body is (`settle`: the
-        body may hand one back, the only hold of it there is then the test's)."""
+        body may hand one back, the only hold of it there is then the test's). Also the
+        marks the candidate set on the tests' functions (`handles.Functions`)."""
+        for ident, marked in message.get("fa") or []:
+            target = self._objects.get(ident) if type(ident) is int else None
+            for name, value in pairs(marked, decode):
+                if target is not None and marks(target, "call", name):
+                    setattr(target, name, value)
         for key in ("tight", "loose"):
             idents = message.get(key)
             if idents is None:

@@ -10,7 +10,7 @@ import itertools
 from typing import TYPE_CHECKING
 
 from .protocol import ProtocolError, exact, is_ident
-from .rules import LOCAL_ONLY
+from .rules import COMPARISONS, FORWARDED, LOCAL_ONLY
 
 if TYPE_CHECKING:
     from .peer import Peer
@@ -174,7 +174,8 @@ class RemoteMethod:
 
     def __get__(self, instance, owner=None):
         if instance is None:
-            return Bound(owner.__dict__.get(REF), self.name, owner)
+            ref = owner.__dict__.get(REF)  # none: a tests' subclass (`Sub.__init__(obj)`)
+            return self if ref is None else Bound(ref, self.name, owner)
         ref = ref_of(instance)
         if REF in type(instance).__dict__ or self.owner is None:
             return Bound(ref, self.name, instance)
@@ -297,7 +298,8 @@ def _tests_subclass(cls: type, kwargs: dict) -> int:
     methods, values = [], {}
     for klass in cls.__mro__[: cls.__mro__.index(base)]:
         for name, value in vars(klass).items():
-            if (name.startswith("_") and name != "__init__") or name in methods or name in values:
+            special = name == "__init__" or name in FORWARDED or name in _DECIDED
+            if (name.startswith("_") and not special) or name in methods or name in values:
                 continue
             if callable(value) or isinstance(value, (staticmethod, classmethod, property)):
                 methods.append(name)
@@ -339,6 +341,7 @@ def _tests_subclass_instance(cls: type, args: tuple, kwargs: dict):
     return obj
 
 
+_DECIDED = frozenset([*COMPARISONS, "__hash__"])  # a tests' subclass's own: the tests'
 _JUDGE: list = []  # the judge of this process, for `pickle.loads`
 # The key a `deepcopy` memo holds the worker's memo's number under: the id of an object
 # that lives as long as the process, so no copied object has it.

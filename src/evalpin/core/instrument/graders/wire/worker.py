@@ -15,12 +15,20 @@ import threading
 import types
 import weakref
 
-from . import logs
+from . import logs, running
 from .channel import SideChannel
 from .copies import Copies
 from .describe import describe, snapshot_kind, value_base
 from .exceptions import apply_details, by_value, with_details
-from .handles import BINDINGS, Handle, Stdin, handle_id, named_tuple_instance, tests_class
+from .handles import (
+    BINDINGS,
+    Functions,
+    Handle,
+    Stdin,
+    handle_id,
+    named_tuple_instance,
+    tests_class,
+)
 from .lifetimes import Holds
 from .mirror import Mirror
 from .peer import CALLS, Peer
@@ -52,6 +60,7 @@ class Worker(Peer):
         self._events: list[tuple] = []  # log records and warnings for the test to see
         self._originals: dict[tuple[str, str], object] = {}  # stdlib names before patches
         self._handles: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self._functions = Functions()  # the tests' functions as real functions here
         self._tests_classes: dict[int, type] = {}
         self._subclasses: dict[int, int] = {}  # id(our class made for the tests) -> their id
         self._tests_instances: dict[int, int] = {}  # id(instance of such a class) -> their id
@@ -120,6 +129,7 @@ class Worker(Peer):
             events, self._events[:] = list(self._events), []
             message["ev"] = [self._event(event) for event in events]
         self._holds.news(message)
+        self._functions.news(message, self.encode)
         stale = [k for k, (d, n, v) in self._watched.items() if d.get(n, GONE) is not v]
         if stale:
             message["stale"] = [self._ids.get(k) for k in stale]
@@ -200,6 +210,8 @@ class Worker(Peer):
 
     def _back(self, value):
         ident = handle_id(value, self)
+        if ident is None:
+            ident = self._functions.ident(value)  # a test's function's stand-in
         if ident is not None:
             return {"t": "b", "v": ident}
         if isinstance(value, type) and id(value) in self._subclasses:
@@ -293,7 +305,9 @@ class Worker(Peer):
             if handle is None:
                 base = BINDINGS.get(data.get("ds"), Handle)
                 handle = self._handle(v, data["k"], data.get("c"), d, base)
-                if data.get("w") == 1 and isinstance(handle, Handle):
+                if data.get("ds") == "fn" and type(data.get("f")) is dict:
+                    handle = self._handles[v] = self._functions.make(handle, v, data["f"], d)
+                if data.get("w") == 1 and isinstance(handle, (Handle, types.FunctionType)):
                     self._holds.hold(v, handle)
             return handle
         if tag == "xs" and type(v) is int:  # an exception of the tests' own class
@@ -413,9 +427,9 @@ class Worker(Peer):
         if op == "copy":
             return self._copies.make(target, *(args or ["copy"]))
         if op == "doctest":
-            return self._doctest(target, name_of(message), kwargs)
+            return running.doctests(target, name_of(message), kwargs)
         if op == "main":
-            return self._main_module(target)
+            return running.as_main(target)
         raise ProtocolError(f"unknown request {op!r}")
 
     def _getattr(self, target, name: str):
@@ -479,23 +493,6 @@ class Worker(Peer):
         self._remote[judge_id] = obj
         return self.give(obj)
 
-    def _doctest(self, target, how: str, kwargs: dict):
-        """The candidate module's (or object's) doctests, run here: its examples are
-        the candidate's code; the counts go back as `doctest.TestResults`."""
-        import doctest
-
-        options = {k: v for k, v in kwargs.items() if k in _DOCTEST_OPTIONS}
-        if how == "testmod":
-            return tuple(doctest.testmod(target, **options))
-        doctest.run_docstring_examples(target, {}, **options)
-        return None
-
-    def _main_module(self, module) -> None:
-        """The candidate's module run as `__main__` (runpy, `python -m`)."""
-        import runpy
-
-        runpy.run_module(module.__name__, run_name="__main__", alter_sys=True)
-
     def _patch(self, name: str, module: str, how: str, value=None) -> None:
         """A standard-library attribute as the test patched it (or restored it)."""
         if type(module) is not str or module.split(".")[0] not in STDLIB:
@@ -553,9 +550,6 @@ _DECIMAL_SIGNALS = frozenset(
         "Underflow",
         "FloatOperation",
     ]
-)
-_DOCTEST_OPTIONS = frozenset(
-    {"name", "verbose", "report", "optionflags", "raise_on_error", "exclude_empty"}
 )
 
 

@@ -232,6 +232,140 @@ CARRIED = _corpus(
             assert info.value is err and str(err) == "nothing to read"
         """,
     ),
+    _case(
+        "the-tests-functions-and-classes-handed-to-candidate-code",
+        "rules.py",
+        """
+        import inspect
+        import types
+
+
+        def expand(rule):
+            if isinstance(rule, types.FunctionType):
+                return {rule.__name__: expand(rule())}
+            if isinstance(rule, (list, tuple)):
+                return [expand(r) for r in rule]
+            return rule
+
+
+        def apply_all(fn, rows):
+            arity = len(inspect.signature(fn).parameters)
+            return [fn(*(row, n, rows)[:arity]) for n, row in enumerate(rows)]
+
+
+        def tagged(tag):
+            def mark(fn):
+                fn.tag = tag
+                return fn
+
+            return mark
+
+
+        def make(cls, *args):
+            return cls(*args)
+
+
+        class Cache:
+            def __init__(self):
+                self._data = {}
+
+            def __getitem__(self, key):
+                if key not in self._data:
+                    return self.__missing__(key)
+                return self._data[key]
+
+            def __missing__(self, key):
+                raise KeyError(key)
+
+
+        def pick(items, index):
+            return items[index]
+        """,
+        """
+        import inspect
+
+        import rules as m
+
+
+        def digit():
+            return "0"
+
+
+        def number():
+            return [digit, "."]
+
+
+        def test_the_tests_functions_are_functions_there():
+            assert m.expand(number) == {"number": [{"digit": "0"}, "."]}
+            assert m.apply_all(lambda row: row * 2, [1, 2]) == [2, 4]
+            assert m.apply_all(lambda row, n: n, [5, 6]) == [0, 1]
+
+
+        @m.tagged("slow")
+        def measured():
+            return 1
+
+
+        def test_a_decorator_marks_the_tests_function():
+            assert measured.tag == "slow" and measured() == 1
+            assert inspect.isfunction(measured)
+
+
+        class Upper(m.Cache):
+            def __missing__(self, key):
+                return key.upper()
+
+
+        class Position:
+            def __init__(self, i):
+                self.i = i
+
+            def __index__(self):
+                return self.i
+
+
+        def test_the_tests_subclasses_and_numbers():
+            assert Upper()["ab"] == "AB"
+            assert isinstance(m.make(Upper), Upper)
+            assert m.pick(["a", "b", "c"], Position(2)) == "c"
+        """,
+    ),
+    _case(
+        "stdlib-callables-stored-and-handed",
+        "clocks.py",
+        """
+        import random
+
+
+        class Sampler:
+            def __init__(self, choose=random.choice):
+                self.choose = choose
+
+
+        class Stamp:
+            def __init__(self, now):
+                self.now = now
+                self.first = now()
+
+            def later(self):
+                return self.now() >= self.first
+        """,
+        """
+        import random
+        from datetime import datetime
+
+        import clocks as m
+
+
+        def test_a_stdlib_function_comes_back_as_itself():
+            assert m.Sampler().choose is random.choice
+            assert m.Sampler(choose=max).choose is max
+
+
+        def test_a_stdlib_class_method_as_a_callback():
+            assert m.Stamp(datetime.now).later()
+        """,
+    ),
     # -- identity both ways ----------------------------------------------------------
     _case(
         "identity-of-graphs-weak-references-and-caches",

@@ -153,7 +153,8 @@ def stdlib_name(value) -> tuple[str, str] | None:
     """(module, qualname) of a standard-library function or class found there under that
     name (`time.sleep`, `os.path.join`); None for anything else."""
     owner = getattr(value, "__self__", None)
-    if isinstance(value, (types.BuiltinMethodType, types.MethodType)):
+    bound = isinstance(value, (types.BuiltinMethodType, types.MethodType))
+    if bound and not isinstance(owner, types.ModuleType):  # a module's own: by its name
         if isinstance(owner, type):  # a stdlib class's class method (`datetime.now`)
             named = stdlib_name(owner)
             if named is not None and getattr(owner, value.__name__, None) == value:

@@ -40,16 +40,7 @@ def describe(cls: type, ident: int, e, class_form) -> dict:
         "c": sorted(n for n in names if n in COMPARISONS),
         "h": "__hash__" in names,
         "nohash": getattr(cls, "__hash__", None) is None,
-        "fn": sorted(
-            {
-                n
-                for c in mro
-                if c.__module__ != "builtins"
-                for n, v in list(vars(c).items())
-                if (not n.startswith("__") or n == "__init__")
-                and isinstance(v, (types.FunctionType, staticmethod, classmethod))
-            }
-        ),
+        "fn": _methods(mro),
     }
     doc = cls.__dict__.get("__doc__")
     if type(doc) is str:
@@ -116,6 +107,22 @@ def _field(f, missing, e) -> list:
     if type(f.type) is str or (isinstance(f.type, type) and f.type.__module__ == "builtins"):
         extra["ty"] = e(f.type)
     return [f.name, bool(f.compare), bool(f.repr), bool(f.init), extra]
+
+
+def _methods(mro: list) -> list[str]:
+    """The methods and class methods the class has, as its MRO resolves each name (a
+    static method is a plain function on any access: read from the worker, one object)."""
+    found: dict = {}
+    for c in mro:
+        if c.__module__ != "builtins":
+            for n, v in list(vars(c).items()):
+                found.setdefault(n, v)
+    return sorted(
+        n
+        for n, v in found.items()
+        if (not n.startswith("__") or n == "__init__")
+        and isinstance(v, (types.FunctionType, classmethod))
+    )
 
 
 def _counts(cls: type, c: type) -> bool:

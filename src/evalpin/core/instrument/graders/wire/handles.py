@@ -87,6 +87,22 @@ class Handle:
     def __len__(self) -> int:
         return exact(self._op("__len__"), int)
 
+    def __copy__(self):
+        return self._op("__copy__")
+
+    def __deepcopy__(self, memo):
+        """The test's object copied where it lives (its copy's handle)."""
+        return self._op("__deepcopy__")
+
+    def __reduce_ex__(self, protocol):
+        """Pickled (the candidate's own object pickled round trip here) as a copy of the
+        test's object, made there: this process holds a handle of the copy."""
+        copy = self._op("__deepcopy__")
+        if not isinstance(copy, Handle):
+            return (_same, (copy,))
+        _KEPT[copy._id] = copy
+        return (_kept, (copy._id,))
+
     def __index__(self) -> int:
         return exact(self._op("__index__"), int)
 
@@ -255,6 +271,17 @@ BINDINGS = {
     "aiter": AsyncIterHandle,
     "async": AsyncHandle,
 }
+
+
+_KEPT: dict = {}  # handles of the test's copies a pickle names, until unpickled
+
+
+def _kept(ident: int):
+    return _KEPT.pop(ident)
+
+
+def _same(value):
+    return value
 
 
 class _TestsClass(type):

@@ -29,6 +29,8 @@ OPS = {
     "__exit__": lambda o, *a: o.__exit__(*a),
     "__repr__": repr,
     "__str__": str,
+    "__copy__": lambda o: __import__("copy").copy(o),
+    "__deepcopy__": lambda o: __import__("copy").deepcopy(o),
     "__index__": operator.index,
     "__int__": int,
     "__float__": float,

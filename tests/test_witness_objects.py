@@ -499,6 +499,69 @@ CARRIED = _corpus(
             assert root["children"][0]["parent"] is root
         """,
     ),
+    _case(
+        "static-methods-and-the-tests-objects-inside-copies",
+        "expiry.py",
+        """
+        import copy
+        import pickle
+
+
+        class Store:
+            @staticmethod
+            def weight(value):
+                return 1
+
+            def __init__(self, clock):
+                self.clock = clock
+                self.items = {}
+
+            def put(self, key, value):
+                self.items[key] = (value, self.clock.now())
+
+
+        def clone(store):
+            return copy.deepcopy(store)
+
+
+        def roundtrip(store):
+            return pickle.loads(pickle.dumps(store))
+        """,
+        """
+        import copy
+
+        import expiry as m
+
+
+        class Clock:
+            def __init__(self):
+                self.t = 0
+
+            def now(self):
+                self.t += 1
+                return self.t
+
+
+        def test_a_static_method_is_one_function():
+            store = m.Store(Clock())
+            assert store.weight is m.Store.weight and store.weight("x") == 1
+
+
+        def test_the_tests_object_inside_a_copy_is_copied():
+            clock = Clock()
+            store = m.Store(clock)
+            store.put("a", 1)
+            twin = m.clone(store)
+            twin.put("b", 2)
+            assert clock.t == 1 and twin.items["b"] == (2, 2)
+            again = m.roundtrip(store)
+            again.put("c", 3)
+            assert clock.t == 1 and again.items["c"] == (3, 2)
+            mine = copy.deepcopy(store)
+            mine.put("d", 4)
+            assert clock.t == 1
+        """,
+    ),
     # -- values keep their types and bytes --------------------------------------------
     _case(
         "values-keep-their-types-and-bytes",

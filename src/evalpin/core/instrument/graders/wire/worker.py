@@ -17,7 +17,7 @@ import weakref
 
 from . import logs, running
 from .channel import SideChannel
-from .copies import Copies
+from .copies import MADE, Copies, made
 from .describe import describe, snapshot_kind, value_base
 from .exceptions import apply_details, by_value, with_details
 from .handles import (
@@ -479,8 +479,10 @@ class Worker(Peer):
         namespace = {m: forward(m) for m in methods if type(m) is str and m.isidentifier()}
         namespace.update({k: v for k, v in values.items() if type(k) is str and k.isidentifier()})
         namespace["__qualname__"] = qualname if type(qualname) is str else name
+        namespace["__module__"] = MADE.__name__
         cls = type(base)(name if name.isidentifier() else "TestsSubclass", (base,), namespace, **kw)
         self._subclasses[id(cls)] = judge_id
+        made(cls)
         return self.give(cls)
 
     def _new(self, cls: type, judge_id: int, *args) -> int:

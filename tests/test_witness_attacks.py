@@ -775,10 +775,15 @@ def test_the_attacks_fool_plain_pytest(tmp_path) -> None:
 @pytest.mark.parametrize("name", list(ATTACKS))
 def test_a_forging_candidate_never_grades_pass(grade, backend: Isolation, name: str) -> None:
     """Plain pytest's own fail where the attack does not fool it; where it does, the
-    witness disputes the pass (it saw the honest failure, or an operation it refuses)."""
+    witness disputes the pass (it saw the honest failure, an operation it refuses, or a
+    star import over what the test decides with)."""
     outcome = grade(ATTACKS[name], backend)
     if name in FOOLS_PLAIN_PYTEST:
         assert verdict(outcome) == "disputed", (outcome.reasons, outcome.witness_tail)
-        assert outcome.reasons in (["witness:failed"], ["witness:unsupported"])
+        assert outcome.reasons in (
+            ["witness:failed"],
+            ["witness:unsupported"],
+            ["witness:shadowed"],
+        )
     else:
         assert outcome.reasons == ["tests_failed"], (outcome.reasons, outcome.tail)

@@ -156,6 +156,9 @@ WITNESS = _code(
         "timeout": "the witness ran past its own timeout (a multiple of the item's)",
         "memory": "the witness's two processes reached the item's memory cap",
         "sandbox": "the witness's sandbox could not start or get ready",
+        "shadowed": "a star import of the candidate's module would replace a builtin the "
+        "test uses or a name it has (`all`, `len`, its own `approx`) with the candidate's: "
+        "the candidate would decide the asserts (a name the test imports by name is its own)",
     },
     status=DISPUTED,
 )

@@ -59,7 +59,8 @@ from evalpin.core.instrument.graders.coding import (
 )
 from evalpin.core.instrument.graders.exports import star_exports
 from evalpin.core.instrument.graders.outcomes import explained
-from evalpin.core.reasons import SANDBOX_ERROR
+from evalpin.core.instrument.graders.wire import notes as witness_notes
+from evalpin.core.reasons import SANDBOX_ERROR, WITNESS
 from evalpin.run.sandbox import shared
 from evalpin.run.sandbox.box import Box, read_regular, write_tree
 from evalpin.run.sandbox.mounts import Spec
@@ -268,9 +269,12 @@ class ProcessMode:
     def judge(self, box: Box, exit_code: int | None) -> tuple[bool, list[str]]:
         rewritten = self._rewritten(box)
         if rewritten:
-            note = f"the candidate rewrote its own code while the tests ran ({rewritten})\n"
-            os.write(self.notes.fd, note.encode())
-        if self.notes.read():  # the wire could not carry something
+            note = f"the candidate rewrote its own code while the tests ran ({rewritten})"
+            os.write(self.notes.fd, witness_notes.line("unsupported", note).encode())
+        why = witness_notes.kind_of(self.notes.read())
+        if why == "shadowed":  # the candidate's star import would decide the asserts
+            return False, [WITNESS("shadowed")]
+        if why is not None:  # the wire could not carry something
             return False, [SANDBOX_ERROR("unsupported")]
         source = self.test_source.decode("utf-8", "replace")
         return judge_report(

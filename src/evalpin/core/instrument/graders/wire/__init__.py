@@ -9,7 +9,8 @@ the other side runs on either side. One concept a module, each with a public sur
 
 - `protocol`: limits, the wire's errors, checks on received values;
 - `stdlib`: the standard library as both ends know it (trusted imports, by-name forms);
-- `values`: the stdlib's value types, crossing by value; `exceptions`: exceptions by
+- `values`: the stdlib's value types, crossing by value (`numeric`: numpy's;
+  `frames`: pandas' frames and scipy's sparse matrices); `exceptions`: exceptions by
   value, with their chain and notes; `shares`: containers kept in step both ways;
 - `rules`: what a proxy may forward and what a value-backed stand-in answers as its
   value; `describe` (worker): a candidate class as data; `classes` (judge): a proxy
@@ -20,10 +21,14 @@ the other side runs on either side. One concept a module, each with a public sur
   message loop over it; `channel`: the side channel;
 - `imports` (judge): what pytest never loads from the folders both processes write;
 - `process`: environment variables and the working folder, in step both ways;
+- `lifetimes`: the tests' objects held across the wire as long as the test holds
+  them; `copies` (worker): the candidate's objects copied where they live;
+  `running` (worker): a candidate module's doctests, and the module as `__main__`;
 - `logs`: log records and warnings; `state`: the test's random and decimal state;
 - `tasks` (worker): the candidate's awaitables in its own event loop; `unpickle`
   (judge): a pickle the test loads, here only when it names no code;
-- `judge`, `worker`: the two ends; `stubs`: the candidate's modules in pytest.
+- `judge`, `worker`: the two ends; `stubs`: the candidate's modules in pytest;
+  `notes`: why the witness could not confirm a case, as the grader reads it.
 
 What crosses, how, and who decides a comparison is documented for users in
 docs/concepts/isolation.md. A malformed message is a `ProtocolError` on the receiving

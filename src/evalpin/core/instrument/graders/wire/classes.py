@@ -39,7 +39,6 @@ from .rules import (
     NUMBERS,
     NUMERIC_UNARY,
     OPERATORS,
-    VALUE_QUERIES,
     method_name,
 )
 from .stdlib import BUILTIN_TYPES
@@ -85,7 +84,7 @@ class RemoteProtocolABC(RemoteProtocol, abc.ABCMeta):
     """A protocol's proxy class that also has an abstract stdlib base."""
 
 
-def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list) -> type:
+def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list, d) -> type:
     """The proxy class for a candidate class described by `data`."""
     names = lambda key: [n for n in data.get(key, []) if type(n) is str]  # noqa: E731
     ns: dict = {REF: ref}
@@ -103,17 +102,17 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
     elif data.get("h") is True:
         ns["__hash__"] = remote_hash
     if "f" in data:
-        ns["__dataclass_fields__"] = dataclass_fields(data["f"])
+        ns["__dataclass_fields__"] = dataclass_fields(data["f"], d)
     if "ma" in data:
         ns["__match_args__"] = tuple(n for n in names("ma") if is_ident(n))
     ns["__doc__"] = InstanceDoc(data["doc"] if type(data.get("doc")) is str else None)
     if data.get("g") is True:
-        ns["__class_getitem__"] = classmethod(types.GenericAlias)
+        ns["__class_getitem__"] = classmethod(_alias)
     trusted: list[type] = []
-    value_type = None
+    value_type = holder = None  # holder: the builtin whose comparisons decide
     value_base = data.get("vb")
     if value_base in IMMUTABLE_BASES:
-        value_type = IMMUTABLE_BASES[value_base][0]
+        value_type = holder = IMMUTABLE_BASES[value_base][0]
         if not any(issubclass(b, value_type) for b in bases):
             trusted.append(value_type)
         _as_value(ns, value_type)
@@ -123,11 +122,9 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
         if "nt" in data:
             ns["_fields"] = tuple(n for n in names("nt") if is_ident(n))
     elif value_base in MUTABLE_BASES:
-        container = MUTABLE_BASES[value_base][0]
+        container = holder = MUTABLE_BASES[value_base][0]
         if not any(issubclass(b, container) for b in bases):
             trusted.append(container)
-        for dunder in [n for n in ns if n in VALUE_QUERIES]:
-            del ns[dunder]
         ns["_evalpin_container"] = container
     elif data.get("sn") in _SNAPSHOT_TYPES:
         ns["_evalpin_snapshot"] = _SNAPSHOT_TYPES[data["sn"]]
@@ -143,14 +140,10 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
         ] or [Exception]
         if not any(issubclass(b, builtin[0]) for b in bases):
             trusted += builtin
-        for dunder in [n for n in ns if n in COMPARISONS or n == "__hash__"]:
-            del ns[dunder]
+        holder = builtin[0]
     ns["_evalpin_value"] = value_type
     extra = [b for b in stdlib_bases if _safe(b) and not any(issubclass(x, b) for x in bases)]
-    if not trusted:  # the rule's comparisons, before any stdlib base's (a Set's mixins)
-        for comparison in COMPARISONS:
-            ns.setdefault(comparison, compare(comparison))
-        ns.setdefault("__hash__", object.__hash__)  # identity, unless the class hashes
+    _decide(ns, holder, ns.get("__hash__", object.__hash__))
     metaclass: type = RemoteClass
     if "pr" in data:
         ns["_evalpin_protocol"] = _protocol(data["pr"])
@@ -169,9 +162,41 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
             cls = _make(metaclass, name, attempt, ns)
         except TypeError:  # bases whose layouts or orders do not combine here
             continue
+        abstract = data.get("ab")
+        if type(abstract) is list and all(type(n) is str for n in abstract):
+            type.__setattr__(cls, "__abstractmethods__", frozenset(abstract))
         type.__setattr__(cls, "_evalpin_ready", True)
         return cls
     raise ProtocolError("a class the judge cannot stand in for")
+
+
+_ALIASES: dict = {}  # (proxy class, parameters) -> its alias: `C[int] is C[int]`
+
+
+def _alias(cls: type, params):
+    """`C[int]` of a generic candidate class: one alias per parameters, as typing's own
+    cache gives in-process."""
+    try:
+        return _ALIASES.setdefault((cls, params), types.GenericAlias(cls, params))
+    except TypeError:  # parameters that do not hash
+        return types.GenericAlias(cls, params)
+
+
+def _decide(ns: dict, holder: type | None, hashing) -> None:
+    """Comparisons and hashing are the judge's, set in the proxy class itself so that no
+    base a description names (an exception, `collections.abc.Set`'s mixins, a candidate
+    base) decides them: a value-backed or container stand-in's are its builtin's, over
+    the value it holds here; an exception compares by identity; any other proxy follows
+    the rule (`proxies.compare`), hashing as the candidate's class does or by identity."""
+    if holder is None:
+        for comparison in COMPARISONS:
+            ns[comparison] = compare(comparison)
+        ns["__hash__"] = hashing
+        return
+    own = object if issubclass(holder, BaseException) else holder
+    for comparison in COMPARISONS:
+        ns[comparison] = getattr(own, comparison)
+    ns["__hash__"] = own.__hash__
 
 
 def _make(metaclass: type, name: str, bases: list, ns: dict) -> type:
@@ -198,14 +223,12 @@ def _protocol(spec) -> tuple[frozenset, bool]:
 
 
 def _as_value(ns: dict, base: type) -> None:
-    """A value-backed stand-in compares and hashes as its value, with the builtin's own
-    methods. A number is its value towards the tests' numbers: its arithmetic with one
-    of them, its unary operations and its formatting to a spec are the builtin's
+    """A value-backed stand-in compares and hashes as its value (`_decide`). A number
+    is its value towards the tests' numbers: its arithmetic with one of them, its unary
+    operations and its formatting to a spec are the builtin's
     (`approx`, `abs(x - y) < tol`, `round(x, 2) == ...` and `f"{x:.2f}"` judge through
     them, and a subclass's reflected operator would go first); its own methods, `str`
     and `repr` are the candidate's."""
-    for dunder in [n for n in ns if n in VALUE_QUERIES]:
-        del ns[dunder]
     if base not in (int, float):
         return
     for dunder in [n for n in ns if n in NUMERIC_UNARY]:
@@ -219,17 +242,38 @@ def _as_value(ns: dict, base: type) -> None:
 
 
 def _valued(name: str, fallback, forward, plain: tuple, base: type):
+    """A number stand-in's operator with one of the tests' numbers: the candidate's own
+    result (its type kept: `type(d + 1) is Meters`) when its value is what the builtin's
+    arithmetic gives on the values, else the builtin's (an operator that would judge
+    `approx` or a tolerance by its own answer never does)."""
     copy = IMMUTABLE_BASES[base.__name__][1]
 
     @functools.wraps(forward)
     def operate(self, other):
         __tracebackhide__ = True
         if isinstance(other, plain) and ref_of(other) is None:
-            return fallback(copy(self), other)
+            expected = fallback(copy(self), other)
+            got = forward(self, other)
+            if got is NotImplemented or _same_number(got, expected):
+                return got
+            return expected
         return forward(self, other)
 
     operate.__name__ = name
     return operate
+
+
+def _same_number(got, expected) -> bool:
+    """Whether `got` (a number of the builtin's or a number stand-in's) holds the value
+    `expected`, read with the builtin's own conversions (NaN is NaN)."""
+    if isinstance(got, int) and not isinstance(got, bool) and type(expected) is int:
+        return int.__index__(got) == expected
+    if isinstance(got, float) and type(expected) is float:
+        value = float.__float__(got)
+        return value == expected or (value != value and expected != expected)
+    if isinstance(got, complex) and type(expected) is complex:
+        return complex.__complex__(got) == expected
+    return False
 
 
 def _formatted(forward, base: type):

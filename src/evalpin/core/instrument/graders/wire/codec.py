@@ -12,7 +12,7 @@ import threading
 
 from . import exceptions, stdlib
 from .protocol import MAX_DEPTH, SCALARS, ProtocolError, Unsupported, pairs
-from .shares import Shares, container_base
+from .shares import Shares, container_base, fingerprint, merge
 from .values import (
     REFILL,
     VALUE_NAMES,
@@ -114,13 +114,11 @@ class Codec:
                     return {"t": "arg", "v": arg[id(value)]}
             if self.shares.ids and id(value) in self.shares.ids:
                 return self._shared_form(value, e)
-        if kind is list:
-            return [e(v) for v in value]
+        if kind is list or kind is dict or kind is set:
+            return self._container(value, kind, e)
         if kind is tuple:
             return {"t": "tuple", "v": [e(v) for v in value]}
-        if kind is dict:
-            return {"t": "dict", "v": [[e(k), e(v)] for k, v in value.items()]}
-        if kind is set or kind is frozenset:
+        if kind is frozenset:
             return {"t": kind.__name__, "v": [e(v) for v in value]}
         if kind is bytes:
             return {"t": "bytes", "v": base64.b64encode(value).decode("ascii")}
@@ -153,6 +151,34 @@ class Codec:
         ):
             return {"t": "r", "v": ident}
         return self._export(value, e)
+
+    def _container(self, value, kind: type, e):
+        """A list, dict or set by value, its identity kept within the value it is part
+        of: met again (`[row, row]`, a dict that holds itself), it is `{"t": "same"}` of
+        a number its first wire form is marked with (only such ones are marked)."""
+        memo = self._tls.__dict__.get("memo")
+        root = memo is None
+        if root:
+            memo = self._tls.memo = {}
+        else:
+            seen = memo.get(id(value))
+            if seen is not None:
+                return {"t": "same", "v": _mark(seen, memo)}
+        entry = memo[id(value)] = [value, None, None]  # the object, its wire form, its mark
+        try:
+            if kind is list:
+                out = [e(v) for v in value]
+            elif kind is dict:
+                out = {"t": "dict", "v": [[e(k), e(v)] for k, v in value.items()]}
+            else:
+                out = {"t": "set", "v": [e(v) for v in value]}
+            entry[1] = out
+            if entry[2] is not None:  # met again inside itself
+                _label(out, entry[2])
+            return out
+        finally:
+            if root:
+                self._tls.memo = None
 
     inert_names = False  # the candidate's side names only inert stdlib objects
 
@@ -218,8 +244,16 @@ class Codec:
             return data
         if depth > MAX_DEPTH * 2:
             raise ProtocolError("nested too deeply")
+        if not depth and self._tls.__dict__.get("marks") is None:  # a value's root
+            self._tls.marks = {}  # the containers marked in it (`_container`)
+            try:
+                return self.decode(data, 1)
+            finally:
+                self._tls.marks = None
         d = lambda v: self.decode(v, depth + 1)  # noqa: E731
         if kind is list:
+            if data and type(data[0]) is dict and data[0].get("t") == "id":
+                return self._same(data[0].get("v"), [], lambda out: out.extend(map(d, data[1:])))
             return [d(v) for v in data]
         if kind is not dict or "t" not in data or "v" not in data:
             raise ProtocolError("malformed value")
@@ -228,9 +262,18 @@ class Codec:
             if tag == "tuple" and type(v) is list:
                 return tuple(d(x) for x in v)
             if tag == "dict" and type(v) is list:
+                if "k" in data:
+                    return self._same(data["k"], {}, lambda out: out.update(pairs(v, d)))
                 return dict(pairs(v, d))
+            if tag == "set" and type(v) is list and "k" in data:
+                return self._same(data["k"], set(), lambda out: out.update(map(d, v)))
             if tag in ("set", "frozenset") and type(v) is list:
                 return (set if tag == "set" else frozenset)(d(x) for x in v)
+            if tag == "same" and type(v) is int:
+                found = self._tls.__dict__["marks"].get(v)
+                if found is None:
+                    raise ProtocolError("a container met again before it was met")
+                return found
             if tag == "bytes" and type(v) is str:
                 return base64.b64decode(v.encode("ascii"), validate=True)
             if tag == "float" and v in ("nan", "inf", "-inf"):
@@ -274,6 +317,16 @@ class Codec:
             raise ProtocolError(f"malformed {tag!r} value") from None
         return self._decode_remote(tag, data, d)
 
+    def _same(self, mark, out, fill):
+        """A container marked as met again in the value being read: known by its mark
+        before its contents are read (so they may hold it), then filled."""
+        marks = self._tls.__dict__.get("marks")
+        if type(mark) is not int or marks is None or mark in marks:
+            raise ProtocolError("malformed mark")
+        marks[mark] = out
+        fill(out)
+        return out
+
     def importer(self, name: str):
         """How this end imports a standard-library module a message names."""
         import importlib
@@ -289,6 +342,12 @@ class Codec:
             name = data.get("k")
             if type(name) is not str:
                 raise ProtocolError("malformed shared container")
+            if name in _EMPTY:  # known by its key before its contents (which may hold it)
+                obj = _EMPTY[name]()
+                self.shares.add(key, obj, name)
+                merge(obj, self._rebuilt(name, data["x"]))
+                self.shares.entries[key][1] = fingerprint(obj)
+                return obj
             obj = self._rebuilt(name, data["x"])
             self.shares.add(key, obj, name)
             return obj
@@ -298,3 +357,23 @@ class Codec:
 
     def _decode_remote(self, tag: str, data: dict, d):
         raise ProtocolError(f"unknown value tag {tag!r}")
+
+
+_EMPTY = {"list": list, "dict": dict, "set": set}
+
+
+def _mark(entry: list, memo: dict) -> int:
+    """The mark of a container met again (given now, and put on its first wire form
+    when that is made already)."""
+    if entry[2] is None:
+        entry[2] = memo["#"] = memo.get("#", 0) + 1
+        if entry[1] is not None:
+            _label(entry[1], entry[2])
+    return entry[2]
+
+
+def _label(out, mark: int) -> None:
+    if type(out) is list:
+        out.insert(0, {"t": "id", "v": mark})
+    else:
+        out["k"] = mark

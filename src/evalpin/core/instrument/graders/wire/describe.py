@@ -40,16 +40,7 @@ def describe(cls: type, ident: int, e, class_form) -> dict:
         "c": sorted(n for n in names if n in COMPARISONS),
         "h": "__hash__" in names,
         "nohash": getattr(cls, "__hash__", None) is None,
-        "fn": sorted(
-            {
-                n
-                for c in mro
-                if c.__module__ != "builtins"
-                for n, v in list(vars(c).items())
-                if (not n.startswith("__") or n == "__init__")
-                and isinstance(v, (types.FunctionType, staticmethod, classmethod))
-            }
-        ),
+        "fn": _methods(mro),
     }
     doc = cls.__dict__.get("__doc__")
     if type(doc) is str:
@@ -78,9 +69,7 @@ def describe(cls: type, ident: int, e, class_form) -> dict:
     fields = getattr(cls, "__dataclass_fields__", None)
     dataclasses = sys.modules.get("dataclasses")  # a dataclass means it is imported
     if isinstance(fields, dict) and dataclasses and dataclasses.is_dataclass(cls):
-        data["f"] = [
-            [f.name, bool(f.compare), bool(f.repr), bool(f.init)] for f in dataclasses.fields(cls)
-        ]
+        data["f"] = [_field(f, dataclasses.MISSING, e) for f in dataclasses.fields(cls)]
     named = getattr(cls, "_fields", None)
     if issubclass(cls, tuple) and type(named) is tuple and all(type(n) is str for n in named):
         data["nt"] = list(named)
@@ -91,6 +80,9 @@ def describe(cls: type, ident: int, e, class_form) -> dict:
         typing = sys.modules["typing"]
         attrs = sorted(a for a in typing._get_protocol_attrs(cls) if type(a) is str)
         data["pr"] = [attrs, bool(getattr(cls, "_is_runtime_protocol", False))]
+    abstract = getattr(cls, "__abstractmethods__", None)
+    if isinstance(abstract, frozenset) and all(type(n) is str for n in abstract):
+        data["ab"] = sorted(abstract)
     if "__class_getitem__" in names or "__parameters__" in vars(cls):
         data["g"] = True
     if isinstance(cls, enum.EnumMeta):
@@ -100,6 +92,37 @@ def describe(cls: type, ident: int, e, class_form) -> dict:
         )
         data["e"] = [base, [[n, e(m._value_)] for n, m in cls.__members__.items()]]
     return data
+
+
+def _field(f, missing, e) -> list:
+    """A dataclass field: name, compare, repr, init, and what else it says (its default
+    or default factory, metadata, a plain type), each crossing as any value does."""
+    extra: dict = {}
+    if f.default is not missing:
+        extra["df"] = e(f.default)
+    if f.default_factory is not missing:
+        extra["fy"] = e(f.default_factory)
+    if f.metadata:
+        extra["mt"] = e(dict(f.metadata))
+    if type(f.type) is str or (isinstance(f.type, type) and f.type.__module__ == "builtins"):
+        extra["ty"] = e(f.type)
+    return [f.name, bool(f.compare), bool(f.repr), bool(f.init), extra]
+
+
+def _methods(mro: list) -> list[str]:
+    """The methods and class methods the class has, as its MRO resolves each name (a
+    static method is a plain function on any access: read from the worker, one object)."""
+    found: dict = {}
+    for c in mro:
+        if c.__module__ != "builtins":
+            for n, v in list(vars(c).items()):
+                found.setdefault(n, v)
+    return sorted(
+        n
+        for n, v in found.items()
+        if (not n.startswith("__") or n == "__init__")
+        and isinstance(v, (types.FunctionType, classmethod))
+    )
 
 
 def _counts(cls: type, c: type) -> bool:

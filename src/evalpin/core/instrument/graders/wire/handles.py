@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import io
+import types
+import weakref
 from typing import TYPE_CHECKING
 
-from .protocol import ProtocolError, exact, is_ident
+from .protocol import ProtocolError, exact, is_ident, pairs
 
 if TYPE_CHECKING:
     from .peer import Peer
@@ -44,11 +46,17 @@ def _comparison(name: str):
 _COMPARED = frozenset({"object", "mock", "call"})
 
 
+def _doc(self):
+    """The test's object's own docstring (a function's, for `functools.wraps`)."""
+    return self._peer.request("getattr", obj=self._id, name="__doc__")
+
+
 class Handle:
-    """In the worker: an object of the tests', used through the capability its kind
-    grants (the judge enforces it)."""
+    # In the worker: an object of the tests', used through the capability its kind
+    # grants (the judge enforces it). Its `__doc__` is the test's object's.
 
     __slots__ = ("__weakref__", "_id", "_kind", "_peer")
+    __doc__ = property(_doc)  # type: ignore[assignment]
 
     def __init__(self, peer: Peer, ident: int, kind: str) -> None:
         object.__setattr__(self, "_peer", peer)
@@ -78,6 +86,31 @@ class Handle:
 
     def __len__(self) -> int:
         return exact(self._op("__len__"), int)
+
+    def __copy__(self):
+        return self._op("__copy__")
+
+    def __deepcopy__(self, memo):
+        """The test's object copied where it lives (its copy's handle)."""
+        return self._op("__deepcopy__")
+
+    def __reduce_ex__(self, protocol):
+        """Pickled (the candidate's own object pickled round trip here) as a copy of the
+        test's object, made there: this process holds a handle of the copy."""
+        copy = self._op("__deepcopy__")
+        if not isinstance(copy, Handle):
+            return (_same, (copy,))
+        _KEPT[copy._id] = copy
+        return (_kept, (copy._id,))
+
+    def __index__(self) -> int:
+        return exact(self._op("__index__"), int)
+
+    def __int__(self) -> int:
+        return exact(self._op("__int__"), int)
+
+    def __float__(self) -> float:
+        return exact(self._op("__float__"), float)
 
     def __bool__(self) -> bool:
         return exact(self._op("__bool__"), bool)
@@ -130,6 +163,127 @@ for _name_ in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
 del _name_
 
 
+class GetHandle(Handle):
+    # A test's non-data descriptor: `__get__` is its own, run in the test.
+
+    __slots__ = ()
+    __doc__ = property(_doc)  # type: ignore[assignment]
+
+    def __get__(self, obj, owner=None):
+        return self._op("__get__", obj, owner)
+
+
+class SetHandle(GetHandle):
+    # A test's data descriptor (a `PropertyMock`): reads, writes and deletes are its own.
+
+    __slots__ = ()
+    __doc__ = property(_doc)  # type: ignore[assignment]
+
+    def __set__(self, obj, value) -> None:
+        self._op("__set__", obj, value)
+
+    def __delete__(self, obj) -> None:
+        self._op("__delete__", obj)
+
+
+class AsyncIterHandle(Handle):
+    # A test's asynchronous iterator: each step runs in the test's event loop.
+
+    __slots__ = ()
+    __doc__ = property(_doc)  # type: ignore[assignment]
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        return self._op("__anext__")
+
+
+class AsyncHandle(Handle):
+    # A test's asyncio lock, semaphore, event, condition or queue: `async with` and its
+    # coroutines run in the test's event loop.
+
+    __slots__ = ()
+    __doc__ = property(_doc)  # type: ignore[assignment]
+
+    async def __aenter__(self):
+        return self._op("__aenter__")
+
+    async def __aexit__(self, *exc) -> bool:
+        return bool(self._op("__aexit__", None, None, None))
+
+
+class Functions:
+    """The worker's real functions standing for the tests' functions (`isinstance(f,
+    types.FunctionType)`, `inspect.isfunction`; set on a class, a method): each with the
+    name, doc, signature and marks (public attributes) of the test's function, its body a
+    call of the test's own. What the candidate marks on one (`fn.pattern = ...`) is set on
+    the test's function with the next message."""
+
+    def __init__(self) -> None:
+        self._ids: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._marks: dict[int, dict] = {}  # id -> the marks as the judge last heard
+
+    def make(self, handle: Handle, ident: int, spec: dict, d):
+        def call(*args, **kwargs):
+            return handle(*args, **kwargs)
+
+        for attr, key in (("__name__", "n"), ("__qualname__", "q"), ("__module__", "md")):
+            if type(spec.get(key)) is str:
+                setattr(call, attr, spec[key])
+        call.__doc__ = spec.get("dc") if type(spec.get("dc")) is str else None
+        if "sg" in spec:
+            signature = d(spec["sg"])
+            if type(signature).__name__ != "Signature":
+                raise ProtocolError("malformed signature")
+            call.__signature__ = signature
+        for name, value in pairs(spec.get("at") or [], d):
+            if type(name) is str and name.isidentifier() and not name.startswith("_"):
+                setattr(call, name, value)
+        self._ids[call] = ident
+        self._marks[ident] = self._public(call)
+        return call
+
+    def ident(self, value) -> int | None:
+        return self._ids.get(value) if type(value) is types.FunctionType else None
+
+    @staticmethod
+    def _public(fn) -> dict:
+        return {k: v for k, v in vars(fn).items() if not k.startswith("_")}
+
+    def news(self, message: dict, encode) -> None:
+        """The marks the candidate set on the tests' functions since the last message."""
+        changed = []
+        for fn, ident in list(self._ids.items()):
+            now, before = self._public(fn), self._marks.get(ident, {})
+            if now.keys() != before.keys() or any(now[k] is not before[k] for k in now):
+                self._marks[ident] = now
+                changed.append([ident, [[k, encode(v)] for k, v in now.items()]])
+        if changed:
+            message["fa"] = changed
+
+
+# How a test's object behaves beyond its kind, as the judge says (`kinds.descriptor`).
+BINDINGS = {
+    None: Handle,
+    "get": GetHandle,
+    "set": SetHandle,
+    "aiter": AsyncIterHandle,
+    "async": AsyncHandle,
+}
+
+
+_KEPT: dict = {}  # handles of the test's copies a pickle names, until unpickled
+
+
+def _kept(ident: int):
+    return _KEPT.pop(ident)
+
+
+def _same(value):
+    return value
+
+
 class _TestsClass(type):
     """The metaclass of a stand-in for a tests' class: calling it makes an instance of
     the tests' class there."""
@@ -139,8 +293,9 @@ class _TestsClass(type):
         return peer.request("call", obj=ident, args=args, kwargs=kwargs)
 
 
-def tests_class(peer: Peer, data: dict) -> type:
-    """The stand-in class for a tests' class described by `data` (`tc` in `kinds`)."""
+def tests_class(peer: Peer, data: dict, base: type = Handle) -> type:
+    """The stand-in class for a tests' class described by `data` (`tc` in `kinds`), on
+    `base` (how its instances bind on a class)."""
     ident = data.get("v")
     if type(ident) is not int:
         raise ProtocolError("malformed class of the tests'")
@@ -163,7 +318,7 @@ def tests_class(peer: Peer, data: dict) -> type:
     named = data.get("nt")
     if type(named) is list and all(is_ident(f) for f in named):
         return _named_tuple(peer, ident, name, named, ns)
-    return _TestsClass(name, (Handle,), ns)
+    return _TestsClass(name, (base,), ns)
 
 
 def _named_tuple(peer: Peer, ident: int, name: str, fields: list, ns: dict) -> type:

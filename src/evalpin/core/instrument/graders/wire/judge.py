@@ -14,13 +14,14 @@ import threading
 import types
 import weakref
 
-from . import kinds, logs, process
+from . import kinds, logs, notes, process
 from .channel import SideChannel
 from .classes import local_enum, proxy_class
 from .exceptions import apply_details, by_value, exception_bases, with_details
+from .lifetimes import TestsObjects
 from .peer import Peer
 from .protocol import GONE, ProtocolError, Unsupported, is_ident, name_of
-from .proxies import REF, Bound, ProxyBase, Ref, RemoteEnum, attach, bind, ref_of
+from .proxies import REF, Bound, ProxyBase, Ref, RemoteClass, RemoteEnum, attach, bind, ref_of
 from .shares import Shares, merge
 from .state import TestState
 from .stdlib import BUILTIN_TYPES, STDLIB, trusted_module
@@ -48,6 +49,7 @@ class Judge(Peer):
         self._first_values: dict[tuple[str, str], object] = {}
         self._proxies: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         self._pickled: dict[int, object] = {}
+        self.lives = TestsObjects(self._objects, self._ids)
         self._pending: list = []  # log records and warnings to re-emit
         self.stepping: dict = {}  # generators of awaitables a task drives by `send`
         self.test_loop = None  # the test's event loop, while it awaits the candidate
@@ -61,6 +63,9 @@ class Judge(Peer):
     def _outgoing(self, message: dict) -> None:
         env: dict = {}
         self._env, self._cwd = process.changes(env, self._env, self._cwd)
+        dead = self.lives.deaths()
+        if dead:
+            message["dead"] = dead
         if "op" in message:
             state = self.state.changes()
             if state:
@@ -69,11 +74,14 @@ class Judge(Peer):
             message["env"] = env
 
     def _incoming(self, message: dict) -> None:
+        self.lives.apply(message, self.decode)
         for field, stream in (("o", sys.stdout), ("e", sys.stderr)):
             text = message.get(field)
             if type(text) is str and text:
                 stream.write(text)
                 stream.flush()
+            if field + "b" in message:  # bytes that are no UTF-8 text, written as bytes
+                logs.write_bytes(stream, message[field + "b"])
         if "env" in message:  # what the candidate changed of the process's state
             self._env, self._cwd = process.apply(message["env"], self._env, self._cwd)
         events = message.get("ev")
@@ -85,6 +93,19 @@ class Judge(Peer):
                 known = stub.__dict__.get("_evalpin_known", {})
                 for attr in [a for a, v in known.items() if _ident_of(v) in stale]:
                     del known[attr]
+
+    def _answer(self, reply: dict, mutable: list):
+        __tracebackhide__ = True
+        try:
+            return super()._answer(reply, mutable)
+        finally:  # what the worker let go of, once the reply's value is held here
+            self.lives.settle()
+
+    def serve(self, message: dict) -> None:
+        try:
+            super().serve(message)
+        finally:
+            self.lives.settle()
 
     def parse(self, line: bytes) -> dict:
         message = super().parse(line)
@@ -171,6 +192,9 @@ class Judge(Peer):
             module = vars(value)["_evalpin_module"].ref  # a candidate module's stand-in
             if module.peer is self:
                 return {"t": "b", "v": module.ident}
+        made = vars(value).get("_evalpin_sub") if isinstance(value, RemoteClass) else None
+        if type(made) is int:  # a tests' class derived from the candidate's: made there
+            return {"t": "b", "v": made}
         if isinstance(value, Bound) and value.ref.peer is self:
             return {"t": "bm", "v": value.ref.ident, "n": value.name}
         if isinstance(value, enum.Enum) and type(value).__dict__.get(REF) is not None:
@@ -220,34 +244,32 @@ class Judge(Peer):
         kind = kinds.kind_of(value, self._tests_root)
         if kind is None:
             self.unsupported(f"handing a {kinds.type_name(value)} to the candidate")
-        ident = self._ids.get(id(value))
-        if ident is None or self._objects.get(ident) is not value:
+        ident = self.lives.again(value)
+        fresh = ident is None
+        if fresh:
             ident = self.give(value)
         self._kinds[ident] = kind
         self._sent[ident] = self._sent.get(ident, 0) + 1
         data = {"t": "h", "v": ident, "k": kind}
+        if self.lives.weak(value):
+            data["w"] = 1  # the worker keeps its handle while the test's object lives
+        binds = kinds.descriptor(value, kind)
+        if binds is not None:
+            data["ds"] = binds
+        if binds == "fn" and fresh:  # what the worker's real function for it shows
+            data["f"] = kinds.function_spec(value, e)
         if kind == "object" and not isinstance(value, type):
             data["c"] = self._tests_class(type(value), value, e)
         return data
 
-    def _tests_class(self, cls: type, value, e) -> dict | None:
-        """What the worker's stand-in class for a tests' class needs: its names, its
-        dataclass fields, a named tuple's fields and values."""
+    def _tests_class(self, cls: type, value, e) -> dict:
+        """What the worker's stand-in class for a tests' class needs (`kinds.class_spec`),
+        under the id the class has here."""
         ident = self._ids.get(id(cls))
         if ident is None or self._objects.get(ident) is not cls:
             ident = self.give(cls)
         self._kinds[ident] = "object"
-        data: dict = {"v": ident, "n": cls.__name__, "q": cls.__qualname__}
-        fields = getattr(cls, "__dataclass_fields__", None)
-        if isinstance(fields, dict) and all(type(f) is str for f in fields):
-            import dataclasses
-
-            data["f"] = [f.name for f in dataclasses.fields(cls)]
-        named = getattr(cls, "_fields", None)
-        if isinstance(value, tuple) and type(named) is tuple and all(is_ident(f) for f in named):
-            data["nt"] = list(named)
-            data["x"] = e(list(tuple.__iter__(value)))
-        return data
+        return kinds.class_spec(ident, cls, value, e)
 
     def unsupported(self, what: str):
         """Record an operation the wire cannot carry (the witness's grade becomes
@@ -256,12 +278,13 @@ class Judge(Peer):
         self.refuse(what)
         raise Unsupported(f"{what}: not supported under isolation: process")
 
-    def refuse(self, what: str) -> None:
-        """Record an operation the wire cannot carry (it ends the case not judged)."""
-        sys.stderr.write(f"[evalpin] unsupported under process isolation: {what}\n")
+    def refuse(self, what: str, kind: str = "unsupported") -> None:
+        """Record an operation the wire cannot carry, or (`kind`) another reason the
+        witness cannot confirm the case: it ends the case not judged."""
+        sys.stderr.write(f"[evalpin] {kind} under process isolation: {what}\n")
         if self._notes:
             with open(self._notes, "a", encoding="utf-8") as f:
-                f.write(what.replace("\n", " ") + "\n")
+                f.write(notes.line(kind, what))
 
     def uncarried_error(self, text: str) -> BaseException:
         self.refuse("an exception of the candidate's that the wire could not carry")
@@ -310,7 +333,22 @@ class Judge(Peer):
                 return cls(d(data.get("x")))
             except (TypeError, ValueError):
                 raise ProtocolError("malformed enum member") from None
+        if tag == "r":
+            return self._described(v)
+        if tag == "b":  # a test's object the worker holds loosely: still loosely
+            found = self.lives.loose.get(v)
+            if found is not None and found() is not None:
+                return found()
         raise ProtocolError(f"unknown value tag {tag!r}")
+
+    def _described(self, ident: int) -> type:
+        """A class the worker refers to by id before this side has read its description:
+        one this side asked about while a message that describes it was still being
+        read (a base's check during a class's making). Asked for again, whole."""
+        found = self.request("describe", obj=ident)
+        if not isinstance(found, type) or self._remote.get(ident) is not found:
+            raise ProtocolError("unknown class")
+        return found
 
     def _instance(self, cls: type, ident: int, data: dict, d):
         ref = Ref(self, ident)
@@ -377,7 +415,7 @@ class Judge(Peer):
         if "e" in data:
             cls = local_enum(name, data["e"], ref, d)
         else:
-            cls = proxy_class(name, bases, data, ref, stdlib_bases)
+            cls = proxy_class(name, bases, data, ref, stdlib_bases, d)
         type.__setattr__(cls, "__qualname__", qualname[:200])
         type.__setattr__(cls, "__module__", module[:200])
         self._remote[ident] = cls
@@ -408,9 +446,11 @@ class Judge(Peer):
         if kind is None:
             raise PermissionError("the candidate may only use what the tests handed it")
         if op == "getattr":
-            return kinds.read_attribute(target, kind, name_of(message))
+            return kinds.read_attribute(target, kind, name_of(message), self.lives.written(target))
         if op in ("setattr", "delattr"):
-            kinds.check_write(target, kind, name_of(message))
+            kinds.check_write(target, kind, name_of(message), self.lives.written(target))
+            if name_of(message).startswith("_"):  # the candidate's own, from now on
+                self.lives.write(target, name_of(message))
             if op == "delattr":
                 return delattr(target, name_of(message))
             (value,), _ = self._arguments(message)
@@ -426,7 +466,7 @@ class Judge(Peer):
         if op == "await":  # the candidate awaits an awaitable of the test's
             if kind != "await":
                 raise TypeError(f"the tests' {kind} is not awaitable")
-            return _await_here(target, self.test_loop)
+            return kinds.await_here(target, self.test_loop)
         if op == "call":
             if not callable(target) or kind in ("iter", "file", "subclass", "await"):
                 raise TypeError(f"the tests' {kind} is not callable")
@@ -436,27 +476,11 @@ class Judge(Peer):
             name = name_of(message)
             if name not in kinds.SPECIALS[kind]:
                 raise TypeError(f"{name} is not something the tests' {kind} does")
+            if name in kinds.AWAITED:  # `async with`, `async for` on the test's object
+                return kinds.await_here(kinds.AWAITED[name](target, *args), self.test_loop)
             received += self.mutable_args(args, {})
             return kinds.OPS[name](target, *args)
         raise ProtocolError(f"unknown request {op!r}")
-
-
-def _await_here(awaitable, loop):
-    """Run an awaitable of the test's to its end: in the test's own loop when it is
-    running (this is a thread of the side channel's), else in a loop of its own."""
-    import asyncio
-
-    async def drive():
-        return await awaitable
-
-    if loop is not None and loop.is_running():
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is not loop:
-            return asyncio.run_coroutine_threadsafe(drive(), loop).result()
-    return asyncio.run(drive())
 
 
 def _ident_of(value) -> int | None:

@@ -4,6 +4,7 @@ allow-list of kinds), and what the judge does when the candidate asks."""
 from __future__ import annotations
 
 import builtins
+import contextlib
 import enum
 import io
 import operator
@@ -12,7 +13,7 @@ import sys
 import types
 
 from .imports import within
-from .protocol import SCALARS
+from .protocol import SCALARS, is_ident
 from .stdlib import PURE_BUILTINS
 
 OPS = {
@@ -28,6 +29,11 @@ OPS = {
     "__exit__": lambda o, *a: o.__exit__(*a),
     "__repr__": repr,
     "__str__": str,
+    "__copy__": lambda o: __import__("copy").copy(o),
+    "__deepcopy__": lambda o: __import__("copy").deepcopy(o),
+    "__index__": operator.index,
+    "__int__": int,
+    "__float__": float,
 }
 _CONTAINER = frozenset(OPS)
 # Comparing two of the tests' objects is the tests' own code deciding, as in-process
@@ -42,14 +48,30 @@ _COMPARE = {
     "__hash__": hash,
 }
 OPS.update(_COMPARE)
+# A test's descriptor (its own class's, a `PropertyMock`) set on a candidate class binds
+# there as it would in-process: the descriptor protocol's calls come back here.
+_DESCRIBE = {
+    "__get__": lambda o, *a: type(o).__get__(o, *a),
+    "__set__": lambda o, *a: type(o).__set__(o, *a),
+    "__delete__": lambda o, *a: type(o).__delete__(o, *a),
+}
+OPS.update(_DESCRIBE)
+# What an asynchronous object of the test's does for the candidate: each returns an
+# awaitable the judge runs to its end in the test's own event loop (`await_here`).
+AWAITED = {
+    "__aenter__": lambda o: o.__aenter__(),
+    "__aexit__": lambda o, *a: o.__aexit__(*a),
+    "__anext__": lambda o: o.__anext__(),
+}
 SPECIALS = {
     "call": frozenset({"__repr__", "__str__", "__bool__", *_COMPARE}),
-    "iter": frozenset({"__iter__", "__next__", "__repr__", "__bool__"}),
+    "iter": frozenset({"__iter__", "__next__", "__anext__", "__repr__", "__bool__"}),
     "file": frozenset({"__iter__", "__next__", "__enter__", "__exit__", "__repr__", "__bool__"}),
     "sync": frozenset({"__enter__", "__exit__", "__repr__", "__bool__", "__len__"}),
+    "async": frozenset({"__aenter__", "__aexit__", "__repr__", "__bool__"}),
     "await": frozenset({"__repr__", "__bool__"}),
-    "object": _CONTAINER | set(_COMPARE),
-    "mock": _CONTAINER | set(_COMPARE),
+    "object": _CONTAINER | set(_COMPARE) | set(_DESCRIBE),
+    "mock": _CONTAINER | set(_COMPARE) | set(_DESCRIBE),
     "subclass": frozenset(),
 }
 # What a lock, event, condition, semaphore, barrier or queue of the tests' offers.
@@ -97,6 +119,17 @@ _SYNC_TYPES = {
     ("queue", "PriorityQueue"),
     ("queue", "SimpleQueue"),
     ("_queue", "SimpleQueue"),
+}
+# The test's asyncio primitives: the same API, its coroutines awaited in the test's loop.
+_ASYNC_TYPES = {
+    ("asyncio.locks", "Lock"),
+    ("asyncio.locks", "Event"),
+    ("asyncio.locks", "Condition"),
+    ("asyncio.locks", "Semaphore"),
+    ("asyncio.locks", "BoundedSemaphore"),
+    ("asyncio.queues", "Queue"),
+    ("asyncio.queues", "LifoQueue"),
+    ("asyncio.queues", "PriorityQueue"),
 }
 # What a file object of the tests' offers the candidate: reading and writing.
 _FILE_API = frozenset(
@@ -174,7 +207,7 @@ def kind_of(value, root: str) -> str | None:
         return "call"
     if isinstance(value, types.MethodType):
         owner = kind_of(value.__self__, root)
-        return "call" if owner in ("object", "mock", "file", "call", "sync") else None
+        return "call" if owner in ("object", "mock", "file", "call", "sync", "async") else None
     if isinstance(value, types.BuiltinFunctionType):
         owner = value.__self__
         if owner is builtins or owner is None:
@@ -194,9 +227,35 @@ def kind_of(value, root: str) -> str | None:
         return "call"  # itemgetter, attrgetter, methodcaller, cmp_to_key
     if (cls.__module__, cls.__name__) in _SYNC_TYPES:
         return "sync"
-    if isinstance(value, enum.Enum) or tests_class(cls, root):
+    if (cls.__module__, cls.__name__) in _ASYNC_TYPES:
+        return "async"
+    if isinstance(value, enum.Enum) or tests_class(cls, root) or cls in _MARKERS:
+        return "object"
+    if cls.__module__ == "unittest.mock" and cls.__name__ == "_SentinelObject":
         return "object"
     return None
+
+
+# Opaque markers of the tests' (`MISSING = object()`): compared by identity, nothing else.
+_MARKERS = frozenset({object})
+
+
+def descriptor(value, kind: str) -> str | None:
+    """How a test's object behaves in the worker beyond its kind: set on a class, `fn`
+    (a function: a method, bound to the instance) or `get`/`set` (a descriptor, non-data
+    or data); `aiter`, an asynchronous iterator; `async`, an asynchronous context."""
+    if kind == "async":
+        return "async"
+    if kind == "iter":
+        return "aiter" if hasattr(type(value), "__anext__") else None
+    if kind == "call":
+        return "fn" if isinstance(value, types.FunctionType) else None
+    if kind not in ("object", "mock") or isinstance(value, type):
+        return None
+    cls = type(value)
+    if not hasattr(cls, "__get__"):
+        return None
+    return "set" if hasattr(cls, "__set__") or hasattr(cls, "__delete__") else "get"
 
 
 def _is_future(value) -> bool:
@@ -204,17 +263,22 @@ def _is_future(value) -> bool:
     return asyncio is not None and isinstance(value, asyncio.Future)
 
 
-def read_attribute(target, kind: str, name: str):
-    """A public attribute of a test's object the candidate reads, as its kind allows."""
+def read_attribute(target, kind: str, name: str, written=()):
+    """A public attribute of a test's object the candidate reads, as its kind allows, or
+    one the candidate itself stored there (`written`: a descriptor's `_value`)."""
     if kind in ("call", "iter", "await"):
-        if name in ("__name__", "__qualname__", "__doc__"):
+        if name in ("__name__", "__qualname__", "__doc__", "__module__"):
             return getattr(target, name)
+        if name == "__signature__" and kind == "call":
+            return _signature(target)
+        if marks(target, kind, name) and name in vars(target):
+            return vars(target)[name]
         raise AttributeError(f"{name!r}: the tests handed a {kind}, to be used, not read")
-    if name.startswith("_"):
+    if name.startswith("_") and name not in written:
         raise AttributeError(f"{name!r}: the candidate sees public attributes only")
     if kind == "file" and name not in _FILE_API:
         raise AttributeError(f"{name!r}: a file of the tests' is read and written, no more")
-    if kind == "sync" and name not in _SYNC_API:
+    if kind in ("sync", "async") and name not in _SYNC_API:
         raise AttributeError(f"{name!r}: a lock or queue of the tests' is used, no more")
     if kind == "mock" and name in dir(type(target)):
         raise AttributeError(f"{name!r} is the test double's own API, not the candidate's")
@@ -226,9 +290,14 @@ def read_attribute(target, kind: str, name: str):
     return value
 
 
-def check_write(target, kind: str, name: str) -> None:
-    """Refuse a change to a test's object its kind does not allow."""
-    if kind not in ("object", "mock") or name.startswith("_"):
+def check_write(target, kind: str, name: str, written=()) -> None:
+    """Refuse a change to a test's object its kind does not allow: a public name, or a
+    private one the candidate stores itself (new, or its own from before), never a
+    special name or the test's own private state."""
+    private = name.startswith("_") and name not in written
+    if private and (name.startswith("__") or kind != "object" or _has(target, name)):
+        raise PermissionError("the candidate may not change that object of the tests")
+    if kind not in ("object", "mock") and not marks(target, kind, name):
         raise PermissionError("the candidate may not change that object of the tests")
     if kind == "mock" and name in dir(type(target)):
         raise PermissionError(f"{name!r} is the test double's own API")
@@ -255,3 +324,94 @@ def _plain_data(value, depth: int = 0) -> bool:
             _plain_data(k, depth + 1) and _plain_data(v, depth + 1) for k, v in value.items()
         )
     return False
+
+
+def marks(target, kind: str, name: str) -> bool:
+    """A public attribute of a test's function: data a decorator marks it with
+    (`fn.pattern = ...`), never its code, globals or closure."""
+    return kind == "call" and isinstance(target, types.FunctionType) and not name.startswith("_")
+
+
+def class_spec(ident: int, cls: type, value, e) -> dict:
+    """What the worker's stand-in class for a tests' class needs: its names, its
+    dataclass fields, a named tuple's fields and values."""
+    data: dict = {"v": ident, "n": cls.__name__, "q": cls.__qualname__}
+    fields = getattr(cls, "__dataclass_fields__", None)
+    if isinstance(fields, dict) and all(type(f) is str for f in fields):
+        import dataclasses
+
+        data["f"] = [f.name for f in dataclasses.fields(cls)]
+    named = getattr(cls, "_fields", None)
+    if isinstance(value, tuple) and type(named) is tuple and all(is_ident(f) for f in named):
+        data["nt"] = list(named)
+        data["x"] = e(list(tuple.__iter__(value)))
+    return data
+
+
+def function_spec(fn, e) -> dict:
+    """What the worker's real function standing for a test's function shows: its name,
+    qualified name, module, docstring and (plain) signature."""
+    spec = {"n": fn.__name__, "q": fn.__qualname__}
+    if type(fn.__module__) is str:
+        spec["md"] = fn.__module__
+    if type(fn.__doc__) is str:
+        spec["dc"] = fn.__doc__
+    with contextlib.suppress(AttributeError):  # a default that is the tests' own object
+        spec["sg"] = e(_signature(fn))
+    marks = {k: v for k, v in vars(fn).items() if not k.startswith("_") and _plain_data(v)}
+    if marks:
+        spec["at"] = [[k, e(v)] for k, v in marks.items()]
+    return spec
+
+
+def _has(target, name: str) -> bool:
+    try:
+        object.__getattribute__(target, name)
+    except AttributeError:
+        return False
+    except Exception:
+        return True
+    return True
+
+
+def _signature(target):
+    """A test's function's signature, its annotations kept where they are builtin types
+    or text (anything else of the tests' module is not the candidate's to see)."""
+    import inspect
+
+    try:
+        sig = inspect.signature(target)
+    except (TypeError, ValueError):
+        raise AttributeError("__signature__") from None
+
+    def plain(note):
+        return (
+            note
+            if note is inspect.Signature.empty
+            or type(note) is str
+            or (isinstance(note, type) and note.__module__ == "builtins")
+            else inspect.Signature.empty
+        )
+
+    if not all(_plain_data(p.default) for p in sig.parameters.values() if p.default is not p.empty):
+        raise AttributeError("__signature__")  # a default that is the tests' own object
+    params = [p.replace(annotation=plain(p.annotation)) for p in sig.parameters.values()]
+    return sig.replace(parameters=params, return_annotation=plain(sig.return_annotation))
+
+
+def await_here(awaitable, loop):
+    """Run an awaitable of the test's to its end: in the test's own loop when it is
+    running (this is a thread of the side channel's), else in a loop of its own."""
+    import asyncio
+
+    async def drive():
+        return await awaitable
+
+    if loop is not None and loop.is_running():
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is not loop:
+            return asyncio.run_coroutine_threadsafe(drive(), loop).result()
+    return asyncio.run(drive())

@@ -1,9 +1,12 @@
 """The candidate's log records and warnings, seen by the test as in-process: the worker
 keeps each record as data (message and arguments, `extra=` fields, the exception, the
 level changes the candidate makes to its loggers) and the judge re-emits it through the
-test's own loggers and warning filters (caplog, pytest.warns, -W error)."""
+test's own loggers and warning filters (caplog, pytest.warns, -W error). Also the bytes
+it writes that are no text, written to the test's streams as bytes."""
 
 from __future__ import annotations
+
+from .protocol import ProtocolError
 
 # Everything a LogRecord has of its own; anything else on a record came with `extra=`.
 _STANDARD = frozenset(
@@ -137,3 +140,22 @@ def replay(event: list) -> None:
         warnings.warn_explicit(str(text), category, str(path), int(lineno))
     else:
         raise ProtocolError("malformed event")
+
+
+def write_bytes(stream, data) -> None:
+    """What the candidate wrote that is no UTF-8 text, as the bytes it wrote (a binary
+    capture, `capsysbinary`/`capfdbinary`, sees them); a stream with no bytes below it
+    gets them decoded as its encoding would replace them."""
+    import base64
+
+    if type(data) is not str:
+        raise ProtocolError("malformed output")
+    raw = base64.b64decode(data.encode("ascii"), validate=True)
+    stream.flush()
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:
+        stream.write(raw.decode("utf-8", "replace"))
+    else:
+        buffer.write(raw)
+        buffer.flush()
+    stream.flush()

@@ -115,7 +115,8 @@ class Peer(Codec):
             self.shares.refill(entry[0], self._rebuilt(known[2], entry[1]))
 
     def apply_drops(self, message: dict) -> None:
-        """Containers the other side let go of (after the body that may name them)."""
+        """Containers the other side let go of (a request's before it is performed, a
+        reply's after its body is read)."""
         for key in message.get("drop") or []:
             if type(key) is not int:
                 raise ProtocolError("malformed drop")
@@ -287,9 +288,12 @@ class Peer(Codec):
         try:
             if "sh" in message:
                 self.apply_shares(message)
-            body = {"ok": self._perform(message, received)}
+            # Before the body is performed: what the request's caller let go of is no
+            # longer known there, so the reply may not name it without its contents (a
+            # module's set read, dropped there, then read again).
             if "drop" in message:
                 self.apply_drops(message)
+            body = {"ok": self._perform(message, received)}
             keep = self._settle(body["ok"], received)
             if keep:
                 reply["keep"] = keep

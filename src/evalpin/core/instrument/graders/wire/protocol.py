@@ -4,7 +4,7 @@ value goes through before it is used."""
 from __future__ import annotations
 
 MAX_MESSAGE = 64 * 1024 * 1024
-MAX_DEPTH = 64
+MAX_DEPTH = 100
 MAX_SHARED_ITEMS = 10_000  # a container bigger than this crosses as a copy, not shared
 MAX_SHARED = 512  # containers kept in step at once (checked at every message)
 SPIN_READS = 100  # non-blocking reads, each followed by sched_yield, before select

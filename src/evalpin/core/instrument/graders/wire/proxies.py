@@ -6,10 +6,11 @@ class of each candidate class on these roots."""
 from __future__ import annotations
 
 import enum
+import itertools
 from typing import TYPE_CHECKING
 
 from .protocol import ProtocolError, exact, is_ident
-from .rules import LOCAL_ONLY
+from .rules import COMPARISONS, FORWARDED, LOCAL_ONLY
 
 if TYPE_CHECKING:
     from .peer import Peer
@@ -165,9 +166,16 @@ class RemoteMethod:
     def __set_name__(self, owner, name) -> None:
         self.name, self.owner = name, owner
 
+    def __call__(self, instance, *args, **kwargs):
+        """`C.__dict__["m"](obj, ...)`: called with `obj` as its instance, as a function
+        in a class's namespace is (what `mock.patch.object(..., autospec=True)` needs)."""
+        __tracebackhide__ = True
+        return self.__get__(instance, type(instance))(*args, **kwargs)
+
     def __get__(self, instance, owner=None):
         if instance is None:
-            return Bound(owner.__dict__.get(REF), self.name, owner)
+            ref = owner.__dict__.get(REF)  # none: a tests' subclass (`Sub.__init__(obj)`)
+            return self if ref is None else Bound(ref, self.name, owner)
         ref = ref_of(instance)
         if REF in type(instance).__dict__ or self.owner is None:
             return Bound(ref, self.name, instance)
@@ -290,7 +298,8 @@ def _tests_subclass(cls: type, kwargs: dict) -> int:
     methods, values = [], {}
     for klass in cls.__mro__[: cls.__mro__.index(base)]:
         for name, value in vars(klass).items():
-            if (name.startswith("_") and name != "__init__") or name in methods or name in values:
+            special = name == "__init__" or name in FORWARDED or name in _DECIDED
+            if (name.startswith("_") and not special) or name in methods or name in values:
                 continue
             if callable(value) or isinstance(value, (staticmethod, classmethod, property)):
                 methods.append(name)
@@ -315,18 +324,30 @@ def _tests_subclass_instance(cls: type, args: tuple, kwargs: dict):
     worker as an instance of the class made there; `__init__` runs here as Python would
     run it (the candidate's own `__init__`, when inherited, in the worker)."""
     peer = next(ref_of(c) for c in cls.__mro__ if ref_of(c) is not None).peer
-    obj = object.__new__(cls)
+    error = issubclass(cls, BaseException)  # its twin there holds its arguments too
+    obj = BaseException.__new__(cls, *args) if error else object.__new__(cls)
     ident = peer.give(obj)
-    remote = peer.request("new", obj=cls.__dict__["_evalpin_sub"], args=[ident])
+    made = [ident, *args] if error else [ident]
+    remote = peer.request("new", obj=cls.__dict__["_evalpin_sub"], args=made)
     if type(remote) is not int:
         raise ProtocolError("malformed subclass reply")
     attach(obj, Ref(peer, remote))
     peer.adopt(remote, obj)
     cls.__init__(obj, *args, **kwargs)
+    if error:  # what the candidate's `__init__` made of them, there
+        BaseException.args.__set__(
+            obj, exact(peer.request("getattr", obj=remote, name="args"), tuple)
+        )
     return obj
 
 
+_DECIDED = frozenset([*COMPARISONS, "__hash__"])  # a tests' subclass's own: the tests'
 _JUDGE: list = []  # the judge of this process, for `pickle.loads`
+# The key a `deepcopy` memo holds the worker's memo's number under: the id of an object
+# that lives as long as the process, so no copied object has it.
+_MEMO_OWNER = object()
+_MEMO = id(_MEMO_OWNER)
+_MEMOS = itertools.count(1)
 
 
 def bind(judge: Peer) -> None:
@@ -397,8 +418,13 @@ class ProxyBase(metaclass=RemoteClass):
         return ref.peer.request("copy", obj=ref.ident, args=["copy"])
 
     def __deepcopy__(self, memo):
+        """The worker's deep copy, with one memo there per `deepcopy` here: the copies of
+        candidate objects that refer to each other refer to each other's copies."""
         ref = ref_of(self)
-        return ref.peer.request("copy", obj=ref.ident, args=["deepcopy"])
+        key = memo.get(_MEMO)
+        if key is None:
+            key = memo[_MEMO] = next(_MEMOS)
+        return ref.peer.request("copy", obj=ref.ident, args=["deepcopy", key])
 
     def __reduce_ex__(self, protocol):
         """Pickled as the worker's own pickle round trip of the object: `pickle.loads`
@@ -423,7 +449,7 @@ class Proxy(ProxyBase):
     """The root of a proxy of an object that holds no value here: no state but its
     reference, so `vars()` and `__dict__` are the remote object's."""
 
-    __slots__ = (REF, "__weakref__")
+    __slots__ = (REF, "__weakref__", "__orig_class__")  # what `Box[int](x)` sets here
 
 
 _SLOT = Proxy.__dict__[REF].__get__
@@ -442,19 +468,35 @@ class RemoteEnum(enum.EnumMeta):
         return ref.peer.request("getattr", obj=ref.ident, name=name)
 
 
-def dataclass_fields(spec) -> dict:
-    """Real `dataclasses.Field`s built from names and flags, so `fields`, `asdict`,
+def dataclass_fields(spec, d) -> dict:
+    """Real `dataclasses.Field`s built from names, flags and what else the description
+    says (default, default factory, metadata, a plain type), so `fields`, `asdict`,
     `replace` and pytest's dataclass diff work on a proxy."""
     import dataclasses
 
     kind = getattr(dataclasses, "_FIELD", None)
     fields = {}
     for entry in spec if type(spec) is list else []:
-        if type(entry) is not list or len(entry) != 4 or not is_ident(entry[0]):
+        if type(entry) is not list or len(entry) != 5 or not is_ident(entry[0]):
             raise ProtocolError("malformed dataclass field")
-        name, compared, shown, init = entry
-        field = dataclasses.field(compare=compared is True, repr=shown is True, init=init is True)
-        field.name, field.type = name, object
+        name, compared, shown, init, extra = entry
+        if type(extra) is not dict:
+            raise ProtocolError("malformed dataclass field")
+        given = {}
+        if "df" in extra:
+            given["default"] = d(extra["df"])
+        elif "fy" in extra:
+            given["default_factory"] = d(extra["fy"])
+            if not callable(given["default_factory"]):
+                raise ProtocolError("a default factory that is not callable")
+        if "mt" in extra:
+            given["metadata"] = d(extra["mt"])
+            if type(given["metadata"]) is not dict:
+                raise ProtocolError("malformed field metadata")
+        field = dataclasses.field(
+            compare=compared is True, repr=shown is True, init=init is True, **given
+        )
+        field.name, field.type = name, d(extra["ty"]) if "ty" in extra else object
         if kind is not None:
             field._field_type = kind
         fields[name] = field

@@ -41,9 +41,6 @@ UNARY = [
     "floor",
     "ceil",
 ]
-# What a value-backed stand-in answers as its value with the builtin's own method: its
-# comparisons and hashing.
-VALUE_QUERIES = frozenset([*COMPARISONS, "__hash__"])
 ASYNC = ["__aenter__", "__aexit__", "__aiter__", "__anext__"]
 # The special methods a proxy may forward: what the candidate's class defines of these
 # is forwarded, nothing else. Comparisons and hashing follow the comparison rule.
@@ -72,6 +69,10 @@ FORWARDED = frozenset(
             "format",
             "bytes",
             "fspath",
+            "get",
+            "set",
+            "delete",
+            "set_name",
         ]
     ]
     + ASYNC
@@ -119,6 +120,7 @@ LOCAL_ONLY = frozenset(
         "__orig_bases__",
         "__parameters__",
         "__weakref__",
+        "__isabstractmethod__",  # abc's question while a proxy class is made
         "__globals__",  # a function's module namespace: nothing to evaluate here
         "__builtins__",
     ]

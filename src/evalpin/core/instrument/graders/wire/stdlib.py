@@ -152,6 +152,22 @@ def trusted_module(name: str) -> types.ModuleType:
 def stdlib_name(value) -> tuple[str, str] | None:
     """(module, qualname) of a standard-library function or class found there under that
     name (`time.sleep`, `os.path.join`); None for anything else."""
+    owner = getattr(value, "__self__", None)
+    bound = isinstance(value, (types.BuiltinMethodType, types.MethodType))
+    if bound and not isinstance(owner, types.ModuleType):  # a module's own: by its name
+        if isinstance(owner, type):  # a stdlib class's class method (`datetime.now`)
+            named = stdlib_name(owner)
+            if named is not None and getattr(owner, value.__name__, None) == value:
+                return (named[0], f"{named[1]}.{value.__name__}")
+            return None
+        # a module's own bound method (`random.choice`, bound once at its import)
+        module = getattr(type(owner), "__module__", None)
+        name = value.__name__
+        if type(module) is str and module.split(".")[0] in STDLIB:
+            for candidate in (module, module.lstrip("_")):
+                if getattr(sys.modules.get(candidate), name, None) is value:
+                    return (candidate, name)
+        return None
     module, qualname = getattr(value, "__module__", None), getattr(value, "__qualname__", None)
     if type(module) is not str or type(qualname) is not str or module == "builtins":
         return None

@@ -181,30 +181,80 @@ class StubModule(types.ModuleType):
 
 def _star_names(module: StubModule) -> list[str]:
     """What `from m import *` binds: the worker's public names, but only those plain
-    Python could bind from the candidate's source (read statically by the grader); and
-    a name that would shadow one the importing test has (a builtin, or its own earlier
-    name: `all`, `len`, `approx`) only when the source binds it at its top level, in
-    plain sight. A name bound only at run time (`globals()["all"] = ...`) never is."""
+    Python could bind from the candidate's source (read statically by the grader: a name
+    bound only at run time, `globals()["all"] = ...`, never is); and never one that would
+    replace what the importing test decides with (`shadowed`)."""
     names = module.__dict__["_evalpin_names"]
     static = module.__dict__["_evalpin_static"]
-    if static is None:
-        return list(names)
     importer = sys._getframe(2).f_globals  # the module running `from m import *`
-    top = set(static.get("top") or ())
-    shadows = [n for n in names if n not in top and (n in importer or hasattr(builtins, n))]
-    allowed = set(static.get("names") or ()) | set(static.get("all") or ())
-    allowed.difference_update(shadows)
-    for other in static.get("star") or ():
-        with contextlib.suppress(Exception):
-            found = trusted_module(other)
-            public = getattr(found, "__all__", None)
-            if not isinstance(public, (list, tuple)):
-                public = [n for n in vars(found) if not n.startswith("_")]
-            allowed.update(n for n in public if type(n) is str)
-    dropped = [n for n in names if n not in allowed]
-    if dropped:
-        client().refuse(f"`from {module.__name__} import *` of names bound at run time: {dropped}")
-    return [n for n in names if n in allowed]
+    allowed = set(names)
+    if static is not None:
+        allowed = set(static.get("names") or ()) | set(static.get("all") or ())
+        for other in static.get("star") or ():
+            with contextlib.suppress(Exception):
+                found = trusted_module(other)
+                public = getattr(found, "__all__", None)
+                if not isinstance(public, (list, tuple)):
+                    public = [n for n in vars(found) if not n.startswith("_")]
+                allowed.update(n for n in public if type(n) is str)
+        dropped = [n for n in names if n not in allowed]
+        if dropped:
+            client().refuse(
+                f"`from {module.__name__} import *` of names bound at run time: {dropped}"
+            )
+    shadows = shadowed(module, [n for n in names if n in allowed], importer)
+    if shadows:
+        client().refuse(
+            f"`from {module.__name__} import *` replaces what the test decides with: {shadows}",
+            kind="shadowed",
+        )
+    return [n for n in names if n in allowed and n not in shadows]
+
+
+def shadowed(module: StubModule, names: list[str], importer: dict) -> list[str]:
+    """The names a star import of the candidate's module would bind over a builtin the
+    importing test's code uses (`all`, `len`, `sorted`) or over a name the test already
+    has (its own `approx`), to something else: the candidate's code would then decide the
+    test's asserts. A name the test imports from the module by name is the candidate's
+    to define (`from m import sum`: the task's own entry point)."""
+    used, by_name = _test_names(importer.get("__file__"), module.__name__)
+    found = []
+    for name in names:
+        if name in by_name:
+            continue
+        if name in importer:
+            before = importer[name]
+        elif name in used and hasattr(builtins, name):
+            before = getattr(builtins, name)
+        else:
+            continue
+        try:
+            if getattr(module, name) is before:
+                continue  # the same object (a stdlib function crosses as itself)
+        except Exception:  # unreadable there: refused like any other
+            pass
+        found.append(name)
+    return found
+
+
+def _test_names(path, module: str) -> tuple[set[str], set[str]]:
+    """The names a test file's code reads, and those it imports from `module` by name,
+    read from its source (the tests' own file, never the candidate's)."""
+    import ast
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, TypeError, ValueError, SyntaxError):
+        return set(), set()
+    used: set[str] = set()
+    by_name: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            used.add(node.id)
+        elif isinstance(node, ast.ImportFrom) and node.module == module and not node.level:
+            by_name.update(a.asname or a.name for a in node.names if a.name != "*")
+    return used, by_name
 
 
 def stub(remote_name: str, namespace: dict, static: dict | None = None) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 import importlib
 
-from . import numeric
+from . import frames, numeric
 from .protocol import ByReference, ProtocolError, ints, number, pairs, string
 
 
@@ -183,6 +183,49 @@ def _unsignature(p, d, c):
     if p[1] is None:
         return c(params)
     return c(params, return_annotation=d(p[1][0]))
+
+
+def _partial(v, e) -> list:
+    return [e(v.func), [e(a) for a in v.args], [[k, e(x)] for k, x in v.keywords.items()]]
+
+
+def _unpartial(p, d, c):
+    if type(p) is not list or len(p) != 3 or type(p[1]) is not list:
+        raise ProtocolError("malformed partial")
+    func = d(p[0])
+    if not callable(func):
+        raise ProtocolError("a partial of something not callable")
+    return c(func, *[d(a) for a in p[1]], **{string(k): v for k, v in pairs(p[2], d)})
+
+
+def _property(v, e) -> list:
+    doc = v.__doc__ if type(v.__doc__) is str else None
+    return [e(v.fget), e(v.fset), e(v.fdel), doc]
+
+
+def _unproperty(p, d, c):
+    if type(p) is not list or len(p) != 4 or not (p[3] is None or type(p[3]) is str):
+        raise ProtocolError("malformed property")
+    parts = [d(x) for x in p[:3]]
+    if any(part is not None and not callable(part) for part in parts):
+        raise ProtocolError("a property of something not callable")
+    return c(*parts, p[3])
+
+
+def _cached(v, e) -> list:
+    name = v.attrname if type(v.attrname) is str else None
+    return [e(v.func), name]
+
+
+def _uncached(p, d, c):
+    if type(p) is not list or len(p) != 2 or not (p[1] is None or type(p[1]) is str):
+        raise ProtocolError("malformed cached_property")
+    func = d(p[0])
+    if not callable(func):
+        raise ProtocolError("a cached_property of something not callable")
+    made = c(func)
+    made.attrname = p[1]
+    return made
 
 
 def _namespace(v, e) -> list:
@@ -378,7 +421,13 @@ VALUES: dict[str, tuple] = {
     "GenericAlias": ("types", "GenericAlias", _alias, _unalias),
     "UnionType": ("types", "UnionType", lambda v, e: [None, [e(a) for a in v.__args__]], _union),
     "Parameter": ("inspect", "Parameter", _param, _unparam),
+    # Callables that wrap a function: the receiver's own wrapper around the function's
+    # stand-in (`isinstance(f, functools.partial)`, `isinstance(C.p, property)`).
+    "partial": ("functools", "partial", _partial, _unpartial),
+    "property": ("builtins", "property", _property, _unproperty),
+    "cached_property": ("functools", "cached_property", _cached, _uncached),
     **numeric.VALUES,
+    **frames.VALUES,
 }
 _VALUE_KEYS = {(module, cls): name for name, (module, cls, _, _) in VALUES.items()}
 # The classes met so far, for the encoder's one dict lookup a value.
@@ -406,7 +455,7 @@ def value_name(kind: type) -> str | None:
         module, cls = getattr(kind, "__module__", None), getattr(kind, "__name__", None)
         if module == "_io":
             module = "io"
-        name = _VALUE_KEYS.get((module, cls))
+        name = _VALUE_KEYS.get((module, cls)) or frames.name_of(kind)
         if name is not None and value_class(name) is kind:
             VALUE_NAMES[kind] = name
         else:

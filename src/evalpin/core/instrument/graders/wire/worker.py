@@ -5,6 +5,7 @@ to its environment and working folder back."""
 
 from __future__ import annotations
 
+import base64
 import builtins
 import contextlib
 import enum
@@ -15,11 +16,21 @@ import threading
 import types
 import weakref
 
-from . import logs, process
+from . import logs, process, running
 from .channel import SideChannel
+from .copies import MADE, Copies, made
 from .describe import describe, snapshot_kind, value_base
 from .exceptions import apply_details, by_value, with_details
-from .handles import Handle, Stdin, handle_id, named_tuple_instance, tests_class
+from .handles import (
+    BINDINGS,
+    Functions,
+    Handle,
+    Stdin,
+    handle_id,
+    named_tuple_instance,
+    tests_class,
+)
+from .lifetimes import Holds
 from .peer import CALLS, Peer
 from .protocol import GONE, MAX_MESSAGE, ProtocolError, name_of, string
 from .rules import COMPARISONS, COPIES, FORWARDED, IMMUTABLE_BASES
@@ -27,7 +38,7 @@ from .stdlib import BUILTIN_TYPES, STDLIB, after_import
 from .tasks import Tasks
 from .values import rng_state
 
-_KINDS = frozenset({"call", "iter", "file", "object", "mock", "sync", "subclass", "await"})
+_KINDS = frozenset({"call", "iter", "file", "object", "mock", "sync", "async", "subclass", "await"})
 
 
 class Worker(Peer):
@@ -48,12 +59,15 @@ class Worker(Peer):
         self._events: list[tuple] = []  # log records and warnings for the test to see
         self._originals: dict[tuple[str, str], object] = {}  # stdlib names before patches
         self._handles: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self._functions = Functions()  # the tests' functions as real functions here
         self._tests_classes: dict[int, type] = {}
         self._subclasses: dict[int, int] = {}  # id(our class made for the tests) -> their id
         self._tests_instances: dict[int, int] = {}  # id(instance of such a class) -> their id
         self._class_originals: dict[tuple[int, str], object] = {}  # before a test's patch
         self._tests_exceptions: dict[int, tuple] = {}  # id(our stand-in) -> (it, their id)
         self._tasks = Tasks()  # the candidate's awaitables the test awaits
+        self._holds = Holds()  # handles kept while the tests' objects live
+        self._copies = Copies()  # what the test copies of the candidate's
 
     def capture_output(self) -> None:
         """Point fds 1 and 2 at in-memory files; what lands there (print, os.write, a
@@ -97,7 +111,10 @@ class Worker(Peer):
             size = os.fstat(fd).st_size
             if size > pos:
                 data = os.pread(fd, min(size - pos, MAX_MESSAGE // 4), pos)
-                message[field] = data.decode("utf-8", "replace")
+                try:
+                    message[field] = data.decode("utf-8")
+                except UnicodeDecodeError:  # bytes as they were (`capsysbinary`)
+                    message[field + "b"] = base64.b64encode(data).decode("ascii")
                 pos += len(data)
                 if pos == size and pos >= 1 << 20:  # all read: keep the file small
                     os.ftruncate(fd, 0)
@@ -112,6 +129,8 @@ class Worker(Peer):
         if self._events:
             events, self._events[:] = list(self._events), []
             message["ev"] = [self._event(event) for event in events]
+        self._holds.news(message)
+        self._functions.news(message, self.encode)
         stale = [k for k, (d, n, v) in self._watched.items() if d.get(n, GONE) is not v]
         if stale:
             message["stale"] = [self._ids.get(k) for k in stale]
@@ -128,6 +147,8 @@ class Worker(Peer):
             return [self.encode(x) for x in event]
 
     def _incoming(self, message: dict) -> None:
+        if "dead" in message:
+            self._holds.drop(message["dead"])
         env = message.get("env")
         if env is None:
             return
@@ -162,6 +183,8 @@ class Worker(Peer):
 
     def _back(self, value):
         ident = handle_id(value, self)
+        if ident is None:
+            ident = self._functions.ident(value)  # a test's function's stand-in
         if ident is not None:
             return {"t": "b", "v": ident}
         if isinstance(value, type) and id(value) in self._subclasses:
@@ -172,6 +195,11 @@ class Worker(Peer):
         if found is not None and found[0] is value:
             return {"t": "b", "v": found[1]}
         return None
+
+    def encode(self, value, depth: int = 0, copy: bool = False):
+        if type(value) is _Again:  # a class the judge asks for again: described anew
+            return describe(value.cls, value.ident, self.encode, self._class_form)
+        return super().encode(value, depth, copy)
 
     def _export(self, value, e):
         if isinstance(value, enum.Enum):
@@ -226,7 +254,12 @@ class Worker(Peer):
             if handle is None:
                 handle = self._remote.get(v)
             if handle is None:
-                handle = self._handle(v, data["k"], data.get("c"), d)
+                base = BINDINGS.get(data.get("ds"), Handle)
+                handle = self._handle(v, data["k"], data.get("c"), d, base)
+                if data.get("ds") == "fn" and type(data.get("f")) is dict:
+                    handle = self._handles[v] = self._functions.make(handle, v, data["f"], d)
+                if data.get("w") == 1 and isinstance(handle, (Handle, types.FunctionType)):
+                    self._holds.hold(v, handle)
             return handle
         if tag == "xs" and type(v) is int:  # an exception of the tests' own class
             cls = self._stand_in(v, data.get("n"), data.get("b"))
@@ -241,15 +274,15 @@ class Worker(Peer):
             return cls[v] if type(v) is str else cls(d(data.get("x")))
         raise ProtocolError(f"unknown value tag {tag!r}")
 
-    def _handle(self, ident: int, kind: str, spec, d):
+    def _handle(self, ident: int, kind: str, spec, d, base: type):
         if type(spec) is not dict:
-            handle = Handle(self, ident, kind)
+            handle = base(self, ident, kind)
             self._handles[ident] = handle
             return handle
         class_id = spec.get("v")
         cls = self._tests_classes.get(class_id)
         if cls is None:
-            cls = self._tests_classes[class_id] = tests_class(self, spec)
+            cls = self._tests_classes[class_id] = tests_class(self, spec, base)
         if issubclass(cls, tuple):
             values = d(spec.get("x"))
             if type(values) is not list:
@@ -298,6 +331,10 @@ class Worker(Peer):
             (data,), _ = self._arguments(message)
             return pickle.loads(data)
         target = self._target(message)
+        if op == "describe":  # a class the judge has not read yet: described again
+            if not isinstance(target, type):
+                raise ProtocolError("not a class")
+            return _Again(target, message["obj"])
         if op == "getattr":
             return self._getattr(target, name_of(message))
         if op == "setattr":
@@ -339,11 +376,11 @@ class Worker(Peer):
         if op == "value":
             return self._value(target)
         if op == "copy":
-            return _copy(target, args[0] if args else "copy")
+            return self._copies.make(target, *(args or ["copy"]))
         if op == "doctest":
-            return self._doctest(target, name_of(message), kwargs)
+            return running.doctests(target, name_of(message), kwargs)
         if op == "main":
-            return self._main_module(target)
+            return running.as_main(target)
         raise ProtocolError(f"unknown request {op!r}")
 
     def _getattr(self, target, name: str):
@@ -393,35 +430,21 @@ class Worker(Peer):
         namespace = {m: forward(m) for m in methods if type(m) is str and m.isidentifier()}
         namespace.update({k: v for k, v in values.items() if type(k) is str and k.isidentifier()})
         namespace["__qualname__"] = qualname if type(qualname) is str else name
+        namespace["__module__"] = MADE.__name__
         cls = type(base)(name if name.isidentifier() else "TestsSubclass", (base,), namespace, **kw)
         self._subclasses[id(cls)] = judge_id
+        made(cls)
         return self.give(cls)
 
-    def _new(self, cls: type, judge_id: int) -> int:
-        """An instance of a class made for the tests (`_subclass`), for their object."""
+    def _new(self, cls: type, judge_id: int, *args) -> int:
+        """An instance of a class made for the tests (`_subclass`), for their object (an
+        exception's with its arguments)."""
         if id(cls) not in self._subclasses or type(judge_id) is not int:
             raise ProtocolError("not a class made for the tests")
-        obj = cls.__new__(cls)
+        obj = cls.__new__(cls, *args) if issubclass(cls, BaseException) else cls.__new__(cls)
         self._tests_instances[id(obj)] = judge_id
         self._remote[judge_id] = obj
         return self.give(obj)
-
-    def _doctest(self, target, how: str, kwargs: dict):
-        """The candidate module's (or object's) doctests, run here: its examples are
-        the candidate's code; the counts go back as `doctest.TestResults`."""
-        import doctest
-
-        options = {k: v for k, v in kwargs.items() if k in _DOCTEST_OPTIONS}
-        if how == "testmod":
-            return tuple(doctest.testmod(target, **options))
-        doctest.run_docstring_examples(target, {}, **options)
-        return None
-
-    def _main_module(self, module) -> None:
-        """The candidate's module run as `__main__` (runpy, `python -m`)."""
-        import runpy
-
-        runpy.run_module(module.__name__, run_name="__main__", alter_sys=True)
 
     def _patch(self, name: str, module: str, how: str, value=None) -> None:
         """A standard-library attribute as the test patched it (or restored it)."""
@@ -480,19 +503,15 @@ _DECIMAL_SIGNALS = frozenset(
         "FloatOperation",
     ]
 )
-_DOCTEST_OPTIONS = frozenset(
-    {"name", "verbose", "report", "optionflags", "raise_on_error", "exclude_empty"}
-)
 
 
-def _copy(target, how: str):
-    import copy
+class _Again:
+    """A class described again, whole, under its id (the `describe` request's answer)."""
 
-    if how == "pickle":
-        import pickle
+    __slots__ = ("cls", "ident")
 
-        return pickle.loads(pickle.dumps(target))
-    return copy.deepcopy(target) if how == "deepcopy" else copy.copy(target)
+    def __init__(self, cls: type, ident: int) -> None:
+        self.cls, self.ident = cls, ident
 
 
 def _unbound(cls: type, obj, name: str):

@@ -51,6 +51,7 @@ class GradeJob:
     files: dict[str, str]
     seed: int
     allow_network: bool = False
+    witness_alone: bool = False  # the witness runs with nothing else of the run alive
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,7 @@ def grade_here(
         secret_names=secret_names,
         allow_network=job.allow_network,
         isolation=isolation,
+        witness_alone=job.witness_alone,
     )
     return GradeResult(
         outcome.passed,

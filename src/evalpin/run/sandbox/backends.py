@@ -57,9 +57,10 @@ def wrapper(
         if root:  # and the launcher may give the box's uid, then drop these too
             args = [tool, *_BWRAP_AS_ROOT, *net, "--die-with-parent", "--cap-drop", "ALL"]
             args += [a for cap in _LAUNCHER_CAPS for a in ("--cap-add", cap)]
-        else:
+        else:  # root of its user namespace, with what the launcher needs, then nothing
             args = [tool, "--unshare-all", *(["--share-net"] if allow_network else [])]
-            args += ["--die-with-parent", "--cap-drop", "ALL"]
+            args += ["--uid", "0", "--gid", "0", "--die-with-parent", "--cap-drop", "ALL"]
+            args += [a for cap in _USERNS_CAPS for a in ("--cap-add", cap)]
         made = {"/"}
         for op, src, dst, opt in plan(spec):
             # Parents made 0755 (bubblewrap makes a bind's missing parents 0700, which
@@ -77,6 +78,8 @@ def wrapper(
                 args += ["--size", str(opt), "--tmpfs", dst]  # its parents 0700 too)
             elif op in ("dev", "proc"):
                 args += [f"--{op}", dst]
+            elif op == "rebind":  # the launcher binds the box's own entry
+                continue
             else:
                 args += ["--symlink", src, dst]
         return [*args, "--remount-ro", "/", "--chdir", str(spec.cwd), "--"], None
@@ -85,15 +88,18 @@ def wrapper(
 
 _UNSHARE_REST = ["--ipc", "--uts", "--pid", "--fork", "--kill-child", "--mount-proc", "--"]
 _BWRAP_AS_ROOT = ["--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
-# What the launcher needs under a root bubblewrap to become the box's uid and empty the
-# bounding set; it gives them up before the command runs.
-_LAUNCHER_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
+# What the launcher needs under a root bubblewrap to give every box its own inodes
+# (`launcher.private`), become the box's uid and empty the bounding set; and under a
+# bubblewrap of a grader that is not root, the first and the last. It gives them up
+# before the command runs.
+_LAUNCHER_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_SYS_ADMIN")
+_USERNS_CAPS = ("CAP_SETPCAP", "CAP_SYS_ADMIN")
 
 
 def privileged(iso: Isolation, box: Box) -> bool:
-    """Whether the launcher starts with capabilities to give up (everywhere but under a
-    non-root bubblewrap, which drops them itself, or without namespaces as non-root)."""
-    return box.uid is not None or iso.kind == "unshare"
+    """Whether the launcher starts with capabilities to give up (everywhere but without
+    namespaces as non-root)."""
+    return box.uid is not None or iso.kind in ("unshare", "bwrap")
 
 
 def prefix(box: Box) -> list[str]:

@@ -1,4 +1,5 @@
-"""A cgroup per sandboxed run: a cap on its processes and its memory, swap included.
+"""A cgroup per sandboxed run: a cap on its processes and its memory, swap included, and
+(where the cpu controller is there) a cpu share of its own.
 
 `Cgroup.create` makes one child cgroup (one per v1 `pids`/`memory` hierarchy, or one v2
 folder) named `evalpin-PID-RANDOM`, so a later run removes what a SIGKILLed grader
@@ -17,6 +18,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from evalpin.core.instrument.graders.coding import MAX_PROCESSES
+
+# Each run's cpu share, the kernel's defaults made explicit: every sandboxed run weighs as
+# much as any other, whatever number of processes it starts.
+CPU_SHARES = 1024  # cgroup v1 cpu.shares
+CPU_WEIGHT = 100  # cgroup v2 cpu.weight
 
 
 @functools.cache
@@ -38,12 +44,13 @@ def _cgroup_parents() -> dict[str, Path]:
         fields, _, tail = line.partition(" - ")
         fstype, _source, options = [*tail.split(), "", ""][:3]
         mount_root, mount_point = fields.split()[3:5]
-        for key in ("pids", "memory") if fstype == "cgroup" else ("cgroup2",):
+        for key in ("pids", "memory", "cpu") if fstype == "cgroup" else ("cgroup2",):
             if (fstype == "cgroup2" or key in options.split(",")) and key in own:
                 rel = os.path.relpath(own[key], mount_root)
                 found.setdefault(key, Path(mount_point, "" if rel == "." else rel))
     if "pids" in found and "memory" in found:
-        return {k: found[k] for k in ("pids", "memory")}
+        # With the cpu controller where there is one: each run a share of its own.
+        return {k: found[k] for k in ("pids", "memory", "cpu") if k in found}
     v2 = found.get("cgroup2")
     if v2 is not None:
         try:
@@ -53,6 +60,28 @@ def _cgroup_parents() -> dict[str, Path]:
         if {"pids", "memory"} <= set(controllers):
             return {"cgroup2": v2}
     return {}
+
+
+def kind() -> str | None:
+    """The cgroups a run gets here: "v1" or "v2" (processes and memory capped), or None."""
+    parents = _cgroup_parents()
+    return None if not parents else "v2" if "cgroup2" in parents else "v1"
+
+
+def cpu_shares() -> bool:
+    """Whether each run gets a cpu share of its own (the cpu controller is ours too)."""
+    parents = _cgroup_parents()
+    return "cpu" in parents or _v2_has(parents.get("cgroup2"), "cpu")
+
+
+def _v2_has(folder: Path | None, controller: str) -> bool:
+    try:
+        return (
+            folder is not None
+            and controller in (folder / "cgroup.subtree_control").read_text().split()
+        )
+    except OSError:
+        return False
 
 
 class Cgroup:
@@ -81,7 +110,11 @@ class Cgroup:
                 made.append(path)
                 if key in ("pids", "cgroup2"):
                     (path / "pids.max").write_text(str(MAX_PROCESSES))
+                if key == "cpu":  # one share, as every other run's: a hog's hundred
+                    (path / "cpu.shares").write_text(str(CPU_SHARES))  # processes count as one
                 if key == "cgroup2":
+                    with contextlib.suppress(OSError):
+                        (path / "cpu.weight").write_text(str(CPU_WEIGHT))
                     (path / "memory.max").write_text(str(memory_bytes))
                     with contextlib.suppress(OSError):
                         (path / "memory.swap.max").write_text("0")

@@ -20,9 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalpin.core.instrument.graders.coding import MAX_PROCESSES
+from evalpin.run.sandbox import devlocks, fairclock
 from evalpin.run.sandbox.backends import Isolation, prefix, privileged, wrapper
 from evalpin.run.sandbox.box import Box, fill
 from evalpin.run.sandbox.cgroup import Cgroup, kill_all
+from evalpin.run.sandbox.fairclock import POLL_S, FairClock
 from evalpin.run.sandbox.launcher import LAUNCHER
 from evalpin.run.sandbox.mounts import Spec, handed_back, plan
 from evalpin.run.sandbox.zygote import Pooled, Zygote, kind_for, zygote
@@ -49,6 +51,9 @@ class Run:
     timed_out: bool
     output: bytes
     stopped: bool = False  # killed early: `stop` was written to (its grade is not wanted)
+    # Wall seconds not counted against the timeout: waiting for a CPU its neighbours
+    # held (`fairclock.py`).
+    starved: float = 0.0
 
 
 def execute(
@@ -61,10 +66,25 @@ def execute(
     stop: int | None = None,
 ) -> Run:
     """Start every spec, each in a sandbox of its own, and wait for the last one (the
-    one that decides) or the timeout; then kill them all. Their output shares one pipe,
-    read as it comes, of which only the tail is kept. `stop`: a descriptor that, once
-    readable, ends the wait early (the caller's; left open)."""
+    one that decides) or the timeout, counted on a fair-share clock (`fairclock.py`);
+    then kill them all. Their output shares one pipe, read as it comes, of which only
+    the tail is kept. `stop`: a descriptor that, once readable, ends the wait early (the
+    caller's; left open)."""
+    with fairclock.running():
+        return _execute(iso, box, specs, timeout, allow_network, stop)
+
+
+def _execute(
+    iso: Isolation,
+    box: Box,
+    specs: list[Spec],
+    timeout: float,
+    allow_network: bool,
+    stop: int | None,
+) -> Run:
     deadline = time.monotonic() + timeout
+    if iso.kind != "none":
+        devlocks.hold()  # no box can lock the device nodes all of them share
     out_r, out_w = os.pipe()
     procs: list[subprocess.Popen[bytes] | Pooled] = []
     readies: list[int] = []
@@ -92,6 +112,7 @@ def execute(
                     "newroot": newroot,
                     "plan": steps,
                     "host_mount_ns": os.stat("/proc/self/ns/mnt").st_ino,
+                    "private": iso.kind != "none",
                     "hand_back": [dst for _, dst in private],
                     "hand_back_fd": theirs.fileno() if theirs else None,
                     "drop": iso.kind != "none",  # without namespaces, as it was started
@@ -150,12 +171,12 @@ def execute(
         return Run(False, False, None, False, failure)
     for channel, private in channels:
         _fill_handed_back(box, channel, private, deadline)
-    left = deadline - time.monotonic()
-    kept, ready, timed_out, stopped = _watch(procs[-1], out_r, readies, left, stop)
+    clock = FairClock(deadline - time.monotonic(), [proc.pid for proc in procs])
+    kept, ready, timed_out, stopped = _watch(procs[-1], out_r, readies, clock, stop)
     for proc in procs:
         _kill_tree(proc, box.cgroup)
     exit_code = None if timed_out or stopped else procs[-1].returncode
-    return Run(True, ready, exit_code, timed_out, kept, stopped)
+    return Run(True, ready, exit_code, timed_out, kept, stopped, round(clock.starved, 3))
 
 
 def _pool(iso: Isolation, box: Box, inline: dict | None) -> Zygote | None:
@@ -251,12 +272,11 @@ def _watch(
     main: subprocess.Popen[bytes] | Pooled,
     out: int,
     readies: list[int],
-    timeout: float,
+    clock: FairClock,
     stop: int | None = None,
 ):
-    """Read output and readiness until `main` exits, the deadline passes or `stop` is
+    """Read output and readiness until `main` exits, the clock runs out or `stop` is
     readable."""
-    deadline = time.monotonic() + timeout
     kept = bytearray()
     ready = [False] * len(readies)
     timed_out = stopped = False
@@ -269,11 +289,12 @@ def _watch(
             sel.register(stop, selectors.EVENT_READ)
         done = False
         while not (done or stopped):
-            left = deadline - time.monotonic()
-            if left <= 0:
+            if time.monotonic() - clock.last >= POLL_S:
+                clock.tick()
+            if clock.expired():
                 timed_out = True
                 break
-            for key, _ in sel.select(left):
+            for key, _ in sel.select(min(clock.left(), POLL_S)):
                 if key.fd == stop:
                     stopped = True
                     break

@@ -29,13 +29,71 @@ from __future__ import annotations
 # Syscall numbers: mount_setattr is 442 and clone3 435 on every arch; pivot_root 155
 # (x86_64) or 41 (generic); unshare 272 / 97, clone 56 / 220 and keyctl 250 / 219
 # (x86_64 / aarch64).
-LAUNCHER_FUNCTIONS = r"""
+
+# What the seccomp filter refuses (EPERM) besides new user namespaces and foreign ABIs:
+# the calls container runtimes' default profiles refuse (Docker's, Podman's), kept to
+# those a grade has no use for, and the ones that would let two boxes share something.
+# name: (x86_64 number, aarch64 number, why).
+REFUSED_CALLS = {
+    # Kernel keys are not namespaced: a key one box adds, any other can read, and it
+    # outlives the case (persistent keyrings last days).
+    "add_key": (248, 217, "kernel keys are shared between boxes and outlive them"),
+    "request_key": (249, 218, "kernel keys are shared between boxes and outlive them"),
+    "keyctl": (250, 219, "kernel keys are shared between boxes and outlive them"),
+    # A watch sees another box open or read a file both have (the device nodes).
+    "inotify_init": (253, None, "a watch sees other boxes use the files both have"),
+    "inotify_init1": (294, 26, "a watch sees other boxes use the files both have"),
+    "fanotify_init": (300, 262, "a watch sees other boxes use the files both have"),
+    # The kernel log: one box can make lines (a crash) that another reads.
+    "syslog": (103, 116, "the kernel log is one for the whole host"),
+    # Large kernel surfaces no test needs (Docker refuses them without a capability).
+    "bpf": (321, 280, "a large kernel surface no test needs"),
+    "perf_event_open": (298, 241, "host-wide counters; a large kernel surface"),
+    "userfaultfd": (323, 282, "a tool for kernel exploits; no test needs it"),
+    "io_uring_setup": (425, 425, "a large kernel surface (refused by Docker)"),
+    "io_uring_enter": (426, 426, "a large kernel surface (refused by Docker)"),
+    "io_uring_register": (427, 427, "a large kernel surface (refused by Docker)"),
+    "open_by_handle_at": (304, 265, "opens host files by handle, past the mounts"),
+    "kexec_load": (246, 104, "host administration"),
+    "kexec_file_load": (320, 294, "host administration"),
+    "init_module": (175, 105, "host administration"),
+    "finit_module": (313, 273, "host administration"),
+    "delete_module": (176, 106, "host administration"),
+    "acct": (163, 89, "host administration"),
+    "swapon": (167, 224, "host administration"),
+    "swapoff": (168, 225, "host administration"),
+    "reboot": (169, 142, "host administration"),
+    "quotactl": (179, 60, "host administration"),
+    "setns": (308, 268, "joining another namespace"),
+    "mount": (165, 40, "the box's mounts are final"),
+    "umount2": (166, 39, "the box's mounts are final"),
+    "pivot_root": (155, 41, "the box's mounts are final"),
+    "open_tree": (428, 428, "the box's mounts are final"),
+    "move_mount": (429, 429, "the box's mounts are final"),
+    "fsopen": (430, 430, "the box's mounts are final"),
+    "fsmount": (432, 432, "the box's mounts are final"),
+    "fspick": (433, 433, "the box's mounts are final"),
+    "mount_setattr": (442, 442, "the box's mounts are final"),
+}
+_X86_64 = tuple(x for x, _, _ in REFUSED_CALLS.values())
+_AARCH64 = tuple(a for _, a, _ in REFUSED_CALLS.values() if a is not None)
+# The host's device nodes a box's /dev holds (bound: the grader holds their locks).
+DEV_NODES = ("null", "zero", "full", "random", "urandom", "tty")
+_NUMBERS = f"X86_64_REFUSED = {_X86_64}\nAARCH64_REFUSED = {_AARCH64}\nDEV_NODES = {DEV_NODES}\n"
+LAUNCHER_FUNCTIONS = (
+    _NUMBERS
+    + r"""
 import ctypes, json, os, platform, resource, sys
 
-DEV_NODES = ("null", "zero", "full", "random", "urandom", "tty")
 DEV_LINKS = (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
              ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2"))
 libc = ctypes.CDLL(None, use_errno=True)
+# Per architecture: its audit id, unshare, clone, and the system calls refused (EPERM)
+# besides new user namespaces; `REFUSED_CALLS` in launcher.py names each and says why.
+REFUSED = {
+    "x86_64": (0xC000003E, 272, 56, X86_64_REFUSED),
+    "aarch64": (0xC00000B7, 97, 220, AARCH64_REFUSED),
+}
 
 def check(result, what):
     if result != 0:
@@ -63,7 +121,7 @@ def build(plan, newroot):
             open(path, "w").close()
         return path
 
-    mount("tmpfs", newroot, "tmpfs", 6, "mode=0755,size=1m")  # MS_NOSUID | MS_NODEV
+    mount("tmpfs", newroot, "tmpfs", 6, "mode=0755,size=4m")  # MS_NOSUID | MS_NODEV
     for op, src, dst, opt in plan:
         if op == "ro":
             path = target(dst, os.path.isfile(src) or dst.startswith("/dev/"))
@@ -84,6 +142,59 @@ def build(plan, newroot):
         elif op == "symlink":
             os.makedirs(os.path.dirname(newroot + dst), exist_ok=True)
             os.symlink(src, newroot + dst)
+
+def escaped(path):
+    return "".join("\\" + c if c in "\\:," else c for c in path)
+
+def mount_points():
+    with open("/proc/self/mountinfo") as table:
+        return [line.split()[4].encode().decode("unicode_escape") for line in table]
+
+def private(plan, root):
+    # Every folder bound read-only into the box becomes an overlay of its own (locks,
+    # leases and notifications live on the overlay's inodes, which no other box has);
+    # every file bound so, a copy in a tmpfs of the box's own; /proc/sys and the like,
+    # the box's own /proc's entries, not the host's.
+    spare = root + "/dev/shm"  # an empty, read-only layer, detached once used
+    mount("tmpfs", spare, "tmpfs", 7, "mode=0755,size=4096")  # RDONLY | NOSUID | NODEV
+    files = {}
+    try:
+        points = mount_points()
+        for op, src, dst, opt in plan:
+            if op != "ro":
+                continue
+            if not os.path.isdir(root + dst):
+                files.setdefault(os.path.dirname(dst), []).append(dst)
+                continue
+            # An overlay hides the mounts below its lower folder (and cannot be made
+            # over mounts a user namespace locked): those get overlays of their own.
+            below = [p for p in points if p.startswith(root + dst + "/")]
+            for folder in below or [root + dst]:
+                option = "lowerdir=" + escaped(folder) + ":" + escaped(spare)
+                try:
+                    mount("overlay", folder, "overlay", 7, option)
+                except OSError:
+                    pass  # no overlays here (a kernel before 5.11 in a user namespace)
+    finally:
+        check(libc.umount2(spare.encode(), 2), "detach the empty layer")  # MNT_DETACH
+    for parent, names in files.items():
+        data = {}
+        for name in names:
+            with open(root + name, "rb") as held:
+                data[name] = held.read()
+        size = sum(len(d) for d in data.values()) + 65536
+        mount("tmpfs", root + parent, "tmpfs", 6, "mode=0755,size=" + str(size))
+        for name, content in data.items():
+            fd = os.open(root + name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            view = memoryview(content)
+            while view:
+                view = view[os.write(fd, view):]
+            os.close(fd)
+        mount_setattr(root + parent, 1, 0, 0)
+    for op, src, dst, opt in plan:
+        if op == "rebind":  # the box's own /proc's entry, read-only
+            mount(root + dst, root + dst, None, 4096 | 16384, None)
+            mount_setattr(root + dst, 1, 0, 0x8000)
 
 def hand_back(sock, paths):
     import socket
@@ -147,12 +258,9 @@ def drop(uid, privileged):
 
 def no_new_user_namespaces():
     machine = platform.machine()
-    if machine == "x86_64":
-        arch, unshare, clone = 0xC000003E, 272, 56
-    elif machine == "aarch64":
-        arch, unshare, clone = 0xC00000B7, 97, 220
-    else:
+    if machine not in REFUSED:
         return  # documented: the filter exists on x86_64 and aarch64
+    arch, unshare, clone, refused = REFUSED[machine]
     allow, eperm, enosys = 0x7FFF0000, 0x00050001, 0x00050026
     code = [
         (0x20, 0, 0, 4),           # ld arch
@@ -163,6 +271,10 @@ def no_new_user_namespaces():
         (0x06, 0, 0, eperm),
         (0x15, 0, 1, 435),         # clone3: ENOSYS, so libc falls back to clone
         (0x06, 0, 0, enosys),
+    ]
+    for nr in refused:             # what no grade needs and a box could share (keys...)
+        code += [(0x15, 0, 1, nr), (0x06, 0, 0, eperm)]
+    code += [
         (0x15, 1, 0, unshare),
         (0x15, 0, 3, clone),
         (0x20, 0, 0, 16),          # ld the flags (low word of the first argument)
@@ -193,6 +305,9 @@ def launch(cfg, argv):
             if os.stat("/proc/self/ns/mnt").st_ino == cfg["host_mount_ns"]:
                 raise OSError("in the grader's own mount namespace")
             build(cfg["plan"], newroot)
+        if cfg["private"]:
+            step = "private inodes"
+            private(cfg["plan"], newroot or "")
         if cfg["hand_back"]:
             step = "hand back"
             hand_back(cfg["hand_back_fd"], [(newroot or "") + p for p in cfg["hand_back"]])
@@ -202,6 +317,12 @@ def launch(cfg, argv):
         if cfg["drop"]:
             step = "privileges"
             drop(cfg["uid"], cfg["privileged"])
+        if cfg["drop"]:
+            # A session and process group of its own: nothing of evalpin's outside the
+            # pid namespace (the wrapper, the keeper) is in the candidate's, so kill(0)
+            # or killpg reach only the box.
+            step = "session"
+            os.setsid()
         step = "chdir"
         os.chdir(cfg["cwd"])
         os.write(cfg["ready_fd"], b"1")
@@ -224,6 +345,7 @@ def launch(cfg, argv):
     sys.argv = ["-c", *inline["args"]]
     exec(compile(inline["code"], "<string>", "exec"), {"__name__": "__main__"})
 """
+)
 # The steps as a script: `python -I -S -c LAUNCHER CONFIG [COMMAND...]`. The fork server
 # (zygote.py) runs the same functions in a forked child of its own.
 LAUNCHER = LAUNCHER_FUNCTIONS + "\nlaunch(json.loads(sys.argv[1]), sys.argv[2:])\n"

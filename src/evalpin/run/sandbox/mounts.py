@@ -1,6 +1,12 @@
 """What one sandboxed process is given (`Spec`) and the mount plan of its private root:
-one list of steps (`ro`, `work`, `tmpfs`, `dev`, `proc`, `symlink`) that the launcher
-carries out with mount calls under unshare and bubblewrap gets as flags.
+one list of steps (`ro`, `work`, `tmpfs`, `dev`, `proc`, `rebind`, `symlink`) that the
+launcher carries out with mount calls under unshare and bubblewrap gets as flags.
+
+No inode a box can lock, lease or watch is another box's: what is bound read-only
+becomes, in the launcher (`private`), an overlay of the box's own (a folder) or a copy
+in a tmpfs of its own (a file); `rebind` covers an entry of the box's own /proc. The
+device nodes of `/dev` are the host's: the grader holds every lock on them
+(`devlocks.py`).
 
 Every folder a sandbox writes (`work`: its own folders; `tmpfs`: /tmp and /dev/shm) is
 a size-capped tmpfs of its own inside its namespaces, handed back to the grader (see
@@ -25,17 +31,18 @@ PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger")
 @dataclass(frozen=True)
 class Spec:
     """One sandboxed process: its command, environment and working folder, the folders
-    it may write (`rw`) and read (`ro`) besides the system, and descriptors it inherits."""
+    it may write (`rw`) and read (`ro_at`) besides the system, and descriptors it inherits."""
 
     argv: list[str]
     env: dict[str, str]
     cwd: Path
     rw: list[Path] = field(default_factory=list)
-    ro: list[Path] = field(default_factory=list)
     pass_fds: tuple[int, ...] = ()
     limits: dict[str, int] = field(default_factory=dict)
     # Writable folders shown at another path (source, where the sandbox sees it).
     binds: list[tuple[Path, Path]] = field(default_factory=list)
+    # Read-only folders shown at another path (source, where the sandbox sees it).
+    ro_at: list[tuple[Path, Path]] = field(default_factory=list)
 
 
 @functools.cache
@@ -54,7 +61,9 @@ def system_plan() -> tuple[tuple[str, str, str, object], ...]:
         if os.path.isfile(name):
             plan.append(("ro", os.path.realpath(name), name, None))
     plan += [("dev", "", "/dev", None), ("proc", "", "/proc", None)]
-    plan += [("ro", path, path, None) for path in PROC_READ_ONLY if os.path.exists(path)]
+    # The box's own /proc's entries, bound read-only over themselves (never the host's:
+    # every box would share their inodes).
+    plan += [("rebind", "", path, None) for path in PROC_READ_ONLY if os.path.exists(path)]
     plan += [
         ("tmpfs", "1777", "/tmp", DISK_BYTES),
         ("tmpfs", "1777", "/dev/shm", DISK_BYTES),
@@ -73,7 +82,7 @@ def plan(spec: Spec) -> list[tuple[str, str, str, object]]:
     step is a private tmpfs at `dst` that starts with a copy of the host folder `src`)."""
     steps = list(system_plan())
     steps += [("work", str(p), str(p), DISK_BYTES) for p in spec.rw]
-    steps += [("ro", str(p), str(p), None) for p in spec.ro]
+    steps += [("ro", str(src), str(dst), None) for src, dst in spec.ro_at]
     steps += [("work", str(src), str(dst), DISK_BYTES) for src, dst in spec.binds]
     return steps
 

@@ -14,7 +14,6 @@ import dataclasses
 import json
 import os
 import re
-import shlex
 import shutil
 import socket
 import subprocess
@@ -31,9 +30,9 @@ from evalpin.core.instrument.graders.coding import MAX_PROCESSES
 from evalpin.run.sandbox import Outcome, probe_isolation, run_item
 from evalpin.run.sandbox.box import SANDBOX_UIDS, remove_tree, scratch
 from evalpin.run.sandbox.execute import MAX_OPEN_FILES
+from tests.nobody import NOBODY, Venv, as_nobody, nobody_venv
 from tests.test_sandbox import BARE, CORRECT, TEST_ADD, TEST_FOUND
 
-NOBODY = 65534
 # Host settings a process that is root somewhere (and only root) may write; each one's
 # real effect is described where it matters (core_pattern: a program the kernel runs as
 # root on every crash).
@@ -213,43 +212,10 @@ print(json.dumps({"kind": iso.kind, "why": iso.why, "passed": outcome.passed,
 
 
 @pytest.fixture(scope="module")
-def nobodys_venv() -> Iterator[tuple[Path, list[str]]]:
-    """A venv `nobody` can run: the system's Python of this version (this one may live
-    under root's home), its site-packages to be this environment's, bound over it in a
-    mount namespace the test makes (`as_nobody`). Skipped where that cannot be made."""
-    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
-    python = f"/usr/bin/python{version}"
-    if os.geteuid() != 0 or not all(map(shutil.which, ("setpriv", "unshare"))):
-        pytest.skip("needs root, setpriv and unshare to become nobody with a venv")
-    if not os.path.exists(python):
-        pytest.skip(f"no system {python} for nobody to run")
-    ours = next(p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix))
-    top = Path(tempfile.mkdtemp(prefix="evalpin-test-venv-"))
-    top.chmod(0o755)
-    try:
-        subprocess.run([python, "-m", "venv", "--without-pip", str(top / "venv")], check=True)
-        theirs = top / "venv" / "lib" / f"python{version}" / "site-packages"
-        yield top / "venv", ["mount", "--bind", ours, str(theirs)]
-    finally:
-        remove_tree(top)
-
-
-def as_nobody(venv: tuple[Path, list[str]], *argv: str) -> list[str]:
-    """`argv` run by the venv's Python as nobody, in a mount namespace of the test's own
-    where the venv has this environment's packages."""
-    folder, bind = venv
-    inner = shlex.join(bind)
-    drop = ["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups"]
-    command = shlex.join([*drop, str(folder / "bin" / "python"), *argv])
-    return [
-        "unshare",
-        "--mount",
-        "--propagation",
-        "private",
-        "sh",
-        "-c",
-        f"{inner} && exec {command}",
-    ]
+def nobodys_venv() -> Iterator[Venv]:
+    """A venv `nobody` can run, with this environment's packages (tests/nobody.py)."""
+    with nobody_venv() as venv:
+        yield venv
 
 
 def test_an_unprivileged_graders_sandbox_holds_no_host_root(

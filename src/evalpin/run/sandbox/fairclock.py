@@ -8,8 +8,10 @@ while it got less than its fair share: the machine's cores over the sandboxed ru
 this grader alive at once. A case that got its share is timed by the wall clock (the
 time it waited was spent by its own processes); one that waited on neighbours is not
 charged for it, up to `FAIR_CAP` times its timeout on the wall clock, when it is killed
-anyway. Where there is a cpu cgroup, each run already has its share (`cgroup.py`) and
-the clock rarely differs from the wall.
+anyway. And a run that took more than its share is lowered to the lowest priority, so
+its hundred threads weigh less than a neighbour's one. Where there is a cpu cgroup,
+each run already has its share (`cgroup.py`) and the clock rarely differs from the
+wall.
 
 The samples come from `/proc/PID/task/TID/schedstat` (time on a CPU, time waiting for
 one) over every thread of the sandbox's process tree, found through the `children`
@@ -29,6 +31,9 @@ FAIR_CAP = 4  # a case starved by its neighbours is still killed at this many ti
 POLL_S = 0.1  # how often the clock samples the tree
 # Waiting for a CPU under this share of a run's fair share is not counted against it.
 _SHARE_GOT = 0.9
+# A run that took more than this share of its fair share is lowered to `LOWEST`.
+_SHARE_TAKEN = 1.25
+LOWEST = 19  # nice
 
 _LOCK = threading.Lock()
 _ALIVE = 0  # sandboxed runs (one `execute` each) of this process at this moment
@@ -54,10 +59,12 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def sample(roots: Iterable[int]) -> tuple[float, float]:
+def sample(roots: Iterable[int]) -> tuple[float, float, list[int]]:
     """Seconds on a CPU and seconds waiting for one, summed over every thread of the
-    trees below `roots` (the live ones: a process that ended takes its time with it)."""
+    trees below `roots` (the live ones: a process that ended takes its time with it),
+    and those threads."""
     on_cpu = waited = 0
+    threads: list[int] = []
     seen: set[int] = set()
     stack = list(roots)
     while stack:
@@ -70,6 +77,7 @@ def sample(roots: Iterable[int]) -> tuple[float, float]:
         except OSError:
             continue
         for tid in tasks:
+            threads.append(int(tid))
             base = f"/proc/{pid}/task/{tid}/"
             with contextlib.suppress(OSError, ValueError):
                 with open(base + "schedstat", "rb") as stat:
@@ -78,7 +86,7 @@ def sample(roots: Iterable[int]) -> tuple[float, float]:
                 waited += int(wait)
             with contextlib.suppress(OSError, ValueError), open(base + "children", "rb") as kids:
                 stack += [int(c) for c in kids.read().split()]
-    return on_cpu / 1e9, waited / 1e9
+    return on_cpu / 1e9, waited / 1e9, threads
 
 
 class FairClock:
@@ -88,21 +96,35 @@ class FairClock:
         self.timeout = timeout
         self.roots = roots
         self.started = self.last = time.monotonic()
-        self.ran, self.waited = sample(roots)
+        self.ran, self.waited, _ = sample(roots)
         self.counted = 0.0
         self.starved = 0.0  # wall seconds not counted: waiting on neighbours
+        self.lowered: set[int] = set()
 
     def tick(self) -> None:
         now = time.monotonic()
         wall = now - self.last
-        ran, waited = sample(self.roots)
+        ran, waited, threads = sample(self.roots)
         got, wanted = max(ran - self.ran, 0.0), max(waited - self.waited, 0.0)
         with _LOCK:
             share = wall * _cores() / max(_ALIVE, 1)
         lost = 0.0 if got >= share * _SHARE_GOT else min(wall, wanted)
+        if got > share * _SHARE_TAKEN:
+            self._lower(threads)
         self.counted += wall - lost
         self.starved += lost
         self.last, self.ran, self.waited = now, ran, waited
+
+    def _lower(self, threads: list[int]) -> None:
+        """Every thread of a run that took more than its share runs at the lowest
+        priority from now on (its children inherit it; RLIMIT_NICE keeps them from
+        raising it again): a hundred of them weigh less than one thread of a run that
+        did not, so without a cpu cgroup a hog slows itself, not its neighbours."""
+        for tid in threads:
+            if tid not in self.lowered:
+                with contextlib.suppress(OSError):
+                    os.setpriority(os.PRIO_PROCESS, tid, LOWEST)
+                self.lowered.add(tid)
 
     def expired(self) -> bool:
         wall = time.monotonic() - self.started

@@ -9,7 +9,9 @@ import pytest
 from evalpin.run.sandbox import Isolation, probe_isolation
 from tests.fake_openai import FakeOpenAI
 
-pytest_plugins = ["tests.llama_server"]  # the `llama_server` fixture (a real llama.cpp)
+# The `llama_server` fixture (a real llama.cpp); `nobodys_venv` and `open_folder`, for
+# the tests that run evalpin as an unprivileged user.
+pytest_plugins = ["tests.llama_server", "tests.nobody"]
 
 GOLDEN_CASES = [
     {

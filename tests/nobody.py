@@ -8,6 +8,9 @@ install points at the checkout, which may sit in a folder `nobody` cannot enter 
 is bound over the `evalpin` folder of the site-packages (the demo runs' one), found on
 the path before the checkout's; where there is no such folder, the test is skipped,
 saying why.
+
+A pytest plugin of the suite's (conftest.py): the fixtures `nobodys_venv` and
+`open_folder`.
 """
 
 from __future__ import annotations
@@ -81,3 +84,20 @@ def as_nobody(venv: Venv, *argv: str) -> list[str]:
         "-c",
         f"{inner} && exec {command}",
     ]
+
+
+@pytest.fixture(scope="module")
+def nobodys_venv() -> Iterator[Venv]:
+    """A venv `nobody` can run, with this environment's packages (see the module)."""
+    with nobody_venv() as venv:
+        yield venv
+
+
+@pytest.fixture
+def open_folder() -> Iterator[Path]:
+    """A temporary folder anyone may read (pytest's own is its user's alone), for the
+    sets and files an unprivileged grader reads too."""
+    folder = Path(tempfile.mkdtemp(prefix="evalpin-test-"))
+    folder.chmod(0o755)
+    yield folder
+    remove_tree(folder)

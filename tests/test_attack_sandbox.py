@@ -30,7 +30,7 @@ from evalpin.core.instrument.graders.coding import MAX_PROCESSES
 from evalpin.run.sandbox import Outcome, probe_isolation, run_item
 from evalpin.run.sandbox.box import SANDBOX_UIDS, remove_tree, scratch
 from evalpin.run.sandbox.execute import MAX_OPEN_FILES
-from tests.nobody import NOBODY, Venv, as_nobody, nobody_venv
+from tests.nobody import NOBODY, as_nobody
 from tests.test_sandbox import BARE, CORRECT, TEST_ADD, TEST_FOUND
 
 # Host settings a process that is root somewhere (and only root) may write; each one's
@@ -209,13 +209,6 @@ outcome = run_item(item, files, isolation=iso, workdir_parent=sys.argv[4])
 print(json.dumps({"kind": iso.kind, "why": iso.why, "passed": outcome.passed,
                   "reasons": outcome.reasons, "tail": outcome.tail}))
 """
-
-
-@pytest.fixture(scope="module")
-def nobodys_venv() -> Iterator[Venv]:
-    """A venv `nobody` can run, with this environment's packages (tests/nobody.py)."""
-    with nobody_venv() as venv:
-        yield venv
 
 
 def test_an_unprivileged_graders_sandbox_holds_no_host_root(

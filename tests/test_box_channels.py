@@ -19,16 +19,16 @@ import sys
 import tempfile
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from evalpin.run.sandbox import Isolation, devlocks, execute, run_item
-from evalpin.run.sandbox.box import remove_tree, scratch
+from evalpin.run.sandbox.box import scratch
 from evalpin.run.sandbox.launcher import REFUSED_CALLS
 from evalpin.run.sandbox.mounts import Spec
-from tests.nobody import Venv, as_nobody, nobody_venv
+from tests.nobody import NOBODY, Venv, as_nobody
+from tests.test_attack_sandbox import GRADER
 from tests.test_sandbox import CORRECT, TEST_FOUND
 
 # Every refused call the candidate tries, by its number here (x86_64 or aarch64), with
@@ -52,15 +52,6 @@ REFUSED_HUNT = CORRECT + textwrap.dedent(
             FOUND.append(f"added a key to keyring {keyring}")
     """
 ).replace("CALLS", repr({n: (x, a) for n, (x, a, _) in REFUSED_CALLS.items()}))
-
-
-@pytest.fixture
-def item_folder() -> Iterator[Path]:
-    """A folder anyone may read, for the sets an unprivileged grader reads too."""
-    folder = Path(tempfile.mkdtemp(prefix="evalpin-test-"))
-    folder.chmod(0o755)
-    yield folder
-    remove_tree(folder)
 
 
 def make_set(folder: Path, test: str, *, timeout: float = 30, memory_mb: int = 1024) -> Path:
@@ -88,38 +79,15 @@ def grade(set_file: Path, solution: str, iso: Isolation, **kwargs) -> object:
     return run_item(item, {"solution.py": solution}, isolation=iso, **kwargs)
 
 
-# Grades one item as the user running it: argv[1] the set, argv[2] the backend, argv[3]
-# the solution file; prints the outcome as JSON.
-GRADER = """
-import json, sys
-from evalpin.core.instrument.fixtures import load_fixtures
-from evalpin.run.sandbox import probe_isolation, run_item
-item = load_fixtures(sys.argv[1]).cases[0]
-iso = probe_isolation((sys.argv[2],))
-outcome = run_item(item, {"solution.py": open(sys.argv[3]).read()}, isolation=iso)
-print(json.dumps({"kind": iso.kind, "why": iso.why, "passed": outcome.passed,
-                  "reasons": outcome.reasons, "tail": outcome.tail}))
-"""
-
-
-@pytest.fixture(scope="module")
-def nobodys_venv() -> Iterator[Venv]:
-    with nobody_venv() as venv:
-        yield venv
-
-
 def grade_as_nobody(venv: Venv, set_file: Path, solution: str, kind: str) -> dict:
-    (set_file.parent / "solution-under-test.py").write_text(solution)
-    argv = [
-        "-I",
-        "-c",
-        GRADER,
-        str(set_file),
-        kind,
-        str(set_file.parent / "solution-under-test.py"),
-    ]
+    """The item graded by evalpin run as `nobody` (test_attack_sandbox's GRADER)."""
+    folder = set_file.parent
+    (folder / "solution-under-test.py").write_text(solution)
+    work = Path(tempfile.mkdtemp(dir=folder))
+    os.chown(work, NOBODY, NOBODY)
+    argv = ["-I", "-c", GRADER, str(set_file), kind, str(folder / "solution-under-test.py")]
     done = subprocess.run(
-        as_nobody(venv, *argv), capture_output=True, text=True, timeout=300, cwd="/"
+        as_nobody(venv, *argv, str(work)), capture_output=True, text=True, timeout=300, cwd="/"
     )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
@@ -130,14 +98,14 @@ def grade_as_nobody(venv: Venv, set_file: Path, solution: str, kind: str) -> dic
 # -- kernel keys and the calls a grade has no use for ----------------------------------
 
 
-def test_keys_and_every_refused_call_are_refused_in_both_boxes(item_folder, backend) -> None:
-    outcome = grade(make_set(item_folder, TEST_FOUND), REFUSED_HUNT, backend)
+def test_keys_and_every_refused_call_are_refused_in_both_boxes(open_folder, backend) -> None:
+    outcome = grade(make_set(open_folder, TEST_FOUND), REFUSED_HUNT, backend)
     assert (outcome.passed, outcome.reasons) == (True, []), outcome.tail
 
 
-def test_keys_and_refused_calls_as_an_unprivileged_grader(item_folder, backend, nobodys_venv):
+def test_keys_and_refused_calls_as_an_unprivileged_grader(open_folder, backend, nobodys_venv):
     result = grade_as_nobody(
-        nobodys_venv, make_set(item_folder, TEST_FOUND), REFUSED_HUNT, backend.kind
+        nobodys_venv, make_set(open_folder, TEST_FOUND), REFUSED_HUNT, backend.kind
     )
     assert (result["passed"], result["reasons"]) == (True, []), result["tail"]
 
@@ -294,8 +262,8 @@ print(json.dumps({"kind": iso.kind, "why": iso.why, "exit": run.exit_code,
 """
 
 
-def test_no_lock_crosses_as_an_unprivileged_grader(backend, item_folder, nobodys_venv) -> None:
-    shared = item_folder / "shared"
+def test_no_lock_crosses_as_an_unprivileged_grader(backend, open_folder, nobodys_venv) -> None:
+    shared = open_folder / "shared"
     shared.mkdir()
     (shared / "data.txt").write_text("the same file, bound into both\n")
     shared.chmod(0o755)
@@ -372,9 +340,9 @@ LOCK_SENDER = textwrap.dedent(
 )
 
 
-def test_answers_do_not_cross_from_plain_pytest_to_the_witness(item_folder, backend) -> None:
+def test_answers_do_not_cross_from_plain_pytest_to_the_witness(open_folder, backend) -> None:
     value = 1 + secrets.randbelow(254)
-    set_file = make_set(item_folder, SECRET_TEST.format(value=value))
+    set_file = make_set(open_folder, SECRET_TEST.format(value=value))
     outcome = grade(set_file, LOCK_SENDER, backend)
     assert not outcome.passed, outcome.tail
     assert outcome.reasons == ["witness:failed"], (outcome.reasons, outcome.witness_tail)
@@ -436,14 +404,14 @@ def _sysv() -> list[str]:
 
 
 def test_nothing_a_case_leaves_is_seen_by_the_next_or_outlives_it(
-    item_folder, backend, monkeypatch
+    open_folder, backend, monkeypatch
 ):
     from evalpin.run.sandbox import box as box_module
 
     uids: list[int | None] = []
     pick = box_module.sandbox_uid
     monkeypatch.setattr(box_module, "sandbox_uid", lambda: uids.append(pick()) or uids[-1])
-    set_file = make_set(item_folder, TEST_FOUND)
+    set_file = make_set(open_folder, TEST_FOUND)
     for _ in range(2):  # the second case looks for what the first (both its boxes) left
         outcome = grade(set_file, LEAVER, backend)
         assert (outcome.passed, outcome.reasons) == (True, []), outcome.tail
@@ -476,9 +444,9 @@ def _key_users() -> list[int]:
 
 
 def test_nothing_a_case_leaves_is_seen_as_an_unprivileged_grader(
-    item_folder, backend, nobodys_venv
+    open_folder, backend, nobodys_venv
 ):
-    set_file = make_set(item_folder, TEST_FOUND)
+    set_file = make_set(open_folder, TEST_FOUND)
     for _ in range(2):
         result = grade_as_nobody(nobodys_venv, set_file, LEAVER, backend.kind)
         assert (result["passed"], result["reasons"]) == (True, []), result["tail"]
@@ -501,16 +469,16 @@ GROUP_HUNT = CORRECT + textwrap.dedent(
 )
 
 
-def test_no_process_outside_the_box_shares_the_candidates_group(item_folder, backend) -> None:
-    outcome = grade(make_set(item_folder, TEST_FOUND), GROUP_HUNT, backend)
+def test_no_process_outside_the_box_shares_the_candidates_group(open_folder, backend) -> None:
+    outcome = grade(make_set(open_folder, TEST_FOUND), GROUP_HUNT, backend)
     assert (outcome.passed, outcome.reasons) == (True, []), outcome.tail
 
 
 def test_no_process_outside_shares_the_group_as_an_unprivileged_grader(
-    item_folder, backend, nobodys_venv
+    open_folder, backend, nobodys_venv
 ):
     result = grade_as_nobody(
-        nobodys_venv, make_set(item_folder, TEST_FOUND), GROUP_HUNT, backend.kind
+        nobodys_venv, make_set(open_folder, TEST_FOUND), GROUP_HUNT, backend.kind
     )
     assert (result["passed"], result["reasons"]) == (True, []), result["tail"]
 
@@ -526,8 +494,8 @@ STOPPER = CORRECT + textwrap.dedent(
 )
 
 
-def test_stopping_its_own_group_stops_nothing_of_evalpins(item_folder, backend, nobodys_venv):
-    set_file = make_set(item_folder, TEST_FOUND, timeout=10)
+def test_stopping_its_own_group_stops_nothing_of_evalpins(open_folder, backend, nobodys_venv):
+    set_file = make_set(open_folder, TEST_FOUND, timeout=10)
     result = grade_as_nobody(nobodys_venv, set_file, STOPPER, backend.kind)
     # Its own processes may stop (bubblewrap's pytest is not the namespace's init), so
     # a timeout is the candidate's own doing; but never a sandbox that cannot end.
@@ -549,8 +517,8 @@ PATH_TELLER = CORRECT + textwrap.dedent(
 )
 
 
-def test_tails_name_no_host_folder_of_evalpins(item_folder, backend) -> None:
-    outcome = grade(make_set(item_folder, TEST_FOUND), PATH_TELLER, backend)
+def test_tails_name_no_host_folder_of_evalpins(open_folder, backend) -> None:
+    outcome = grade(make_set(open_folder, TEST_FOUND), PATH_TELLER, backend)
     assert outcome.reasons == ["tests_failed"]
     assert "<evalpin>" in outcome.tail  # the mount table named some, and they were cut
     assert not re.search(r"evalpin-\d+-", outcome.tail), outcome.tail

@@ -8,9 +8,7 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,25 +17,10 @@ from evalpin.core.bounded import MAX_LINE_BYTES
 from evalpin.core.instrument.graders.junit import MAX_FAILED_TESTS, MAX_TEST_NAME_CHARS
 from evalpin.core.read.runfile import RecordTooLarge, RunWriter, read_run
 from evalpin.run.sandbox import probe_isolation
-from evalpin.run.sandbox.box import remove_tree
 from evalpin.run.sandbox.limits import enforcement
 from tests.clirun import cli
-from tests.nobody import NOBODY, Venv, as_nobody, nobody_venv
+from tests.nobody import NOBODY, as_nobody
 from tests.test_box_channels import grade, make_set
-
-
-@pytest.fixture
-def open_folder() -> Iterator[Path]:
-    folder = Path(tempfile.mkdtemp(prefix="evalpin-test-"))
-    folder.chmod(0o755)
-    yield folder
-    remove_tree(folder)
-
-
-@pytest.fixture(scope="module")
-def nobodys_venv() -> Iterator[Venv]:
-    with nobody_venv() as venv:
-        yield venv
 
 
 def replayed(folder: Path, solution: str) -> None:

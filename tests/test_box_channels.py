@@ -14,6 +14,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -522,3 +523,45 @@ def test_tails_name_no_host_folder_of_evalpins(open_folder, backend) -> None:
     assert outcome.reasons == ["tests_failed"]
     assert "<evalpin>" in outcome.tail  # the mount table named some, and they were cut
     assert not re.search(r"evalpin-\d+-", outcome.tail), outcome.tail
+
+
+@pytest.fixture(params=["unshare", "bwrap"])
+def only_backend(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[dict[str, str], str]:
+    """An environment whose PATH holds only this backend (and setpriv), which `run`
+    probes and uses, and the backend's name."""
+    from evalpin.run.sandbox import probe_isolation
+
+    if probe_isolation((request.param,)).kind == "none":
+        pytest.skip(f"{request.param} unavailable")
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    for name in (request.param, "setpriv"):
+        found = shutil.which(name)
+        if found:
+            (folder / name).symlink_to(found)
+    return {**os.environ, "PATH": str(folder)}, request.param
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_answers_do_not_cross_in_a_real_run(open_folder, only_backend, jobs) -> None:
+    """The same attack through `evalpin run`, two seeds: at --jobs 1 the witness starts
+    beside plain pytest; at --jobs 2 another seed's plain pytest runs beside it."""
+    make_set(open_folder, SECRET_TEST.format(value=1 + secrets.randbelow(254)))
+    answer = {"case_id": "case", "files": {"solution.py": LOCK_SENDER}, "text": ""}
+    (open_folder / "replay.jsonl").write_text(json.dumps(answer) + "\n")
+    args = ["run", "--fixtures", "set.yaml", "--slot", "x=replay:replay.jsonl", "--seeds", "1,2"]
+    done = subprocess.run(
+        [sys.executable, "-m", "evalpin", *args, "--jobs", jobs, "--out", "run.jsonl"],
+        cwd=open_folder,
+        env=only_backend[0],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in (open_folder / "run.jsonl").read_text().splitlines()]
+    assert lines[0]["env"]["sandbox"] == only_backend[1]
+    cases = [line for line in lines if line["record"] == "case"]
+    assert len(cases) == 2
+    for case in cases:
+        assert case["pass"] is False and case["reasons"] == ["witness:failed"], case

@@ -181,18 +181,6 @@ def start_run(
 ) -> int:
     """Plan, open the slot, run; returns the exit code. InputError propagates (exit 3)."""
     plan = plan_run(request, env)
-    missing = unenforced(plan.controls.limits)
-    if missing and not request.allow_unenforced:
-        why = "; ".join(missing)
-        message = (
-            f"refused: a limit the items set cannot be enforced here: {why}. Run as root or"
-            " with a delegated cgroup v2 subtree, or pass --allow-unenforced-limits (the"
-            " header records it and the verdict says 'internal')"
-        )
-        emit(events.FailedEvent(out=str(plan.out), message=message))
-        return EXIT_FAILED
-    if missing:
-        emit(events.WarningEvent(f"limits NOT enforced: {'; '.join(missing)}"))
     if plan.isolation is not None and plan.isolation.network != "off-enforced":
         emit(
             events.WarningEvent(
@@ -202,6 +190,20 @@ def start_run(
         )
     if request.cluster:
         _use_cluster(plan, request.cluster, emit)
+    missing = unenforced(plan.controls.limits)
+    if missing and not request.allow_unenforced:
+        why = "; ".join(missing)
+        message = (
+            f"refused: a limit the items set cannot be enforced here: {why}. Run as root or"
+            " with a delegated cgroup v2 subtree, or pass --allow-unenforced-limits (the"
+            " header records it and the verdict says 'internal')"
+        )
+        if plan.grading is not None:
+            plan.grading.close()
+        emit(events.FailedEvent(out=str(plan.out), message=message))
+        return EXIT_FAILED
+    if missing:
+        emit(events.WarningEvent(f"limits NOT enforced: {'; '.join(missing)}"))
     try:
         slot = open_slot(plan.slot_config)
     except BaseException:
@@ -286,7 +288,8 @@ def _use_cluster(plan: Plan, address: str, emit: Callable[[events.Event], None])
     executor = DaskExecutor.open(address)
     plan.grading = executor
     plan.jobs = executor.capacity
-    plan.controls = dataclasses.replace(plan.controls, network=executor.network)
+    limits = executor.limits or plan.controls.limits  # the workers' own, where they said
+    plan.controls = dataclasses.replace(plan.controls, network=executor.network, limits=limits)
 
 
 def _interrupt_on_sigterm() -> Callable[[], None]:

@@ -24,7 +24,7 @@ from evalpin.run.sandbox import devlocks, fairclock
 from evalpin.run.sandbox.backends import Isolation, prefix, privileged, wrapper
 from evalpin.run.sandbox.box import Box, fill
 from evalpin.run.sandbox.cgroup import Cgroup, kill_all
-from evalpin.run.sandbox.fairclock import POLL_S, FairClock
+from evalpin.run.sandbox.fairclock import FairClock
 from evalpin.run.sandbox.launcher import LAUNCHER
 from evalpin.run.sandbox.mounts import Spec, handed_back, plan
 from evalpin.run.sandbox.zygote import Pooled, Zygote, kind_for, zygote
@@ -289,12 +289,12 @@ def _watch(
             sel.register(stop, selectors.EVENT_READ)
         done = False
         while not (done or stopped):
-            if time.monotonic() - clock.last >= POLL_S:
+            if time.monotonic() - clock.last >= fairclock.POLL_S:
                 clock.tick()
             if clock.expired():
                 timed_out = True
                 break
-            for key, _ in sel.select(min(clock.left(), POLL_S)):
+            for key, _ in sel.select(min(clock.left(), fairclock.POLL_S)):
                 if key.fd == stop:
                     stopped = True
                     break

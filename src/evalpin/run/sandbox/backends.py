@@ -80,6 +80,8 @@ def wrapper(
                 args += [f"--{op}", dst]
             elif op == "rebind":  # the launcher binds the box's own entry
                 continue
+            elif op == "empty":
+                args += ["--perms", "0555", "--dir", dst]
             else:
                 args += ["--symlink", src, dst]
         return [*args, "--remount-ro", "/", "--chdir", str(spec.cwd), "--"], None
@@ -102,15 +104,16 @@ def privileged(iso: Isolation, box: Box) -> bool:
     return box.uid is not None or iso.kind in ("unshare", "bwrap")
 
 
-def prefix(box: Box) -> list[str]:
+def prefix(box: Box, index: int = 0) -> list[str]:
     """What runs before the wrapper, in the same process: `setpriv` makes it die with
     the grader (a SIGKILLed grader leaves no sandbox running: unshare's --kill-child and
     bubblewrap's --die-with-parent take the rest down), then a shell moves it into the
-    run's cgroup, so the namespace tools and everything they start are counted."""
+    run's cgroup (and the cpu cgroup of the run's sandbox number `index`), so the
+    namespace tools and everything they start are counted."""
     setpriv = shutil.which("setpriv")
     first = [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
     if box.cgroup is None:
         return first
     script = 'for f in "$@"; do [ "$f" = -- ] && break; echo 0 > "$f" || exit 71; done; '
     script += 'while [ "$1" != -- ]; do shift; done; shift; exec "$@"'
-    return [*first, "/bin/sh", "-c", script, "sh", *box.cgroup.procs, "--"]
+    return [*first, "/bin/sh", "-c", script, "sh", *box.cgroup.procs_for(index), "--"]

@@ -1,5 +1,5 @@
 """A cgroup per sandboxed run: a cap on its processes and its memory, swap included, and
-(where the cpu controller is there) a cpu share of its own.
+(where the cpu controller is there) a cpu share for each of its sandboxes.
 
 `Cgroup.create` makes one child cgroup (one per v1 `pids`/`memory` hierarchy, or one v2
 folder) named `evalpin-PID-RANDOM`, so a later run removes what a SIGKILLed grader
@@ -90,10 +90,26 @@ class Cgroup:
     RLIMIT_NPROC does not) and the memory of the whole process tree, swap included.
     Named `evalpin-PID-RANDOM`, so a later run can remove what a killed grader left."""
 
-    def __init__(self, paths: list[Path], memory: Path) -> None:
+    def __init__(self, paths: list[Path], memory: Path, cpu: Path | None = None) -> None:
         self.paths = paths
         self.memory = memory
         self.procs = [str(p / "cgroup.procs") for p in paths]
+        self.cpu = cpu  # the v1 cpu hierarchy's folder: each sandbox a share of its own
+        self.boxes: list[Path] = []
+
+    def procs_for(self, index: int) -> list[str]:
+        """The `cgroup.procs` files the run's sandbox number `index` joins: the run's own
+        (processes, memory) and, on cgroup v1 with the cpu controller, a cpu cgroup of
+        that sandbox's own, one share beside every other sandbox's (as the session each
+        had before: a hog's hundred processes weigh as one)."""
+        if self.cpu is None:
+            return self.procs
+        box = self.cpu.parent / f"{self.cpu.name}-{index}"
+        if box not in self.boxes:
+            box.mkdir()
+            self.boxes.append(box)
+            (box / "cpu.shares").write_text(str(CPU_SHARES))
+        return [*self.procs, str(box / "cgroup.procs")]
 
     @classmethod
     def create(cls, memory_bytes: int) -> Cgroup | None:
@@ -105,13 +121,13 @@ class Cgroup:
         try:
             for key, parent in parents.items():
                 _remove_stale(parent)
+                if key == "cpu":  # its sandboxes' own are made as they start
+                    continue
                 path = parent / name
                 path.mkdir()
                 made.append(path)
                 if key in ("pids", "cgroup2"):
                     (path / "pids.max").write_text(str(MAX_PROCESSES))
-                if key == "cpu":  # one share, as every other run's: a hog's hundred
-                    (path / "cpu.shares").write_text(str(CPU_SHARES))  # processes count as one
                 if key == "cgroup2":
                     with contextlib.suppress(OSError):
                         (path / "cpu.weight").write_text(str(CPU_WEIGHT))
@@ -127,8 +143,9 @@ class Cgroup:
                 with contextlib.suppress(OSError):
                     path.rmdir()
             return None
-        memory = next(p for p, k in zip(made, parents, strict=True) if k != "pids")
-        return cls(made, memory)
+        memory = next(p for p, k in zip(made, parents, strict=False) if k != "pids")
+        cpu = parents["cpu"] / name if "cpu" in parents else None
+        return cls(made, memory, cpu)
 
     def members(self) -> list[int]:
         pids: set[int] = set()
@@ -149,7 +166,7 @@ class Cgroup:
 
     def remove(self) -> None:
         """Kill what is left in it and remove it; the kernel frees it once empty."""
-        for path in self.paths:
+        for path in [*self.paths, *self.boxes]:
             _remove_cgroup(path)
 
 

@@ -93,7 +93,7 @@ def _execute(
     started = True
     failure = b""
     try:
-        for spec in specs:
+        for index, spec in enumerate(specs):
             ready_r, ready_w = os.pipe()
             readies.append(ready_r)
             steps = plan(spec)
@@ -123,15 +123,16 @@ def _execute(
                 }
                 command = [] if config["inline"] else spec.argv
                 if pool is not None:
+                    cgroup = box.cgroup.procs_for(index) if box.cgroup is not None else []
                     procs.append(
-                        _spawn(pool, box, spec, config, command, out_w, theirs, allow_network)
+                        _spawn(pool, spec, config, command, out_w, theirs, allow_network, cgroup)
                     )
                 else:
                     launcher = [sys.executable, "-I", "-S", "-c", LAUNCHER, json.dumps(config)]
                     inherited = (ready_w, *spec.pass_fds, *([theirs.fileno()] if theirs else []))
                     procs.append(
                         subprocess.Popen(
-                            [*prefix(box), *wrapped, *launcher, *command],
+                            [*prefix(box, index), *wrapped, *launcher, *command],
                             stdin=subprocess.DEVNULL,
                             stdout=out_w,
                             stderr=out_w,
@@ -190,13 +191,13 @@ def _pool(iso: Isolation, box: Box, inline: dict | None) -> Zygote | None:
 
 def _spawn(
     pool: Zygote,
-    box: Box,
     spec: Spec,
     config: dict,
     command: list[str],
     out_w: int,
     theirs: socket.socket | None,
     allow_network: bool,
+    cgroup_procs: list[str],
 ) -> Pooled:
     """One sandboxed process from the fork server: the launcher's config, with its
     ready and hand-back descriptors named, and the spec's own descriptors by number."""
@@ -209,7 +210,7 @@ def _spawn(
         "argv": command,
         "env": spec.env,
         "cwd": str(spec.cwd),
-        "cgroup_procs": box.cgroup.procs if box.cgroup is not None else [],
+        "cgroup_procs": cgroup_procs,
         "unshare_net": not allow_network,
     }
     return pool.spawn(request, fds)

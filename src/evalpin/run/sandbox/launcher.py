@@ -9,6 +9,8 @@ on a pipe, then execs the command, or runs our own `python -c CODE` in its inter
 
 from __future__ import annotations
 
+from evalpin.run.sandbox.mounts import EMPTY
+
 # The launcher runs first inside the sandbox (`python -I -S -c`), configured by a JSON
 # argument, then execs the command. It reports readiness by writing one byte to an
 # inherited pipe, so nothing the tested code does can pass for a setup failure or the
@@ -18,6 +20,8 @@ from __future__ import annotations
 #   host), every private folder a size-capped tmpfs;
 # - hand back: each private folder, opened, sent to the grader over a socket
 #   (SCM_RIGHTS); the grader fills them and answers "g";
+# - private inodes, while the grader fills them: an overlay of the box's own over every
+#   folder bound read-only, copies of the files bound so, its own /proc/sys (`private`);
 # - root (unshare only): pivot into the private root, detach the old one;
 # - privileges: the bounding and ambient sets emptied, SECBIT_NOROOT locked, then the
 #   uid and gids given (the grader is root: a host uid of the case's own, so no host
@@ -79,7 +83,10 @@ _X86_64 = tuple(x for x, _, _ in REFUSED_CALLS.values())
 _AARCH64 = tuple(a for _, a, _ in REFUSED_CALLS.values() if a is not None)
 # The host's device nodes a box's /dev holds (bound: the grader holds their locks).
 DEV_NODES = ("null", "zero", "full", "random", "urandom", "tty")
-_NUMBERS = f"X86_64_REFUSED = {_X86_64}\nAARCH64_REFUSED = {_AARCH64}\nDEV_NODES = {DEV_NODES}\n"
+_NUMBERS = (
+    f"X86_64_REFUSED = {_X86_64}\nAARCH64_REFUSED = {_AARCH64}\n"
+    f"DEV_NODES = {DEV_NODES}\nEMPTY = {EMPTY!r}\n"
+)
 LAUNCHER_FUNCTIONS = (
     _NUMBERS
     + r"""
@@ -142,6 +149,8 @@ def build(plan, newroot):
         elif op == "symlink":
             os.makedirs(os.path.dirname(newroot + dst), exist_ok=True)
             os.symlink(src, newroot + dst)
+        elif op == "empty":
+            os.makedirs(newroot + dst, mode=0o555, exist_ok=True)
 
 def escaped(path):
     return "".join("\\" + c if c in "\\:," else c for c in path)
@@ -155,28 +164,26 @@ def private(plan, root):
     # leases and notifications live on the overlay's inodes, which no other box has);
     # every file bound so, a copy in a tmpfs of the box's own; /proc/sys and the like,
     # the box's own /proc's entries, not the host's.
-    spare = root + "/dev/shm"  # an empty, read-only layer, detached once used
-    mount("tmpfs", spare, "tmpfs", 7, "mode=0755,size=4096")  # RDONLY | NOSUID | NODEV
+    # The second layer an overlay without an upper one needs: the root's empty folder
+    # (the plan's `empty` step), read-only with the root once the box is entered.
+    spare = root + EMPTY
     files = {}
-    try:
-        points = mount_points()
-        for op, src, dst, opt in plan:
-            if op != "ro":
-                continue
-            if not os.path.isdir(root + dst):
-                files.setdefault(os.path.dirname(dst), []).append(dst)
-                continue
-            # An overlay hides the mounts below its lower folder (and cannot be made
-            # over mounts a user namespace locked): those get overlays of their own.
-            below = [p for p in points if p.startswith(root + dst + "/")]
-            for folder in below or [root + dst]:
-                option = "lowerdir=" + escaped(folder) + ":" + escaped(spare)
-                try:
-                    mount("overlay", folder, "overlay", 7, option)
-                except OSError:
-                    pass  # no overlays here (a kernel before 5.11 in a user namespace)
-    finally:
-        check(libc.umount2(spare.encode(), 2), "detach the empty layer")  # MNT_DETACH
+    points = mount_points()
+    for op, src, dst, opt in plan:
+        if op != "ro":
+            continue
+        if not os.path.isdir(root + dst):
+            files.setdefault(os.path.dirname(dst), []).append(dst)
+            continue
+        # An overlay hides the mounts below its lower folder (and cannot be made over
+        # mounts a user namespace locked): those get overlays of their own.
+        below = [p for p in points if p.startswith(root + dst + "/")]
+        for folder in below or [root + dst]:
+            option = "lowerdir=" + escaped(folder) + ":" + escaped(spare)
+            try:
+                mount("overlay", folder, "overlay", 7, option)  # RDONLY | NOSUID | NODEV
+            except OSError:
+                pass  # no overlays here (a kernel before 5.11 in a user namespace)
     for parent, names in files.items():
         data = {}
         for name in names:
@@ -199,10 +206,14 @@ def private(plan, root):
 def hand_back(sock, paths):
     import socket
     fds = [os.open(p, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW) for p in paths]
-    with socket.socket(fileno=sock) as channel:
-        socket.send_fds(channel, [b"h"], fds)
-        for fd in fds:
-            os.close(fd)
+    channel = socket.socket(fileno=sock)
+    socket.send_fds(channel, [b"h"], fds)
+    for fd in fds:
+        os.close(fd)
+    return channel
+
+def filled(channel):
+    with channel:
         if channel.recv(1) != b"g":
             raise OSError("the grader did not fill the private folders")
 
@@ -305,12 +316,17 @@ def launch(cfg, argv):
             if os.stat("/proc/self/ns/mnt").st_ino == cfg["host_mount_ns"]:
                 raise OSError("in the grader's own mount namespace")
             build(cfg["plan"], newroot)
+        # The box's own inodes are made while the grader fills its private folders.
+        if cfg["hand_back"]:
+            step = "hand back"
+            paths = [(newroot or "") + p for p in cfg["hand_back"]]
+            channel = hand_back(cfg["hand_back_fd"], paths)
         if cfg["private"]:
             step = "private inodes"
             private(cfg["plan"], newroot or "")
         if cfg["hand_back"]:
             step = "hand back"
-            hand_back(cfg["hand_back_fd"], [(newroot or "") + p for p in cfg["hand_back"]])
+            filled(channel)
         if newroot:
             step = "root"
             enter(newroot)

@@ -1,5 +1,5 @@
 """What one sandboxed process is given (`Spec`) and the mount plan of its private root:
-one list of steps (`ro`, `work`, `tmpfs`, `dev`, `proc`, `rebind`, `symlink`) that the
+one list of steps (`ro`, `work`, `tmpfs`, `dev`, `proc`, `rebind`, `empty`, `symlink`) that the
 launcher carries out with mount calls under unshare and bubblewrap gets as flags.
 
 No inode a box can lock, lease or watch is another box's: what is bound read-only
@@ -24,6 +24,9 @@ from pathlib import Path
 # The disk cap: each folder a sandbox writes in (its own folders, /tmp, /dev/shm) is a
 # private tmpfs of this size (counted against the item's memory_mb where a cgroup is).
 DISK_BYTES = 256 * 1024**2
+# An empty folder of the box's root: the second, empty layer of every overlay the
+# launcher makes over a read-only folder (read-only with the root once entered).
+EMPTY = "/.empty"
 # Kernel settings under /proc a process that is root somewhere could write.
 PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger")
 
@@ -60,6 +63,7 @@ def system_plan() -> tuple[tuple[str, str, str, object], ...]:
     for name in ("/etc/ld.so.cache", "/etc/localtime"):
         if os.path.isfile(name):
             plan.append(("ro", os.path.realpath(name), name, None))
+    plan += [("empty", "", EMPTY, None)]  # the overlays' second layer (launcher.private)
     plan += [("dev", "", "/dev", None), ("proc", "", "/proc", None)]
     # The box's own /proc's entries, bound read-only over themselves (never the host's:
     # every box would share their inodes).

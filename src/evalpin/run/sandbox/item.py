@@ -401,12 +401,15 @@ _PATH_STOPS = frozenset(" \t\r\n'\"=:,;()[]<>")
 
 def _evalpin_folders_hidden(text: str) -> str:
     """`text` with each host path up to one of evalpin's scratch folders shown as
-    `<evalpin>` (in linear time: each path is walked back from its folder once)."""
+    `<evalpin>` (in linear time: each path is walked back from its folder once); a
+    name at the top (`/evalpin-PID-...` of a cgroup) is left."""
     parts, last = [], 0
     for found in _EVALPIN_FOLDER.finditer(text):
         start = found.start()
         while start > last and text[start - 1] not in _PATH_STOPS:
             start -= 1
+        if start == found.start():
+            continue  # no folder above it: a name (a cgroup's), not a host path
         parts += [text[last:start], "<evalpin>"]
         last = found.end()
     return "".join([*parts, text[last:]])

@@ -16,6 +16,7 @@ from evalpin.core.instrument.importers import import_set
 from evalpin.core.judge.harness_results import read_results
 from evalpin.core.reasons import is_disputed
 from evalpin.run.sandbox import run_item
+from tests.capabilities import lacking
 from tests.clirun import cli
 
 DATA = Path(__file__).resolve().parent / "data" / "benchmarks" / "bigcodebench"
@@ -220,8 +221,11 @@ def test_a_run_crosschecks_with_bigcodebenchs_own_harness(
 ) -> None:
     """The run's samples, exported as BigCodeBench reads them (`solution`), graded by
     its own `untrusted_check` with its calibration, give the same verdicts."""
-    harness = pytest.importorskip("bigcodebench.eval")
-    pytest.importorskip("matplotlib", reason="bigcodebench's own guard imports matplotlib")
+    try:
+        import matplotlib  # noqa: F401 - bigcodebench's own guard imports it
+        from bigcodebench import eval as harness
+    except ImportError as exc:  # a development tool: scripts/ and docs/speed.md say how
+        lacking("BigCodeBench's own harness", f"not installed here ({exc})")
     monkeypatch.chdir(tmp_path)
     assert cli(capsys, "import", "bigcodebench", str(SAMPLE), "--out", "set").code == 0
     right = {t: d["complete_prompt"] + "\n" + d["canonical_solution"] for t, d in TASKS.items()}

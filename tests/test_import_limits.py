@@ -21,6 +21,7 @@ from evalpin.core.instrument.graders.coding import module_name
 from evalpin.core.instrument.graders.surface import RUNTIME_MODULES
 from evalpin.run.sandbox import run_item, shared
 from evalpin.run.sandbox import zygote as fork_server
+from tests.capabilities import need
 from tests.clirun import cli, cli_process
 
 DATA = Path(__file__).resolve().parent / "data" / "benchmarks"
@@ -206,7 +207,7 @@ def test_the_reserved_names_are_every_module_the_runtime_folder_gives(
         shared.close()
     assert outcome.passed, outcome.tail
     if not given:
-        pytest.skip("no namespace backend here: the runtime folder is a copy in each box")
+        need("unshare", "no namespace backend here: the runtime folder is a copy in each box")
     assert given <= RUNTIME_MODULES, given - RUNTIME_MODULES
 
 

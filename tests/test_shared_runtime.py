@@ -61,7 +61,8 @@ def test_one_folder_per_set_of_files_made_once_and_removed_on_close() -> None:
 
 def test_without_namespaces_a_box_keeps_its_own_copy(tmp_path: Path) -> None:
     box = Box(tmp_path, None, None, namespaces=False)
-    folder = isolation._runtime(box, {"m.py": b"A = 1\n"})
+    folder, seen = isolation._runtime(box, {"m.py": b"A = 1\n"})
+    assert seen == folder
     assert folder.is_relative_to(tmp_path)
     assert (folder / "m.py").read_bytes() == b"A = 1\n"
     assert (folder / "evalpin_capture.py").is_file()

@@ -19,12 +19,9 @@ from evalpin.core.instrument.fixtures import CodingItem, load_fixtures
 from evalpin.core.reasons import status_of
 from evalpin.run.sandbox import Isolation, Outcome, run_item
 from evalpin.run.sandbox.backends import OFF_UNENFORCED
-from evalpin.run.sandbox.box import NOBODY
 from evalpin.run.sandbox.probe import probe_isolation
-from tests.test_attack_sandbox import as_nobody, nobodys_venv, open_tmp
+from tests.capabilities import need
 from tests.test_true_grade import _d
-
-__all__ = ["nobodys_venv", "open_tmp"]  # fixtures, shared with test_attack_sandbox
 
 NONE = Isolation("none", OFF_UNENFORCED, "no namespaces (tests)")
 
@@ -65,7 +62,7 @@ def anywhere(request: pytest.FixtureRequest) -> Isolation:
         return NONE
     iso = probe_isolation((request.param,))
     if iso.kind == "none":
-        pytest.skip(f"{request.param} unavailable: {iso.why}")
+        need(request.param, iso.why)
     return iso
 
 
@@ -880,7 +877,7 @@ print(json.dumps({"kind": iso.kind, "why": iso.why, "verdicts": verdicts}))
 
 
 def test_an_unprivileged_grader_shares_the_witnesss_folders_too(
-    open_tmp, backend, nobodys_venv
+    open_tmp, backend, unprivileged
 ) -> None:
     """As a user that is not root (its user namespace joined by pytest's sandbox): the
     corpus of files, process state, packages and loopback passes, a replaced stand-in
@@ -902,10 +899,10 @@ def test_an_unprivileged_grader_shares_the_witnesss_folders_too(
     (open_tmp / "cases.json").write_text(json.dumps(cases))
     work = open_tmp / "work"
     work.mkdir()
-    os.chown(work, NOBODY, NOBODY)
+    os.chown(work, unprivileged.uid, unprivileged.uid)
     argv = ["-I", "-c", AS_USER, backend.kind, str(open_tmp / "cases.json"), str(work)]
     done = subprocess.run(
-        as_nobody(nobodys_venv, *argv), capture_output=True, text=True, timeout=600, cwd="/"
+        unprivileged.argv(*argv), capture_output=True, text=True, timeout=600, cwd="/"
     )
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout)

@@ -16,6 +16,7 @@ from evalpin.core.instrument.graders.tools import grade_golden
 from evalpin.core.instrument.pins import completion_digest, probe_tagged, text_digest
 from evalpin.core.reasons import SANDBOX_ERROR, is_disputed, status_of
 from evalpin.core.records import CaseRecord, Completion, CompletionRequest, Message, Usage
+from evalpin.run.controls import WITNESS_ALONE
 from evalpin.run.executors import GradeJob
 from evalpin.run.plan import Pair, Plan
 from evalpin.run.slots import Slot, SlotError
@@ -162,7 +163,8 @@ class Executor:
                 usage = answer.usage if usage is None else usage + answer.usage
             files = answer_files(answer, item)
             with self.graders:
-                outcome = self.grading.grade(GradeJob(item, files, seed))
+                alone = self.plan.controls.witness == WITNESS_ALONE
+                outcome = self.grading.grade(GradeJob(item, files, seed, witness_alone=alone))
             if outcome.passed or any(map(is_disputed, outcome.reasons)):
                 break
             messages = [

@@ -22,6 +22,9 @@ DEFAULT_TEMPERATURE = 0.0
 DEFAULT_MAX_TOKENS = 2048
 DEFAULT_LOOPS = 0
 NETWORK_NOT_APPLICABLE = "not-applicable"  # golden sets run no model code
+# How a coding run's witness runs: beside the run's other sandboxes (a core to spare: at
+# once with plain pytest), or alone (nothing else of the run alive while it runs).
+WITNESS_BESIDE, WITNESS_ALONE = "beside", "alone"
 
 
 def _env_error(name: str, message: str) -> InputError:
@@ -65,9 +68,13 @@ class Controls:
     network: str
     sources: dict[str, str] = field(default_factory=dict)
     max_turns: int = DEFAULT_MAX_TURNS
+    # Coding sets only: how the witness ran (`beside` the other sandboxes, or `alone`)
+    # and how each limit was enforced here (run/sandbox/limits.py).
+    witness: str | None = None
+    limits: dict[str, str] = field(default_factory=dict)
 
     def values(self) -> dict[str, Any]:
-        return {
+        values = {
             "temperature": self.temperature,
             "seeds": list(self.seeds),
             "max_tokens": self.max_tokens,
@@ -76,6 +83,11 @@ class Controls:
             "network": self.network,
             "item_timeout": "per item, from the fixtures",
         }
+        if self.witness is not None:
+            values["witness"] = self.witness
+        if self.limits:
+            values["limits"] = dict(self.limits)
+        return values
 
 
 def _pick(flag: Any, env: Mapping[str, str], name: str, default: Any) -> tuple[Any, str]:

@@ -31,6 +31,7 @@ from typing import Any, Protocol
 from evalpin.core.errors import InputError
 from evalpin.core.instrument.fixtures import CodingItem
 from evalpin.core.instrument.pins import env_components, env_digest, grader_version
+from evalpin.core.judge.limits_rule import NOT_ENFORCED
 from evalpin.core.reasons import SANDBOX_ERROR
 from evalpin.run.scrub import SECRETISH
 
@@ -51,6 +52,7 @@ class GradeJob:
     files: dict[str, str]
     seed: int
     allow_network: bool = False
+    witness_alone: bool = False  # the witness runs with nothing else of the run alive
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,7 @@ def grade_here(
         secret_names=secret_names,
         allow_network=job.allow_network,
         isolation=isolation,
+        witness_alone=job.witness_alone,
     )
     return GradeResult(
         outcome.passed,
@@ -178,7 +181,10 @@ def machine_facts() -> dict[str, Any]:
     components = env_components(["pytest"], {})
     del components["controls"]
     components["sandbox"] = iso.kind
-    return {"components": components, "network": iso.network, "grader": grader_version()}
+    from evalpin.run.sandbox.limits import enforcement
+
+    facts = {"components": components, "network": iso.network, "grader": grader_version()}
+    return facts | {"limits": enforcement(iso)}
 
 
 def _must_match(facts: dict[str, Any]) -> dict[str, Any]:
@@ -292,6 +298,7 @@ class DaskExecutor:
         self.workers: dict[str, dict[str, Any]] = {}
         self.capacity = 1
         self.network: str | None = None
+        self.limits: dict[str, str] = {}
         self._lost = threading.Event()
 
     @classmethod
@@ -349,6 +356,12 @@ class DaskExecutor:
         self.capacity = 2 * max(1, sum(w.get("nthreads", 1) for w in info.values()))
         enforced = all(f["network"] == "off-enforced" for f in self.workers.values())
         self.network = "off-enforced" if enforced else "off-unenforced"
+        # Each limit as the workers enforce it: the first that does not, else the first's.
+        self.limits: dict[str, str] = {}
+        for facts in self.workers.values():
+            for name, how in facts.get("limits", {}).items():
+                if name not in self.limits or how.startswith(NOT_ENFORCED):
+                    self.limits[name] = how
 
     def describe(self, controls: dict[str, Any]) -> dict[str, Any]:
         """Kind, worker count and each distinct worker env digest (over the run's controls,

@@ -68,16 +68,23 @@ from evalpin.run.sandbox.mounts import Spec
 REPORT = "report.xml"
 
 
-def _runtime(box: Box, files: dict[str, bytes]) -> Path:
+# Where a sandbox with namespaces sees evalpin's runtime folder: one path for every box,
+# so no host path of evalpin's own folders reaches a process (or a tail, or a run file).
+RUNTIME_IN_BOX = Path("/evalpin")
+
+
+def _runtime(box: Box, files: dict[str, bytes]) -> tuple[Path, Path]:
     """A read-only-bound folder with evalpin's own modules for the sandboxed side (and
-    the capture bound every pytest process installs): the process's shared one when the
-    sandboxes have namespaces (`shared.py`), else a copy in the box."""
+    the capture bound every pytest process installs), and where the sandbox sees it:
+    the process's shared one at `RUNTIME_IN_BOX` when the sandboxes have namespaces
+    (`shared.py`; each box reads it through an overlay of its own), else a copy in the
+    box."""
     files = {**files, "evalpin_capture.py": _capture()}
     if box.namespaces:
-        return shared.folder(files)
+        return shared.folder(files), RUNTIME_IN_BOX
     folder = box.folder("runtime")
     write_tree(folder, files)
-    return folder
+    return folder, folder
 
 
 @functools.cache
@@ -133,14 +140,14 @@ class PlainMode:
         self.report: Path | None = None
 
     def specs(self, box: Box, env: dict[str, str], limits: dict[str, int]) -> list[Spec]:
-        runtime = _runtime(box, {})
+        runtime, seen = _runtime(box, {})
         work = box.folder("work")
         ctl, ini = _control(box)
         self.report = ctl / REPORT
         write_tree(work, {**self.candidate, self.item.test_file.name: self.test_source})
         args = pytest_args(str(ini), str(work), str(self.report), self.item.test_file.name)
-        argv = [sys.executable, "-I", "-B", "-c", PLAIN_PYTEST_BOOT, str(runtime), *args]
-        return [Spec(argv, env, work, rw=[work, ctl], ro=[runtime], limits=limits)]
+        argv = [sys.executable, "-I", "-B", "-c", PLAIN_PYTEST_BOOT, str(seen), *args]
+        return [Spec(argv, env, work, rw=[work, ctl], ro_at=[(runtime, seen)], limits=limits)]
 
     def judge(self, box: Box, exit_code: int | None) -> tuple[bool, list[str]]:
         assert self.report is not None
@@ -170,7 +177,7 @@ class ProcessMode:
         self.imports: Path | None = None  # the folder the worker imports the candidate from
 
     def specs(self, box: Box, env: dict[str, str], limits: dict[str, int]) -> list[Spec]:
-        runtime = _runtime(box, _wire())
+        runtime, seen = _runtime(box, _wire())
         ctl, ini = _control(box)
         report, notes = self.report.handed(), self.notes.handed()
         work = box.folder("work")
@@ -227,7 +234,7 @@ class ProcessMode:
                 "-u",
                 "-c",
                 WORKER_BOOT,
-                str(runtime),
+                str(seen),
                 ",".join(map(str, worker_fds)),
                 json.dumps(sorted(modules.values())),
                 str(imports),
@@ -236,7 +243,7 @@ class ProcessMode:
             {k: v for k, v in env.items() if not k.startswith("PYTEST_")},
             work,
             rw=[work],
-            ro=[runtime],
+            ro_at=[(runtime, seen)],
             pass_fds=worker_fds,
             limits=limits,
             **mine,
@@ -247,7 +254,7 @@ class ProcessMode:
         own_limits = {k: v for k, v in limits.items() if k != "RLIMIT_FSIZE"}
         placed = [str(work / p) for p in shown]
         tester = Spec(
-            [sys.executable, "-I", "-B", "-c", PYTEST_BOOT, str(runtime), private, *args],
+            [sys.executable, "-I", "-B", "-c", PYTEST_BOOT, str(seen), private, *args],
             {
                 **env,
                 "EVALPIN_RPC_FDS": ",".join(map(str, tester_fds)),
@@ -259,7 +266,7 @@ class ProcessMode:
                 ),
             },
             work,
-            ro=[runtime],
+            ro_at=[(runtime, seen)],
             pass_fds=(*tester_fds, report, notes),
             limits=own_limits,
             **theirs,
@@ -336,7 +343,7 @@ class InProcessMode:
         self.paths: dict[str, Path] = {}
 
     def specs(self, box: Box, env: dict[str, str], limits: dict[str, int]) -> list[Spec]:
-        runtime = _runtime(box, {"evalpin_guard.py": Path(guard.__file__).read_bytes()})
+        runtime, seen = _runtime(box, {"evalpin_guard.py": Path(guard.__file__).read_bytes()})
         work = box.folder("work")
         ctl, ini = _control(box)
         self.paths = {
@@ -351,9 +358,9 @@ class InProcessMode:
         config = {"out": str(self.paths["guard"]), "canaries": self.canaries}
         os.write(orders_w, json.dumps(config).encode())
         os.close(orders_w)
-        boot = [sys.executable, "-I", "-B", "-c", GUARDED_PYTEST_BOOT, str(runtime)]
+        boot = [sys.executable, "-I", "-B", "-c", GUARDED_PYTEST_BOOT, str(seen)]
         argv = [*boot, str(orders_r), *args]
-        spec = Spec(argv, env, work, rw=[work, ctl], ro=[runtime], pass_fds=(orders_r,))
+        spec = Spec(argv, env, work, rw=[work, ctl], ro_at=[(runtime, seen)], pass_fds=(orders_r,))
         return [dataclasses.replace(spec, limits=limits)]
 
     def judge(self, box: Box, exit_code: int | None) -> tuple[bool, list[str]]:

@@ -23,10 +23,12 @@ from pathlib import Path
 
 import msgspec
 
+from evalpin.core.bounded import MAX_LINE_BYTES
 from evalpin.core.errors import InputError
 from evalpin.core.instrument.pins import grader_version
-from evalpin.core.read.runfile import RunWriter, read_run, trim_torn_tail
-from evalpin.core.records import CaseRecord, RunHeader, Summary, Usage
+from evalpin.core.read.runfile import RecordTooLarge, RunWriter, read_run, trim_torn_tail
+from evalpin.core.reasons import PROVIDER_ERROR
+from evalpin.core.records import ERROR, CaseRecord, RunHeader, Summary, Usage
 from evalpin.run import events, probes
 from evalpin.run.case_executor import Executor
 from evalpin.run.executors import ExecutorLost
@@ -210,7 +212,11 @@ def _run(
     with writer:
         for record in _results(execute, todo, plan.workers, stop, ticker.tick):
             record = scrub_record(record, secrets)  # the one place case records are written
-            writer.write(record)
+            try:
+                writer.write(record)
+            except RecordTooLarge as exc:
+                record = _oversized(record, exc.size)
+                writer.write(record)
             tally.done += 1
             tally.passed += record.passed
             tally.errors += record.errored
@@ -372,3 +378,27 @@ def _results(
                 next_out += 1
         for index in sorted(finished):  # after an interrupt: what finished, past the gap
             yield finished[index]
+
+
+def _oversized(record: CaseRecord, size: int) -> CaseRecord:
+    """A case whose record would pass the reader's line limit (a completion of tens of
+    megabytes of escapes): kept as an error case of its own, `provider_error:oversized`,
+    with its digests and tails but not what made it too large, so the file reads back
+    whole."""
+    why = (
+        f"the case's record ({size:,} bytes) is over the run file's line limit"
+        f" ({MAX_LINE_BYTES:,} bytes): its completion, files and test names are not kept"
+    )
+    return msgspec.structs.replace(
+        record,
+        passed=False,
+        status=ERROR,
+        reasons=[PROVIDER_ERROR("oversized")],
+        text=None,
+        tools=None,
+        turns=None,
+        files=None,
+        failed_tests=None,
+        witness_failed_tests=None,
+        error=why,
+    )

@@ -17,11 +17,13 @@ from typing import Any
 
 from evalpin.core.errors import InputError
 from evalpin.core.instrument.fixtures import KIND_CODING, load_fixtures
+from evalpin.core.judge.limits_rule import unenforced
 from evalpin.core.read.runfile import read_run
 from evalpin.core.records import RunHeader, Summary
 from evalpin.run import events
 from evalpin.run.controls import (
     NETWORK_NOT_APPLICABLE,
+    WITNESS_BESIDE,
     resolve_controls,
     resolve_fixtures,
     resolve_workdir,
@@ -52,6 +54,8 @@ class RunRequest:
     retry_errors: bool = False  # with resume: re-ask the file's error cases
     cluster: str | None = None  # tcp://HOST:PORT of a Dask scheduler, or local:N
     concurrency: int | None = None
+    witness: str | None = None  # "beside" (default) or "alone" (coding sets)
+    allow_unenforced: bool = False  # run even where a limit cannot be enforced
 
 
 def _shown_path(path: Path) -> str:
@@ -97,6 +101,8 @@ def _resume_defaults(request: RunRequest) -> tuple[RunRequest, RunHeader | None]
             else c.get("max_tokens"),
             loops=request.loops if request.loops is not None else c.get("loops"),
             max_turns=request.max_turns if request.max_turns is not None else c.get("max_turns"),
+            witness=request.witness or c.get("witness"),
+            allow_unenforced=request.allow_unenforced,
             jobs=request.jobs,
             out=request.out,
             resume=True,
@@ -144,6 +150,11 @@ def plan_run(request: RunRequest, env: Mapping[str, str]) -> Plan:
         env=env,
         max_turns=request.max_turns,
     )
+    if isolation is not None:
+        from evalpin.run.sandbox.limits import enforcement
+
+        witness = request.witness or WITNESS_BESIDE
+        controls = dataclasses.replace(controls, witness=witness, limits=enforcement(isolation))
     out = request.out or default_out(fixtures, config.label)
     if out.is_dir():
         raise InputError(out, "is a directory; --out names the run file to write")
@@ -179,6 +190,20 @@ def start_run(
         )
     if request.cluster:
         _use_cluster(plan, request.cluster, emit)
+    missing = unenforced(plan.controls.limits)
+    if missing and not request.allow_unenforced:
+        why = "; ".join(missing)
+        message = (
+            f"refused: a limit the items set cannot be enforced here: {why}. Run as root or"
+            " with a delegated cgroup v2 subtree, or pass --allow-unenforced-limits (the"
+            " header records it and the verdict says 'internal')"
+        )
+        if plan.grading is not None:
+            plan.grading.close()
+        emit(events.FailedEvent(out=str(plan.out), message=message))
+        return EXIT_FAILED
+    if missing:
+        emit(events.WarningEvent(f"limits NOT enforced: {'; '.join(missing)}"))
     try:
         slot = open_slot(plan.slot_config)
     except BaseException:
@@ -263,7 +288,8 @@ def _use_cluster(plan: Plan, address: str, emit: Callable[[events.Event], None])
     executor = DaskExecutor.open(address)
     plan.grading = executor
     plan.jobs = executor.capacity
-    plan.controls = dataclasses.replace(plan.controls, network=executor.network)
+    limits = executor.limits or plan.controls.limits  # the workers' own, where they said
+    plan.controls = dataclasses.replace(plan.controls, network=executor.network, limits=limits)
 
 
 def _interrupt_on_sigterm() -> Callable[[], None]:

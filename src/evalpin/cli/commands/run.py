@@ -92,6 +92,21 @@ MAX_CONCURRENCY = 1024
     "provider or sandbox error), finished run or not; every other line stays as it is.",
 )
 @click.option(
+    "--witness",
+    type=click.Choice(["beside", "alone"]),
+    help="Coding sets: how the witness runs. beside (the default): beside the run's"
+    " other sandboxes; alone: with nothing else of the run alive, so no timing channel"
+    " reaches it (slower). Recorded; the verdict names it.",
+)
+@click.option(
+    "--allow-unenforced-limits",
+    "allow_unenforced",
+    is_flag=True,
+    help="Run even where a limit the items set cannot be enforced here (memory without a"
+    " cgroup); the header records it and the verdict says internal. Without it such a"
+    " run refuses to start.",
+)
+@click.option(
     "--progress",
     type=click.Choice(["auto", "bar", "json", "none"]),
     default="auto",
@@ -113,6 +128,8 @@ def run_cmd(
     out: Path | None,
     resume: bool,
     retry_errors: bool,
+    witness: str | None,
+    allow_unenforced: bool,
     progress: str,
 ) -> None:
     """Run a fixture set against a model slot and record a pinned run file.
@@ -144,6 +161,8 @@ def run_cmd(
         out=out,
         resume=resume,
         retry_errors=retry_errors,
+        witness=witness,
+        allow_unenforced=allow_unenforced,
     )
     display = RunDisplay(progress)
     code = start_run(request, os.environ, display.emit)

@@ -26,6 +26,7 @@ from evalpin.core.errors import InputError
 from evalpin.core.instrument.fixtures import KIND_CODING
 from evalpin.core.judge import stats
 from evalpin.core.judge.disclosure import Disclosure, contamination, locate_fixtures
+from evalpin.core.judge.limits_rule import limits_rule, witness_rule
 from evalpin.core.judge.passk import PassAtK, pass_at_k, sample_counts
 from evalpin.core.judge.power import Power, power
 from evalpin.core.judge.published import case_seeds, publication_rule, seeds_rule
@@ -542,6 +543,8 @@ def checklist(
         odd = tiers.recorded_oddity(settings)
         notes.append(tiers.NOT_DECLARED + (f" (recorded {odd} is not a tier)" if odd else ""))
     in_process_rule(h, check)
+    limits_rule(controls, check, INTERNAL)
+    witness_rule(controls, check, INTERNAL)
     cache_rule(run, check)
     probe_rules(run, check, notes)
 

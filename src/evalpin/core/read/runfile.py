@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from evalpin.core.bounded import MAX_LINE_BYTES
 from evalpin.core.files import write_atomic
 
 # What the TUI and the Python API import from here; their home is `core/read/rundata.py`.
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from evalpin.core.read.formats import ReadOptions
 
 __all__ = [
+    "RecordTooLarge",
     "RunBusy",
     "RunFile",
     "RunWriter",
@@ -53,6 +55,15 @@ def read_run(path: str | Path, options: ReadOptions | None = None) -> RunFile:
 
 class RunBusy(OSError):
     """Another process is writing this run file (it holds the file's lock)."""
+
+
+class RecordTooLarge(ValueError):
+    """A record whose line would pass `MAX_LINE_BYTES`: never written, since every reader
+    would then refuse the whole file. `size` is the line's length in bytes."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(f"a record of {size:,} bytes, over the {MAX_LINE_BYTES:,}-byte line limit")
+        self.size = size
 
 
 class RunWriter:
@@ -136,8 +147,12 @@ class RunWriter:
         self._fd = fd
 
     def write(self, record: msgspec.Struct | dict) -> None:
+        """Append one record as one line; `RecordTooLarge` (nothing written) for a line
+        the reader would refuse."""
         obj = msgspec.to_builtins(record) if isinstance(record, msgspec.Struct) else record
         line = json.dumps(obj, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+        if len(line) >= MAX_LINE_BYTES:  # ASCII: one byte a character, newline included
+            raise RecordTooLarge(len(line) + 1)
         view = memoryview((line + "\n").encode("ascii"))
         while view:
             view = view[os.write(self._fd, view) :]

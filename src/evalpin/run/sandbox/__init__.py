@@ -20,8 +20,11 @@ one concern a module, each importing only those before it:
 - `mounts`: a sandboxed process (`Spec`) and the mount plan of its private root;
 - `backends`: unshare and bubblewrap, the wrapper command of each, `Isolation`;
 - `launcher`: the code that runs first inside every sandbox, as a string;
+- `devlocks`: the locks the grader holds on the device nodes every box shares;
+- `fairclock`: a run's timeout on a fair-share clock, and lowering a run that hogs;
 - `execute`: starting, filling, watching and killing the sandboxed processes;
-- `probe`: which backend works here; `item`: grading one item's files (`run_item`).
+- `probe`: which backend works here; `limits`: how each limit is enforced here;
+  `item`: grading one item's files (`run_item`).
 
 Containment, the same for `unshare` and bubblewrap (both get one mount plan: the unshare
 launcher builds it with mount calls, bubblewrap from flags):
@@ -38,9 +41,13 @@ launcher builds it with mount calls, bubblewrap from flags):
   writes reaches the host's disk, and a full one is `sandbox_error:disk`; the witness's
   two sandboxes share theirs (`Spec.base` / `Spec.joins`: the second starts in a copy
   of the first's mount namespace, with its own pid, ipc and uts namespaces);
+- no inode another box has that it can lock, lease or watch: an overlay of its own over
+  every read-only folder, copies of the /etc files, its own /proc/sys; the grader holds
+  every lock on the device nodes;
 - every capability dropped (bounding, ambient and own sets, SECBIT_NOROOT,
-  no_new_privs), so nothing can be unmounted or remounted, and a seccomp filter refusing
-  new user namespaces and foreign system call ABIs;
+  no_new_privs), so nothing can be unmounted or remounted, a session and process group
+  of its own, and a seccomp filter refusing new user namespaces, foreign system call
+  ABIs, kernel keys, watches and what container runtimes refuse (`launcher.REFUSED_CALLS`);
 - a cgroup per item over every process tree of it: at most MAX_PROCESSES processes and
   the item's `memory_mb` (swap included); an OOM kill is `sandbox_error:memory`;
   `setpriv --pdeathsig` ties the tree to the grader, and a later run removes the cgroups
@@ -48,8 +55,9 @@ launcher builds it with mount calls, bubblewrap from flags):
 - rlimits: the item's, and MAX_OPEN_FILES descriptors and MAX_PROCESSES processes (per
   uid: the case's own) per process;
 - an environment built from an allow-list (never inherited PYTHON*, PYTEST_*, keys);
-- a wall-clock timeout, after which every tree is killed; output is read as it comes
-  and only its tail kept, with the sandbox paths made relative and secrets cut.
+- a timeout on a fair-share clock (waiting on a neighbour that hogs is not charged), after
+  which every tree is killed; output is read as it comes and only its tail kept, with the
+  sandbox paths made relative, evalpin's own folders cut and secrets cut.
 Without namespaces only the environment, rlimits, cgroup, process-group kill and timeout
 remain (tested code runs as the grader, root included, on the host's disk), and network
 is recorded off-unenforced.

@@ -57,9 +57,10 @@ def wrapper(
         if root:  # and the launcher may give the box's uid, then drop these too
             args = [tool, *_BWRAP_AS_ROOT, *net, "--die-with-parent", "--cap-drop", "ALL"]
             args += [a for cap in _LAUNCHER_CAPS for a in ("--cap-add", cap)]
-        else:
+        else:  # root of its user namespace, with what the launcher needs, then nothing
             args = [tool, "--unshare-all", *(["--share-net"] if allow_network else [])]
-            args += ["--die-with-parent", "--cap-drop", "ALL"]
+            args += ["--uid", "0", "--gid", "0", "--die-with-parent", "--cap-drop", "ALL"]
+            args += [a for cap in _USERNS_CAPS for a in ("--cap-add", cap)]
         made = {"/"}
         for op, src, dst, opt in plan(spec):
             # Parents made 0755 (bubblewrap makes a bind's missing parents 0700, which
@@ -79,6 +80,10 @@ def wrapper(
                 args += [f"--{op}", dst]
             elif op == "dir":
                 args += ["--dir", dst]
+            elif op == "rebind":  # the launcher binds the box's own entry
+                continue
+            elif op == "empty":
+                args += ["--perms", "0555", "--dir", dst]
             else:
                 args += ["--symlink", src, dst]
         return [*args, "--remount-ro", "/", "--chdir", str(spec.cwd), "--"], None
@@ -87,26 +92,30 @@ def wrapper(
 
 _UNSHARE_REST = ["--ipc", "--uts", "--pid", "--fork", "--kill-child", "--mount-proc", "--"]
 _BWRAP_AS_ROOT = ["--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
-# What the launcher needs under a root bubblewrap to become the box's uid and empty the
-# bounding set; it gives them up before the command runs.
-_LAUNCHER_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
+# What the launcher needs under a root bubblewrap to give every box its own inodes
+# (`launcher.private`), become the box's uid and empty the bounding set; and under a
+# bubblewrap of a grader that is not root, the first and the last. It gives them up
+# before the command runs.
+_LAUNCHER_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_SYS_ADMIN")
+_USERNS_CAPS = ("CAP_SETPCAP", "CAP_SYS_ADMIN")
 
 
 def privileged(iso: Isolation, box: Box) -> bool:
-    """Whether the launcher starts with capabilities to give up (everywhere but under a
-    non-root bubblewrap, which drops them itself, or without namespaces as non-root)."""
-    return box.uid is not None or iso.kind == "unshare"
+    """Whether the launcher starts with capabilities to give up (everywhere but without
+    namespaces as non-root)."""
+    return box.uid is not None or iso.kind in ("unshare", "bwrap")
 
 
-def prefix(box: Box) -> list[str]:
+def prefix(box: Box, index: int = 0) -> list[str]:
     """What runs before the wrapper, in the same process: `setpriv` makes it die with
     the grader (a SIGKILLed grader leaves no sandbox running: unshare's --kill-child and
     bubblewrap's --die-with-parent take the rest down), then a shell moves it into the
-    run's cgroup, so the namespace tools and everything they start are counted."""
+    run's cgroup (and the cpu cgroup of the run's sandbox number `index`), so the
+    namespace tools and everything they start are counted."""
     setpriv = shutil.which("setpriv")
     first = [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
     if box.cgroup is None:
         return first
     script = 'for f in "$@"; do [ "$f" = -- ] && break; echo 0 > "$f" || exit 71; done; '
     script += 'while [ "$1" != -- ]; do shift; done; shift; exec "$@"'
-    return [*first, "/bin/sh", "-c", script, "sh", *box.cgroup.procs, "--"]
+    return [*first, "/bin/sh", "-c", script, "sh", *box.cgroup.procs_for(index), "--"]

@@ -22,9 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalpin.core.instrument.graders.coding import MAX_PROCESSES
+from evalpin.run.sandbox import devlocks, fairclock
 from evalpin.run.sandbox.backends import Isolation, prefix, privileged, wrapper
 from evalpin.run.sandbox.box import Box, fill
 from evalpin.run.sandbox.cgroup import Cgroup, kill_all
+from evalpin.run.sandbox.fairclock import FairClock
 from evalpin.run.sandbox.launcher import LAUNCHER
 from evalpin.run.sandbox.mounts import Spec, after_fill, handed_back, plan
 from evalpin.run.sandbox.zygote import Pooled, Zygote, kind_for, zygote
@@ -51,6 +53,9 @@ class Run:
     timed_out: bool
     output: bytes
     stopped: bool = False  # killed early: `stop` was written to (its grade is not wanted)
+    # Wall seconds not counted against the timeout: waiting for a CPU its neighbours
+    # held (`fairclock.py`).
+    starved: float = 0.0
 
 
 def execute(
@@ -63,10 +68,25 @@ def execute(
     stop: int | None = None,
 ) -> Run:
     """Start every spec, each in a sandbox of its own, and wait for the last one (the
-    one that decides) or the timeout; then kill them all. Their output shares one pipe,
-    read as it comes, of which only the tail is kept. `stop`: a descriptor that, once
-    readable, ends the wait early (the caller's; left open)."""
+    one that decides) or the timeout, counted on a fair-share clock (`fairclock.py`);
+    then kill them all. Their output shares one pipe, read as it comes, of which only
+    the tail is kept. `stop`: a descriptor that, once readable, ends the wait early (the
+    caller's; left open)."""
+    with fairclock.running():
+        return _execute(iso, box, specs, timeout, allow_network, stop)
+
+
+def _execute(
+    iso: Isolation,
+    box: Box,
+    specs: list[Spec],
+    timeout: float,
+    allow_network: bool,
+    stop: int | None,
+) -> Run:
     deadline = time.monotonic() + timeout
+    if iso.kind != "none":
+        devlocks.hold()  # no box can lock the device nodes all of them share
     out_r, out_w = os.pipe()
     procs: list[subprocess.Popen[bytes] | Pooled] = []
     readies: list[int] = []
@@ -76,7 +96,7 @@ def execute(
     started = True
     failure = b""
     try:
-        for spec in specs:
+        for index, spec in enumerate(specs):
             joins = spec.joins and iso.kind != "none"
             if joins and "mnt" not in joined:
                 raise OSError("the sandbox it joins did not start")
@@ -104,6 +124,7 @@ def execute(
                     "plan": steps,
                     "host_mount_ns": os.stat("/proc/self/ns/mnt").st_ino,
                     "host_root": [os.stat("/").st_dev, os.stat("/").st_ino],
+                    "private": iso.kind != "none",
                     "hand_back": [dst for _, dst in private],
                     "hand_back_ns": shared,
                     "hand_back_fd": theirs.fileno() if theirs else None,
@@ -117,8 +138,11 @@ def execute(
                 command = [] if config["inline"] else spec.argv
                 if pool is not None:
                     join = joined if joins else {}
+                    cgroup = box.cgroup.procs_for(index) if box.cgroup is not None else []
                     procs.append(
-                        _spawn(pool, box, spec, config, command, out_w, theirs, allow_network, join)
+                        _spawn(
+                            pool, spec, config, command, out_w, theirs, allow_network, join, cgroup
+                        )
                     )
                 else:
                     if joins:
@@ -128,7 +152,7 @@ def execute(
                     inherited += tuple(joined.values()) if joins else ()
                     procs.append(
                         subprocess.Popen(
-                            [*prefix(box), *wrapped, *launcher, *command],
+                            [*prefix(box, index), *wrapped, *launcher, *command],
                             stdin=subprocess.DEVNULL,
                             stdout=out_w,
                             stderr=out_w,
@@ -177,12 +201,12 @@ def execute(
         return Run(False, False, None, False, failure)
     for channel, private in channels:
         _fill_handed_back(box, channel, private, deadline)
-    left = deadline - time.monotonic()
-    kept, ready, timed_out, stopped = _watch(procs[-1], out_r, readies, left, stop)
+    clock = FairClock(deadline - time.monotonic(), [proc.pid for proc in procs])
+    kept, ready, timed_out, stopped = _watch(procs[-1], out_r, readies, clock, stop)
     for proc in procs:
         _kill_tree(proc, box.cgroup)
     exit_code = None if timed_out or stopped else procs[-1].returncode
-    return Run(True, ready, exit_code, timed_out, kept, stopped)
+    return Run(True, ready, exit_code, timed_out, kept, stopped, round(clock.starved, 3))
 
 
 def _namespaces(iso: Isolation, box: Box, allow_network: bool) -> list[str]:
@@ -213,7 +237,6 @@ def _pool(iso: Isolation, box: Box, inline: dict | None) -> Zygote | None:
 
 def _spawn(
     pool: Zygote,
-    box: Box,
     spec: Spec,
     config: dict,
     command: list[str],
@@ -221,6 +244,7 @@ def _spawn(
     theirs: socket.socket | None,
     allow_network: bool,
     join: dict[str, int],
+    cgroup_procs: list[str],
 ) -> Pooled:
     """One sandboxed process from the fork server: the launcher's config, with its
     ready and hand-back descriptors named, the spec's own descriptors by number, and
@@ -235,7 +259,7 @@ def _spawn(
         "argv": command,
         "env": spec.env,
         "cwd": str(spec.cwd),
-        "cgroup_procs": box.cgroup.procs if box.cgroup is not None else [],
+        "cgroup_procs": cgroup_procs,
         "unshare_net": not allow_network,
         "join": {name: f"join_{name}" for name in join},
     }
@@ -309,12 +333,11 @@ def _watch(
     main: subprocess.Popen[bytes] | Pooled,
     out: int,
     readies: list[int],
-    timeout: float,
+    clock: FairClock,
     stop: int | None = None,
 ):
-    """Read output and readiness until `main` exits, the deadline passes or `stop` is
+    """Read output and readiness until `main` exits, the clock runs out or `stop` is
     readable."""
-    deadline = time.monotonic() + timeout
     kept = bytearray()
     ready = [False] * len(readies)
     timed_out = stopped = False
@@ -327,11 +350,12 @@ def _watch(
             sel.register(stop, selectors.EVENT_READ)
         done = False
         while not (done or stopped):
-            left = deadline - time.monotonic()
-            if left <= 0:
+            if time.monotonic() - clock.last >= fairclock.POLL_S:
+                clock.tick()
+            if clock.expired():
                 timed_out = True
                 break
-            for key, _ in sel.select(left):
+            for key, _ in sel.select(min(clock.left(), fairclock.POLL_S)):
                 if key.fd == stop:
                     stopped = True
                     break

@@ -29,6 +29,7 @@ from evalpin.core.records import TAIL_CHARS
 from evalpin.run.sandbox.backends import NETWORK_ON, Isolation
 from evalpin.run.sandbox.box import Box, scratch
 from evalpin.run.sandbox.execute import execute
+from evalpin.run.sandbox.fairclock import FAIR_CAP
 from evalpin.run.sandbox.mounts import DISK_BYTES
 from evalpin.run.sandbox.probe import probe_isolation
 
@@ -74,6 +75,7 @@ def run_item(
     allow_network: bool = False,
     isolation: Isolation | None = None,
     always_witness: bool = False,
+    witness_alone: bool = False,
 ) -> Outcome:
     """Grade `files` (name -> content, as the model gave them) against `item`'s tests
     (under `candidate: prompt+completion`, the prompt file's text comes first).
@@ -84,6 +86,8 @@ def run_item(
     the witness (the candidate in a worker sandbox, pytest in another on stand-ins), as
     `witness.witnessed` combines them; for `in-process`, one sandbox with tamper checks.
     `always_witness`: the witness runs after a plain fail too (`evalpin check`).
+    `witness_alone`: the witness runs after plain pytest, with no other sandbox of this
+    process alive (`ALONE`): no other box can reach it, even through timing.
     `secret_names` are never passed on and their values are cut from the tails.
     `allow_network` (a set that says `network: allowed`) skips the network namespace;
     `isolation` replaces the probe's choice.
@@ -118,8 +122,11 @@ def run_item(
     if item.isolation != ISOLATION_PROCESS:
         one = grader.once(modes.InProcessMode, item.timeout_s, ITEM_TIMEOUT)
         return outcome(one.passed, one.reasons, one.tail, failed_tests=one.failed_tests)
-    with CORES.claim() as spare:
-        plain, seen = _both(grader, spare, always_witness)
+    if witness_alone:
+        plain, seen = _alone(grader, always_witness)
+    else:
+        with CORES.claim() as spare:
+            plain, seen = _both(grader, spare, always_witness)
     passed, reasons = witnessed(
         (plain.passed, plain.reasons), None if seen is None else (seen.passed, seen.reasons)
     )
@@ -163,6 +170,59 @@ def _both(grader: _Grader, spare: bool, always: bool) -> tuple[_Graded, _Graded 
         os.close(stop_r)
         os.close(stop_w)
     return plain, seen if plain.passed or always else None
+
+
+def _alone(grader: _Grader, always: bool) -> tuple[_Graded, _Graded | None]:
+    """Plain pytest's grade, then (on a pass, or `always`) the witness's with nothing
+    else of this process's sandboxes alive."""
+    from evalpin.run import isolation as modes
+
+    plain = grader.once(modes.PlainMode, grader.item.timeout_s, ITEM_TIMEOUT)
+    if not (plain.passed or always):
+        return plain, None
+    timeout = witness_timeout(grader.item.timeout_s)
+    return plain, grader.once(modes.ProcessMode, timeout, WITNESS_TIMEOUT, alone=True)
+
+
+class _Alone:
+    """Who may run now: any number of sandboxed grades beside each other, or one witness
+    alone. A witness waiting to run alone lets no new grade start, so it waits only for
+    those already running."""
+
+    def __init__(self) -> None:
+        self.turn = threading.Condition()
+        self.running = 0
+        self.waiting = 0
+        self.lone = False
+
+    @contextlib.contextmanager
+    def beside(self) -> Iterator[None]:
+        with self.turn:
+            self.turn.wait_for(lambda: not (self.lone or self.waiting))
+            self.running += 1
+        try:
+            yield
+        finally:
+            with self.turn:
+                self.running -= 1
+                self.turn.notify_all()
+
+    @contextlib.contextmanager
+    def alone(self) -> Iterator[None]:
+        with self.turn:
+            self.waiting += 1
+            self.turn.wait_for(lambda: not (self.lone or self.running))
+            self.waiting -= 1
+            self.lone = True
+        try:
+            yield
+        finally:
+            with self.turn:
+                self.lone = False
+                self.turn.notify_all()
+
+
+ALONE = _Alone()
 
 
 class _Cores:
@@ -215,10 +275,17 @@ class _Grader:
     def __post_init__(self) -> None:
         self.secret_values = _secret_values(self.secret_names)
 
-    def once(self, mode: type, timeout: float, why: str, stop: int | None = None) -> _Graded:
+    def once(
+        self, mode: type, timeout: float, why: str, stop: int | None = None, alone: bool = False
+    ) -> _Graded:
         """One sandboxed run of a mode (`run/isolation.py`) and its own grade; `why`
         names the timeout in the line a timeout adds to the tail; `stop` as `execute`'s
-        (a stopped run's grade is a fail nobody reads)."""
+        (a stopped run's grade is a fail nobody reads); `alone`: with no other sandbox of
+        this process alive (`ALONE`)."""
+        with ALONE.alone() if alone else ALONE.beside():
+            return self._once(mode, timeout, why, stop)
+
+    def _once(self, mode: type, timeout: float, why: str, stop: int | None) -> _Graded:
         item, iso = self.item, self.iso
         prepared = mode(item, self.test_source, self.candidate)
         try:
@@ -229,6 +296,8 @@ class _Grader:
                 specs = prepared.specs(box, env, rlimits(timeout))
                 run = execute(iso, box, specs, timeout, allow_network=self.allow_network, stop=stop)
                 tail = _tail(run.output, box, self.secret_values)
+                if run.starved >= _STARVED_NOTE_S:  # the run says so, whatever the grade
+                    tail = _noted(tail, _starved(run.starved))
                 if run.stopped:
                     return _Graded(False, [TESTS_FAILED()], tail)
                 if not run.ready:
@@ -246,7 +315,8 @@ class _Grader:
                 if run.timed_out:
                     if full:
                         return disk
-                    killed = f"killed after {timeout:g} s ({why})"
+                    killed = f"killed after {timeout:g} s ({why}"
+                    killed += ", on the fair-share clock)" if run.starved else ")"
                     return _Graded(False, [TIMEOUT()], _noted(tail, killed))
                 passed, reasons = prepared.judge(box, run.exit_code)
                 uncarried = _uncarried(prepared, box)
@@ -254,6 +324,7 @@ class _Grader:
                     return disk
                 named = TESTS_FAILED() in reasons or (uncarried and not passed)
                 failed = prepared.failed_tests(box) if named else []
+                failed = [_scrubbed(name, box, self.secret_values) for name in failed]
                 if uncarried:  # named where the tail shows it, after pytest's summary
                     said = _scrubbed(uncarried, box, self.secret_values)
                     tail = _noted(tail, f"the witness could not carry: {said}")
@@ -271,6 +342,17 @@ def _uncarried(prepared: object, box: Box) -> str:
         return ""
     notes = prepared.notes.read().decode("utf-8", "replace").split("\n")
     return "; ".join([line for line in notes if line.strip()][:3])
+
+
+# A run that waited this long for a CPU its neighbours held says so in its tail.
+_STARVED_NOTE_S = 0.5
+
+
+def _starved(seconds: float) -> str:
+    return (
+        f"starved: {seconds:.1f} s spent waiting for a CPU other sandboxes held;"
+        f" not counted against the timeout (at most {FAIR_CAP}x it on the wall clock)"
+    )
 
 
 def _noted(tail: str, note: str) -> str:
@@ -307,6 +389,30 @@ def _scrubbed(text: str, box: Box, secret_values: list[str]) -> str:
     # the witness's report is a descriptor of its own: named as plain pytest's is
     text = _REPORT_FD.sub("generated xml file: report.xml", text)
     text = text.replace(str(box.root), "<sandbox>")
+    # Any other folder of evalpin's own (the shared runtime folder, another case's
+    # scratch), wherever a sandbox read its host path (the mount table names them).
+    text = _evalpin_folders_hidden(text)
     for value in secret_values:
         text = text.replace(value, "[redacted]")
     return text
+
+
+# One of evalpin's scratch folders (`box.scratch`'s names), at the end of a host path.
+_EVALPIN_FOLDER = re.compile(r"/evalpin-\d+-\w+")
+_PATH_STOPS = frozenset(" \t\r\n'\"=:,;()[]<>")
+
+
+def _evalpin_folders_hidden(text: str) -> str:
+    """`text` with each host path up to one of evalpin's scratch folders shown as
+    `<evalpin>` (in linear time: each path is walked back from its folder once); a
+    name at the top (`/evalpin-PID-...` of a cgroup) is left."""
+    parts, last = [], 0
+    for found in _EVALPIN_FOLDER.finditer(text):
+        start = found.start()
+        while start > last and text[start - 1] not in _PATH_STOPS:
+            start -= 1
+        if start == found.start():
+            continue  # no folder above it: a name (a cgroup's), not a host path
+        parts += [text[last:start], "<evalpin>"]
+        last = found.end()
+    return "".join([*parts, text[last:]])

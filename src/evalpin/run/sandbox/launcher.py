@@ -9,6 +9,8 @@ on a pipe, then execs the command, or runs our own `python -c CODE` in its inter
 
 from __future__ import annotations
 
+from evalpin.run.sandbox.mounts import EMPTY
+
 # The launcher runs first inside the sandbox (`python -I -S -c`), configured by a JSON
 # argument, then execs the command. It reports readiness by writing one byte to an
 # inherited pipe, so nothing the tested code does can pass for a setup failure or the
@@ -18,6 +20,8 @@ from __future__ import annotations
 #   host), every private folder a size-capped tmpfs;
 # - hand back: each private folder, opened, sent to the grader over a socket
 #   (SCM_RIGHTS); the grader fills them and answers "g";
+# - private inodes, while the grader fills them: an overlay of the box's own over every
+#   folder bound read-only, copies of the files bound so, its own /proc/sys (`private`);
 # - root (unshare only): pivot into the private root, detach the old one;
 # - privileges: the bounding and ambient sets emptied, SECBIT_NOROOT locked, then the
 #   uid and gids given (the grader is root: a host uid of the case's own, so no host
@@ -29,13 +33,74 @@ from __future__ import annotations
 # Syscall numbers: mount_setattr is 442 and clone3 435 on every arch; pivot_root 155
 # (x86_64) or 41 (generic); unshare 272 / 97, clone 56 / 220 and keyctl 250 / 219
 # (x86_64 / aarch64).
-LAUNCHER_FUNCTIONS = r"""
+
+# What the seccomp filter refuses (EPERM) besides new user namespaces and foreign ABIs:
+# the calls container runtimes' default profiles refuse (Docker's, Podman's), kept to
+# those a grade has no use for, and the ones that would let two boxes share something.
+# name: (x86_64 number, aarch64 number, why).
+REFUSED_CALLS = {
+    # Kernel keys are not namespaced: a key one box adds, any other can read, and it
+    # outlives the case (persistent keyrings last days).
+    "add_key": (248, 217, "kernel keys are shared between boxes and outlive them"),
+    "request_key": (249, 218, "kernel keys are shared between boxes and outlive them"),
+    "keyctl": (250, 219, "kernel keys are shared between boxes and outlive them"),
+    # A watch sees another box open or read a file both have (the device nodes).
+    "inotify_init": (253, None, "a watch sees other boxes use the files both have"),
+    "inotify_init1": (294, 26, "a watch sees other boxes use the files both have"),
+    "fanotify_init": (300, 262, "a watch sees other boxes use the files both have"),
+    # The kernel log: one box can make lines (a crash) that another reads.
+    "syslog": (103, 116, "the kernel log is one for the whole host"),
+    # Large kernel surfaces no test needs (Docker refuses them without a capability).
+    "bpf": (321, 280, "a large kernel surface no test needs"),
+    "perf_event_open": (298, 241, "host-wide counters; a large kernel surface"),
+    "userfaultfd": (323, 282, "a tool for kernel exploits; no test needs it"),
+    "io_uring_setup": (425, 425, "a large kernel surface (refused by Docker)"),
+    "io_uring_enter": (426, 426, "a large kernel surface (refused by Docker)"),
+    "io_uring_register": (427, 427, "a large kernel surface (refused by Docker)"),
+    "open_by_handle_at": (304, 265, "opens host files by handle, past the mounts"),
+    "kexec_load": (246, 104, "host administration"),
+    "kexec_file_load": (320, 294, "host administration"),
+    "init_module": (175, 105, "host administration"),
+    "finit_module": (313, 273, "host administration"),
+    "delete_module": (176, 106, "host administration"),
+    "acct": (163, 89, "host administration"),
+    "swapon": (167, 224, "host administration"),
+    "swapoff": (168, 225, "host administration"),
+    "reboot": (169, 142, "host administration"),
+    "quotactl": (179, 60, "host administration"),
+    "setns": (308, 268, "joining another namespace"),
+    "mount": (165, 40, "the box's mounts are final"),
+    "umount2": (166, 39, "the box's mounts are final"),
+    "pivot_root": (155, 41, "the box's mounts are final"),
+    "open_tree": (428, 428, "the box's mounts are final"),
+    "move_mount": (429, 429, "the box's mounts are final"),
+    "fsopen": (430, 430, "the box's mounts are final"),
+    "fsmount": (432, 432, "the box's mounts are final"),
+    "fspick": (433, 433, "the box's mounts are final"),
+    "mount_setattr": (442, 442, "the box's mounts are final"),
+}
+_X86_64 = tuple(x for x, _, _ in REFUSED_CALLS.values())
+_AARCH64 = tuple(a for _, a, _ in REFUSED_CALLS.values() if a is not None)
+# The host's device nodes a box's /dev holds (bound: the grader holds their locks).
+DEV_NODES = ("null", "zero", "full", "random", "urandom", "tty")
+_NUMBERS = (
+    f"X86_64_REFUSED = {_X86_64}\nAARCH64_REFUSED = {_AARCH64}\n"
+    f"DEV_NODES = {DEV_NODES}\nEMPTY = {EMPTY!r}\n"
+)
+LAUNCHER_FUNCTIONS = (
+    _NUMBERS
+    + r"""
 import ctypes, json, os, platform, resource, sys
 
-DEV_NODES = ("null", "zero", "full", "random", "urandom", "tty")
 DEV_LINKS = (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
              ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2"))
 libc = ctypes.CDLL(None, use_errno=True)
+# Per architecture: its audit id, unshare, clone, and the system calls refused (EPERM)
+# besides new user namespaces; `REFUSED_CALLS` in launcher.py names each and says why.
+REFUSED = {
+    "x86_64": (0xC000003E, 272, 56, X86_64_REFUSED),
+    "aarch64": (0xC00000B7, 97, 220, AARCH64_REFUSED),
+}
 
 def check(result, what):
     if result != 0:
@@ -64,7 +129,7 @@ def build(plan, newroot):
         return path
 
     if newroot:  # else a room in a root already built (a joining sandbox)
-        mount("tmpfs", newroot, "tmpfs", 6, "mode=0755,size=1m")  # MS_NOSUID | MS_NODEV
+        mount("tmpfs", newroot, "tmpfs", 6, "mode=0755,size=4m")  # MS_NOSUID | MS_NODEV
     for op, src, dst, opt in plan:
         if op == "ro":
             path = target(dst, os.path.isfile(src) or dst.startswith("/dev/"))
@@ -87,15 +152,72 @@ def build(plan, newroot):
             os.symlink(src, newroot + dst)
         elif op == "dir":  # where a joining sandbox's own folder goes
             target(dst)
+        elif op == "empty":
+            os.makedirs(newroot + dst, mode=0o555, exist_ok=True)
+
+def escaped(path):
+    return "".join("\\" + c if c in "\\:," else c for c in path)
+
+def mount_points():
+    with open("/proc/self/mountinfo") as table:
+        return [line.split()[4].encode().decode("unicode_escape") for line in table]
+
+def private(plan, root):
+    # Every folder bound read-only into the box becomes an overlay of its own (locks,
+    # leases and notifications live on the overlay's inodes, which no other box has);
+    # every file bound so, a copy in a tmpfs of the box's own; /proc/sys and the like,
+    # the box's own /proc's entries, not the host's.
+    # The second layer an overlay without an upper one needs: the root's empty folder
+    # (the plan's `empty` step), read-only with the root once the box is entered.
+    spare = root + EMPTY
+    files = {}
+    points = mount_points()
+    for op, src, dst, opt in plan:
+        if op != "ro":
+            continue
+        if not os.path.isdir(root + dst):
+            files.setdefault(os.path.dirname(dst), []).append(dst)
+            continue
+        # An overlay hides the mounts below its lower folder (and cannot be made over
+        # mounts a user namespace locked): those get overlays of their own.
+        below = [p for p in points if p.startswith(root + dst + "/")]
+        for folder in below or [root + dst]:
+            option = "lowerdir=" + escaped(folder) + ":" + escaped(spare)
+            try:
+                mount("overlay", folder, "overlay", 7, option)  # RDONLY | NOSUID | NODEV
+            except OSError:
+                pass  # no overlays here (a kernel before 5.11 in a user namespace)
+    for parent, names in files.items():
+        data = {}
+        for name in names:
+            with open(root + name, "rb") as held:
+                data[name] = held.read()
+        size = sum(len(d) for d in data.values()) + 65536
+        mount("tmpfs", root + parent, "tmpfs", 6, "mode=0755,size=" + str(size))
+        for name, content in data.items():
+            fd = os.open(root + name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            view = memoryview(content)
+            while view:
+                view = view[os.write(fd, view):]
+            os.close(fd)
+        mount_setattr(root + parent, 1, 0, 0)
+    for op, src, dst, opt in plan:
+        if op == "rebind":  # the box's own /proc's entry, read-only
+            mount(root + dst, root + dst, None, 4096 | 16384, None)
+            mount_setattr(root + dst, 1, 0, 0x8000)
 
 def hand_back(sock, paths, namespaces=()):
     import socket
     fds = [os.open(p, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW) for p in paths]
     fds += [os.open("/proc/self/ns/" + n, os.O_RDONLY) for n in namespaces]
-    with socket.socket(fileno=sock) as channel:
-        socket.send_fds(channel, [b"h"], fds)
-        for fd in fds:
-            os.close(fd)
+    channel = socket.socket(fileno=sock)
+    socket.send_fds(channel, [b"h"], fds)
+    for fd in fds:
+        os.close(fd)
+    return channel
+
+def filled(channel):
+    with channel:
         if channel.recv(1) != b"g":
             raise OSError("the grader did not fill the private folders")
 
@@ -204,12 +326,9 @@ def drop(uid, privileged):
 
 def no_new_user_namespaces():
     machine = platform.machine()
-    if machine == "x86_64":
-        arch, unshare, clone = 0xC000003E, 272, 56
-    elif machine == "aarch64":
-        arch, unshare, clone = 0xC00000B7, 97, 220
-    else:
+    if machine not in REFUSED:
         return  # documented: the filter exists on x86_64 and aarch64
+    arch, unshare, clone, refused = REFUSED[machine]
     allow, eperm, enosys = 0x7FFF0000, 0x00050001, 0x00050026
     code = [
         (0x20, 0, 0, 4),           # ld arch
@@ -220,6 +339,10 @@ def no_new_user_namespaces():
         (0x06, 0, 0, eperm),
         (0x15, 0, 1, 435),         # clone3: ENOSYS, so libc falls back to clone
         (0x06, 0, 0, enosys),
+    ]
+    for nr in refused:             # what no grade needs and a box could share (keys...)
+        code += [(0x15, 0, 1, nr), (0x06, 0, 0, eperm)]
+    code += [
         (0x15, 1, 0, unshare),
         (0x15, 0, 3, clone),
         (0x20, 0, 0, 16),          # ld the flags (low word of the first argument)
@@ -259,18 +382,28 @@ def launch(cfg, argv):
             if not newroot and [root.st_dev, root.st_ino] == cfg["host_root"]:
                 raise OSError("in the grader's own root")
             build(cfg["plan"], newroot or "")
+        if cfg["private"]:
+            # The box's own inodes, before a sandbox that joins this one copies its mounts.
+            step = "private inodes"
+            private(cfg["plan"], newroot or "")
         if newroot:  # first: a sandbox joining this one starts in this root
             step = "root"
             enter(newroot)
         if cfg["hand_back"] or cfg.get("hand_back_ns"):
             step = "hand back"
-            hand_back(cfg["hand_back_fd"], cfg["hand_back"], cfg.get("hand_back_ns", ()))
+            filled(hand_back(cfg["hand_back_fd"], cfg["hand_back"], cfg.get("hand_back_ns", ())))
         if cfg.get("after"):
             step = "overlay"
             overlay(cfg["after"])
         if cfg["drop"]:
             step = "privileges"
             drop(cfg["uid"], cfg["privileged"])
+        if cfg["drop"]:
+            # A session and process group of its own: nothing of evalpin's outside the
+            # pid namespace (the wrapper, the keeper) is in the candidate's, so kill(0)
+            # or killpg reach only the box.
+            step = "session"
+            os.setsid()
         step = "chdir"
         os.chdir(cfg["cwd"])
         os.write(cfg["ready_fd"], b"1")
@@ -293,6 +426,7 @@ def launch(cfg, argv):
     sys.argv = ["-c", *inline["args"]]
     exec(compile(inline["code"], "<string>", "exec"), {"__name__": "__main__"})
 """
+)
 # The steps as a script: `python -I -S -c LAUNCHER CONFIG [COMMAND...]`. The fork server
 # (zygote.py) runs the same functions in a forked child of its own.
 LAUNCHER = LAUNCHER_FUNCTIONS + "\nlaunch(json.loads(sys.argv[1]), sys.argv[2:])\n"

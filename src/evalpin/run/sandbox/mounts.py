@@ -1,6 +1,12 @@
 """What one sandboxed process is given (`Spec`) and the mount plan of its private root:
-one list of steps (`ro`, `work`, `tmpfs`, `dev`, `proc`, `symlink`, `dir`) that the
-launcher carries out with mount calls under unshare and bubblewrap gets as flags.
+one list of steps (`ro`, `work`, `tmpfs`, `dev`, `proc`, `rebind`, `empty`, `symlink`, `dir`)
+that the launcher carries out with mount calls under unshare and bubblewrap gets as flags.
+
+No inode a box can lock, lease or watch is another box's: what is bound read-only
+becomes, in the launcher (`private`), an overlay of the box's own (a folder) or a copy
+in a tmpfs of its own (a file); `rebind` covers an entry of the box's own /proc. The
+device nodes of `/dev` are the host's: the grader holds every lock on them
+(`devlocks.py`).
 
 The witness's two processes share one set of folders (`base` and `joins`): the first
 builds its root as any sandbox does and hands back its namespaces; the second starts in
@@ -25,6 +31,9 @@ from pathlib import Path
 # The disk cap: each folder a sandbox writes in (its own folders, /tmp, /dev/shm) is a
 # private tmpfs of this size (counted against the item's memory_mb where a cgroup is).
 DISK_BYTES = 256 * 1024**2
+# An empty folder of the box's root: the second, empty layer of every overlay the
+# launcher makes over a read-only folder (read-only with the root once entered).
+EMPTY = "/.empty"
 # Kernel settings under /proc a process that is root somewhere could write.
 PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger")
 
@@ -32,13 +41,12 @@ PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger")
 @dataclass(frozen=True)
 class Spec:
     """One sandboxed process: its command, environment and working folder, the folders
-    it may write (`rw`) and read (`ro`) besides the system, and descriptors it inherits."""
+    it may write (`rw`) and read (`ro_at`) besides the system, and descriptors it inherits."""
 
     argv: list[str]
     env: dict[str, str]
     cwd: Path
     rw: list[Path] = field(default_factory=list)
-    ro: list[Path] = field(default_factory=list)
     pass_fds: tuple[int, ...] = ()
     limits: dict[str, int] = field(default_factory=dict)
     # Writable folders shown at another path (source, where the sandbox sees it).
@@ -55,6 +63,8 @@ class Spec:
     sealed: list[Path] = field(default_factory=list)
     overlay: list[tuple[Path, Path]] = field(default_factory=list)
     noexec: list[Path] = field(default_factory=list)
+    # Read-only folders shown at another path (source, where the sandbox sees it).
+    ro_at: list[tuple[Path, Path]] = field(default_factory=list)
 
 
 @functools.cache
@@ -72,8 +82,11 @@ def system_plan() -> tuple[tuple[str, str, str, object], ...]:
     for name in ("/etc/ld.so.cache", "/etc/localtime"):
         if os.path.isfile(name):
             plan.append(("ro", os.path.realpath(name), name, None))
+    plan += [("empty", "", EMPTY, None)]  # the overlays' second layer (launcher.private)
     plan += [("dev", "", "/dev", None), ("proc", "", "/proc", None)]
-    plan += [("ro", path, path, None) for path in PROC_READ_ONLY if os.path.exists(path)]
+    # The box's own /proc's entries, bound read-only over themselves (never the host's:
+    # every box would share their inodes).
+    plan += [("rebind", "", path, None) for path in PROC_READ_ONLY if os.path.exists(path)]
     plan += [
         ("tmpfs", "1777", "/tmp", DISK_BYTES),
         ("tmpfs", "1777", "/dev/shm", DISK_BYTES),
@@ -94,11 +107,11 @@ def plan(spec: Spec) -> list[tuple[str, str, str, object]]:
     namespace and its own folders."""
     if spec.joins:
         steps: list[tuple[str, str, str, object]] = [("proc", "", "/proc", None)]
-        steps += [("ro", p, p, None) for p in PROC_READ_ONLY if os.path.exists(p)]
+        steps += [("rebind", "", p, None) for p in PROC_READ_ONLY if os.path.exists(p)]
         return steps + [("work", str(p), str(p), DISK_BYTES) for p in spec.rw]
     steps = list(system_plan())
     steps += [("work", str(p), str(p), DISK_BYTES) for p in spec.rw]
-    steps += [("ro", str(p), str(p), None) for p in spec.ro]
+    steps += [("ro", str(src), str(dst), None) for src, dst in spec.ro_at]
     steps += [("work", str(src), str(dst), DISK_BYTES) for src, dst in spec.binds]
     return steps + [("dir", "", str(p), None) for p in spec.mountpoints]
 

@@ -201,8 +201,11 @@ class CursorView(ScrollView, can_focus=True):
         return strip
 
     def _with_cursor(self, strip: Strip) -> Strip:
+        """The line under the cursor, all in the cursor's colours: a tone chosen to read
+        on the widget's background (a status, a series colour) need not read on the
+        cursor's (the light theme's warning on its cursor: 1.7:1)."""
         focused, blurred = self.CURSOR_CLASSES
         cursor = self.get_component_rich_style(focused if self.has_focus else blurred)
-        over = Style(bgcolor=cursor.bgcolor, bold=cursor.bold)
+        over = Style(color=cursor.color, bgcolor=cursor.bgcolor, bold=cursor.bold)
         base = self.base_style
         return Strip([Segment(text, (style or base) + over) for text, style, _ in strip])

@@ -105,6 +105,9 @@ class CursorView(ScrollView, can_focus=True):
 
     def watch_cursor(self, old: int, new: int) -> None:
         self._scroll_into_view(old)
+        # Lines just shown are not laid out yet: a scroll now stops at the old end (the
+        # history opened with its cursor on a run below the rows on screen).
+        self.call_after_refresh(self._scroll_into_view, old)
         for stop in (old, new):
             if 0 <= stop < len(self.stops):
                 self.refresh_line(self.stops[stop])

@@ -69,6 +69,7 @@ scaffold = sorted(
 demo = sorted(p.name for p in Path(root, "runs").glob("*.jsonl"))
 wanted = set(scaffold) | {"evalpin/py.typed", "evalpin/api.py", "evalpin/tui/evalpin.tcss"}
 wanted |= {f"evalpin/demo_runs/{name}" for name in demo}
+wanted |= {f"evalpin/{p.relative_to(root).as_posix()}" for p in Path(root, "fixtures").rglob("*") if p.is_file()}
 missing = sorted(wanted - names)
 assert not missing, f"missing from the wheel: {missing}"
 assert len(demo) >= 5, f"bundled demo: {demo}"

@@ -220,3 +220,29 @@ async def test_the_launch_panel_keeps_its_fields_apart(demo: Path, size) -> None
         assert "runs go to" in text
         status = app.screen.query_one("#launch-status")
         assert status.region.bottom <= app.screen.query_one("#launch").region.bottom
+
+
+@pytest.mark.parametrize("theme", THEMES)
+@pytest.mark.parametrize("size", SIZES, **ids)
+async def test_the_case_is_shown_reviewed_from_anywhere(tmp_path: Path, monkeypatch, size, theme):
+    """The demo laid out as a wheel installs it (`evalpin/demo_runs` and
+    `evalpin/fixtures`, pyproject's force-include), reviewed from an unrelated folder
+    holding a `fixtures/orders/golden.jsonl` of its own: the case is read from the set
+    beside the runs, the one whose bytes the run hashed, not from the look-alike."""
+    package = tmp_path / "site-packages" / "evalpin"
+    shutil.copytree(ROOT / "runs", package / "demo_runs")
+    shutil.copytree(ROOT / "fixtures", package / "fixtures")
+    elsewhere = tmp_path / "elsewhere"
+    fake = elsewhere / "fixtures" / "orders" / "golden.jsonl"
+    fake.parent.mkdir(parents=True)
+    fake.write_text((ROOT / "fixtures/orders/golden.jsonl").read_text().replace("sorry", "sory"))
+    monkeypatch.chdir(elsewhere)
+    runs = package / "demo_runs"
+    app = new_app(runs / "demo-night-1.jsonl", runs / "demo-night-2.jsonl", theme=theme)
+    async with app.run_test(size=size) as pilot:
+        detail = await open_case(pilot, app, "status-late-apology")
+        await wait_for(pilot, lambda: "── case · golden" in detail.text(), "the case itself")
+        text = detail.text()
+        assert "moved or is gone" not in text and "changed since" not in text
+        where = str(package / "fixtures" / "orders" / "golden.jsonl")
+        assert where in "".join(text.split())  # (a long path wraps at a `/`)

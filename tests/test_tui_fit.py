@@ -246,3 +246,39 @@ async def test_the_case_is_shown_reviewed_from_anywhere(tmp_path: Path, monkeypa
         assert "moved or is gone" not in text and "changed since" not in text
         where = str(package / "fixtures" / "orders" / "golden.jsonl")
         assert where in "".join(text.split())  # (a long path wraps at a `/`)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+@pytest.mark.parametrize("size", SIZES, **ids)
+async def test_a_publishable_label_beside_an_unstable_spread_says_what_it_means(
+    demo: Path, size, theme: str
+) -> None:
+    app = coding(theme)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot, app, "verdicts")
+        await pilot.press("v")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "VerdictScreen", "verdict")
+        await pilot.pause()
+        seen: list[str] = []  # the screen, scrolled a page at a time (at 80 x 24 it stacks)
+        for _ in range(8):
+            rows = [" ".join(r.split()) for r in screen_text(app).splitlines()]
+            seen += [r for r in rows if r not in seen]
+            await pilot.press("pagedown")
+            await pilot.pause()
+        text = " ".join(seen)
+        assert "publishable with its variance: the spread across seeds (0.125) is over" in text
+        assert "the task is unstable under this prompt" in text
+        # Said once, under the publishable run's label only (the probe is not publishable).
+        assert text.count("publishable with its variance") == 1
+
+
+def test_the_verdict_command_says_it_in_one_line(capsys) -> None:
+    from tests.clirun import cli
+
+    shown = cli(capsys, "verdict", str(ROOT / "runs" / "demo-coding-publishable.jsonl"))
+    lines = shown.out.splitlines()
+    at = next(k for k, r in enumerate(lines) if r.startswith("label"))
+    assert "publishable" in lines[at] and "publishable with its variance" in lines[at + 1]
+    assert shown.code == 0
+    probe = cli(capsys, "verdict", str(ROOT / "runs" / "demo-coding-probe.jsonl"))
+    assert "with its variance" not in probe.out  # not publishable: nothing to explain

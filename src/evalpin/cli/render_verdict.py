@@ -22,6 +22,8 @@ def print_verdict(run, v) -> None:
         text(("run       ", "dim"), inert_line(run.path), "  ", (inert_line(run.label()), "dim"))
     )
     out.print(text(("label     ", "dim"), (v.label, LABEL_STYLE[v.label])))
+    if v.label_meaning:
+        out.print(text(("          ", "dim"), v.label_meaning))
     for k, check in enumerate(v.checklist):
         mark = ("ok  ", "green") if check.ok else ("FAIL", "bold red")
         out.print(

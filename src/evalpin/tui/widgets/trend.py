@@ -360,10 +360,11 @@ class TrendChart(Widget):
         return out
 
     def _title_row(self, p: Plot, width: int, base: Style) -> Strip:
-        title = self.title
-        if p.mode == ORDER and len(p.points) > 1:
-            title += " · x: run order (started too close together for a time axis)"
-        title = whole_parts(title.split(" · "), width - 1, " · ")
+        parts = self.title.split(" · ")
+        if p.mode == ORDER and len(p.points) > 1:  # said early: it changes how the x axis reads
+            parts[1:1] = ["x: run order"]
+            parts.append("(started too close together for a time axis)")
+        title = whole_parts(parts, width - 1, " · ")
         return Strip([Segment(" " + title, base + self._style("trend--title"))])
 
     def _area_rows(self, p: Plot, base: Style) -> list[Strip]:

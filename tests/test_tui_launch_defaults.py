@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import msgspec
@@ -19,11 +18,9 @@ from textual.widgets import Input, ProgressBar, Select
 from evalpin.core.judge.history import load_history
 from evalpin.core.read.discovery import pair_to_review, peek_header
 from evalpin.run.slots import load_slots
-from evalpin.tui.screens.history import HistoryScreen
 from evalpin.tui.screens.launch import LaunchScreen, starting_slot
-from tests.tuikit import new_app, screen_text, settle, wait_for
+from tests.tuikit import demo_copy, history_shown, new_app, screen_text, settle, wait_for
 
-ROOT = Path(__file__).parent.parent
 SIZES = [(160, 48), (80, 24)]
 
 
@@ -34,10 +31,7 @@ def size_id(size: tuple[int, int]) -> str:
 @pytest.fixture
 def demo(tmp_path: Path) -> Path:
     """The bundled demo's runs, fixtures and slots, in a project folder of its own."""
-    for name in ("runs", "fixtures"):
-        shutil.copytree(ROOT / name, tmp_path / name)
-    shutil.copy(ROOT / "slots.yaml", tmp_path / "slots.yaml")
-    return tmp_path
+    return demo_copy(tmp_path)
 
 
 async def open_panel(pilot, app) -> LaunchScreen:
@@ -160,14 +154,8 @@ async def test_a_launch_into_runs_is_marked_a_reproduction_in_history(demo: Path
         await wait_for(
             pilot, lambda: panel.finished is not None and panel.process is None, "the run", 120
         )
-        await pilot.press("escape")
-        await pilot.press("h")
-        await wait_for(
-            pilot,
-            lambda: isinstance(app.screen, HistoryScreen) and app.screen.history is not None,
-            "history",
-        )
-        await pilot.pause()
+        await pilot.press("escape", "h")
+        await history_shown(pilot, app)
         rows = [r for r in screen_text(app).splitlines() if "-reproduction.jsonl" in r]
         assert len(rows) == 1 and "reproduction " in rows[0].split("internal")[1], rows
     out = Path(panel.finished)

@@ -18,7 +18,6 @@ pop-up's own area is measured there.
 
 from __future__ import annotations
 
-import shutil
 from collections import defaultdict
 from pathlib import Path
 
@@ -27,29 +26,14 @@ from rich.color import Color, ColorSystem
 from textual.screen import ModalScreen
 
 from evalpin.tui.screens.causes import CausesScreen
-from evalpin.tui.screens.history import HistoryScreen
 from evalpin.tui.screens.launch import LaunchScreen
 from evalpin.tui.screens.verdict import VerdictScreen
 from evalpin.tui.widgets.tones import DARK_THEME, LIGHT_THEME
-from tests.tuikit import new_app, painted, settle, wait_for
+from tests.test_tui_contrast import contrast
+from tests.tuikit import demo_copy, history_shown, new_app, painted, settle, wait_for
 
-ROOT = Path(__file__).parent.parent
 FLOOR = 3.0
 SIZES = [(160, 48), (80, 24)]
-
-
-def luminance(colour: Color) -> float:
-    def channel(v: int) -> float:
-        c = v / 255
-        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
-
-    r, g, b = colour.get_truecolor()
-    return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
-
-
-def contrast(a: Color, b: Color) -> float:
-    high, low = sorted((luminance(a), luminance(b)), reverse=True)
-    return (high + 0.05) / (low + 0.05)
 
 
 def drawing(char: str) -> bool:
@@ -91,10 +75,7 @@ class Readings:
 @pytest.fixture
 def demo(tmp_path: Path) -> Path:
     """The bundled demo in a project folder of its own (the launch panel reads it)."""
-    for name in ("runs", "fixtures"):
-        shutil.copytree(ROOT / name, tmp_path / name)
-    shutil.copy(ROOT / "slots.yaml", tmp_path / "slots.yaml")
-    return tmp_path
+    return demo_copy(tmp_path)
 
 
 async def walk_refused_pair(pilot, app, seen: Readings) -> None:
@@ -116,11 +97,7 @@ async def walk_refused_pair(pilot, app, seen: Readings) -> None:
     await wait_for(pilot, lambda: isinstance(app.screen, VerdictScreen), "verdict")
     seen.take(app, "verdict")
     await pilot.press("escape", "h")
-    await wait_for(
-        pilot,
-        lambda: isinstance(app.screen, HistoryScreen) and app.screen.history is not None,
-        "history",
-    )
+    await history_shown(pilot, app)
     await pilot.press("down")
     await pilot.pause()
     seen.take(app, "history")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import html
 import re
+import shutil
 from pathlib import Path
 
 from rich.cells import cell_len
@@ -154,6 +155,28 @@ async def open_case(pilot, app: EvalpinApp, case_id: str, milestone: str = "verd
     return detail
 
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def demo_copy(folder: Path) -> Path:
+    """The bundled demo's runs, fixtures and slots in `folder`, a project of its own."""
+    for name in ("runs", "fixtures"):
+        shutil.copytree(ROOT / name, folder / name)
+    shutil.copy(ROOT / "slots.yaml", folder / "slots.yaml")
+    return folder
+
+
+async def history_shown(pilot, app: EvalpinApp) -> None:
+    """Wait until the history screen is up with its runs read."""
+    from evalpin.tui.screens.history import HistoryScreen
+
+    def shown() -> bool:
+        return isinstance(app.screen, HistoryScreen) and app.screen.history is not None
+
+    await wait_for(pilot, shown, "history")
+    await pilot.pause()
+
+
 def new_app(left, right=None, **kw) -> EvalpinApp:
     return make_app(left, right, cursor_blink=False, **kw)
 
@@ -161,7 +184,9 @@ def new_app(left, right=None, **kw) -> EvalpinApp:
 __all__ = [
     "SIZE",
     "case",
+    "demo_copy",
     "detail_ready",
+    "history_shown",
     "new_app",
     "open_case",
     "painted",

@@ -9,8 +9,8 @@
 #    own `pip wheel` line (docs/tutorial.md); `twine check`;
 # 3. the wheel holds the package data: the `evalpin init` templates, py.typed and the
 #    bundled demo runs (what `evalpin review` opens where ./runs has none);
-# 4. a fresh venv with only the wheel installed, by the tutorial's own
-#    `pip install --find-links` line; from an empty folder: `evalpin
+# 4. a fresh venv with only the wheel installed, by the tutorial's own two
+#    `pip install` lines (`--no-index` first); from an empty folder: `evalpin
 #    --version`, `evalpin review` headless on the bundled demo (Textual's Pilot; it must
 #    show the demo's cases), `evalpin verdict` on a bundled run, the Python API, and
 #    `evalpin init` with check and a replay run in the folder it lays out.
@@ -44,9 +44,10 @@ step "tools venv (build, twine)"
 "$python" -m venv "$work/tools"
 "$work/tools/bin/pip" install -q --disable-pip-version-check build twine
 
-# The tutorial's two install lines (the only wheel build here: CI runs no other).
-mapfile -t tutorial < <(sed -n 's/^\$ \(pip \(wheel\|install --find-links\) .*\)$/\1/p' docs/tutorial.md)
-[ "${#tutorial[@]}" -eq 2 ] || { echo "release-check: docs/tutorial.md: ${#tutorial[@]} pip lines, not 2" >&2; false; }
+# The tutorial's three install lines (the only wheel build here: CI runs no other): the
+# wheel, then evalpin from it alone (--no-index), then its dependencies.
+mapfile -t tutorial < <(sed -n 's/^\$ \(pip \(wheel\|install .*wheels\/\).*\)$/\1/p' docs/tutorial.md)
+[ "${#tutorial[@]}" -eq 3 ] || { echo "release-check: docs/tutorial.md: ${#tutorial[@]} pip lines, not 3" >&2; false; }
 
 step "build the sdist (version $version)"
 if ! "$work/tools/bin/python" -m build --sdist --outdir "$work/dist" "$root" >"$work/build.log" 2>&1; then
@@ -83,6 +84,7 @@ scaffold = sorted(
 demo = sorted(p.name for p in Path(root, "runs").glob("*.jsonl"))
 wanted = set(scaffold) | {"evalpin/py.typed", "evalpin/api.py", "evalpin/tui/evalpin.tcss"}
 wanted |= {f"evalpin/demo_runs/{name}" for name in demo}
+wanted |= {f"evalpin/{p.relative_to(root).as_posix()}" for p in Path(root, "fixtures").rglob("*") if p.is_file()}
 missing = sorted(wanted - names)
 assert not missing, f"missing from the wheel: {missing}"
 assert len(demo) >= 5, f"bundled demo: {demo}"
@@ -99,10 +101,12 @@ print(f"wheel: {len(names)} files ({len(scaffold)} templates, {len(demo)} demo r
       f"sdist: {len(members)} members")
 EOF
 
-step "a fresh venv with the wheel alone, by the tutorial's line: ${tutorial[1]}"
+step "a fresh venv with the wheel alone, by the tutorial's lines: ${tutorial[1]}; ${tutorial[2]}"
 "$python" -m venv "$work/venv"
-read -ra argv <<<"${tutorial[1]}"
-(cd "$work" && "$work/venv/bin/python" -m "${argv[@]}" -q --disable-pip-version-check)
+for line in "${tutorial[1]}" "${tutorial[2]}"; do
+  read -ra argv <<<"${line//evalpin-[0-9.]*-py3-none-any.whl/evalpin-$version-py3-none-any.whl}"
+  (cd "$work" && "$work/venv/bin/python" -m "${argv[@]}" -q --disable-pip-version-check)
+done
 bin="$work/venv/bin"
 empty="$work/empty"
 mkdir "$empty"

@@ -1,5 +1,10 @@
-"""Render the review TUI's main states to screenshots/*.svg with Textual's own export,
-every one of them from the bundled demo (runs/, fixtures/, slots.yaml).
+"""Every picture in screenshots/, from the bundled demo (runs/, fixtures/, slots.yaml):
+the review TUI's main states as SVGs with Textual's own export, then the browser's two
+PNGs in headless Chromium (`scripts/serve_screenshot.py`). One command makes them all:
+
+    python scripts/screenshots.py
+
+(`--svg-only` skips Chromium; without Chromium the command writes the SVGs and fails.)
 
 Deterministic: a copy of the demo in a folder of its own (names relative to it), a fixed
 terminal size and theme, the cursor blink off, the launch panel fed progress events made
@@ -16,11 +21,14 @@ from the demo's own night 2 (no clock in them). Run: python scripts/screenshots.
 - review-80x24.svg: the two nights in an 80 x 24 terminal (list above detail, pins folded);
 - causes.svg: what moved between the nights, by cause (`c`);
 - triage.svg: `status-late-apology` with a review note, the case itself and its lost
-  apology as a word diff.
+  apology as a word diff;
+- serve.png: `evalpin serve` of the refused pair in Chromium, the banner up;
+- report.png: `evalpin diff --html` of the two nights, opened from disk.
 
-Each SVG carries the digest of what it was made from (`inputs_digest`: the demo runs,
-fixtures and slots, the TUI's source and this script), so tests/test_screenshots.py fails
-when a committed picture is older than the demo or the app it shows.
+Each picture carries the digest of what it was made from (`inputs_digest`: the demo runs,
+fixtures and slots, the TUI's source, the served page's and the HTML report's source, and
+these scripts; an SVG in a comment, a PNG in a `tEXt` chunk), so tests/test_screenshots.py
+fails when a committed picture is older than the demo or the app it shows.
 """
 
 from __future__ import annotations
@@ -31,7 +39,9 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import tempfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -52,6 +62,7 @@ NAMES = (
 NIGHT_1 = Path("runs/demo-night-1.jsonl")
 NIGHT_2 = Path("runs/demo-night-2.jsonl")
 ROTATED = Path("runs/demo-night-2-lab_free_2.jsonl")
+PNG_NAMES = ("serve.png", "report.png")
 LATE = "status-late-apology"
 MARK = "<!-- evalpin-screenshot: made by scripts/screenshots.py from the bundled demo; inputs "
 
@@ -63,7 +74,13 @@ def inputs(root: Path = ROOT) -> Iterator[Path]:
     yield root / "slots.yaml"
     tui = root / "src" / "evalpin" / "tui"
     yield from sorted(p for p in tui.rglob("*") if p.suffix in (".py", ".tcss"))
+    cli = root / "src" / "evalpin" / "cli"  # what the browser's pictures show
+    for name in ("render_html.py", "serve_access.py", "serve_server.py", "commands/serve.py"):
+        if (cli / name).is_file():
+            yield cli / name
     yield root / "scripts" / "screenshots.py"
+    if (root / "scripts" / "serve_screenshot.py").is_file():
+        yield root / "scripts" / "serve_screenshot.py"
 
 
 def inputs_digest(root: Path = ROOT) -> str:
@@ -86,6 +103,33 @@ def stamp_of(svg: str) -> str | None:
     for line in svg.splitlines()[:3]:
         if line.startswith(MARK):
             return line[len(MARK) :].removeprefix("sha256:").removesuffix(" -->")
+    return None
+
+
+_PNG_KEY = b"evalpin-screenshot"
+
+
+def stamped_png(data: bytes, digest: str) -> bytes:
+    """The PNG with the digest of its inputs in a `tEXt` chunk right after its header
+    (IHDR), where any PNG reader skips it."""
+    end_of_ihdr = 8 + 8 + 13 + 4  # signature, IHDR's length and type, its data, its CRC
+    body = _PNG_KEY + b"\0" + f"sha256:{digest}".encode()
+    chunk = len(body).to_bytes(4, "big") + b"tEXt" + body
+    chunk += zlib.crc32(b"tEXt" + body).to_bytes(4, "big")
+    return data[:end_of_ihdr] + chunk + data[end_of_ihdr:]
+
+
+def png_stamp_of(data: bytes) -> str | None:
+    """The digest a PNG was stamped with, or None."""
+    at = 8
+    while at + 8 <= len(data):
+        size = int.from_bytes(data[at : at + 4], "big")
+        kind, body = data[at + 4 : at + 8], data[at + 8 : at + 8 + size]
+        if kind == b"tEXt" and body.startswith(_PNG_KEY + b"\0"):
+            return body[len(_PNG_KEY) + 1 :].decode().removeprefix("sha256:")
+        if kind == b"IEND":
+            return None
+        at += 12 + size
     return None
 
 
@@ -265,17 +309,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=Path, default=ROOT / "screenshots")
     parser.add_argument("--only", help="write only this file (the others go to a temp folder)")
+    parser.add_argument("--svg-only", action="store_true", help="no Chromium: the SVGs only")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     digest = inputs_digest()
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) if args.only else args.out.resolve()
-        for path in asyncio.run(shoot(out, digest)):
+        made = asyncio.run(shoot(out, digest))
+        if not args.svg_only and (args.only is None or args.only in PNG_NAMES):
+            sys.path.insert(0, str(ROOT / "scripts"))
+            from serve_screenshot import capture_all
+
+            made += capture_all(out, digest)
+        for path in made:
             if args.only is None:
                 print(f"wrote {path}")
             elif path.name == args.only:
                 target = args.out.resolve() / path.name
-                target.write_text(path.read_text())
+                target.write_bytes(path.read_bytes())
                 print(f"wrote {target}")
 
 

@@ -250,13 +250,19 @@ def test_the_templates_hold_no_secret_value() -> None:
 
 def test_the_ci_job_installs_this_evalpin_as_the_tutorial_does() -> None:
     # No release is on a package index: the job installs the wheel kept in wheels/, with
-    # the very command the tutorial gives (scripts/release_check.sh runs it), pinned.
+    # the very commands the tutorial gives (scripts/release_check.sh runs them), pinned,
+    # and evalpin itself with --no-index (no index is asked for a package of that name).
     job = next(t for t in templates() if t.path == "ci/nightly.yml").data.decode()
     steps = yaml.safe_load(job)["jobs"]["nightly"]["steps"]
     install = next(s["run"] for s in steps if s.get("name") == "Install evalpin")
-    assert install == f"pip install --find-links wheels evalpin=={__version__}"
+    wheel = f"wheels/evalpin-{__version__}-py3-none-any.whl"
+    assert install.splitlines() == [
+        f"pip install --no-index --no-deps {wheel}",
+        f"pip install {wheel}",
+    ]
     tutorial = (Path(__file__).parent.parent / "docs" / "tutorial.md").read_text()
-    assert f"$ {install}\n" in tutorial
+    for line in install.splitlines():
+        assert f"$ {line}\n" in tutorial
     assert "pip wheel --no-deps --wheel-dir wheels" in job
 
 

@@ -255,3 +255,20 @@ def test_the_terminal_refusal_decodes_no_case_from_disk(
     assert cli(capsys, "diff", str(left), str(right), "--artifact", str(artifact)).code == 2
     assert len(json.loads(artifact.read_text())["cases"]) == 90
     assert sum(decoded) == 180  # both sides of every common case, for the artifact
+
+
+def test_a_replay_slot_says_what_pins_it_instead_of_missing_settings(tmp_path, capsys) -> None:
+    """A replay records no slot settings on purpose (it asks no backend): the pins tables
+    say its recording pins it, by sha256, each night its own, never `*missing*`."""
+    left, right = RUNS / "demo-night-1.jsonl", RUNS / "demo-night-2.jsonl"
+    md, page, junit = tmp_path / "r.md", tmp_path / "r.html", tmp_path / "r.xml"
+    args = ("diff", str(left), str(right), "--markdown", str(md), "--html", str(page))
+    assert cli(capsys, *args, "--junit", str(junit)).code == 1
+    digests = [
+        json.loads(p.read_text().splitlines()[0])["slot"]["sha256"][:12] for p in (left, right)
+    ]
+    row = next(r for r in md.read_text().splitlines() if r.startswith("| slot_settings"))
+    assert "*missing*" not in row and "**differs**" not in row
+    assert all(f"pinned by its recording \\(sha256 {d}\\)" in row for d in digests), row
+    assert all(f"pinned by its recording (sha256 {d})" in page.read_text() for d in digests)
+    assert "pinned by its recording" in junit.read_text()

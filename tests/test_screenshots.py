@@ -1,9 +1,10 @@
-"""The pictures show today's demo and today's app (issue 43, point 9).
+"""The pictures show today's demo and today's app (issue 43, point 9; issue 53, point 10).
 
-Every SVG in screenshots/ is made by scripts/screenshots.py from the bundled demo, and
-carries the digest of what it was made from (the demo's runs, fixtures and slots, the
-TUI's source, the script). A committed picture older than the demo or the app fails here:
-regenerate with `python scripts/screenshots.py`.
+Every picture in screenshots/ (the SVGs and the browser's PNGs) is made by
+scripts/screenshots.py from the bundled demo, and carries the digest of what it was made
+from (the demo's runs, fixtures and slots, the TUI's source, the served page's and the
+HTML report's source, the scripts). A committed picture older than the demo or the app
+fails here: regenerate them all with `python scripts/screenshots.py`.
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ def text_of(svg: str) -> str:
 
 
 def test_every_picture_is_one_the_script_makes() -> None:
-    made = set(script().NAMES)
-    assert {p.name for p in SHOTS.glob("*.svg")} == made
+    shots = script()
+    assert {p.name for p in SHOTS.glob("*.svg")} == set(shots.NAMES)
+    assert {p.name for p in SHOTS.glob("*.png")} == set(shots.PNG_NAMES)
 
 
 def test_no_picture_is_older_than_the_demo_or_the_app() -> None:
@@ -43,9 +45,43 @@ def test_no_picture_is_older_than_the_demo_or_the_app() -> None:
         for name in shots.NAMES
         if shots.stamp_of((SHOTS / name).read_text(encoding="utf-8")) != digest
     ]
+    stale += [
+        name
+        for name in shots.PNG_NAMES
+        if shots.png_stamp_of((SHOTS / name).read_bytes()) != digest
+    ]
     assert not stale, (
         f"made from an older demo or app: {', '.join(stale)} (python scripts/screenshots.py)"
     )
+
+
+def test_a_png_stamp_is_read_back_and_the_png_stays_whole(tmp_path: Path) -> None:
+    import struct
+    import zlib
+
+    shots = script()
+
+    # A 1 x 1 PNG, made here: signature, IHDR, one IDAT, IEND.
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return (
+            struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+        )
+
+    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
+    png += chunk(b"IDAT", zlib.compress(b"\0\xff\0\0")) + chunk(b"IEND", b"")
+    assert shots.png_stamp_of(png) is None
+    stamped = shots.stamped_png(png, "ab" * 32)
+    assert shots.png_stamp_of(stamped) == "ab" * 32
+    at, kinds = 8, []  # every chunk's CRC holds: any PNG reader takes it
+    while at < len(stamped):
+        size = struct.unpack(">I", stamped[at : at + 4])[0]
+        kind, body = stamped[at + 4 : at + 8], stamped[at + 8 : at + 8 + size]
+        assert struct.unpack(">I", stamped[at + 8 + size : at + 12 + size])[0] == zlib.crc32(
+            kind + body
+        )
+        kinds.append(kind)
+        at += 12 + size
+    assert kinds == [b"IHDR", b"tEXt", b"IDAT", b"IEND"]
 
 
 def test_the_digest_moves_with_the_demo_and_the_app(tmp_path: Path) -> None:

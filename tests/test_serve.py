@@ -294,7 +294,12 @@ def test_without_textual_serve_the_command_says_how_to_install_it(capsys, monkey
     monkeypatch.setitem(sys.modules, "textual_serve.server", None)  # import now fails
     result = cli(capsys, "serve", "--port", str(free_port()), str(NIGHT2))
     assert result.code == 3
-    assert "pip install 'evalpin[serve]'" in result.err
+    checkout = Path(__file__).resolve().parent.parent  # evalpin runs from this checkout
+    assert f"pip install '{checkout}[serve]'" in result.err
+    # From a wheel the checkout is unknown: the extra's own packages, by their names.
+    monkeypatch.setattr("evalpin.core.extras.checkout", lambda: None)
+    result = cli(capsys, "serve", "--port", str(free_port()), str(NIGHT2))
+    assert result.code == 3 and "pip install 'textual-serve<2,>=1.1'" in result.err
 
 
 # -- issue 40: only the review's own page is answered, and the token is never logged ----
@@ -406,6 +411,7 @@ def test_the_token_never_reaches_a_log_line(tmp_path: Path) -> None:
     printed = f"open {base}/?token={TOKEN}\n"
     text = log.read_text()
     assert text.startswith(printed)
+    assert "Serving" not in text  # textual-serve's own URL, without the token (a 403)
     logged = text[len(printed) :]
     assert logged.count("HTTP/1.1") == 5  # the access log is on: a line per request
     # The console wraps long lines: a token cut in two must not slip through either.
@@ -456,3 +462,117 @@ async def test_a_page_on_another_port_cannot_open_the_websocket(chromium, tmp_pa
         other.shutdown()
         other.server_close()
         stop(proc)
+
+
+# -- issue 50: oversized and malformed requests, and Host forms no browser sends --------
+
+
+def _raw(port: int, head: str) -> bytes:
+    """One request written as given (no client library would send these), the whole
+    answer read."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(head.encode("latin-1"))
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    return answer
+
+
+def _status(answer: bytes) -> int:
+    return int(answer.split(b" ", 2)[1])
+
+
+def test_a_request_too_big_or_malformed_carries_the_token_nowhere(tmp_path: Path) -> None:
+    """A Cookie or URL past aiohttp's 8 KiB line limit, too many headers, a control
+    character in a header: each holds the token; each gets a 400 that says its status
+    alone, and the log names the refusal without a byte of the request."""
+    proc, port, log = _serve_logged(tmp_path)
+    host = f"127.0.0.1:{port}"
+    pad = "q" * 9000
+    heads = {
+        "cookie": f"GET / HTTP/1.1\r\nHost: {host}\r\nCookie: {COOKIE_NAME}={TOKEN}; x={pad}\r\n",
+        "url-first": f"GET /?token={TOKEN}&x={pad} HTTP/1.1\r\nHost: {host}\r\n",
+        "url-last": f"GET /static/{pad}?token={TOKEN} HTTP/1.1\r\nHost: {host}\r\n",
+        "header-name": f"GET / HTTP/1.1\r\nHost: {host}\r\nX-{TOKEN}{pad}: 1\r\n",
+        "control": f"GET / HTTP/1.1\r\nHost: {host}\r\nX-Note: {TOKEN}\x01\r\n",
+        "many": f"GET /?token={TOKEN} HTTP/1.1\r\nHost: {host}\r\n"
+        + "".join(f"X-{i}: {TOKEN}\r\n" for i in range(200)),
+        "method": f"G\x00T /?token={TOKEN} HTTP/1.1\r\nHost: {host}\r\n",
+        "version": f"GET /?token={TOKEN} HTTP/9.{pad}\r\nHost: {host}\r\n",
+    }
+    try:
+        answers = {k: _raw(port, h + "Connection: close\r\n\r\n") for k, h in heads.items()}
+    finally:
+        stop(proc)
+    for name, answer in answers.items():
+        assert _status(answer) == 400, name
+        assert TOKEN.encode() not in answer, name
+        assert answer.endswith(b"\r\n\r\n400: Bad Request\n"), name
+    printed, logged = log.read_text().split("\n", 1)
+    assert printed == f"open http://{host}/?token={TOKEN}"
+    flat = re.sub(r"\s+", "", logged)
+    assert TOKEN not in flat and "q" * 40 not in flat  # no request bytes at all
+    assert "Traceback" not in logged
+    assert logged.count("refused a request from 127.0.0.1: 400") == len(heads)
+
+
+COOKIE_NAME = "evalpin_serve_token"
+
+
+def test_only_the_host_forms_a_browser_sends_are_answered(tmp_path: Path) -> None:
+    """The token given, the Host (and Origin, and the request target) spelled as no
+    browser spells the served origin: 403, no cookie set, nothing of the request echoed."""
+    proc, port, _ = _serve_logged(tmp_path)
+    own = f"127.0.0.1:{port}"
+    forms = {
+        "userinfo": {"Host": f"evil@{own}"},
+        "userinfo-empty": {"Host": f"@{own}"},
+        "path": {"Host": f"{own}/x"},
+        "query": {"Host": f"{own}?a"},
+        "zero-port": {"Host": f"127.0.0.1:0{port}"},
+        "plus-port": {"Host": f"127.0.0.1:+{port}"},
+        "short-address": {"Host": f"127.1:{port}"},
+        "padded-address": {"Host": f"127.000.000.001:{port}"},
+        "hex-address": {"Host": f"0x7f.0.0.1:{port}"},
+        "decimal-address": {"Host": f"2130706433:{port}"},
+        "trailing-dot": {"Host": f"127.0.0.1.:{port}"},
+        "empty-port": {"Host": "127.0.0.1:"},
+        "two-hosts": {"Host": [own, own]},
+        "no-host": {},
+        "origin-userinfo": {"Host": own, "Origin": f"http://evil@{own}"},
+        "origin-path": {"Host": own, "Origin": f"http://{own}/"},
+        "origin-zero-port": {"Host": own, "Origin": f"http://127.0.0.1:0{port}"},
+        "origin-null": {"Host": own, "Origin": "null"},
+        "two-origins": {"Host": own, "Origin": [f"http://{own}", f"http://{own}"]},
+    }
+    targets = {
+        "absolute-other": f"http://evil.example/?token={TOKEN}",
+        "absolute-own": f"http://{own}/?token={TOKEN}",
+        "asterisk": "*",
+    }
+
+    def head(target: str, headers: dict) -> str:
+        lines = [f"GET {target} HTTP/1.1"]
+        for name, value in headers.items():
+            lines += [f"{name}: {v}" for v in (value if isinstance(value, list) else [value])]
+        return "\r\n".join([*lines, "Connection: close", "", ""])
+
+    try:
+        answers = {k: _raw(port, head(f"/?token={TOKEN}", h)) for k, h in forms.items()}
+        answers |= {k: _raw(port, head(t, {"Host": own})) for k, t in targets.items()}
+        answers["own"] = _raw(port, head(f"/?token={TOKEN}", {"Host": own}))
+        answers["own-origin"] = _raw(
+            port, head(f"/?token={TOKEN}", {"Host": own, "Origin": f"http://{own}"})
+        )
+        cookie = {"Host": own, "Cookie": f"{COOKIE_NAME}={TOKEN}"}
+        download = _raw(port, head(f"/download/{TOKEN}", cookie))  # textual-serve's names it
+    finally:
+        stop(proc)
+    assert _status(download) == 404 and TOKEN.encode() not in download
+    for name in ("own", "own-origin"):
+        assert _status(answers.pop(name)) == 200, name
+    for name, answer in answers.items():
+        assert _status(answer) in (400, 403), name
+        assert TOKEN.encode() not in answer, name  # neither a cookie nor an echo

@@ -156,3 +156,47 @@ async def test_a_run_rewritten_by_resume_is_read_anew(tmp_path: Path) -> None:
             )
             writer.rewrite(data)
         await wait_for(pilot, lambda: listed(app) == ["r-one", "r-two"], "read anew")
+
+
+@pytest.mark.parametrize("size", SIZES, ids=size_id)
+async def test_cases_the_writer_has_not_reached_are_not_yet_written(tmp_path: Path, size) -> None:
+    """Beside last night, tonight's cases still to come are `not yet written` while its
+    writer holds the file (not `only left`: the night has not lost them), in the list,
+    the counts and the detail; once the writer is gone, a case it never wrote is what it
+    is, on the left only."""
+    night = {"u-one": [True] * 3, "u-two": [True] * 3, "u-three": [False] * 3}
+    left = write_run(tmp_path / "last.jsonl", grid(night))
+    path = tmp_path / "tonight.jsonl"
+    writer = RunWriter(path, new=True)
+    writer.write(header(run_id="tonight", started_at="2026-11-30T02:00:00Z"))
+    for rec in grid({"u-one": [True] * 3}):
+        writer.write(rec)
+    try:
+        app = new_app(left, path)
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot, app, "verdicts")
+            review = app.review
+            said = f"being written by pid {os.getpid()}"
+            await wait_for(
+                pilot,
+                lambda: said in pins_text(app) or "being written" in screen_text(app),
+                "the writer named",
+            )
+            await wait_for(pilot, lambda: "not yet written 2" in screen_text(app), "counts")
+            await pilot.press("end")
+            await detail_ready(pilot, app)
+            text = screen_text(app)
+            assert "only left" not in text
+            area = review.case_list.region
+            rows = [r[area.x : area.right] for r in text.splitlines()[area.y : area.bottom]]
+            rows = [r for r in rows if "u-three" in r or "u-two" in r]
+            assert len(rows) == 2 and all("not yet written" in r for r in rows), rows
+            assert "u-three   not yet written" in text  # the detail's heading
+            for rec in grid({"u-two": [True] * 3}):
+                writer.write(rec)
+            await wait_for(pilot, lambda: "not yet written 1" in screen_text(app), "u-two")
+            writer.close()  # the writer is gone, its night unfinished
+            await wait_for(pilot, lambda: "only left 1" in screen_text(app), "said as it is")
+            assert "not yet written" not in screen_text(app)
+    finally:
+        writer.close()

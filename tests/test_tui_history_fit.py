@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.tui.screens.history import HistoryScreen
 from evalpin.tui.widgets.history_table import FILE_MARK, WRAP_INDENT, HistoryTable
 from tests.builders import grid, header, write_run
-from tests.tuikit import new_app, screen_text, settle, wait_for
+from tests.tuikit import history_shown, new_app, screen_text, settle
 
 ROOT = Path(__file__).parent.parent
 SIZES = [(160, 48), (80, 24)]
@@ -42,12 +41,7 @@ def whole_or_cut(word: str, words: set[str]) -> bool:
 async def open_history(pilot, app) -> HistoryTable:
     await settle(pilot, app)
     await pilot.press("h")
-    await wait_for(
-        pilot,
-        lambda: isinstance(app.screen, HistoryScreen) and app.screen.history is not None,
-        "history",
-    )
-    await pilot.pause()
+    await history_shown(pilot, app)
     return app.screen.query_one(HistoryTable)
 
 

@@ -125,7 +125,9 @@ async def test_launch_completes_a_replay_run_and_opens_it(project: Path) -> None
         assert panel.events[0].kind == "start"
         assert panel.events[-1].kind == "done"
         out = panel.finished
-        assert Path(out).parent == project / "runs" and read_run(out).complete is True
+        # A folder of its own: runs/ (what a bare `evalpin review` reads) stays as it was.
+        assert Path(out).parent == project / "launches" and read_run(out).complete is True
+        assert sorted(p.name for p in (project / "runs").iterdir()) == ["left.jsonl"]
         await pilot.press("ctrl+o")
         await pilot.pause()
         assert not isinstance(app.screen, LaunchScreen)

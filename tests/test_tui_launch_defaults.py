@@ -9,19 +9,18 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import msgspec
 import pytest
 from textual.widgets import Input, ProgressBar, Select
 
-from evalpin.core.read.discovery import peek_header
+from evalpin.core.judge.history import load_history
+from evalpin.core.read.discovery import pair_to_review, peek_header
 from evalpin.run.slots import load_slots
 from evalpin.tui.screens.launch import LaunchScreen, starting_slot
-from tests.tuikit import new_app, screen_text, settle, wait_for
+from tests.tuikit import demo_copy, history_shown, new_app, screen_text, settle, wait_for
 
-ROOT = Path(__file__).parent.parent
 SIZES = [(160, 48), (80, 24)]
 
 
@@ -32,10 +31,7 @@ def size_id(size: tuple[int, int]) -> str:
 @pytest.fixture
 def demo(tmp_path: Path) -> Path:
     """The bundled demo's runs, fixtures and slots, in a project folder of its own."""
-    for name in ("runs", "fixtures"):
-        shutil.copytree(ROOT / name, tmp_path / name)
-    shutil.copy(ROOT / "slots.yaml", tmp_path / "slots.yaml")
-    return tmp_path
+    return demo_copy(tmp_path)
 
 
 async def open_panel(pilot, app) -> LaunchScreen:
@@ -118,3 +114,56 @@ def test_a_live_slot_starts_from_its_label(demo: Path) -> None:
     chosen = starting_slot(like, demo, load_slots(demo / "slots.yaml"))
     assert chosen.pick == "live" and chosen.inline == "" and "new measurement" in chosen.said
     assert starting_slot(None, demo, {}).pick is None
+
+
+@pytest.mark.parametrize("size", SIZES, ids=size_id)
+async def test_a_launch_leaves_the_demo_as_the_readme_opens_it(demo: Path, size) -> None:
+    """The README's first command (`evalpin review` in the clone) opens the same pair
+    after a launch as before: the run goes to a folder of its own, named in the panel,
+    and its name says it reproduces the left run."""
+    runs = demo / "runs"
+    before = pair_to_review(runs)
+    listed = sorted(p.name for p in runs.iterdir())
+    app = new_app(*before[:2], cwd=demo)
+    async with app.run_test(size=size) as pilot:
+        panel = await open_panel(pilot, app)
+        assert panel.query_one("#out-folder", Input).value == "launches"
+        assert "runs go to launches/" in " ".join(screen_text(app).split())
+        await pilot.press("ctrl+s")
+        await wait_for(
+            pilot, lambda: panel.finished is not None and panel.process is None, "the run", 120
+        )
+        text = " ".join(screen_text(app).split())
+        assert "a reproduction of the left run:" in text and "-reproduction.jsonl" in text
+    out = Path(panel.finished)
+    assert out.parent == demo / "launches" and out.name.endswith("-reproduction.jsonl")
+    assert sorted(p.name for p in runs.iterdir()) == listed
+    assert pair_to_review(runs) == before
+
+
+async def test_a_launch_into_runs_is_marked_a_reproduction_in_history(demo: Path) -> None:
+    """Told to write into runs/, the launch is a third run of night 2's series, marked as
+    the reproduction of night 2 it is (the same recording), in `history` and on `h`."""
+    runs = demo / "runs"
+    app = new_app(runs / "demo-night-2.jsonl", runs / "demo-night-2-lab_free_2.jsonl", cwd=demo)
+    async with app.run_test(size=(160, 48)) as pilot:
+        panel = await open_panel(pilot, app)
+        field = panel.query_one("#out-folder", Input)
+        field.value = "runs"
+        await pilot.press("ctrl+s")
+        await wait_for(
+            pilot, lambda: panel.finished is not None and panel.process is None, "the run", 120
+        )
+        await pilot.press("escape", "h")
+        await history_shown(pilot, app)
+        rows = [r for r in screen_text(app).splitlines() if "-reproduction.jsonl" in r]
+        assert len(rows) == 1 and "reproduction " in rows[0].split("internal")[1], rows
+    out = Path(panel.finished)
+    assert out.parent == runs
+    series = next(s for s in load_history(runs).series if s.runs[0].path.endswith("night-1.jsonl"))
+    marks = {Path(r.path).name: r.reproduces for r in series.runs}
+    assert marks == {
+        "demo-night-1.jsonl": None,
+        "demo-night-2.jsonl": None,
+        out.name: str(runs / "demo-night-2.jsonl"),
+    }

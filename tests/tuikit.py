@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import html
 import re
+import shutil
 from pathlib import Path
 
 from rich.cells import cell_len
@@ -103,6 +104,41 @@ def screen_text(app: EvalpinApp) -> str:
     return "\n".join(out)
 
 
+_BACKGROUND = re.compile(
+    r'<rect fill="(?P<fill>#[0-9a-f]{6})" x="(?P<x>[\d.]+)" y="(?P<y>[\d.]+)" '
+    r'width="(?P<width>[\d.]+)" height="[\d.]+" shape-rendering="crispEdges"/>'
+)
+_FILL = re.compile(r"\.(?P<cls>[\w-]+-r\d+) \{ fill: (?P<fill>#[0-9a-f]{6})")
+_TEXT = re.compile(
+    r'<text class="(?P<cls>[^" ]+)[^"]*" x="(?P<x>[\d.]+)" y="[\d.]+" textLength="[\d.]+" '
+    r'clip-path="url\(#[\w-]+-line-(?P<line>\d+)\)">(?P<text>[^<]*)</text>'
+)
+_LINE = 24.4  # rich's export_svg: the line height, px; rows start 1.5 px down
+
+
+def painted(app: EvalpinApp) -> list[tuple[int, int, str, str, str]]:
+    """Every character on screen as painted: (column, row, character, its colour, the
+    colour behind it), read back from the public `App.export_screenshot` SVG (reverse
+    and dim already applied, as a terminal shows them)."""
+    svg = app.export_screenshot()
+    behind = {
+        (round(float(m["x"]) / _CHAR_WIDTH), round((float(m["y"]) - 1.5) / _LINE)): m["fill"]
+        for m in _BACKGROUND.finditer(svg)
+    }
+    fills = {m["cls"]: m["fill"] for m in _FILL.finditer(svg)}
+    cells = []
+    for m in _TEXT.finditer(svg):
+        column, row = round(float(m["x"]) / _CHAR_WIDTH), int(m["line"])
+        text = html.unescape(m["text"]).replace("\xa0", " ")
+        if (column, row) not in behind or m["cls"] not in fills:
+            continue  # a line's end
+        colour, under = fills[m["cls"]], behind[column, row]
+        for char in text:
+            cells.append((column, row, char, colour, under))
+            column += cell_len(char)
+    return cells
+
+
 async def open_case(pilot, app: EvalpinApp, case_id: str, milestone: str = "verdicts"):
     """Wait for `milestone`, search for the case, and wait until the detail shows it
     (its fixture set read); the detail pane."""
@@ -119,6 +155,28 @@ async def open_case(pilot, app: EvalpinApp, case_id: str, milestone: str = "verd
     return detail
 
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def demo_copy(folder: Path) -> Path:
+    """The bundled demo's runs, fixtures and slots in `folder`, a project of its own."""
+    for name in ("runs", "fixtures"):
+        shutil.copytree(ROOT / name, folder / name)
+    shutil.copy(ROOT / "slots.yaml", folder / "slots.yaml")
+    return folder
+
+
+async def history_shown(pilot, app: EvalpinApp) -> None:
+    """Wait until the history screen is up with its runs read."""
+    from evalpin.tui.screens.history import HistoryScreen
+
+    def shown() -> bool:
+        return isinstance(app.screen, HistoryScreen) and app.screen.history is not None
+
+    await wait_for(pilot, shown, "history")
+    await pilot.pause()
+
+
 def new_app(left, right=None, **kw) -> EvalpinApp:
     return make_app(left, right, cursor_blink=False, **kw)
 
@@ -126,9 +184,12 @@ def new_app(left, right=None, **kw) -> EvalpinApp:
 __all__ = [
     "SIZE",
     "case",
+    "demo_copy",
     "detail_ready",
+    "history_shown",
     "new_app",
     "open_case",
+    "painted",
     "pair",
     "screen_text",
     "settle",

@@ -110,6 +110,14 @@ def _print_series(out, series) -> None:  # series: history.Series
                 (inert_line(Path(run.path).name), "dim"),
             )
         )
+        if run.reproduces is not None:
+            out.print(
+                text(
+                    ("      reproduction of ", "bold"),
+                    inert_line(Path(run.reproduces).name),
+                    ": the same recorded answers replayed; it measures nothing new",
+                )
+            )
         if v.non_deterministic:
             listed = ", ".join(
                 f"{inert_line(c)} ({seed_text(s, run.repeat_label)})"

@@ -23,6 +23,8 @@ def print_verdict(run, v) -> None:
     )
     out.print(text(("label     ", "dim"), (v.label, LABEL_STYLE[v.label])))
     width = max((len(c.rule) for c in v.checklist), default=0) + 2
+    if v.label_meaning:
+        out.print(text(("          ", "dim"), v.label_meaning))
     for k, check in enumerate(v.checklist):
         mark = ("ok  ", "green") if check.ok else ("FAIL", "bold red")
         out.print(

@@ -21,14 +21,11 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-import logging
 import re
 import secrets
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 
-from aiohttp import WSMsgType, web
-from textual_serve.server import Server
+from aiohttp import web
 
 COOKIE = "evalpin_serve_token"
 TOKEN_ENV = "EVALPIN_SERVE_TOKEN"
@@ -36,6 +33,19 @@ DEFAULT_SESSIONS = 4
 DEFAULT_IDLE_S = 30 * 60
 
 _REFUSED = "<!doctype html><title>evalpin serve</title><p>{}</p>"
+
+
+def _plain(status: int, reason: str) -> web.Response:
+    """An answer that says its status and nothing of the request."""
+    return web.Response(status=status, text=f"{status}: {reason}\n")
+
+
+def _echoes(response: web.StreamResponse, token: str) -> bool:
+    """Whether an answer carries the token anywhere but the cookie that keeps it."""
+    body = response.body if isinstance(response, web.Response) else None
+    if isinstance(body, bytes) and token.encode() in body:
+        return True
+    return any(token in v for k, v in response.headers.items() if k.lower() != "set-cookie")
 
 
 def new_token() -> str:
@@ -48,19 +58,39 @@ _OWN_FETCH = ("same-origin", "none")
 _FRAMING = {"X-Frame-Options": "DENY", "Content-Security-Policy": "frame-ancestors 'none'"}
 
 
-def _host_port(authority: str) -> tuple[str, int | None] | None:
-    """(host, port) of a `Host` value or an origin's authority; None when malformed."""
-    try:
-        split = urlsplit("//" + authority)
-        host, port = split.hostname, split.port
-    except ValueError:
+# An authority as a browser writes it for an http origin: a lower-case name or dotted
+# address, or a bracketed IPv6 address, then a port without a leading zero (none for 80).
+# No userinfo (`evil@`), no path, no trailing dot, no other spelling of an address.
+_AUTHORITY = re.compile(
+    r"(?P<host>\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(?::(?P<port>[1-9][0-9]{0,4}))?"
+)
+
+
+def _host_port(authority: str) -> tuple[str, int] | None:
+    """(host, port) of a `Host` value or an origin's authority in the one form a browser
+    sends; None for any other form."""
+    match = _AUTHORITY.fullmatch(authority)
+    if match is None:
         return None
-    return (host, port) if host else None
+    host, port = match["host"], int(match["port"] or 80)
+    if match["port"] == "80" or port > 65535:
+        return None  # a browser leaves the default port out
+    bare = host.strip("[]")
+    try:
+        address = ipaddress.ip_address(bare)
+    except ValueError:
+        if host.startswith("[") or re.fullmatch(r"[0-9.]+|0x.*", host):
+            return None  # brackets around no IPv6 address, or `127.1`: no browser's form
+        return host, port
+    if str(address) != bare or (address.version == 6) != host.startswith("["):
+        return None  # `127.000.0.1`, `[::0001]`: a browser writes an address one way
+    return host, port
 
 
 def _same_host(given: str, served: str) -> bool:
-    """Whether two host names or addresses are the same (`::1` and `[::1]` alike)."""
-    given, served = given.strip("[]").lower(), served.strip("[]").lower()
+    """Whether a browser's host (canonical, from `_host_port`) names the served host
+    (as given on the command line: `::1` or `[::1]`, any case)."""
+    given, served = given.strip("[]"), served.strip("[]").lower()
     try:
         return ipaddress.ip_address(given) == ipaddress.ip_address(served)
     except ValueError:
@@ -81,25 +111,25 @@ class Access:
 
     def _foreign(self, request: web.Request) -> str | None:
         """Why a request does not come from the served page, or None when it does."""
-        host = _host_port(request.headers.get("Host", ""))
-        if host is None or (host[1] or 80) != self.port:
+        if not request.raw_path.startswith("/"):
+            return "the request target"  # absolute-form (`GET http://...`): a proxy's
+        hosts = request.headers.getall("Host", [])
+        host = _host_port(hosts[0]) if len(hosts) == 1 else None
+        if host is None or host[1] != self.port:
             return "Host"
         wildcard = self.host in _WILDCARD  # any of the machine's addresses is served
         if not wildcard and not _same_host(host[0], self.host):
             return "Host"
-        origin = request.headers.get("Origin")
-        if origin is None:
+        origins = request.headers.getall("Origin", [])
+        if len(origins) > 1:
+            return "Origin"
+        if not origins:
             if request.path == "/ws":
                 return "Origin"  # browsers always send one with a websocket
         else:
-            split = urlsplit(origin)
-            try:
-                port = split.port or 80
-            except ValueError:
-                return "Origin"
-            if split.scheme != "http" or port != self.port or split.hostname is None:
-                return "Origin"
-            if not _same_host(split.hostname, host[0] if wildcard else self.host):
+            scheme, _, authority = origins[0].partition("://")
+            origin = _host_port(authority)
+            if scheme != "http" or origin is None or origin != host:
                 return "Origin"
         if request.headers.get("Sec-Fetch-Site", "none") not in _OWN_FETCH:
             return "Sec-Fetch-Site"
@@ -117,7 +147,12 @@ class Access:
 
     @web.middleware
     async def middleware(self, request: web.Request, handler):
-        response = await self._answer(request, handler)
+        try:
+            response = await self._answer(request, handler)
+        except web.HTTPException as exc:  # a handler's 404 (a download's names its key)
+            response = _plain(exc.status, exc.reason)
+        if self.token is not None and _echoes(response, self.token):
+            response = _plain(500, "Internal Server Error")
         response.headers.update(_FRAMING)
         return response
 
@@ -151,73 +186,3 @@ class Access:
         if by_query and self.token is not None:
             response.set_cookie(COOKIE, self.token, httponly=True, samesite="Strict")
         return response
-
-
-class _IdleSocket:
-    """The browser's websocket, ending the message loop after `idle_s` of silence."""
-
-    def __init__(self, websocket: web.WebSocketResponse, idle_s: float) -> None:
-        self._ws, self._idle = websocket, idle_s
-
-    def __aiter__(self) -> _IdleSocket:
-        return self
-
-    async def __anext__(self):
-        try:
-            message = await self._ws.receive(timeout=self._idle)
-        except TimeoutError:
-            await self._ws.close(message=b"idle: closed by evalpin serve")
-            raise StopAsyncIteration from None
-        if message.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED):
-            raise StopAsyncIteration
-        return message
-
-    def __getattr__(self, name: str):
-        return getattr(self._ws, name)
-
-
-# A token in a query string (`?token=...`, also in a logged Referer), whatever its value.
-_QUERY_TOKEN = re.compile(r"([?&]token=)[^&\s\"']*")
-
-
-class _NoToken(logging.Filter):
-    """Cuts the token, and any `token=` query value, from a record's message."""
-
-    def __init__(self, token: str | None) -> None:
-        super().__init__()
-        self._token = token
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        clean = _QUERY_TOKEN.sub(r"\1[redacted]", message)
-        if self._token:
-            clean = clean.replace(self._token, "[redacted]")
-        if clean != message:
-            record.msg, record.args = clean, None
-        return True
-
-
-class GuardedServer(Server):
-    """textual-serve's server behind the door above; its own handlers unchanged."""
-
-    def __init__(self, *args, access: Access, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.access = access
-
-    def initialize_logging(self) -> None:
-        """textual-serve's logging, with the token cut from every record every handler
-        writes (aiohttp's access log logs each request's line and Referer) and no
-        local variables in tracebacks."""
-        super().initialize_logging()
-        for handler in logging.getLogger().handlers:
-            if hasattr(handler, "tracebacks_show_locals"):
-                handler.tracebacks_show_locals = False
-            handler.addFilter(_NoToken(self.access.token))
-
-    async def _make_app(self) -> web.Application:
-        app = await super()._make_app()
-        app.middlewares.append(self.access.middleware)
-        return app
-
-    async def _process_messages(self, websocket, app_service) -> None:
-        await super()._process_messages(_IdleSocket(websocket, self.access.idle_s), app_service)

@@ -29,13 +29,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evalpin.core.errors import InputError
+from evalpin.core.extras import install_hint
 from evalpin.core.instrument.fixtures import CodingItem
 from evalpin.core.instrument.pins import env_components, env_digest, grader_version
 from evalpin.core.judge.limits_rule import NOT_ENFORCED
 from evalpin.core.reasons import SANDBOX_ERROR
 from evalpin.run.scrub import SECRETISH
 
-INSTALL_HINT = "install the cluster extra: pip install 'evalpin[cluster]'"
 LOCAL_PREFIX = "local:"
 CONNECT_TIMEOUT_S = 30
 # Worker deaths one item may cause before it is recorded as sandbox_error:worker_lost.
@@ -308,7 +308,8 @@ class DaskExecutor:
         try:
             from distributed import Client
         except ImportError:
-            raise InputError("--cluster", f"needs dask.distributed: {INSTALL_HINT}") from None
+            hint = install_hint("cluster")
+            raise InputError("--cluster", f"needs dask.distributed: {hint}") from None
         host = LocalClusterProcess(count) if count is not None else None
         try:
             scheduler = host.address if host else target

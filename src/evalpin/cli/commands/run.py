@@ -24,7 +24,8 @@ MAX_CONCURRENCY = 1024
 @click.option(
     "--slot",
     "slot",
-    help="Slot label from the slots file, or LABEL=replay:PATH[,tier=free|dedicated|local].",
+    help="Slot label from the slots file, or an inline replay: LABEL=replay:PATH, with"
+    " ,tier=TIER to declare its backend (free, dedicated or local).",
 )
 @resolved_later(
     "--slots",
@@ -80,7 +81,7 @@ MAX_CONCURRENCY = 1024
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Run file to write.",
-    shown="runs/DATE-SLOT-HASH.jsonl",
+    shown="a new file in runs/",
 )
 @click.option(
     "--resume", is_flag=True, help="Finish the missing cases of an unfinished --out file."

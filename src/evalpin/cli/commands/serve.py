@@ -19,8 +19,8 @@ from pathlib import Path
 import click
 
 from evalpin.cli.option_kinds import bounded
+from evalpin.core.extras import install_hint
 
-INSTALL_HINT = "evalpin serve needs textual-serve: pip install 'evalpin[serve]'"
 # What a served review app needs from the environment off loopback; nothing else passes.
 SERVED_ENV = ("PATH", "HOME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR")
 
@@ -100,9 +100,11 @@ def serve_cmd(
     try:
         import textual_serve.server  # noqa: F401
     except ImportError:
-        raise click.ClickException(INSTALL_HINT) from None
+        hint = install_hint("serve")
+        raise click.ClickException(f"evalpin serve needs textual-serve: {hint}") from None
 
-    from evalpin.cli.serve_access import TOKEN_ENV, Access, GuardedServer, new_token
+    from evalpin.cli.serve_access import TOKEN_ENV, Access, new_token
+    from evalpin.cli.serve_server import GuardedServer
 
     loopback = is_loopback(host)
     if no_token and not loopback:
@@ -119,9 +121,9 @@ def serve_cmd(
         )
     shown = f"[{host}]" if ":" in host else host
     if token is None:
-        click.echo(f"serving without a token: anyone on this machine can open {shown}", err=True)
+        ready = f"serving without a token: anyone on this machine can open http://{shown}:{port}/"
     else:
-        click.echo(f"open http://{shown}:{port}/?token={token}", err=True)
+        ready = f"open http://{shown}:{port}/?token={token}"
     access = Access(token, max_sessions=max_sessions, idle_s=idle_s, host=host, port=port)
     GuardedServer(
         review_command(runs, launch=loopback),
@@ -129,4 +131,5 @@ def serve_cmd(
         port=port,
         title="evalpin review",
         access=access,
+        ready=lambda: click.echo(ready, err=True),
     ).serve()

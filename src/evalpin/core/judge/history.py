@@ -332,6 +332,7 @@ def load_history(folder: str | Path, options: ReadOptions | None = None) -> Hist
         for members in members_list:
             for before, after in pairwise(members):
                 after.env_change = env_changes(before, after)
+            _mark_reproductions(members)
             first = members[0]
             s = Series(len(series) + 1, track, dict(first.pins), members)
             if not first.missing:
@@ -344,6 +345,26 @@ def load_history(folder: str | Path, options: ReadOptions | None = None) -> Hist
                 breaks.append(_break(previous, s))
             previous = s
     return History(str(folder), series, breaks, unreadable)
+
+
+def recording(run: HistoryRun) -> str | None:
+    """What a replay run replayed, under which controls (the recording's sha256 and the
+    controls, as JSON), else None: two runs with the same are one measurement twice."""
+    digest = run.slot.get("sha256")
+    if run.slot.get("provider") != "replay" or not isinstance(digest, str) or not digest:
+        return None
+    return msgspec.json.encode([digest, run.controls]).decode()
+
+
+def _mark_reproductions(members: list[HistoryRun]) -> None:
+    """Mark each run of a series that replayed what an earlier one did, as it did."""
+    first: dict[str, str] = {}
+    for run in members:
+        replayed = recording(run)
+        if replayed in first:
+            run.reproduces = first[replayed]
+        elif replayed is not None:
+            first[replayed] = run.path
 
 
 def run_break(before: HistoryRun, after: HistoryRun) -> Break:

@@ -36,7 +36,7 @@ from evalpin.core.judge.paired import PairedStats, paired_stats
 from evalpin.core.judge.series import Change, moved_parts
 from evalpin.core.read.notes import Note, NoteBook, notes_json
 from evalpin.core.read.rundata import RunFile
-from evalpin.core.records import CaseRecord, CaseRow
+from evalpin.core.records import CaseRecord, CaseRow, RunHeader
 
 REFUSE_LINE = "REFUSE_DIFF: triple mismatch, not a prompt regression"
 # `diff`'s exit codes (DESIGN: commands), decided here once for every caller.
@@ -69,6 +69,9 @@ class Side:
     incomplete: bool
     pins: dict[str, str | None]
     repeat_label: str = "seed"  # what the run calls its repeat key: seed, epoch, repeat
+    # What a pin left empty on purpose says instead (a replay slot has no settings: its
+    # recording pins it), for the pins tables only; `pins` keeps what was recorded.
+    instead: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "label": self.label, "complete": self.complete}
@@ -237,12 +240,14 @@ class DiffReport:
 
     def pin_rows(self) -> list[tuple[str, str | None, str | None, bool]]:
         """(pin, left, right, differs) for the pins tables. Missing on both sides is
-        shown as missing, not marked as differing (a replay slot records no settings)."""
+        not marked as differing; a pin empty on purpose says what pins the run instead
+        (`Side.instead`: a replay slot records no settings, its recording pins it)."""
         rows = []
         for key in PIN_ROWS:
             lv = self.left.pins.get(key) if self.left else None
             rv = self.right.pins.get(key)
-            rows.append((key, lv, rv, lv != rv))
+            lshown = lv or (self.left.instead.get(key) if self.left else None)
+            rows.append((key, lshown, rv or self.right.instead.get(key), lv != rv))
         return rows
 
     @property
@@ -421,7 +426,19 @@ def side_of(run: RunFile) -> Side:
         incomplete=run.complete is False or run.torn,
         pins={k: v or None for k, v in pins.items()},
         repeat_label=run.repeat_label,
+        instead=_pinned_instead(h, pins["slot_settings"]),
     )
+
+
+def _pinned_instead(header: RunHeader | None, settings: str | None) -> dict[str, str]:
+    """A replay slot's settings digest is null by design (it asks no backend); what
+    pins it is its recording, by sha256."""
+    slot = header.slot if header is not None else {}
+    if settings or slot.get("provider") != "replay":
+        return {}
+    digest = slot.get("sha256")
+    recorded = f"sha256 {digest[:12]}" if isinstance(digest, str) and digest else "its file"
+    return {"slot_settings": f"none: a replay, pinned by its recording ({recorded})"}
 
 
 def shown_part(value: object) -> str:

@@ -111,6 +111,10 @@ class HistoryRun:
     prompt_parts: dict[str, Any] = field(default_factory=dict)
     # Set when series are built: the env components that moved since the previous run.
     env_change: list[Change] | None = None
+    # Set when series are built: the earlier run of the series (its path) whose recorded
+    # answers this run replayed again (the same replay file, by its sha256, under the same
+    # controls). It measures nothing new: a reproduction, not a night.
+    reproduces: str | None = None
 
     @property
     def key(self) -> Key:
@@ -151,6 +155,7 @@ class HistoryRun:
                 None if self.env_change is None else [c.to_json() for c in self.env_change]
             ),
             "repeat_mismatches": [{"case_id": c, "seed": s} for c, s in v.repeat_mismatches],
+            "reproduces": self.reproduces,
         }
 
 

@@ -113,6 +113,20 @@ class Verdict:
         return self.spread > self.band
 
     @property
+    def label_meaning(self) -> str | None:
+        """What a `publishable` label means beside an unstable spread, in one line every
+        face shows under the label: the rule holds (pins, seeds), so the score may be
+        published, but only with its per-seed rates and spread, and the spread says the
+        task does not hold still under this prompt. None otherwise."""
+        if self.label != PUBLISHABLE or not self.unstable or self.nothing_judged:
+            return None
+        return (
+            f"publishable with its variance: the spread across seeds ({self.spread:.3f}) is"
+            f" over the band ({self.band:.3f}), so the task is unstable under this prompt;"
+            " publish the per-seed rates and the spread with the score"
+        )
+
+    @property
     def nothing_judged(self) -> bool:
         """Not one case could be judged: no pass rate, spread or interval exists (every
         face says `NOTHING_JUDGED` instead of a spread of 0 that reads as stable)."""
@@ -149,6 +163,7 @@ class Verdict:
             "spread": None if self.nothing_judged else self.spread,
             "band": self.band,
             "unstable": self.unstable,
+            "label_meaning": self.label_meaning,
             "flaky_cases": self.flaky_cases,
             "repeat_mismatches": [{"case_id": c, "seed": s} for c, s in self.repeat_mismatches],
             "non_deterministic": self.non_deterministic,

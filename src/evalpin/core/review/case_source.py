@@ -27,9 +27,11 @@ from pathlib import Path
 
 from evalpin.core.errors import InputError
 from evalpin.core.instrument.fixtures import FIXTURE_KINDS, KIND_CODING, CodingItem, load_fixtures
+from evalpin.core.instrument.pins import dataset_hash
 from evalpin.core.records import FixturesInfo
 
 TEXT_BYTES = 256 * 1024  # of a prompt or test file read for display
+MAX_FIXTURE_BYTES = 64 << 20  # a set hashed to tell which candidate is the run's
 SETS_KEPT = 4
 
 Stamp = tuple[str, int, int]  # (file, mtime_ns, size)
@@ -173,6 +175,7 @@ class CaseSources:
         self._lock = threading.Lock()
         self._loading: dict[Stamp, threading.Lock] = {}
         self._located: dict[tuple[str, str, str, str], Located] = {}
+        self._hashes: dict[Stamp, str] = {}  # each candidate set's dataset hash
         self.loads = 0  # sets read and hashed so far (tests count them)
 
     def locate(
@@ -216,6 +219,7 @@ class CaseSources:
         if not given or "\x00" in given:
             return Located(given, kind, given, problem=f"the run names no {kind} fixture file")
         cwd = (cwd or Path.cwd()).resolve()
+        found: list[Located] = []
         for path in candidates(given, run_path, cwd):
             try:
                 if not path.is_file():
@@ -226,12 +230,39 @@ class CaseSources:
             key = _stamp(resolved)
             if key is None:
                 continue
-            located = Located(given, kind, _shown(resolved, cwd), key)
-            if case_id is not None:
-                self._check_files(key, case_id)
-            return located
-        message = f"the fixture file {given} has moved or is gone"
-        return Located(given, kind, given, problem=message)
+            found.append(Located(given, kind, _shown(resolved, cwd), key))
+            if self._same_set(key, fixtures):
+                found = found[-1:]  # the very set the run read: no other place matters
+                break
+        if not found:
+            message = f"the fixture file {given} has moved or is gone"
+            return Located(given, kind, given, problem=message)
+        located = found[0]  # none is the set as read: the nearest says what changed
+        if case_id is not None and located.key is not None:
+            self._check_files(located.key, case_id)
+        return located
+
+    def _same_set(self, key: Stamp, fixtures: FixturesInfo) -> bool:
+        """Whether the file stamped `key` is the set the run read, byte for byte (its
+        dataset hash; hashed once per stamp). A `fixtures/x.jsonl` of another project
+        under the working folder must not pass for the one beside the run; each case's
+        fixture hash then says whether the files it references moved too."""
+        if not fixtures.dataset_hash:
+            return False
+        with self._lock:
+            digest = self._hashes.get(key)
+        if digest is None:
+            try:
+                with open(key[0], "rb") as fh:
+                    data = fh.read(MAX_FIXTURE_BYTES + 1)
+            except OSError:
+                return False
+            digest = dataset_hash(data) if len(data) <= MAX_FIXTURE_BYTES else ""
+            with self._lock:
+                if len(self._hashes) >= 64:
+                    self._hashes.clear()
+                self._hashes[key] = digest
+        return digest == fixtures.dataset_hash
 
     def _check_files(self, key: Stamp, case_id: str) -> None:
         with self._lock:

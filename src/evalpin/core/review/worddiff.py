@@ -413,11 +413,29 @@ def _rstrip(text: str, start: int, end: int) -> int:
     return end
 
 
+# Where a word too wide for its line is cut, in order of preference: before an `@` (a
+# model id and its fingerprint), after a `/` (a path), after one of `-_:.,` (a name), so
+# `…@fp_51d` / `7e2` does not happen; a word with none of them (a digest) is cut where
+# the line ends.
+_BREAKS = (("@", 0), ("/", 1), ("-_:.,", 1))
+
+
 def _fit(text: str, lo: int, hi: int, width: int, cell_len: Callable[[str], int]) -> int:
-    """The end of the longest prefix of text[lo:hi] that fits `width` (at least one char)."""
+    """The end of the longest prefix of text[lo:hi] that fits `width` (at least one
+    char), taken back to just after its last break character when it has one past the
+    middle of the line."""
     used = 0
+    end = hi
     for k in range(lo, hi):
         used += cell_len(text[k])
         if used > width:
-            return max(k, lo + 1)
-    return hi
+            end = max(k, lo + 1)
+            break
+    if end == hi:
+        return hi
+    least = lo + max(1, width // 2)  # a break this early would waste half the line
+    for chars, after in _BREAKS:
+        for k in range(end - after, least - 1, -1):
+            if text[k] in chars:
+                return k + after
+    return end

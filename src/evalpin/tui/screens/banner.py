@@ -114,7 +114,7 @@ def refusal_text(
             text.append(f"\n  first: {inert_line(case_id)} ({word} {seed})\n")
     for note in notes or []:  # the fixture files that moved; an edit without a version bump
         text.append("\n  ")
-        text.append_text(line(note, width=96))
+        text.append_text(line(note, width=2000))  # whole: it wraps, never cut mid-word
         text.append("\n", style="bold")
     text.append("\nA change between these runs is a backend delta, not a prompt regression or fix.")
     return text

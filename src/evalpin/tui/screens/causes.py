@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.style import Style
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -20,17 +21,18 @@ from textual.widgets.option_list import Option
 
 from evalpin.core.judge.causes import APPEARED, TOOL, Cause
 from evalpin.tui.safe import line
+from evalpin.tui.widgets.tones import tone_style
 
 CLEAR = -1  # the first option: every case again
 
 
-def cause_text(cause: Cause, repeat_label: str, width: int = 48) -> Text:
+def cause_text(cause: Cause, repeat_label: str, tones: dict[str, Style], width: int = 48) -> Text:
     """`+ missing_text:sorry   1 case (3 seeds)`: the label inert and padded to `width`
-    (so the counts line up), the counts muted."""
-    style = "" if cause.kind == TOOL else "bold red" if cause.sign == APPEARED else "bold green"
-    text = line(cause.label, style, width=width)
+    (so the counts line up), in the theme's tones (`CausesScreen.COMPONENT_CLASSES`)."""
+    tone = "" if cause.kind == TOOL else "appeared" if cause.sign == APPEARED else "went"
+    text = line(cause.label, tones.get(tone, ""), width=width)
     text.pad_right(width - text.cell_len)
-    text.append(cause.describe(repeat_label)[len(cause.label) :], style="dim")
+    text.append(cause.describe(repeat_label)[len(cause.label) :], style=tones["count"])
     return text
 
 
@@ -41,6 +43,11 @@ class CausesScreen(ModalScreen[int | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,c", "close", "close", tooltip="close, keeping the list as it was"),
     ]
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "causes--appeared",  # a reason code that appeared: worse
+        "causes--went",  # one that went: better
+        "causes--count",  # how many cases and seeds
+    }
 
     def __init__(self, causes: list[Cause], repeat_label: str, chosen: Cause | None) -> None:
         super().__init__()
@@ -49,22 +56,32 @@ class CausesScreen(ModalScreen[int | None]):
         self.chosen = chosen
 
     def compose(self) -> ComposeResult:
-        options = [Option(Text("every case (no cause filter)", style="italic"), id="clear")]
-        width = min(48, max((len(c.label) for c in self.causes), default=0))
-        options += [
-            Option(cause_text(c, self.repeat_label, width), id=f"cause-{i}")
-            for i, c in enumerate(self.causes)
-        ]
-        title = Text.assemble(
-            ("What moved, by cause", "bold"),
-            (f"   {len(self.causes)} · Enter narrows the list to its cases", "dim"),
-        )
         with Vertical(id="causes"):
-            yield Static(title, markup=False)
-            yield OptionList(*options, id="cause-list")
+            yield Static(markup=False, id="causes-title")
+            yield OptionList(id="cause-list")
 
     def on_mount(self) -> None:
+        """The list, painted in the theme's tones (read once the styles are applied)."""
+        tones = {
+            name.removeprefix("causes--"): tone_style(self, name) for name in self.COMPONENT_CLASSES
+        }
+        self.query_one("#causes-title", Static).update(
+            Text.assemble(
+                ("What moved, by cause", "bold"),
+                (f"   {len(self.causes)} · Enter narrows the list to its cases", tones["count"]),
+            )
+        )
+        width = min(48, max((len(c.label) for c in self.causes), default=0))
         options = self.query_one(OptionList)
+        options.add_options(
+            [
+                Option(Text("every case (no cause filter)", style="italic"), id="clear"),
+                *(
+                    Option(cause_text(c, self.repeat_label, tones, width), id=f"cause-{i}")
+                    for i, c in enumerate(self.causes)
+                ),
+            ]
+        )
         if self.chosen in self.causes:
             options.highlighted = self.causes.index(self.chosen) + 1
         else:

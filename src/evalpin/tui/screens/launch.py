@@ -9,9 +9,11 @@ interruption (the partial file stays resumable with `evalpin run --resume --out 
 from __future__ import annotations
 
 import asyncio
+import datetime
 import hashlib
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -39,6 +41,10 @@ if TYPE_CHECKING:
 
 FIXTURE_SUFFIXES = (".jsonl", ".yaml", ".yml")
 COMPACT_BELOW = 30  # rows
+LAUNCH_FOLDER = "launches"
+"""Where launched runs go unless the panel is told otherwise: a folder of their own beside
+`runs/`, never in it, so a launch never changes the pair a bare `evalpin review` opens
+(on a fresh clone: the demo's) nor the history it reads."""
 
 
 def find_fixture_sets(folder: Path, depth: int = 2) -> list[Path]:
@@ -97,6 +103,7 @@ class StartingSlot:
     pick: str | None = None
     inline: str = ""
     said: str = ""
+    reproduces: bool = False  # the left run's own recording: a run reproduces it
 
 
 def starting_slot(
@@ -120,7 +127,8 @@ def starting_slot(
     digest = settings.get("sha256")
     same = StartingSlot(
         said=f"replays the left run's recorded answers ({recorded}): a run reproduces the"
-        " left run, it measures nothing new"
+        " left run, it measures nothing new",
+        reproduces=True,
     )
     config = slots.get(label)
     if config is not None and _same_settings(config, settings):
@@ -155,10 +163,26 @@ def _same_file(path: Path, digest: object) -> bool:
         return False
 
 
+def launch_out(folder: Path, where: str, slot: str, reproduction: bool) -> str:
+    """A new run file in `where` (relative to the project folder, or absolute), named
+    for its day and slot, and `-reproduction` when it replays the left run's recording;
+    numbered when taken (never overwritten)."""
+    label = re.sub(r"[^A-Za-z0-9_.-]+", "_", slot.split("=", 1)[0]).strip("._")[:40] or "slot"
+    stem = f"{datetime.date.today().isoformat()}-{label}"
+    stem += "-reproduction" if reproduction else ""
+    base = Path(where or LAUNCH_FOLDER)
+    candidate, n = base / f"{stem}.jsonl", 2
+    while (folder / candidate).exists():
+        candidate, n = base / f"{stem}-{n}.jsonl", n + 1
+    return str(candidate)
+
+
 @dataclass
 class LaunchRequest:
     fixtures: str
     slot: str
+    out: str = ""
+    reproduction: bool = False  # replays the left run's recording (the file name says so)
     seeds: str = ""
     temperature: str = ""
     jobs: str = ""
@@ -170,6 +194,7 @@ class LaunchRequest:
         argv = [sys.executable, "-m", "evalpin", "run", "--progress", "json"]
         argv += ["--fixtures", self.fixtures, "--slot", self.slot]
         for flag, value in (
+            ("--out", self.out),
             ("--seeds", self.seeds),
             ("--temperature", self.temperature),
             ("--jobs", self.jobs),
@@ -209,6 +234,7 @@ class LaunchScreen(ModalScreen[str | None]):
         self.events: list[events.Event] = []
         self.final: Text | None = None  # how the last run ended, kept under the progress
         self.starting = StartingSlot()  # the slot the form starts from (`starting_slot`)
+        self.reproduction = False  # the run going (or last run) reproduces the left run
 
     @property
     def app(self) -> EvalpinApp:  # type: ignore[override]
@@ -263,6 +289,8 @@ class LaunchScreen(ModalScreen[str | None]):
                 yield Input("", placeholder="cores, local:N or tcp://HOST:PORT", id="jobs")
                 yield Label("in flight", classes="launch-label-short")
                 yield Input("", placeholder="16", id="concurrency")
+            out = Input(LAUNCH_FOLDER, placeholder=LAUNCH_FOLDER, id="out-folder")
+            yield _row("runs go to", out)
             if problem:
                 yield Static(line("slots.yaml: " + problem), markup=False, classes="launch-problem")
             with Horizontal(id="launch-buttons"):
@@ -281,17 +309,10 @@ class LaunchScreen(ModalScreen[str | None]):
         blink = self.app.cursor_blink
         for box in self.query(Input):
             box.cursor_blink = blink
-        said = self.starting.said
+        said = self.starting.said or "choose a fixture set and a slot"
+        where = f"runs go to {LAUNCH_FOLDER}/, not runs/: the review's own pair stays as it is"
         self._show_status(
-            Text.assemble(
-                "ready: ",
-                line(
-                    said + "; Start (Ctrl+S)"
-                    if said
-                    else "choose a fixture set and a slot, then Start (Ctrl+S)",
-                    width=400,
-                ),
-            )
+            Text.assemble("ready: ", line(f"{said}; {where}; Start (Ctrl+S)", width=400))
         )
         self._fit()
 
@@ -324,9 +345,14 @@ class LaunchScreen(ModalScreen[str | None]):
             return "choose a slot (or type LABEL=replay:PATH)"
         executor = self.query_one("#jobs", Input).value.strip()
         local = executor.isdigit() or not executor
+        start = self.starting
+        reproduction = start.reproduces and slot in (start.pick, start.inline)
+        where = self.query_one("#out-folder", Input).value.strip()
         return LaunchRequest(
             fixtures=fixtures,
             slot=slot,
+            out=launch_out(self.folder, where, slot, reproduction),
+            reproduction=reproduction,
             seeds=self.query_one("#seeds", Input).value.strip(),
             temperature=self.query_one("#temperature", Input).value.strip(),
             jobs=executor if local else "",
@@ -372,6 +398,7 @@ class LaunchScreen(ModalScreen[str | None]):
     async def run_child(self, request: LaunchRequest) -> None:
         """Run `evalpin run --progress json` and follow its events."""
         self.events = []
+        self.reproduction = request.reproduction
         self.final = None
         self.tally = {"done": 0, "total": 0, "passed": 0, "failed": 0}
         self.pace_shown = ""  # requests in flight and rate-limit waits (pace events)
@@ -441,13 +468,14 @@ class LaunchScreen(ModalScreen[str | None]):
             self._log(Text.assemble(("warning: ", "bold"), line(event.message)))
         elif isinstance(event, events.DoneEvent):
             self.finished = self._resolve(event.out)
+            what = "a reproduction of the left run" if self.reproduction else "done"
             self.tally["passed"] = event.passed
             self.tally["failed"] = event.failed
             self.elapsed = event.seconds
             bar.update(total=self.tally["total"] or 1, progress=self.tally["total"] or 1)
             self._show_progress(
                 Text.assemble(
-                    ("done: ", "bold"),
+                    (f"{what}: ", "bold"),
                     line(event.out),
                     "  — Ctrl+O opens it against the left run",
                 )

@@ -43,6 +43,7 @@ from evalpin.tui.screens.review_loading import ReviewLoading
 from evalpin.tui.screens.review_notes import ReviewNotes
 from evalpin.tui.widgets.case_list import CaseList
 from evalpin.tui.widgets.detail import DetailPane
+from evalpin.tui.widgets.keys_line import KeysLine
 from evalpin.tui.widgets.pins import PinsHeader, Side
 from evalpin.tui.widgets.status import SearchBox, StatusLine
 from evalpin.tui.widgets.tones import DARK_THEME, LIGHT_THEME
@@ -53,7 +54,7 @@ if TYPE_CHECKING:
 LAUNCH_OFF_TEXT = "launch panel off: served on a non-loopback host (runs start only on 127.0.0.1)"
 NARROW_BELOW = 120  # columns: below this the list and the detail stack
 # The footer's keys in this order, the rest after them (see `ReviewScreen.active_bindings`).
-FOOTER_FIRST = ("question_mark", "q", "n", "p", "v", "i", "f", "slash", "c", "m", "h", "l")
+FOOTER_FIRST = ("question_mark", "q", "n", "p", "v", "i", "f", "slash", "c", "m", "h", "l", "t")
 NARROW_WORDS = {"step(1)": "next", "step(-1)": "prev"}  # a narrow footer's shorter words
 SHORT_BELOW = 30  # rows: below this (or when narrow) agreeing pins fold to one line
 DELTA_TEXT = (
@@ -106,11 +107,7 @@ class ReviewScreen(ReviewLoading, ReviewNotes, Screen[None]):
         ),
         Binding("l", "launch", "launch", tooltip="launch panel: start a pinned run"),
         Binding(
-            "t",
-            "toggle_theme",
-            "theme",
-            show=False,
-            tooltip="switch between the dark and the light theme",
+            "t", "toggle_theme", "theme", tooltip="switch between the dark and the light theme"
         ),
         Binding(
             "i",
@@ -182,6 +179,7 @@ class ReviewScreen(ReviewLoading, ReviewNotes, Screen[None]):
                 yield CaseList(id="cases")
                 yield SearchBox(placeholder="case id contains…", id="search")
             yield DetailPane(id="detail", cwd=self.app.cwd)
+        yield KeysLine(id="keys-line")
         yield Footer()
 
     @property
@@ -210,7 +208,8 @@ class ReviewScreen(ReviewLoading, ReviewNotes, Screen[None]):
         narrow = width < NARROW_BELOW
         self.set_class(narrow, "-narrow")
         self.set_class(height < SHORT_BELOW, "-short")
-        self.query_one(Footer).compact = narrow
+        self.query_one(Footer).display = not narrow  # the keys line wraps instead
+        self.query_one(KeysLine).display = narrow
         self._fold_pins()
         self.refresh_bindings()  # the footer's order and words depend on the width
 

@@ -22,6 +22,7 @@ from evalpin.core.review.judge_apart import JudgeApart
 from evalpin.tui import messages
 from evalpin.tui.loader import GROW_INTERVAL, Loader, RunSource, source_path
 from evalpin.tui.screens.banner import BannerScreen
+from evalpin.tui.widgets.case_list import unwritten
 from evalpin.tui.widgets.pins import PinsHeader
 
 if TYPE_CHECKING:
@@ -264,6 +265,11 @@ class ReviewLoading:
         self.query_one(PinsHeader).set_sides(self._sides)
         self.following = message.following
         self.status_line.following = message.following
+        writing = [side.writer is not None for side in self._sides]
+        relabel = unwritten(*writing) if len(writing) == 2 else {}
+        self.status_line.relabel = relabel
+        self.case_list.set_relabel(relabel)
+        self.detail.set_relabel(relabel)
         self._update_status()
 
     def on_run_replaced(self: ReviewScreen, message: messages.RunReplaced) -> None:

@@ -153,6 +153,11 @@ class VerdictScreen(Screen[None]):
                 "  ",
                 (run.label(), muted),
             ),
+            *(
+                [Text(v.label_meaning, style=self._style("verdict--key"))]
+                if v.label_meaning
+                else []
+            ),
             Text(""),
             Text("publish rule", style="bold"),
         ]

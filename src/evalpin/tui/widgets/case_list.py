@@ -85,6 +85,21 @@ _COMPONENT = {
 }
 
 
+UNWRITTEN = "not yet written"
+
+
+def unwritten(left_writing: bool, right_writing: bool) -> dict[str, str]:
+    """What a case on one side only is while the other side's writer still holds its
+    file: not a case that side lacks, a case it has not written yet (a night followed
+    as it runs said `only left 25`, `9`, `0`)."""
+    said = {}
+    if right_writing:
+        said["only left"] = UNWRITTEN
+    if left_writing:
+        said["only right"] = UNWRITTEN
+    return said
+
+
 def seeds_text(passed: int, total: int) -> str:
     return f"{passed}/{total}" if total else "-"
 
@@ -157,6 +172,14 @@ class CaseList(CursorView):
         # Whether a case measured with another instrument is marked `≠` (only where that
         # tells it apart: `CaseTable.mismatch_marks`).
         self.marks_mismatch = False
+        # Statuses said otherwise while a run is being written (`unwritten`).
+        self.relabel: dict[str, str] = {}
+
+    def set_relabel(self, relabel: dict[str, str]) -> None:
+        """Say some statuses otherwise (`unwritten`), until told again."""
+        if relabel != self.relabel:
+            self.relabel = relabel
+            self.redraw()
 
     # -- data ------------------------------------------------------------------------
 
@@ -212,6 +235,7 @@ class CaseList(CursorView):
         return (
             number,
             c.status,
+            tuple(self.relabel.items()),
             c.mismatched,
             c.left_passed,
             len(c.left),
@@ -228,15 +252,16 @@ class CaseList(CursorView):
         status_style = tone_style(self, _COMPONENT.get(case.status, "case-list--quiet"))
         seeds_style = tone_style(self, "case-list--seeds")
         case_id = " " + inert_line(case.case_id)
-        label = _LABEL.get(case.status, case.status)
-        short = _SHORT.get(case.status, label[:SHORT_WIDTH])
+        label = self.relabel.get(case.status) or _LABEL.get(case.status, case.status)
+        short = "…" if case.status in self.relabel else _SHORT.get(case.status, label[:SHORT_WIDTH])
         if case.mismatched and self.marks_mismatch:
             label, short = "≠ " + label, "≠" + short
         seeds = [f"L {seeds_text(case.left_passed, len(case.left)):>5} "]
         if self.table.right is not None:
             seeds.append(f"R {seeds_text(case.right_passed, len(case.right)):>5} ")
         lead = MARK if case.case_id in self.noted else " "  # a review note on it
-        status = lead + label.ljust(STATUS_WIDTH)
+        widest = max(map(len, self.relabel.values()), default=0)
+        status = lead + label.ljust(max(STATUS_WIDTH, widest + 1))
         room = width - cell_len(case_id)
         if cell_len(status) + sum(map(cell_len, seeds)) > room:
             seeds = []

@@ -105,6 +105,9 @@ class CursorView(ScrollView, can_focus=True):
 
     def watch_cursor(self, old: int, new: int) -> None:
         self._scroll_into_view(old)
+        # Lines just shown are not laid out yet: a scroll now stops at the old end (the
+        # history opened with its cursor on a run below the rows on screen).
+        self.call_after_refresh(self._scroll_into_view, old)
         for stop in (old, new):
             if 0 <= stop < len(self.stops):
                 self.refresh_line(self.stops[stop])
@@ -201,8 +204,11 @@ class CursorView(ScrollView, can_focus=True):
         return strip
 
     def _with_cursor(self, strip: Strip) -> Strip:
+        """The line under the cursor, all in the cursor's colours: a tone chosen to read
+        on the widget's background (a status, a series colour) need not read on the
+        cursor's (the light theme's warning on its cursor: 1.7:1)."""
         focused, blurred = self.CURSOR_CLASSES
         cursor = self.get_component_rich_style(focused if self.has_focus else blurred)
-        over = Style(bgcolor=cursor.bgcolor, bold=cursor.bold)
+        over = Style(color=cursor.color, bgcolor=cursor.bgcolor, bold=cursor.bold)
         base = self.base_style
         return Strip([Segment(text, (style or base) + over) for text, style, _ in strip])

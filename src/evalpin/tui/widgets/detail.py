@@ -169,6 +169,7 @@ class DetailPane(ScrollView, can_focus=True):
         self._set_pending: Stamp | None = None  # the shown case's fixture set, being read
         self._reading: set[Stamp] = set()  # sets being read by a worker
         self.review_notes: dict[str, Note] = {}  # live review notes by case id
+        self.relabel: dict[str, str] = {}  # statuses said otherwise (`case_list.unwritten`)
 
     @property
     def decoding(self) -> bool:
@@ -320,7 +321,7 @@ class DetailPane(ScrollView, can_focus=True):
         and shown at the other, its lines would be cut, or wrap differently from time to
         time, by whether the scrollbar was showing before)."""
         assert self.shown is not None
-        layout = CaseLayout(self._style, self.review_notes)
+        layout = CaseLayout(self._style, self.review_notes, self.relabel)
         region = self.scrollable_content_region
         bar = self.styles.scrollbar_size_vertical
         full = region.width + (bar if self.show_vertical_scrollbar else 0)
@@ -368,6 +369,13 @@ class DetailPane(ScrollView, can_focus=True):
         self.review_notes = notes
         if self.shown is not None and self._decoded is not None:
             self._lay_out(keep_scroll=True)
+
+    def set_relabel(self, relabel: dict[str, str]) -> None:
+        """Statuses said otherwise (`case_list.unwritten`); the case shown is laid out again."""
+        if relabel != self.relabel:
+            self.relabel = relabel
+            if self.shown is not None and self._decoded is not None:
+                self._lay_out(keep_scroll=True)
 
     def _source(self, decoded: Decoded) -> CaseSource | Unavailable | None:
         """The case from its set (no I/O: the set was read in a worker, or is being

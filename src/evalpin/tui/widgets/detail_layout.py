@@ -39,17 +39,23 @@ from evalpin.tui.widgets.detail_model import (
     not_shown,
     seconds_text,
     seed_label,
-    wrapped,
 )
+from evalpin.tui.wrap import reflowed, wrapped
 
 
 class CaseLayout:
     """Lays out cases with the widget's styles (`style`: a component class's rich style)
     and the live review notes by case id."""
 
-    def __init__(self, style: Callable[[str], Style], review_notes: dict[str, Note]) -> None:
+    def __init__(
+        self,
+        style: Callable[[str], Style],
+        review_notes: dict[str, Note],
+        relabel: dict[str, str] | None = None,
+    ) -> None:
         self._style = style
         self.review_notes = review_notes
+        self.relabel = relabel or {}  # statuses said otherwise (`case_list.unwritten`)
         self._repeat = "seed"  # what the shown run calls its repeat key (inspect: epoch)
 
     def _review_note(self, case_id: str) -> list[Text]:
@@ -76,6 +82,7 @@ class CaseLayout:
         pair = shown.table.right is not None
         width = max(40, width)
         status = case.status.upper() if case.status == "regressed" else case.status
+        status = self.relabel.get(case.status, status)
         self._repeat = shown.table.left.repeat_label
         title = Text.assemble(line(case.case_id, self._style("detail--title")))
         own = next((r.source_id for r in (*left.values(), *right.values()) if r.source_id), None)
@@ -128,7 +135,8 @@ class CaseLayout:
             return text
 
         def row(name: str, cells: list[Text], style=key) -> None:
-            parts = [fold(c, side) for c in cells]
+            # One cell short of the column: two spaces at least between left and right.
+            parts = [fold(c, side - 1 if pair else side) for c in cells]
             height = max(len(p) for p in parts)
             for k in range(height):
                 label = Text(name if k == 0 else "", style=style)
@@ -285,7 +293,7 @@ class CaseLayout:
             out.append(self._head(f"case · coding item · {source.set_path}"))
             prompt, dropped = head_lines(source.prompt, PROMPT_LINES)
             out += self._keyed("prompt", line(source.prompt_file or "", muted), width)
-            for raw in prompt.split("\n"):
+            for raw in reflowed(prompt):
                 out += wrapped(Text(raw), width)
             if dropped or source.cut:
                 out.append(Text(not_shown(dropped, source.cut), style=note))
@@ -404,10 +412,13 @@ class CaseLayout:
         if compared.lines is not None and diff:
             styles = {DELETE: deleted, INSERT: inserted}
             for diffed in compared.lines:
-                row = Text.assemble((f"{diffed.tag} ", muted))
+                row = Text()
                 for piece in diffed.pieces:
                     row.append(piece.text, styles.get(piece.op, ""))
-                out += wrapped(row, width)
+                # Each row of a wrapped line keeps its mark: a row with none reads as a
+                # line both sides share.
+                for part in wrapped(row, max(8, width - 2)):
+                    out.append(Text.assemble((f"{diffed.tag} ", muted), part))
             return out
         is_text = compared.what == "completion text"
         shown, marks = worddiff.display(pieces, [n for n, _ in needles] if is_text else [])

@@ -15,8 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from rich.cells import cell_len
-from rich.console import Console
 from rich.text import Text
 
 from evalpin.core.read.runfile import RunFile
@@ -33,6 +31,7 @@ from evalpin.core.review.cases import CaseTable
 from evalpin.core.review.worddiff import Line, Piece
 from evalpin.core.sanitize import cap_block, inert_line
 from evalpin.tui.safe import block
+from evalpin.tui.wrap import wrapped
 
 KEY_WIDTH = 15
 TEXT_LINES = 12
@@ -112,15 +111,6 @@ class Decoded:
     case_hash: str | None = None
     other_hash: str | None = None
     compared: list[Compared] = field(default_factory=list)
-
-
-def wrapped(text: Text, width: int) -> list[Text]:
-    """One line of `text` as lines of at most `width` cells, broken between words (a
-    word wider than the line, like a digest, is cut); its styles kept."""
-    plain = text.plain
-    if cell_len(plain) <= width:
-        return [text]
-    return [text[start:end] for start, end in worddiff.wrap(plain, width, cell_len)]
 
 
 def head_lines(value: str, most: int) -> tuple[str, int]:
@@ -293,20 +283,12 @@ def _short(value: str) -> str:
 
 def fold(text: Text, width: int) -> list[Text]:
     """`text` as lines of at most `width` cells: its own lines, each wrapped at spaces
-    (and a word longer than the width, like a digest, folded), so a reason code, a model
-    name or a case id is never cut off at the pane's edge."""
+    (and a word longer than the width folded, at an `@`, `/` or `-` where it has one), so
+    a reason code, a model name or a case id is never cut off at the pane's edge."""
     out: list[Text] = []
     for part in text.split("\n", allow_blank=True) if "\n" in text.plain else [text]:
-        if part.cell_len <= width:
-            out.append(part)
-            continue
-        for piece in part.wrap(_MEASURE, max(1, width), overflow="fold", no_wrap=False):
-            piece.rstrip()
-            out.append(piece)
+        out += wrapped(part, max(1, width))
     return out
-
-
-_MEASURE = Console(width=1000, color_system=None, legacy_windows=False)
 
 
 def seconds_text(value: float | None) -> str | None:

@@ -145,9 +145,11 @@ def _moved_key(change: Change) -> str:
 
 
 def run_notes(run: HistoryRun) -> list[tuple[str, str]]:
-    """Short flags for a run row: env change (and what moved), incomplete, non-det, cases
-    not judged (error, disputed)."""
+    """Short flags for a run row: a reproduction (of which run), env change (and what
+    moved), incomplete, non-det, cases not judged (error, disputed)."""
     notes = []
+    if run.reproduces is not None:  # the same recording replayed: not a night
+        notes.append(("reproduction", "history--warn"))
     if run.env_change is not None:
         moved = ", ".join(map(_moved_key, run.env_change)) or "env"
         notes.append(("~ " + moved, "history--env"))
@@ -200,6 +202,8 @@ def run_cells(run: HistoryRun, series: Series, marked: bool, colour: int) -> Cel
         room -= len(piece) + 1
     cells.append((" " * max(0, room + 1), None))
     cells.append((FILE_MARK + inert_line(Path(run.path).name), "history--muted"))
+    if run.reproduces is not None:
+        cells.append((f" = {inert_line(Path(run.reproduces).name)}", "history--warn"))
     return cells
 
 

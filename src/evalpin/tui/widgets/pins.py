@@ -19,6 +19,7 @@ from evalpin.core.records import RunHeader
 from evalpin.core.tiers import tier_of
 from evalpin.tui.safe import line, path_line
 from evalpin.tui.widgets.tones import component_css, restyled, tone_style, verdict_tone
+from evalpin.tui.wrap import Wrapped
 
 PENDING = "…"
 
@@ -138,6 +139,9 @@ class PinsHeader(Static):
             self.set_class(folded, "-folded")
             self._paint()
 
+    def on_resize(self) -> None:
+        self._paint(layout=False)  # a file's folder is cut to the columns' width
+
     def _paint(self, layout: bool = True) -> None:
         if not self.sides:
             return
@@ -155,14 +159,16 @@ class PinsHeader(Static):
         table = Table.grid(padding=(0, 2), expand=True)
         table.add_column(no_wrap=True, width=14)
         for _ in self.sides:
-            table.add_column(ratio=1, overflow="fold")
+            table.add_column(ratio=1)
         key_style = self._style("pins--key")
         names = ("left", "right") if len(self.sides) == 2 else ("run",)
         heads = [Text("", style=key_style)]
+        # A run's file on one line: its folder cut from the start, its name whole.
+        room = (self.content_region.width or 160) - 14 - 2 * len(self.sides)
+        column = max(16, room // len(self.sides))
         for name, side in zip(names, self.sides, strict=True):
-            heads.append(
-                Text.assemble((name + "  ", self._style("pins--side")), path_line(side.path))
-            )
+            head = Text(name + "  ", self._style("pins--side"))
+            heads.append(head.append_text(path_line(side.path, width=column - len(head) - 2)))
         table.add_row(*heads)
         states = [Text("state", style=key_style)]
         for side in self.sides:
@@ -174,7 +180,7 @@ class PinsHeader(Static):
                 cell.append(f" {label} ", style=self._style(badge_class(label)))
             elif side.run is not None:
                 cell.append(f"   verdict {PENDING}")
-            states.append(cell)
+            states.append(Wrapped(cell))
         table.add_row(*states)
         per_side = [side.fields() for side in self.sides]
         for k, (name, _, _) in enumerate(per_side[0]):
@@ -194,7 +200,7 @@ class PinsHeader(Static):
                 if note:
                     cell.append(" ")
                     cell.append_text(line(note, self._style("pins--note")))
-                cells.append(cell)
+                cells.append(Wrapped(cell))
             table.add_row(*cells)
         return table
 

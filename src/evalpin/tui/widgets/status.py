@@ -67,6 +67,7 @@ class StatusLine(Static):
         self.phase = "reading runs…"
         self.partial: float | None = None  # fraction read, while the list is partial
         self.following = False  # a run is read on as it is written
+        self.relabel: dict[str, str] = {}  # statuses said otherwise (`case_list.unwritten`)
         self._lines = 1
 
     def _style(self, name: str):
@@ -134,7 +135,7 @@ class StatusLine(Static):
             if k:
                 text.append(" · ", style=muted)
             style = self._style(_STATUS_CLASS[status]) if n and status in _STATUS_CLASS else ""
-            text.append(f"{status} ", style=style or muted)
+            text.append(f"{self.relabel.get(status, status)} ", style=style or muted)
             text.append(str(n), style=style)
         if not short or self.filter != "all":
             text.append(gap + "filter ", style=muted)

@@ -49,7 +49,15 @@ DARK_THEME = "textual-dark"
 LIGHT_THEME = "evalpin-light"
 """The themes `t` switches between. evalpin's light theme is Textual's with darker
 warning, success and accent text: Textual's own reads at 2.8:1 on its panels."""
-LIGHT_TEXT = {"text-warning": "#7a4f14", "text-success": "#28633a", "text-accent": "#7a4f14"}
+LIGHT_TEXT = {
+    "text-warning": "#7a4f14",
+    "text-success": "#28633a",
+    "text-accent": "#7a4f14",
+    # Textual's footer keys (its accent, #0178d4) read at 2.3:1 on the footer in a
+    # 256-colour terminal; its placeholders and disabled text (`auto 38%`) at 2.6:1.
+    "footer-key-foreground": "#004578",
+    "text-disabled": "auto 60%",
+}
 
 TONES: dict[str, str] = {
     "strong": "text-style: bold;",  # keys, headings, titles
@@ -71,8 +79,10 @@ TONES: dict[str, str] = {
     "good-badge": "color: $text-success; text-style: bold reverse;",  # verdict badges
     "warn-badge": "color: $text-warning; text-style: bold reverse;",
     "bad-badge": "color: $text-error; text-style: bold reverse;",
-    "cursor": "background: $primary 45%; text-style: bold;",  # a cursor line, focused
-    "cursor-blurred": "background: $primary 20%; text-style: bold;",
+    # A cursor line, focused and blurred: its text is painted in the cursor's own colour
+    # (`CursorView`), since no tone reads on every background a cursor could have.
+    "cursor": "background: $primary 45%; color: $text; text-style: bold;",
+    "cursor-blurred": "background: $primary 20%; color: $text; text-style: bold;",
     **{f"series-{k}": f"color: {colour};" for k, colour in enumerate(SERIES)},
 }
 # Tones whose colour is fixed, not a theme's: their look in a light theme.

@@ -132,6 +132,22 @@ def _segment_pixels(a: tuple[int, int], b: tuple[int, int]) -> list[tuple[int, i
             y0 += sy
 
 
+def whole_parts(parts: Sequence[str], width: int, sep: str) -> str:
+    """`parts` joined by `sep`, as many as fit in `width` whole; the first alone is cut
+    at a word (with an ellipsis) when even it does not fit. A heading never ends in the
+    middle of a word or a date."""
+    shown = ""
+    for part in parts:
+        joined = f"{shown}{sep}{part}" if shown else part
+        if len(joined) > width:
+            break
+        shown = joined
+    if shown or not parts or width < 2:
+        return shown
+    words = parts[0][: width - 1].rsplit(" ", 1)[0]
+    return words.rstrip(" ,·") + "…"
+
+
 def date_format(order: Sequence[tuple[datetime, str]]) -> str:
     """Day and month; with the time of day when every run is on one day."""
     days = {when.date() for when, _ in order}
@@ -344,11 +360,11 @@ class TrendChart(Widget):
         return out
 
     def _title_row(self, p: Plot, width: int, base: Style) -> Strip:
-        title = self.title
-        if p.mode == ORDER and len(p.points) > 1:
-            title += " · x: run order (started too close together for a time axis)"
-        if len(title) > width - 1:
-            title = title[: max(0, width - 2)] + "…"
+        parts = self.title.split(" · ")
+        if p.mode == ORDER and len(p.points) > 1:  # said early: it changes how the x axis reads
+            parts[1:1] = ["x: run order"]
+            parts.append("(started too close together for a time axis)")
+        title = whole_parts(parts, width - 1, " · ")
         return Strip([Segment(" " + title, base + self._style("trend--title"))])
 
     def _area_rows(self, p: Plot, base: Style) -> list[Strip]:
@@ -401,15 +417,17 @@ class TrendChart(Widget):
                 (ln.series for ln in self.lines if any(p.path == self.cursor for p in ln.points)),
                 None,
             )
-        rows = [Strip([Segment("series  slot · reported model · grader", muted)])]
-        key = [
-            Segment(BREAK, base + self._style("trend--break")),
-            Segment(" series break  ", muted),
-            Segment(ENV, base + self._style("trend--env")),
-            Segment(" env change  ", muted),
-            Segment(MARKED, base),
-            Segment(" marked", muted),
-        ]
+        heading = whole_parts(["series  slot", "reported model", "grader"], width, " · ")
+        rows = [Strip([Segment(heading, muted)])]
+        key: list[Segment] = []
+        for mark, style, word in (
+            (BREAK, base + self._style("trend--break"), " series break  "),
+            (ENV, base + self._style("trend--env"), " env change  "),
+            (MARKED, base, " marked"),
+        ):
+            if sum(len(s.text) for s in key) + len(mark) + len(word.rstrip()) > width:
+                break  # a key whole or not at all
+            key += [Segment(mark, style), Segment(word, muted)]
         room = height - 2  # the heading and the key
         shown = self.lines if len(self.lines) <= room else self.lines[: max(0, room - 1)]
         for ln in shown:

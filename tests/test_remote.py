@@ -307,9 +307,11 @@ def test_the_tests_objects_are_capabilities_by_kind(pair) -> None:
     with pytest.raises(AttributeError, match="used, not read"):
         m.reach(generator, "gi_frame")
     fn = lambda: None  # noqa: E731
-    for name in ("__globals__", "__code__", "__closure__"):
-        with pytest.raises(AttributeError):
-            m.reach(fn, name)
+    # The worker holds a function of its own standing for the test's (so that
+    # `inspect.isfunction` holds there): its insides are the worker's, never the test's.
+    assert m.reach(fn, "__globals__") is not globals()
+    assert "pair" not in m.reach(fn, "__globals__")
+    assert m.reach(fn, "__code__").co_filename != __file__
     assert m.reach(fn, "__name__") == "<lambda>"
     buffer = io.StringIO("text")
     assert m.call(m.reach(buffer, "read")) == "text"
@@ -335,6 +337,9 @@ def test_a_test_double_is_used_not_reconfigured(pair) -> None:
 
 
 class Recorder:
+    def __init__(self) -> None:
+        self._state = "the test's own"
+
     def name(self) -> str:
         return "recorder"
 
@@ -345,8 +350,12 @@ def test_an_object_of_the_tests_class_gets_new_attributes(pair) -> None:
     m.write(rec, "seen", True)
     assert rec.seen is True
     assert m.call(m.reach(rec, "name")) == "recorder"
-    with pytest.raises(PermissionError):
-        m.write(rec, "_private", 1)
+    with pytest.raises(PermissionError):  # the test's own private state
+        m.write(rec, "_state", 1)
+    with pytest.raises(PermissionError):  # a special name
+        m.write(rec, "__class__", int)
+    m.write(rec, "_cache", 1)  # a private name the candidate stores itself is its own
+    assert rec._cache == 1 and rec._state == "the test's own"
 
 
 def test_monkeypatching_the_candidates_module_holds_in_the_worker(pair, monkeypatch) -> None:

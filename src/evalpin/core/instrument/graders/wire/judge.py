@@ -20,7 +20,7 @@ from .classes import local_enum, proxy_class
 from .exceptions import apply_details, by_value, exception_bases, with_details
 from .lifetimes import TestsObjects
 from .peer import Peer
-from .protocol import GONE, ProtocolError, Unsupported, is_ident, name_of
+from .protocol import GONE, ProtocolError, RemoteGone, Unsupported, is_ident, name_of
 from .proxies import REF, Bound, ProxyBase, Ref, RemoteClass, RemoteEnum, attach, bind, ref_of
 from .shares import Shares, merge
 from .state import TestState
@@ -345,7 +345,12 @@ class Judge(Peer):
         """A class the worker refers to by id before this side has read its description:
         one this side asked about while a message that describes it was still being
         read (a base's check during a class's making). Asked for again, whole."""
-        found = self.request("describe", obj=ident)
+        try:
+            found = self.request("describe", obj=ident)
+        except (RemoteGone, ProtocolError):
+            raise
+        except Exception:  # the worker knows no such object: the reference was forged
+            raise ProtocolError("unknown class") from None
         if not isinstance(found, type) or self._remote.get(ident) is not found:
             raise ProtocolError("unknown class")
         return found

@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,10 @@ def _verdict(capsys, run: str) -> tuple[dict, dict | None]:
     return verdict, rule
 
 
+def _when(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp)
+
+
 def test_sealed_and_committed_before_the_run_holds(project: Path, capsys) -> None:
     assert cli(capsys, "seal", GOLDEN).code == 0
     git(project, "add", "-A")
@@ -75,7 +80,7 @@ def test_sealed_and_committed_before_the_run_holds(project: Path, capsys) -> Non
     seal = header["seal"]
     assert seal["commit"] == commit and seal["by"] == "git" and seal["lock"] == GOLDEN + ".lock"
     assert seal["envelope_hash"] == header["fixtures"]["envelope_hash"]
-    assert seal["committed_at"] <= header["started_at"]
+    assert _when(seal["committed_at"]) <= _when(header["started_at"])  # to the second vs ms
     verdict, rule = _verdict(capsys, "runs/a.jsonl")
     assert rule is not None and rule["ok"] and rule["value"] == commit
     assert verdict["label"] == "publishable", verdict["reasons"]

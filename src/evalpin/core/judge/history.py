@@ -88,6 +88,7 @@ from evalpin.core.read.discovery import started_at as parse_started_at
 from evalpin.core.read.formats import ReadOptions, SeveralRuns, log_files
 from evalpin.core.read.rundata import RunFile
 from evalpin.core.read.runfile import read_run
+from evalpin.core.recordings import recording_digest
 from evalpin.core.tiers import TIER_CHANGE, tier_of
 
 # -- reading ------------------------------------------------------------------------
@@ -350,8 +351,8 @@ def load_history(folder: str | Path, options: ReadOptions | None = None) -> Hist
 def recording(run: HistoryRun) -> str | None:
     """What a replay run replayed, under which controls (the recording's sha256 and the
     controls, as JSON), else None: two runs with the same are one measurement twice."""
-    digest = run.slot.get("sha256")
-    if run.slot.get("provider") != "replay" or not isinstance(digest, str) or not digest:
+    digest = recording_digest(run.slot)
+    if digest is None:
         return None
     return msgspec.json.encode([digest, run.controls]).decode()
 

@@ -36,7 +36,8 @@ from evalpin.core.judge.paired import PairedStats, paired_stats
 from evalpin.core.judge.series import Change, moved_parts
 from evalpin.core.read.notes import Note, NoteBook, notes_json
 from evalpin.core.read.rundata import RunFile
-from evalpin.core.records import CaseRecord, CaseRow, RunHeader
+from evalpin.core.recordings import pinned_instead
+from evalpin.core.records import CaseRecord, CaseRow
 
 REFUSE_LINE = "REFUSE_DIFF: triple mismatch, not a prompt regression"
 # `diff`'s exit codes (DESIGN: commands), decided here once for every caller.
@@ -426,19 +427,8 @@ def side_of(run: RunFile) -> Side:
         incomplete=run.complete is False or run.torn,
         pins={k: v or None for k, v in pins.items()},
         repeat_label=run.repeat_label,
-        instead=_pinned_instead(h, pins["slot_settings"]),
+        instead=pinned_instead(h.slot if h else None, pins["slot_settings"]),
     )
-
-
-def _pinned_instead(header: RunHeader | None, settings: str | None) -> dict[str, str]:
-    """A replay slot's settings digest is null by design (it asks no backend); what
-    pins it is its recording, by sha256."""
-    slot = header.slot if header is not None else {}
-    if settings or slot.get("provider") != "replay":
-        return {}
-    digest = slot.get("sha256")
-    recorded = f"sha256 {digest[:12]}" if isinstance(digest, str) and digest else "its file"
-    return {"slot_settings": f"none: a replay, pinned by its recording ({recorded})"}
 
 
 def shown_part(value: object) -> str:

@@ -121,7 +121,7 @@ async def test_launch_completes_a_replay_run_and_opens_it(project: Path) -> None
         await wait_for(pilot, lambda: panel.finished is not None and panel.process is None)
         await pilot.pause()
         text = screen_text(app)
-        assert "6/6 cases" in text and "done:" in text
+        assert "6/6 cases" in text and "a reproduction of the left run:" in text
         assert panel.events[0].kind == "start"
         assert panel.events[-1].kind == "done"
         out = panel.finished

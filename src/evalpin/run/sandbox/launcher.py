@@ -90,7 +90,7 @@ _NUMBERS = (
 LAUNCHER_FUNCTIONS = (
     _NUMBERS
     + r"""
-import ctypes, json, os, platform, resource, sys
+import ctypes, json, os, platform, resource, signal, sys
 
 DEV_LINKS = (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
              ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2"))
@@ -258,7 +258,6 @@ def join(ns):
     # Start in a copy of the base sandbox's mount namespace (its user and network
     # namespaces too, when it has them), with pid, ipc and uts namespaces of our own:
     # return as pid 1 of them; this process waits for it and exits with its status.
-    import signal
     for name, flag in (("user", 0x10000000), ("mnt", 0x00020000), ("net", 0x40000000)):
         if ns.get(name) is not None:
             check(libc.setns(ns[name], flag), "setns " + name)
@@ -301,6 +300,10 @@ def drop(uid, privileged):
         os.setresuid(uid, uid, uid)
         if os.getresuid() != (uid, uid, uid) or os.getgroups():
             raise OSError("still root")
+        # A change of uid clears the parent-death signal (unshare's --kill-child, the
+        # zygote's, bubblewrap's --die-with-parent): armed again, or a pid 1 whose
+        # keeper died would live on, reparented to the host's init.
+        check(libc.prctl(1, signal.SIGKILL, 0, 0, 0), "parent-death signal")
     # A session keyring of its own: the grader's is inherited, and whoever possesses a
     # keyring may read its keys, whatever their uid (KEYCTL_JOIN_SESSION_KEYRING).
     keyctl = 250 if platform.machine() == "x86_64" else 219

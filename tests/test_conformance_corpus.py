@@ -26,37 +26,12 @@ ITEMS = sorted(f"{test.parent.parent.name}/{test.stem}" for test in DATA.glob("*
 
 # item: (the grade today, its reasons, why). Each is a correct project, so a pass is right.
 KNOWN = {
-    "cachetools/test_lru": (
-        "disputed",
-        ["witness:failed"],
-        "classes: the test's own subclass of a candidate class, instantiated",
-    ),
-    "inflection/test_inflection": (
-        "disputed",
-        ["witness:failed"],
-        "protocol error: unknown shared container after the test mutates a module's set",
-    ),
     "ordered-set/test_ordered_set": (
         "disputed",
         ["witness:failed"],
         "values: OrderedSet([1, 2]) == [1, 2] is decided by the candidate's __eq__ "
         "in-process; the witness's rule never lets candidate code judge equality with the "
         "test's data (inherent by that rule)",
-    ),
-    "parse/test_bugs": (
-        "disputed",
-        ["witness:failed"],
-        "classes: a candidate decorator sets an attribute on the test's function",
-    ),
-    "parse/test_parse": (
-        "fail",
-        ["tests_failed"],
-        "outcome rules: a test the file marks skipif is skipped; plain pytest exits 0",
-    ),
-    "tinydb/test_utils": (
-        "disputed",
-        ["witness:unsupported"],
-        "packages: the test imports a submodule of the candidate package",
     ),
 }
 

@@ -43,17 +43,14 @@ def _missing(libs: list[str], library: str) -> list[str]:
 
 
 def test_file(task: dict) -> str:
-    from evalpin.core.instrument.importers.testcode import MODULE_ALIAS, free_names
+    """The task's tests as `evalpin import dataframebench` writes them (by name, with the
+    harness's preset), so the corpus grades what a user's import would."""
+    from evalpin.core.instrument.importers.testcode import PRESET, unittest_test
 
-    code = task["test_code"]
-    names = free_names(code)
-    head = [
-        f"# {task['task_id']}: the benchmark's own test code, the solution's names it uses",
-        f"import solution as {MODULE_ALIAS}",
-        *(f"{n} = {MODULE_ALIAS}.{n}" for n in names if not n.startswith(("test", "Test"))),
-        "",
-    ]
-    return "\n".join(head) + code
+    return unittest_test(
+        task["task_id"], "solution", task["test_code"], "benchmarks/conformance_dfb.py",
+        PRESET["dataframebench"], "",
+    )  # fmt: skip
 
 
 def items(wheel: Path, library: str) -> list[Item]:

@@ -29,6 +29,7 @@ from evalpin.core.bounded import MAX_LINE_BYTES, TOO_DEEP, json_too_deep, keys_o
 from evalpin.core.columns import MIXED, lone
 from evalpin.core.errors import InputError
 from evalpin.core.files import not_utf8
+from evalpin.core.read.header_maps import header_map_problem
 from evalpin.core.read.row_keys import first_twice
 from evalpin.core.records import (
     SCHEMA,
@@ -463,6 +464,8 @@ class Scan:
                 self._fail("a run header where a case record was expected", offset)
             if rec.schema != SCHEMA:
                 self._fail(f"unknown schema {rec.schema!r}, expected {SCHEMA}", offset)
+            if said := header_map_problem(rec.slot, rec.controls, rec.env):
+                self._fail(said, offset)
             self.header = rec
             self._pins.learn_header(rec)
         else:

@@ -83,13 +83,14 @@ def test_limits_inside_controls_are_closed_too(tmp_path) -> None:
         read_run(run)
 
 
-def test_a_slot_of_no_provider_evalpin_has_is_refused(tmp_path) -> None:
-    run = _with_header(tmp_path, lambda h: h["slot"].__setitem__("provider", "replai"))
-    with pytest.raises(InputError, match="unknown provider 'replai'"):
-        read_run(run)
+def test_a_slot_without_its_provider_is_refused_and_another_providers_is_its_own(
+    tmp_path,
+) -> None:
     run = _with_header(tmp_path, lambda h: h["slot"].pop("provider"))
     with pytest.raises(InputError, match="'provider' is missing"):
         read_run(run)
+    run = _with_header(tmp_path, lambda h: h["slot"].update(provider="echo", token_env="T"))
+    assert read_run(run).header.slot["token_env"] == "T"  # a row added to the table
 
 
 def test_own_keys_and_the_open_maps_below_are_read(tmp_path) -> None:
@@ -107,3 +108,37 @@ def test_own_keys_and_the_open_maps_below_are_read(tmp_path) -> None:
 def test_old_bundled_runs_still_read() -> None:
     for path in sorted(DEMO.parent.glob("*.jsonl")):
         assert read_run(path).header is not None, path
+
+
+def _straddling(tmp_path: Path, extra: str) -> tuple[Path, int]:
+    """A run whose case line across the reader's first 1 MiB chunk boundary carries
+    `extra` before its closing brace; (the file, that line's 1-based number)."""
+    header, case = DEMO.read_text().splitlines()[:2]
+    lines = [header]
+    size = len(header) + 1
+    n = 0
+    while size + len(filler := case.replace('"seed":', f'"x-n":{n},"seed":', 1)) < 1 << 20:
+        lines.append(filler)
+        size += len(filler) + 1
+        n += 1
+    assert size < 1 << 20 < size + len(case)  # the next line starts before it, ends after
+    lines.append(case[:-1] + extra + "}")
+    lines.extend(lines[1:50])
+    run = tmp_path / "big.jsonl"
+    run.write_text("\n".join(lines) + "\n")
+    return run, len(lines) - 49
+
+
+@pytest.mark.parametrize("key", ["status", "seed", "model_slot", "tail"])
+def test_any_key_twice_in_a_line_read_on_its_own_is_refused(tmp_path, key) -> None:
+    """A line across two of the reader's chunks is read alone: every key of it is
+    checked, not only `pass` (issue 51)."""
+    first = json.loads(DEMO.read_text().splitlines()[1])
+    # A key the line lacks is written twice; the last `status` reads as judged.
+    again = f',"{key}":{json.dumps(first[key])}' if key in first else ',"status":"error"'
+    assert key in first or key == "status"
+    run, line = _straddling(tmp_path, again + (',"status":null' if key == "status" else ""))
+    with pytest.raises(InputError, match=rf":{line}: duplicate key '{key}'"):
+        read_run(run)
+    ok, _ = _straddling(tmp_path, "")
+    assert len(read_run(ok).rows) == line + 48  # every case line, the header aside

@@ -19,7 +19,7 @@ from evalpin.core.schema import unknown_key, unknown_keys
 
 # Every slot: who answered, its tier, the digest of what makes it that instrument.
 _SLOT_COMMON = frozenset({"provider", "tier", "settings_digest"})
-# Each provider's public settings (run/slots/*.py `public_settings`).
+# Each provider evalpin ships: its public settings (run/slots/*.py `public_settings`).
 SLOT_KEYS: dict[str, frozenset[str]] = {
     "openai": _SLOT_COMMON
     | {
@@ -60,18 +60,15 @@ def header_map_problem(
     slot: Mapping[str, Any], controls: Mapping[str, Any], env: Mapping[str, Any]
 ) -> str | None:
     """What is wrong with an evalpin header's nested maps (the first unknown key, or a
-    slot of no provider evalpin has), or None."""
+    slot that names no provider), or None. A provider evalpin does not ship (a row
+    added to run/slots/providers.py's table) writes its own settings: open."""
     if slot:
         provider = slot.get("provider")
         if provider is None:
             every = frozenset().union(*SLOT_KEYS.values())
             return _unknown(slot, every, "slot: ") or "slot: its 'provider' is missing"
         valid = SLOT_KEYS.get(provider) if isinstance(provider, str) else None
-        if valid is None:
-            return (
-                f"slot: unknown provider {provider!r} (providers: {', '.join(sorted(SLOT_KEYS))})"
-            )
-        if problem := _unknown(slot, valid, f"slot ({provider}): "):
+        if valid is not None and (problem := _unknown(slot, valid, f"slot ({provider}): ")):
             return problem
     if problem := _unknown(controls, CONTROL_KEYS, "controls: "):
         return problem

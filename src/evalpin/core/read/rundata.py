@@ -428,9 +428,10 @@ class Scan:
             self._fail("case record after the summary trailer", offset)
         if self.shape == SHAPE_EVALPIN and self.header is None:
             self._fail("a case record before the run header", offset)
-        twice = first_twice(line, [row])
-        if twice is not None:
-            self._fail(twice[1], offset)
+        try:  # a line read on its own is checked exactly: any key written twice
+            keys_once(line, self.path)
+        except InputError as twice:
+            self._fail(twice.message, offset)
         self.index.add(len(self.rows), offset)
         self.rows.append(row)
         self._count([row])

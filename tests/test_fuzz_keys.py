@@ -8,10 +8,13 @@ The rules under which a key is free, and so not mutated here:
   a file name under `files`, a tool call's `args` (the model's own arguments), a canned
   tool result's content (the tool's own output; the tool names it is keyed by are
   checked against the tools offered), and a key of one's own (`x-`);
-- in a run header, the recorded settings maps (`slot`, `controls`, `env`,
-  `execution`, `probes`, `replay_of`, `control_sources`): written by evalpin from the
-  provider and the machine, compared whole (the settings digest, the env digest), so a
-  renamed key there moves a digest or leaves a pin missing, which every reader says;
+- in a run header, the recorded maps (`execution`, `probes`, `replay_of`,
+  `control_sources`): written by evalpin from the provider and the machine, compared
+  whole (the settings digest, the env digest), so a renamed key there moves a digest or
+  leaves a pin missing, which every reader says; `slot`, `controls` (and its `limits`)
+  and `env` are closed (core/read/header_maps.py) and mutated here, the maps below them
+  that are open by design (`env.packages`, `env.controls`, `slot.sampling`, `slot.code`,
+  `slot.headers_env`) are mutated too and read as before;
 - in a run's case line, a field the lean row does not read (seconds, tail, text) is
   checked where the case is read in full (shown, exported, carded), not while a diff
   or verdict runs: it decides nothing there.
@@ -34,7 +37,11 @@ from tests.clirun import cli
 
 ROOT = Path(__file__).parent.parent
 FREE = {"properties", "files", "args", "result"}
-HEADER_OPEN = {"slot", "controls", "env", "execution", "probes", "replay_of", "control_sources"}
+HEADER_OPEN = {"execution", "probes", "replay_of", "control_sources"}
+# Below the closed header maps, the maps open by design: their keys are names of the
+# user's or the machine's (a package, an endpoint's parameter, a file, an HTTP header).
+HEADER_MAPS_OPEN = {("env", "packages"), ("env", "controls"), ("slot", "sampling")}
+HEADER_MAPS_OPEN |= {("slot", "code"), ("slot", "headers_env")}
 
 GOLDEN = {
     "id": "refund",
@@ -155,7 +162,12 @@ def _header() -> dict:
     return header
 
 
-HEADER_PATHS = list(key_paths(_header(), HEADER_OPEN | {"files"}))
+def _in_open_map(path: tuple) -> bool:
+    return any(path[: len(at)] == at and len(path) > len(at) for at in HEADER_MAPS_OPEN)
+
+
+HEADER_PATHS = [p for p in key_paths(_header(), HEADER_OPEN | {"files"}) if not _in_open_map(p)]
+OPEN_MAP_PATHS = [p for p in key_paths(_header(), HEADER_OPEN | {"files"}) if _in_open_map(p)]
 
 
 @pytest.mark.parametrize("path", HEADER_PATHS, ids=lambda p: ".".join(map(str, p)))
@@ -169,6 +181,29 @@ def test_every_run_header_key_renamed_or_twice_is_refused(capsys, tmp_path, path
         assert r.code == 3 and "Traceback" not in r.err
     else:
         _refused(r, repr(typo), f"`{path[-1]}`", "missing")
+    run.write_text(written_twice(_header(), path) + "\n" + "".join(lines[1:]))
+    _refused(cli(capsys, "verdict", str(run)), f"duplicate key {path[-1]!r}")
+
+
+def test_the_header_walk_reaches_every_closed_map() -> None:
+    reached = {p[:2] for p in HEADER_PATHS if len(p) > 1}
+    assert {("slot", "provider"), ("controls", "limits"), ("env", "python")} <= reached
+    assert ("controls", "limits", "memory") in HEADER_PATHS
+    assert OPEN_MAP_PATHS  # the demo header holds open maps: they are mutated below
+
+
+@pytest.mark.parametrize("path", OPEN_MAP_PATHS, ids=lambda p: ".".join(map(str, p)))
+def test_a_key_renamed_in_an_open_header_map_is_read_as_before(capsys, tmp_path, path) -> None:
+    """Open by the stated rule: the verdict reads as it did, never a refusal or a crash;
+    written twice it is still refused (a duplicate is refused in every JSON)."""
+    lines = (ROOT / "runs" / "demo-coding-publishable.jsonl").read_text().splitlines(True)
+    run = tmp_path / "run.jsonl"
+    run.write_text(json.dumps(_header()) + "\n" + "".join(lines[1:]))
+    before = cli(capsys, "verdict", str(run))
+    header, _ = renamed(_header(), path)
+    run.write_text(json.dumps(header) + "\n" + "".join(lines[1:]))
+    after = cli(capsys, "verdict", str(run))
+    assert after.code == before.code != 3 and "Traceback" not in after.err, after.err
     run.write_text(written_twice(_header(), path) + "\n" + "".join(lines[1:]))
     _refused(cli(capsys, "verdict", str(run)), f"duplicate key {path[-1]!r}")
 

@@ -29,6 +29,7 @@ from evalpin.core.bounded import MAX_LINE_BYTES, TOO_DEEP, json_too_deep, keys_o
 from evalpin.core.columns import MIXED, lone
 from evalpin.core.errors import InputError
 from evalpin.core.files import not_utf8
+from evalpin.core.read.header_maps import header_map_problem
 from evalpin.core.read.row_keys import first_twice
 from evalpin.core.records import (
     SCHEMA,
@@ -427,9 +428,10 @@ class Scan:
             self._fail("case record after the summary trailer", offset)
         if self.shape == SHAPE_EVALPIN and self.header is None:
             self._fail("a case record before the run header", offset)
-        twice = first_twice(line, [row])
-        if twice is not None:
-            self._fail(twice[1], offset)
+        try:  # a line read on its own is checked exactly: any key written twice
+            keys_once(line, self.path)
+        except InputError as twice:
+            self._fail(twice.message, offset)
         self.index.add(len(self.rows), offset)
         self.rows.append(row)
         self._count([row])
@@ -463,6 +465,8 @@ class Scan:
                 self._fail("a run header where a case record was expected", offset)
             if rec.schema != SCHEMA:
                 self._fail(f"unknown schema {rec.schema!r}, expected {SCHEMA}", offset)
+            if said := header_map_problem(rec.slot, rec.controls, rec.env):
+                self._fail(said, offset)
             self.header = rec
             self._pins.learn_header(rec)
         else:

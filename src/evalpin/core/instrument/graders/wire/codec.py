@@ -115,7 +115,9 @@ class Codec:
             if self.shares.ids and id(value) in self.shares.ids:
                 return self._shared_form(value, e)
         if kind is list or kind is dict or kind is set:
-            if self._tls.__dict__.get("memo") is None and _plain(value, kind):
+            if (
+                (kind is list and _SCALAR_TYPES.issuperset(map(type, value))) or _plain(value, kind)
+            ) and self._tls.__dict__.get("memo") is None:
                 # scalars, or containers of scalars each there once (a call's usual
                 # arguments): nothing in it is met again, so no table of what was met
                 if kind is list:

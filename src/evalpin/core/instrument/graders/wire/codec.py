@@ -115,6 +115,16 @@ class Codec:
             if self.shares.ids and id(value) in self.shares.ids:
                 return self._shared_form(value, e)
         if kind is list or kind is dict or kind is set:
+            if (
+                (kind is list and _SCALAR_TYPES.issuperset(map(type, value))) or _plain(value, kind)
+            ) and self._tls.__dict__.get("memo") is None:
+                # scalars, or containers of scalars each there once (a call's usual
+                # arguments): nothing in it is met again, so no table of what was met
+                if kind is list:
+                    return [e(v) for v in value]
+                if kind is dict:
+                    return {"t": "dict", "v": [[e(k), e(v)] for k, v in value.items()]}
+                return {"t": "set", "v": [e(v) for v in value]}
             return self._container(value, kind, e)
         if kind is tuple:
             return {"t": "tuple", "v": [e(v) for v in value]}
@@ -244,6 +254,10 @@ class Codec:
             return data
         if depth > MAX_DEPTH * 2:
             raise ProtocolError("nested too deeply")
+        if kind is list and not depth and _flat(data, list):  # holds no mark: no table
+            return list(data)
+        if kind is list and not depth and _lists_of_scalars(data):  # (a call's arguments)
+            return [list(v) if type(v) is list else v for v in data]
         if not depth and self._tls.__dict__.get("marks") is None:  # a value's root
             self._tls.marks = {}  # the containers marked in it (`_container`)
             try:
@@ -360,6 +374,43 @@ class Codec:
 
 
 _EMPTY = {"list": list, "dict": dict, "set": set}
+
+
+def _flat(value, kind: type) -> bool:
+    """Whether a list, dict or set holds only scalars (keys and values): then nothing in
+    it could be met again within it, and it needs no table of what was met."""
+    return _SCALAR_TYPES.issuperset(map(type, value)) and (
+        kind is not dict or _SCALAR_TYPES.issuperset(map(type, value.values()))
+    )
+
+
+def _plain(value, kind: type) -> bool:
+    """Whether a list, dict or set holds only scalars and containers of scalars, no
+    container twice: nothing in it could be met again within it."""
+    if _flat(value, kind):
+        return True
+    if kind is dict:
+        if not _SCALAR_TYPES.issuperset(map(type, value)):
+            return False
+        value = value.values()
+    seen = set()
+    for v in value:
+        t = type(v)
+        if t in _SCALAR_TYPES:
+            continue
+        if t not in _CONTAINERS or id(v) in seen or not _flat(v, t):
+            return False
+        seen.add(id(v))
+    return True
+
+
+def _lists_of_scalars(data: list) -> bool:
+    """Whether a list's wire form holds scalars and lists of scalars alone (no mark)."""
+    return all(type(v) in _SCALAR_TYPES or (type(v) is list and _flat(v, list)) for v in data)
+
+
+_SCALAR_TYPES = frozenset(SCALARS)
+_CONTAINERS = frozenset((list, dict, set))
 
 
 def _mark(entry: list, memo: dict) -> int:

@@ -253,6 +253,8 @@ class Functions:
 
     def news(self, message: dict, encode) -> None:
         """The marks the candidate set on the tests' functions since the last message."""
+        if not self._ids:  # no test's function crossed: nothing to look at, every message
+            return
         changed = []
         for fn, ident in list(self._ids.items()):
             now, before = self._public(fn), self._marks.get(ident, {})

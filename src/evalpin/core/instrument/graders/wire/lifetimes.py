@@ -44,6 +44,8 @@ class TestsObjects:
         message's body is read; those it let go of once the body is (`settle`: the
         body may hand one back, the only hold of it there is then the test's). Also the
         marks the candidate set on the tests' functions (`handles.Functions`)."""
+        if "fa" not in message and "tight" not in message and "loose" not in message:
+            return  # (most messages: nothing to look at)
         for ident, marked in message.get("fa") or []:
             target = self._objects.get(ident) if type(ident) is int else None
             for name, value in pairs(marked, decode):

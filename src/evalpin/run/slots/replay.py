@@ -32,6 +32,7 @@ from evalpin.core.bounded import keys_once
 from evalpin.core.errors import InputError
 from evalpin.core.files import not_utf8
 from evalpin.core.instrument.conversation import recorded, settle
+from evalpin.core.recordings import RECORDING_KEY
 from evalpin.core.records import (
     CaseRecord,
     Completion,
@@ -79,7 +80,7 @@ class ReplayConfig(SlotConfig):
     def public_settings(self) -> dict[str, Any]:
         # The hash pins the recording: a re-recorded file under the same label shows up.
         digest = hashlib.sha256(read_slot_file(self.path, "replay file")).hexdigest()
-        return {"provider": self.provider, "path": self.path_text, "sha256": digest}
+        return {"provider": self.provider, "path": self.path_text, RECORDING_KEY: digest}
 
     def settings_digest(self) -> None:
         """None: a recording stands in for whatever made it (a live run replays to the same

@@ -31,6 +31,7 @@ from textual.widget import Widget
 from textual.widgets import Button, Footer, Input, Label, ProgressBar, Select, Static
 
 from evalpin.core.errors import InputError
+from evalpin.core.recordings import RECORDING_KEY
 from evalpin.core.records import RunHeader
 from evalpin.run import events
 from evalpin.run.slots import SlotConfig, inline_spec
@@ -124,7 +125,7 @@ def starting_slot(
             return StartingSlot(pick=label, said=f"the left run's slot {label}: a new measurement")
         return StartingSlot(said=f"the left run's slot {label} is not in slots.yaml: choose one")
     recorded = str(settings.get("path") or "")
-    digest = settings.get("sha256")
+    digest = settings.get(RECORDING_KEY)
     same = StartingSlot(
         said=f"replays the left run's recorded answers ({recorded}): a run reproduces the"
         " left run, it measures nothing new",
@@ -143,13 +144,13 @@ def starting_slot(
 def _same_settings(config: SlotConfig, settings: dict) -> bool:
     """Whether a slots.yaml entry is the left run's slot as recorded: the same provider
     and the same recording (its sha256, which the run pinned)."""
-    if "sha256" not in settings:
+    if RECORDING_KEY not in settings:
         return False
     try:
         now = config.public_settings()
     except (InputError, OSError):
         return False
-    return all(now.get(key) == settings.get(key) for key in ("provider", "sha256"))
+    return all(now.get(key) == settings.get(key) for key in ("provider", RECORDING_KEY))
 
 
 def _same_file(path: Path, digest: object) -> bool:

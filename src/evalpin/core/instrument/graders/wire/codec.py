@@ -115,16 +115,6 @@ class Codec:
             if self.shares.ids and id(value) in self.shares.ids:
                 return self._shared_form(value, e)
         if kind is list or kind is dict or kind is set:
-            if (
-                (kind is list and _SCALAR_TYPES.issuperset(map(type, value))) or _plain(value, kind)
-            ) and self._tls.__dict__.get("memo") is None:
-                # scalars, or containers of scalars each there once (a call's usual
-                # arguments): nothing in it is met again, so no table of what was met
-                if kind is list:
-                    return [e(v) for v in value]
-                if kind is dict:
-                    return {"t": "dict", "v": [[e(k), e(v)] for k, v in value.items()]}
-                return {"t": "set", "v": [e(v) for v in value]}
             return self._container(value, kind, e)
         if kind is tuple:
             return {"t": "tuple", "v": [e(v) for v in value]}
@@ -167,6 +157,10 @@ class Codec:
         of: met again (`[row, row]`, a dict that holds itself), it is `{"t": "same"}` of
         a number its first wire form is marked with (only such ones are marked)."""
         memo = self._tls.__dict__.get("memo")
+        if memo is None and _plain(value, kind):
+            # scalars, or containers of scalars each there once (a call's usual
+            # arguments): nothing in it is met again, so no table of what was met
+            return _form(value, kind, e)
         root = memo is None
         if root:
             memo = self._tls.memo = {}
@@ -176,13 +170,7 @@ class Codec:
                 return {"t": "same", "v": _mark(seen, memo)}
         entry = memo[id(value)] = [value, None, None]  # the object, its wire form, its mark
         try:
-            if kind is list:
-                out = [e(v) for v in value]
-            elif kind is dict:
-                out = {"t": "dict", "v": [[e(k), e(v)] for k, v in value.items()]}
-            else:
-                out = {"t": "set", "v": [e(v) for v in value]}
-            entry[1] = out
+            out = entry[1] = _form(value, kind, e)
             if entry[2] is not None:  # met again inside itself
                 _label(out, entry[2])
             return out
@@ -374,6 +362,15 @@ class Codec:
 
 
 _EMPTY = {"list": list, "dict": dict, "set": set}
+
+
+def _form(value, kind: type, e) -> list | dict:
+    """A list's, dict's or set's wire form, its items encoded by `e`."""
+    if kind is list:
+        return [e(v) for v in value]
+    if kind is dict:
+        return {"t": "dict", "v": [[e(k), e(v)] for k, v in value.items()]}
+    return {"t": "set", "v": [e(v) for v in value]}
 
 
 def _flat(value, kind: type) -> bool:

@@ -17,6 +17,7 @@ from .protocol import ProtocolError, is_ident
 from .proxies import (
     AWAITABLE,
     REF,
+    VIRTUAL,
     InstanceDoc,
     Proxy,
     ProxyBase,
@@ -92,9 +93,10 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
     for dunder in names("d"):
         if dunder in FORWARDED:
             ns[dunder] = call if dunder == "__call__" else special(dunder)
+    bound_to_class = set(names("cm"))
     for method in names("fn"):
         if method_name(method):
-            ns[method] = RemoteMethod(method)
+            ns[method] = RemoteMethod(method, method in bound_to_class)
     if data.get("aw") is True or (data.get("m") == "builtins" and data.get("n") == "coroutine"):
         ns.update(AWAITABLE)
     if data.get("nohash") is True:
@@ -109,7 +111,7 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
     if data.get("g") is True:
         ns["__class_getitem__"] = classmethod(_alias)
     trusted: list[type] = []
-    value_type = holder = None  # holder: the builtin whose comparisons decide
+    value_type = holder = container = None  # holder: the builtin whose comparisons decide
     value_base = data.get("vb")
     if value_base in IMMUTABLE_BASES:
         value_type = holder = IMMUTABLE_BASES[value_base][0]
@@ -157,11 +159,25 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
     chain = [*bases, *trusted, *extra]
     if not any(issubclass(b, ProxyBase) for b in chain):
         chain.append(root)
-    for attempt in (chain, [*trusted, *extra, root], [*trusted, root]):
+    # A value's layout (int, str, tuple...) does not combine with the slots of a base
+    # that holds no value here (a mixin): such bases are dropped from the real chain
+    # and kept as virtual ones (`isinstance` holds; their methods are forwarded anyway).
+    holding = [b for b in bases if not issubclass(b, Proxy)]
+    kept = [b for b in (value_type, container, *trusted) if b is not None]
+    needed = [b for b in dict.fromkeys(kept) if not any(issubclass(h, b) for h in holding)]
+    for attempt in (
+        chain,
+        [*holding, *needed, *extra, root],
+        [*needed, *extra, root],
+        [*needed, root],
+    ):
         try:
             cls = _make(metaclass, name, attempt, ns)
         except TypeError:  # bases whose layouts or orders do not combine here
             continue
+        virtual = tuple(b for b in bases if b not in attempt)
+        if virtual:
+            type.__setattr__(cls, VIRTUAL, virtual)
         abstract = data.get("ab")
         if type(abstract) is list and all(type(n) is str for n in abstract):
             type.__setattr__(cls, "__abstractmethods__", frozenset(abstract))
@@ -182,21 +198,43 @@ def _alias(cls: type, params):
         return types.GenericAlias(cls, params)
 
 
+def _between(name: str, builtin):
+    """A value-backed or container stand-in's comparison the candidate's class defines:
+    the candidate's between two candidate objects (as for any proxy), the builtin's on
+    the value held here against anything of the tests'."""
+
+    def decide(self, other):
+        __tracebackhide__ = True
+        ref, theirs = ref_of(self), ref_of(other)
+        if ref is not None and theirs is not None and theirs.peer is ref.peer:
+            return ref.peer.request("special", obj=ref.ident, name=name, args=[other])
+        return builtin(self, other)
+
+    decide.__name__ = name
+    return decide
+
+
 def _decide(ns: dict, holder: type | None, hashing) -> None:
     """Comparisons and hashing are the judge's, set in the proxy class itself so that no
     base a description names (an exception, `collections.abc.Set`'s mixins, a candidate
     base) decides them: a value-backed or container stand-in's are its builtin's, over
-    the value it holds here; an exception compares by identity; any other proxy follows
-    the rule (`proxies.compare`), hashing as the candidate's class does or by identity."""
+    the value it holds here (the candidate's against its own objects: `_between`); an
+    exception compares by identity; any other proxy follows the rule
+    (`proxies.compare`), hashing as the candidate's class does or by identity."""
     if holder is None:
         for comparison in COMPARISONS:
             ns[comparison] = compare(comparison)
         ns["__hash__"] = hashing
         return
     own = object if issubclass(holder, BaseException) else holder
+    theirs = ns["_evalpin_compares"] if own is holder else ()
     for comparison in COMPARISONS:
-        ns[comparison] = getattr(own, comparison)
-    ns["__hash__"] = own.__hash__
+        builtin = getattr(own, comparison)
+        ns[comparison] = _between(comparison, builtin) if comparison in theirs else builtin
+    # A container the candidate's class makes hashable (a frozen dict) hashes as it says
+    # (its errors too); a hash decides no equality with the tests' data.
+    mutable = any(own is kind for kind, _ in MUTABLE_BASES.values())
+    ns["__hash__"] = hashing if mutable and hashing is remote_hash else own.__hash__
 
 
 def _make(metaclass: type, name: str, bases: list, ns: dict) -> type:

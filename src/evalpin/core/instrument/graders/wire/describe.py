@@ -42,6 +42,9 @@ def describe(cls: type, ident: int, e, class_form) -> dict:
         "nohash": getattr(cls, "__hash__", None) is None,
         "fn": _methods(mro),
     }
+    bound_to_class = _methods(mro, classmethod)
+    if bound_to_class:
+        data["cm"] = bound_to_class
     doc = cls.__dict__.get("__doc__")
     if type(doc) is str:
         data["doc"] = doc
@@ -109,9 +112,10 @@ def _field(f, missing, e) -> list:
     return [f.name, bool(f.compare), bool(f.repr), bool(f.init), extra]
 
 
-def _methods(mro: list) -> list[str]:
-    """The methods and class methods the class has, as its MRO resolves each name (a
-    static method is a plain function on any access: read from the worker, one object)."""
+def _methods(mro: list, kinds=(types.FunctionType, classmethod)) -> list[str]:
+    """The methods and class methods the class has (or those of `kinds`), as its MRO
+    resolves each name (a static method is a plain function on any access: read from the
+    worker, one object)."""
     found: dict = {}
     for c in mro:
         if c.__module__ != "builtins":
@@ -120,8 +124,7 @@ def _methods(mro: list) -> list[str]:
     return sorted(
         n
         for n, v in found.items()
-        if (not n.startswith("__") or n == "__init__")
-        and isinstance(v, (types.FunctionType, classmethod))
+        if (not n.startswith("__") or n == "__init__") and isinstance(v, kinds)
     )
 
 

@@ -10,6 +10,7 @@ import contextlib
 import io
 import types
 import weakref
+from collections.abc import MutableMapping
 from typing import TYPE_CHECKING
 
 from .protocol import ProtocolError, exact, is_ident, pairs
@@ -102,6 +103,18 @@ class Handle:
             return (_same, (copy,))
         _KEPT[copy._id] = copy
         return (_kept, (copy._id,))
+
+    @property
+    def __dict__(self):  # type: ignore[override]
+        """The test's object's own attributes, as a caching descriptor writes them."""
+        return _Attributes(self)
+
+    def __dir__(self):
+        """The names of the test's object the candidate may read (`dir(obj)`)."""
+        try:
+            return self._peer.request("own", obj=self._id, args=["dir"])
+        except AttributeError:  # not a plain object of the tests': its stand-in's own
+            return object.__dir__(self)
 
     def __index__(self) -> int:
         return exact(self._op("__index__"), int)
@@ -276,6 +289,37 @@ BINDINGS = {
 
 
 _KEPT: dict = {}  # handles of the test's copies a pickle names, until unpickled
+
+
+class _Attributes(MutableMapping):
+    """In the worker: a test's object's `__dict__` (what `functools.cached_property` and
+    its like read and write); each use is one request, which the judge checks as it
+    checks an attribute's (`kinds.own`)."""
+
+    __slots__ = ("_handle",)
+
+    def __init__(self, handle: Handle) -> None:
+        self._handle = handle
+
+    def _own(self, how: str, name=None, *value):
+        handle = self._handle
+        return handle._peer.request("own", obj=handle._id, name=name, args=[how, *value])
+
+    def __getitem__(self, name):
+        return self._own("get", name)
+
+    def __setitem__(self, name, value) -> None:
+        self._own("set", name, value)
+
+    def __delitem__(self, name) -> None:
+        self._own("del", name)
+
+    def __iter__(self):
+        names = self._own("names")
+        return iter(names if type(names) is list else [])
+
+    def __len__(self) -> int:
+        return len(list(iter(self)))
 
 
 def _kept(ident: int):

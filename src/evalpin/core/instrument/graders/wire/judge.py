@@ -214,9 +214,11 @@ class Judge(Peer):
             return super().encode(value, depth, copy)
         if type(value).__name__ == "LocalPath" and hasattr(value, "__fspath__"):
             value = pathlib.Path(os.fspath(value))  # pytest's legacy `tmpdir`
-        if isinstance(value, str):
+        if isinstance(value, ProxyBase) or isinstance(type(value), RemoteEnum):
+            pass  # the candidate's own object, a `str` or `int` stand-in too: itself
+        elif isinstance(value, str):
             value = str.__str__(value)
-        elif not isinstance(value, ProxyBase) and not isinstance(type(value), RemoteEnum):
+        else:
             for base, exact in (
                 (int, int.__index__),
                 (float, float.__float__),
@@ -452,6 +454,13 @@ class Judge(Peer):
             raise PermissionError("the candidate may only use what the tests handed it")
         if op == "getattr":
             return kinds.read_attribute(target, kind, name_of(message), self.lives.written(target))
+        if op == "own":  # the object's `__dict__`, as a caching descriptor uses it
+            (how, *value), _ = self._arguments(message)
+            name = message.get("name")
+            found = kinds.own(target, kind, how, name, value, self.lives.written(target))
+            if how == "set" and name.startswith("_"):  # the candidate's own, from now on
+                self.lives.write(target, name)
+            return found
         if op in ("setattr", "delattr"):
             kinds.check_write(target, kind, name_of(message), self.lives.written(target))
             if name_of(message).startswith("_"):  # the candidate's own, from now on
@@ -463,9 +472,10 @@ class Judge(Peer):
                 kinds.check_mock_value(name_of(message), value)
             return setattr(target, name_of(message), value)
         args, kwargs = self._arguments(message)
-        if op == "method" and kind == "subclass":  # the worker calls a test's override
+        on_class = isinstance(target, type) and target in self._overrides
+        if op == "method" and (kind == "subclass" or on_class):  # a test's override
             name = name_of(message)
-            if name not in self._overrides.get(type(target), ()):
+            if name not in self._overrides.get(target if on_class else type(target), ()):
                 raise AttributeError(f"{name!r} is not overridden by the tests' class")
             return getattr(target, name)(*args, **kwargs)
         if op == "await":  # the candidate awaits an awaitable of the test's

@@ -13,7 +13,7 @@ import sys
 import types
 
 from .imports import within
-from .protocol import SCALARS, is_ident
+from .protocol import SCALARS, ProtocolError, is_ident
 from .stdlib import PURE_BUILTINS
 
 OPS = {
@@ -290,12 +290,43 @@ def read_attribute(target, kind: str, name: str, written=()):
     return value
 
 
+def own(target, kind: str, how, name, value: list, written=()):
+    """The instance dictionary of a test's plain object as the candidate's code uses it
+    (`obj.__dict__[name] = value`, as caching descriptors write): reads, writes and
+    deletes of the names the candidate may read and write, past the class's descriptors
+    as in one process; `names` and `dir` list those it may read."""
+    space = vars(target) if kind == "object" and hasattr(target, "__dict__") else None
+    if type(space) is not dict:
+        raise AttributeError("'__dict__': the tests' object has none the candidate may use")
+    if how in ("names", "dir"):  # `vars(obj)`'s keys, or `dir(obj)`: those it may read
+        names = space if how == "names" else dir(target)
+        return [n for n in names if type(n) is str and (not n.startswith("_") or n in written)]
+    if type(name) is not str:
+        raise ProtocolError("attribute name must be a string")
+    if how == "get":
+        found = space.get(name, space)  # the dict itself: no such name
+        if found is space or isinstance(found, types.ModuleType):
+            raise KeyError(name)
+        if name.startswith("_") and name not in written:
+            raise KeyError(name)
+        return found
+    check_write(target, kind, name, written)
+    if how == "set" and len(value) == 1:
+        space[name] = value[0]
+    elif how == "del":
+        del space[name]
+    else:
+        raise ProtocolError("unknown use of a `__dict__`")
+    return None
+
+
 def check_write(target, kind: str, name: str, written=()) -> None:
     """Refuse a change to a test's object its kind does not allow: a public name, or a
     private one the candidate stores itself (new, or its own from before), never a
     special name or the test's own private state."""
     private = name.startswith("_") and name not in written
-    if private and (name.startswith("__") or kind != "object" or _has(target, name)):
+    special = name.startswith("__") and name.endswith("__")
+    if private and (special or kind != "object" or _has(target, name)):
         raise PermissionError("the candidate may not change that object of the tests")
     if kind not in ("object", "mock") and not marks(target, kind, name):
         raise PermissionError("the candidate may not change that object of the tests")

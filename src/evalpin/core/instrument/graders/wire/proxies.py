@@ -27,12 +27,13 @@ class Ref:
 
 
 REF = "_evalpin_ref"
+VIRTUAL = "_evalpin_virtual"  # a proxy class's bases it could not really derive from
 
 
 def ref_of(obj) -> Ref | None:
     """The remote reference of a proxy (or proxy class), None for anything else; reads
     no attribute through the object's own code."""
-    if isinstance(obj, Proxy):
+    if _IS_PROXY(Proxy, obj):  # no metaclass hook: hot
         try:
             return _SLOT(obj)
         except AttributeError:
@@ -49,7 +50,7 @@ def ref_of(obj) -> Ref | None:
 
 def attach(obj, ref: Ref) -> None:
     """Give a new proxy instance its reference."""
-    if isinstance(obj, Proxy):
+    if _IS_PROXY(Proxy, obj):
         _SLOT_SET(obj, ref)
     else:
         object.__setattr__(obj, REF, ref)
@@ -63,6 +64,12 @@ def special(name: str):
         ref = ref_of(self)
         if name in ("__exit__", "__aexit__") and len(args) == 3:
             args = (args[0], args[1], None)  # a traceback of the judge's never crosses
+        kind = type(self)
+        if REF not in kind.__dict__:  # a tests' subclass's instance: the candidate class's
+            owner = next((c for c in kind.__mro__ if c.__dict__.get(name) is forward), kind)
+            if REF in owner.__dict__:  # own method, as `super().__str__()` means it
+                base = owner.__dict__[REF]
+                return base.peer.request("umethod", obj=base.ident, name=name, args=[self, *args])
         return ref.peer.request("special", obj=ref.ident, name=name, args=args)
 
     forward.__name__ = name
@@ -159,14 +166,15 @@ class RemoteMethod:
     On an instance of a tests' subclass it is the candidate class's own method, called
     unbound (what `super().run(x)` or an inherited method means)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, bound_to_class: bool = False) -> None:
         self.name = name
         self.owner: type | None = None
+        self.bound_to_class = bound_to_class  # a class method: `Sub.parse(...)` binds Sub
 
     def __set_name__(self, owner, name) -> None:
         self.name, self.owner = name, owner
 
-    def __call__(self, instance, *args, **kwargs):
+    def __call__(self, instance, /, *args, **kwargs):
         """`C.__dict__["m"](obj, ...)`: called with `obj` as its instance, as a function
         in a class's namespace is (what `mock.patch.object(..., autospec=True)` needs)."""
         __tracebackhide__ = True
@@ -175,7 +183,11 @@ class RemoteMethod:
     def __get__(self, instance, owner=None):
         if instance is None:
             ref = owner.__dict__.get(REF)  # none: a tests' subclass (`Sub.__init__(obj)`)
-            return self if ref is None else Bound(ref, self.name, owner)
+            if ref is not None:
+                return Bound(ref, self.name, owner)
+            if self.bound_to_class and self.owner is not None:  # `super().parse(...)` too
+                return _Unbound(self.owner.__dict__[REF], self.name, owner)
+            return self
         ref = ref_of(instance)
         if REF in type(instance).__dict__ or self.owner is None:
             return Bound(ref, self.name, instance)
@@ -190,7 +202,7 @@ class _Unbound:
     def __init__(self, ref: Ref, name: str, instance) -> None:
         self.ref, self.name, self.instance = ref, name, instance
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, /, *args, **kwargs):  # `self=` may be the call's own
         __tracebackhide__ = True
         return self.ref.peer.request(
             "umethod",
@@ -209,7 +221,7 @@ class Bound:
     def __init__(self, ref: Ref, name: str, owner) -> None:
         self.ref, self.name, self.owner = ref, name, owner
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, /, *args, **kwargs):  # `self=` may be the call's own
         __tracebackhide__ = True
         return self.ref.peer.request(
             "method", obj=self.ref.ident, name=self.name, args=args, kwargs=kwargs
@@ -249,7 +261,17 @@ class RemoteClass(type):
         if REF not in ns and any(type(c.__dict__.get(REF)) is Ref for c in cls.__mro__[1:]):
             cls._evalpin_sub = _tests_subclass(cls, kwargs)
 
-    def __call__(cls, *args, **kwargs):
+    def __instancecheck__(cls, instance) -> bool:
+        if super().__instancecheck__(instance):
+            return True
+        return REF in cls.__dict__ and _virtually(type(instance), cls)
+
+    def __subclasscheck__(cls, sub) -> bool:
+        if super().__subclasscheck__(sub):
+            return True
+        return REF in cls.__dict__ and _virtually(sub, cls)
+
+    def __call__(cls, /, *args, **kwargs):
         __tracebackhide__ = True
         ref = cls.__dict__.get(REF)
         if ref is None:  # a class the tests derived from the candidate's
@@ -268,6 +290,10 @@ class RemoteClass(type):
         if name in LOCAL_ONLY:
             raise AttributeError(name)
         ref = cls.__dict__.get(REF)
+        made = cls.__dict__.get("_evalpin_sub")
+        if ref is None and type(made) is int:  # a tests' subclass: its twin there
+            base = next(c.__dict__[REF] for c in cls.__mro__ if REF in c.__dict__)
+            ref = Ref(base.peer, made)
         if ref is None:
             raise AttributeError(name)
         return ref.peer.request("getattr", obj=ref.ident, name=name)
@@ -289,13 +315,21 @@ class RemoteClass(type):
         ref.peer.request("delattr", obj=ref.ident, name=name)
 
 
+def _virtually(sub, cls: type) -> bool:
+    """Whether `sub` derives from `cls` through a base its proxy class could not really
+    derive from (a mixin beside a value's layout: `classes.proxy_class`)."""
+    if not isinstance(sub, RemoteClass):
+        return False
+    return any(issubclass(base, cls) for k in sub.__mro__ for base in k.__dict__.get(VIRTUAL, ()))
+
+
 def _tests_subclass(cls: type, kwargs: dict) -> int:
     """Make, in the worker, the class standing for a class the tests derive from a
     candidate class: its overridden methods call the tests' class back, its plain class
     values are copied, `__init_subclass__` runs there with the class keywords."""
     base = next(c for c in cls.__mro__ if REF in c.__dict__)
     ref = base.__dict__[REF]
-    methods, values = [], {}
+    methods, values, on_class = [], {}, []
     for klass in cls.__mro__[: cls.__mro__.index(base)]:
         for name, value in vars(klass).items():
             special = name == "__init__" or name in FORWARDED or name in _DECIDED
@@ -303,6 +337,8 @@ def _tests_subclass(cls: type, kwargs: dict) -> int:
                 continue
             if callable(value) or isinstance(value, (staticmethod, classmethod, property)):
                 methods.append(name)
+                if isinstance(value, (staticmethod, classmethod)):
+                    on_class.append(name)  # called back on the tests' class itself
             else:
                 values[name] = value
     peer = ref.peer
@@ -311,7 +347,7 @@ def _tests_subclass(cls: type, kwargs: dict) -> int:
         "subclass",
         obj=ref.ident,
         name=cls.__name__,
-        args=[ident, methods, values, cls.__qualname__],
+        args=[ident, methods, values, cls.__qualname__, on_class],
         kwargs=kwargs,
     )
     if type(remote) is not int:
@@ -452,6 +488,7 @@ class Proxy(ProxyBase):
     __slots__ = (REF, "__weakref__", "__orig_class__")  # what `Box[int](x)` sets here
 
 
+_IS_PROXY = type.__instancecheck__
 _SLOT = Proxy.__dict__[REF].__get__
 _SLOT_SET = Proxy.__dict__[REF].__set__
 

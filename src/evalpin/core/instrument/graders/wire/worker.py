@@ -410,11 +410,21 @@ class Worker(Peer):
             raise ProtocolError("not a value")
         return snap[1](target)
 
-    def _subclass(self, base: type, name: str, judge_id: int, methods, values, qualname, /, **kw):
+    def _subclass(
+        self, base: type, name: str, judge_id: int, methods, values, qualname, on_class=(), /, **kw
+    ):
         """The class standing for a class the tests derive from `base`: the methods it
-        overrides call the tests' object back; its class values are copied; the
-        candidate's `__init_subclass__` runs now, with the class keywords."""
+        overrides call the tests' object back (its class and static methods, the tests'
+        class); its class values are copied; the candidate's `__init_subclass__` runs
+        now, with the class keywords."""
         peer = self
+
+        def on_tests_class(method: str):
+            def call(cls, *args, **kwargs):
+                return peer.request("method", obj=judge_id, name=method, args=args, kwargs=kwargs)
+
+            call.__name__ = method
+            return classmethod(call)
 
         def forward(method: str):
             def call(self, *args, **kwargs):
@@ -428,6 +438,9 @@ class Worker(Peer):
             return call
 
         namespace = {m: forward(m) for m in methods if type(m) is str and m.isidentifier()}
+        for m in on_class if type(on_class) is list else ():
+            if m in namespace:
+                namespace[m] = on_tests_class(m)
         namespace.update({k: v for k, v in values.items() if type(k) is str and k.isidentifier()})
         namespace["__qualname__"] = qualname if type(qualname) is str else name
         namespace["__module__"] = MADE.__name__
@@ -515,10 +528,13 @@ class _Again:
 
 
 def _unbound(cls: type, obj, name: str):
-    """`name` as `cls` defines it, bound to `obj`: what `Base.method(obj)` means."""
+    """`name` as `cls` defines it, bound to `obj`: what `Base.method(obj)` means (a
+    class method reached through a subclass, `obj`, binds to that class)."""
     for klass in cls.__mro__:
         if name in vars(klass):
             raw = vars(klass)[name]
+            if isinstance(raw, classmethod) and isinstance(obj, type) and issubclass(obj, cls):
+                return raw.__get__(None, obj)
             return raw.__get__(obj, type(obj)) if hasattr(raw, "__get__") else raw
     raise AttributeError(name)
 

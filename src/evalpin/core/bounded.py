@@ -52,7 +52,7 @@ NOT_TEXT = "a lone UTF-16 surrogate (an escape such as \\ud800 alone) is not tex
 _T = TypeVar("_T")
 # Everything but brackets and quotes, deleted before depth is counted.
 _NOT_STRUCTURE = bytes(sorted(set(range(256)) - set(b'[]{}"')))
-_NOT_KEYED = bytes(sorted(set(range(256)) - set(b'":')))
+_NOT_KEYED = bytes(sorted(set(range(256)) - set(b'":{')))
 # Python's own limit on an integer's decimal digits (int <-> text): a longer one is refused.
 MAX_DIGITS = 4300
 # An opening bracket steps one level in, a closing one out: as 2 and 0, minus 1 each.
@@ -238,10 +238,11 @@ def loads(text: str | bytes, path: str | Path, line: int | None = None) -> Any:
     return value
 
 
-def keys_written(data: bytes | memoryview) -> int:
+def keys_written(data: bytes | memoryview) -> tuple[int, int]:
     """How many keys JSON text writes (one colon outside strings each), in all its
-    objects and lines, counting a key written twice twice."""
-    return _outside_strings(data, _NOT_KEYED).count(b":")
+    objects and lines, counting a key written twice twice; and how many objects."""
+    outside = _outside_strings(data, _NOT_KEYED)
+    return outside.count(b":"), outside.count(b"{")
 
 
 def keys_kept(value: Any) -> int:
@@ -278,7 +279,7 @@ def keys_once(data: bytes | memoryview, path: str | Path, line: int | None = Non
     if _GENERIC is None:
         _GENERIC = msgspec.json.Decoder()
     raw = bytes(data)
-    written = keys_written(raw)
+    written = keys_written(raw)[0]
     if not written:
         return
     try:

@@ -12,6 +12,8 @@ decoded exactly to name the first that is wrong.
 
 from __future__ import annotations
 
+from itertools import repeat
+
 import msgspec
 
 from evalpin.core.bounded import TOO_DEEP, keys_kept, keys_once, keys_written, loads
@@ -47,8 +49,11 @@ def first_wrong(block: bytes) -> tuple[int, str] | None:
     """(byte offset within `block` of the first line that writes a key twice or holds a
     number past a limit, what is wrong); None when no line does."""
     try:
-        if keys_kept(_ANY.decode_lines(block)) == keys_written(block):
-            return None
+        lines = _ANY.decode_lines(block)
+        written, objects = keys_written(block)
+        flat = objects == len(lines) and all(map(isinstance, lines, repeat(dict)))
+        if (sum(map(len, lines)) if flat else keys_kept(lines)) == written:
+            return None  # (flat: one object a line, its keys are all there are)
     except (msgspec.MsgspecError, RecursionError):
         pass  # named line by line below
     offset = 0

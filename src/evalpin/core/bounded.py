@@ -272,7 +272,8 @@ def keys_once(data: bytes | memoryview, path: str | Path, line: int | None = Non
     """InputError when JSON text (already decoded by a decoder that keeps the last of a
     key written twice) writes a key twice in one object: its colons outside strings,
     one per key written, against the keys it decodes to (msgspec, in C; the walk counts
-    objects, not bytes). The key is named by a second, exact decode."""
+    objects, not bytes). The key is named by a second, exact decode. A number past a
+    limit in a value the first decoder skipped is refused too."""
     global _GENERIC
     import msgspec
 
@@ -284,6 +285,9 @@ def keys_once(data: bytes | memoryview, path: str | Path, line: int | None = Non
         return
     try:
         kept = keys_kept(_GENERIC.decode(raw))
+    except msgspec.ValidationError:  # a number past a limit where the caller's decoder
+        loads(raw, path, line)  # skipped it (a field it does not read): named here
+        raise InputError(path, "not JSON: a number past a limit", line) from None
     except (msgspec.MsgspecError, RecursionError):
         return  # not JSON at all: the caller's own decoder says so
     if kept != written:

@@ -4,7 +4,8 @@ The scan decodes case lines into lean rows (`CaseRow`), skipping the fields a ro
 not keep, and a JSON decoder keeps the last of a key written twice: `"pass": false, ...,
 "pass": true` would read as a pass, a second `seed` or `status` would move the row, and
 a skipped field's `1e999` would pass unseen. A line no trailer vouches for
-(core/read/vouch.py) is checked here: its block decoded whole, each object's keys
+(core/read/vouch.py) is checked here: its block decoded whole, the keys it keeps (their
+count; or, where a line nests objects, the colons of the decoded lines encoded again)
 counted against the colons written outside strings (`bounded.keys_once`'s count, for a
 block at once), and only where they differ, or a number is past a limit, is each line
 decoded exactly to name the first that is wrong.
@@ -16,10 +17,11 @@ from itertools import repeat
 
 import msgspec
 
-from evalpin.core.bounded import TOO_DEEP, keys_kept, keys_once, keys_written, loads
+from evalpin.core.bounded import TOO_DEEP, keys_once, keys_written, loads
 from evalpin.core.errors import InputError
 
 _ANY = msgspec.json.Decoder()
+_TEXT = msgspec.json.Encoder()
 
 
 def line_problem(line: bytes) -> str | None:
@@ -51,9 +53,12 @@ def first_wrong(block: bytes) -> tuple[int, str] | None:
     try:
         lines = _ANY.decode_lines(block)
         written, objects = keys_written(block)
-        flat = objects == len(lines) and all(map(isinstance, lines, repeat(dict)))
-        if (sum(map(len, lines)) if flat else keys_kept(lines)) == written:
-            return None  # (flat: one object a line, its keys are all there are)
+        if objects == len(lines) and all(map(isinstance, lines, repeat(dict))):
+            kept = sum(map(len, lines))  # one object a line: its keys are all there are
+        else:  # the decoded lines again as text, where each key kept is written once
+            kept = keys_written(_TEXT.encode(lines))[0]
+        if kept == written:
+            return None
     except (msgspec.MsgspecError, RecursionError):
         pass  # named line by line below
     offset = 0

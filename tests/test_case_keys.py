@@ -212,3 +212,16 @@ def test_the_writer_records_the_crc_of_what_precedes_the_trailer(capsys, tmp_pat
     r = cli(capsys, "run", "--fixtures", str(golden), "--slot", slot, "--out", str(out))
     assert r.code == 0, r.err
     assert vouched_whole(out)
+
+
+def test_lines_longer_than_the_readers_chunk_are_checked_too(tmp_path, monkeypatch) -> None:
+    """Each line longer than a chunk: read across chunks, and checked again so when the
+    trailer's CRC does not hold."""
+    monkeypatch.setattr(rundata, "_CHUNK", 256)
+    source = SOURCES[1]
+    path = ("tail",)
+    for vouched in (False, True):
+        run, line = _mutated(source, path, tmp_path, vouched=vouched)
+        assert min(map(len, _lines(run)[1:-1])) > 256
+        with pytest.raises(InputError, match=rf":{line}: duplicate key 'tail'"):
+            read_run(run)

@@ -459,7 +459,9 @@ class Scan:
                 data = data[:whole]
             else:  # a line longer than a chunk (within the line cap: the scan read it)
                 data += fh.readline()
-            if (wrong := first_wrong(data)) is not None:
+            with gc_paused():  # the lines decoded whole are dropped at once
+                wrong = first_wrong(data)
+            if wrong is not None:
                 self._fail(wrong[1], offset + wrong[0])
             offset += len(data)
 

@@ -80,9 +80,19 @@ def make_pair(folder: Path, n: int) -> tuple[Path, Path]:
     folder.mkdir(parents=True, exist_ok=True)
     paths = folder / f"left-{n}.jsonl", folder / f"right-{n}.jsonl"
     for variant, path in enumerate(paths):
-        if not path.exists():
+        if not _vouched(path):  # made before the trailer's CRC: read the slow way, remade
             tmp = path.with_suffix(".tmp")
             tmp.unlink(missing_ok=True)
             make_run(tmp, n, variant=variant)
             tmp.rename(path)
     return paths
+
+
+def _vouched(path: Path) -> bool:
+    """Whether `path` exists and its trailer carries the writer's CRC (core/read/vouch.py)."""
+    from evalpin.core.read.vouch import trailer_vouch
+
+    if not path.exists():
+        return False
+    with open(path, "rb") as fh:
+        return trailer_vouch(fh) is not None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -78,3 +80,10 @@ def grid(outcomes: dict[str, list[bool]], seeds=(11, 29, 47), **over: Any) -> li
         for cid, oks in outcomes.items()
         for seed, ok in zip(seeds, oks, strict=True)
     ]
+
+
+def vouched_whole(run: Path) -> bool:
+    """Whether the run's trailer carries the CRC of every byte before it."""
+    data = run.read_bytes()
+    trailer = data.rstrip(b"\n").rsplit(b"\n", 1)[1]
+    return json.loads(trailer).get("crc32") == zlib.crc32(data[: -len(trailer) - 1])

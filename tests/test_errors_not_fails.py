@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from evalpin.core.reasons import is_error, status_of
+from tests.builders import vouched_whole
 from tests.clirun import cli
 from tests.fake_openai import FakeOpenAI, Reply, chat, error, tool_model
 
@@ -160,6 +161,7 @@ def test_an_outage_is_errors_counted_apart_and_retry_errors_asks_only_those(
     after = (folder / "runs/night2.jsonl").read_bytes().splitlines(keepends=True)
     kept = [x for x in before if b'"status":"error"' not in x and b'"summary"' not in x]
     assert after[: len(kept)] == kept  # every other line byte for byte
+    assert vouched_whole(folder / "runs/night2.jsonl")  # the rewritten file's CRC too
     rows = cases_of(folder / "runs/night2.jsonl")
     assert len(rows) == 18 and not any(c.get("status") for c in rows.values())
     assert json.loads(cli(capsys, "verdict", "runs/night2.jsonl", "--json").out)["errors"] == 0

@@ -247,3 +247,25 @@ def test_pins_of_both_halves_are_joined(tmp_path: Path) -> None:
     assert split.right.pins["reported_model"] == "m-1, m-2"
     assert split.to_json() == one_process(left, right).to_json()
     assert set(PINS) >= {"reported_model"}
+
+
+@pytest.mark.parametrize("where", ["first", "second"])
+def test_a_key_twice_in_a_vouched_file_sends_the_diff_to_one_process(
+    tmp_path: Path, capsys, where: str
+) -> None:
+    """Each half skips the per-line check on the trailer's word; the halves' CRCs joined
+    must make the trailer's, or one process reads the file and checks every line."""
+    left, right = pair(tmp_path, records(300, 1), records(300, 1, moved=0.1, rng_seed=2))
+    assert halves.diff_in_halves(left, right, None) is not None  # vouched, and split
+    lines = right.read_text().splitlines(keepends=True)
+    k = 40 if where == "first" else len(lines) - 40
+    lines[k] = lines[k].rstrip("\n")[:-1] + ',"pass":true}\n'
+    right.write_text("".join(lines))
+    assert halves.diff_in_halves(left, right, None) is None
+    r = cli(capsys, "diff", str(left), str(right))
+    assert r.code == 3 and f":{k + 1}: duplicate key 'pass'" in r.err, r.err
+    lines[k] = lines[k].replace(',"pass":true}', "}")  # a value edited, no key twice
+    lines[k] = lines[k].replace('"loops":0', '"loops":1')
+    right.write_text("".join(lines))
+    assert halves.diff_in_halves(left, right, None) is None  # the CRC no longer holds
+    assert cli(capsys, "diff", str(left), str(right)).code == 1  # read, every line checked

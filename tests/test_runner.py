@@ -12,6 +12,7 @@ import pytest
 
 from evalpin.core.instrument.fixtures import load_fixtures
 from evalpin.core.read.runfile import read_run
+from tests.builders import vouched_whole
 from tests.clirun import cli, cli_process
 from tests.conftest import GOLDEN_CASES
 from tests.fake_openai import FakeOpenAI, tool_model
@@ -329,6 +330,20 @@ def test_resume_runs_only_the_missing_pairs(capsys, project: Path, partial_run: 
     assert read_run(partial_run).complete
     r = cli(capsys, "run", "--resume", "--out", str(partial_run))
     assert r.code == 3 and "already complete" in r.err
+
+
+def test_a_resumed_run_is_vouched_for_whole_once_its_lines_were_checked(
+    capsys, project: Path, partial_run: Path
+) -> None:
+    """The trailer's CRC covers the lines an earlier process wrote too, once the resume
+    read them exactly: a key written twice there refuses the resume instead."""
+    lines = partial_run.read_text().splitlines(keepends=True)
+    partial_run.write_text(lines[0] + lines[1] + lines[2].rstrip()[:-1] + ',"seed":47}\n')
+    r = cli(capsys, "run", "--resume", "--out", str(partial_run))
+    assert r.code == 3 and ":3: duplicate key 'seed'" in r.err, r.err
+    partial_run.write_text("".join(lines))
+    assert cli(capsys, "run", "--resume", "--out", str(partial_run)).code == 0
+    assert vouched_whole(partial_run)
 
 
 @pytest.mark.parametrize(

@@ -461,6 +461,29 @@ def test_command_output_that_is_not_one_completion_is_bad_output(
     assert info.value.reason == "provider_error:bad_output"
 
 
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        ('{"text": "no refund", "text": "refunded"}', "duplicate key 'text'"),
+        ('{"text": "ok", "tools": [{"name": "t", "args": {"a": 1, "a": 2}}]}', "key 'a'"),
+        ('{"text": "ok", "tools": [{"name": "t", "args": {"n": 1e999}}]}', "out of range"),
+        ('{"text": "ok", "tools": [{"name": "t", "args": {"n": ' + "9" * 5000 + "}}]}", "range"),
+        ('{"text": "ok", "tools": [{"name": "t", "args": {"n": NaN}}]}', "malformed"),
+    ],
+    ids=["twice", "args-twice", "overflow", "digits", "nan"],
+)
+def test_command_output_that_is_not_exactly_json_is_bad_output(
+    agent: Callable[..., Slot], answer: str, said: str
+) -> None:
+    """Issue 51: an answer one reader would read otherwise than another, or a number no
+    reader can hold (in the model's own arguments too), is not a completion."""
+    slot = agent(f"import sys\nsys.stdin.read()\nprint({answer!r})\n")
+    with pytest.raises(SlotError) as info:
+        slot.complete(request())
+    assert info.value.reason == "provider_error:bad_output"
+    assert said in info.value.detail, info.value.detail
+
+
 def test_command_program_that_does_not_exist_fails_when_opened(tmp_path: Path) -> None:
     path = write_slots(tmp_path, "slots:\n  a: {provider: command, argv: [agents/nope.py]}\n")
     with pytest.raises(InputError, match=r"no program 'agents/nope\.py'") as info:

@@ -236,6 +236,27 @@ def test_a_body_nested_past_any_sense_is_bad_response_not_a_crash(
         assert info.value.reason == f"provider_error:{reason}"
 
 
+@pytest.mark.parametrize(
+    "twice",
+    [
+        b'"message": {"content": "no refund", "content": "refunded"}',
+        b'"message": {"content": null, "tool_calls": [{"id": "c", "function": '
+        b'{"name": "get_order", "name": "delete_everything", "arguments": "{}"}}]}',
+    ],
+    ids=["content", "tool-name"],
+)
+def test_a_body_writing_a_key_twice_is_bad_response(
+    server: FakeOpenAI, slot: Callable[..., Slot], twice: bytes
+) -> None:
+    """One client keeps the first, another the last: the answer is ambiguous, so the
+    case is an error (`bad_response`), never graded on whichever value was kept."""
+    server.push(Reply(body=b'{"model": "m", "choices": [{"index": 0, ' + twice + b"}]}"))
+    with pytest.raises(SlotError) as info:
+        slot().complete(ask())
+    assert info.value.reason == "provider_error:bad_response"
+    assert "duplicate key" in str(info.value)
+
+
 def test_the_grader_marks_a_conversation_that_ran_out_of_turns() -> None:
     from evalpin.core.instrument.fixtures import GoldenCase
     from evalpin.core.instrument.graders.tools import grade_golden
@@ -270,3 +291,29 @@ def test_bad_named_headers_and_sampling_are_refused(tmp_path: Path, entry: str) 
     )
     with pytest.raises(InputError, match="slot 'lab'"):
         resolve_slot("lab", tmp_path / "slots.yaml")
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"id": 1001, "id": 2002}',  # a key twice: which did the model mean?
+        '{"id": NaN}',
+        '{"id": Infinity}',
+        '{"id": 1e999}',
+        '{"filter": {"id": 1, "id": 2}}',  # below the top level too
+        '{"id": ' + "9" * 5000 + "}",
+    ],
+    ids=["twice", "nan", "infinity", "overflow", "nested-twice", "digits"],
+)
+def test_arguments_json_does_not_have_are_recorded_as_given_and_get_an_error_result(
+    server: FakeOpenAI, slot: Callable[..., Slot], raw: str
+) -> None:
+    """Arguments that are not exactly JSON (issue 51) are the model's malformed call, as
+    unparsable ones are: kept as written, never a value one reader would read otherwise."""
+    server.default = tool_model(("get_order", raw))
+    answer = slot().complete(ask({"get_order": [ORDER, "unused"]}))
+    [call] = answer.turns[0].calls
+    assert call.args == raw
+    assert call.result == {"error": "arguments for get_order are not valid JSON"}
+    sent = server.received[1].body["messages"][1]
+    assert sent["tool_calls"][0]["function"]["arguments"] == raw

@@ -31,8 +31,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from itertools import accumulate, repeat
-from operator import sub
+from itertools import accumulate, chain, compress, repeat
+from operator import not_, sub
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -52,11 +52,12 @@ NOT_TEXT = "a lone UTF-16 surrogate (an escape such as \\ud800 alone) is not tex
 _T = TypeVar("_T")
 # Everything but brackets and quotes, deleted before depth is counted.
 _NOT_STRUCTURE = bytes(sorted(set(range(256)) - set(b'[]{}"')))
-_NOT_KEYED = bytes(sorted(set(range(256)) - set(b'":')))
+_NOT_KEYED = bytes(sorted(set(range(256)) - set(b'":{')))
 # Python's own limit on an integer's decimal digits (int <-> text): a longer one is refused.
 MAX_DIGITS = 4300
 # An opening bracket steps one level in, a closing one out: as 2 and 0, minus 1 each.
 _STEP = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")
+_CONTAINERS = (dict, list)
 
 
 def too_big(size: int, limit: int) -> str:
@@ -237,17 +238,30 @@ def loads(text: str | bytes, path: str | Path, line: int | None = None) -> Any:
     return value
 
 
-def _keys(value: Any) -> int:
-    """How many keys every object inside a decoded JSON value holds (no recursion)."""
+def keys_written(data: bytes | memoryview) -> tuple[int, int]:
+    """How many keys JSON text writes (one colon outside strings each), in all its
+    objects and lines, counting a key written twice twice; and how many objects."""
+    outside = _outside_strings(data, _NOT_KEYED)
+    return outside.count(b":"), outside.count(b"{")
+
+
+def keys_kept(value: Any) -> int:
+    """How many keys every object inside a decoded JSON value holds: a key written twice
+    is kept once. Walked a level at a time, each level's containers picked out and
+    opened by C-level passes (no Python frame per value, no recursion)."""
     count = 0
-    todo = [value]
-    while todo:
-        item = todo.pop()
-        if isinstance(item, dict):
-            count += len(item)
-            todo.extend(v for v in item.values() if isinstance(v, dict | list))
-        elif isinstance(item, list):
-            todo.extend(v for v in item if isinstance(v, dict | list))
+    level = [value] if isinstance(value, _CONTAINERS) else []
+    while level:
+        is_dict = list(map(isinstance, level, repeat(dict)))
+        dicts = list(compress(level, is_dict))
+        count += sum(map(len, dicts))
+        inner = list(
+            chain(
+                chain.from_iterable(map(dict.values, dicts)),
+                chain.from_iterable(compress(level, map(not_, is_dict))),
+            )
+        )
+        level = list(compress(inner, map(isinstance, inner, repeat(_CONTAINERS))))
     return count
 
 
@@ -258,18 +272,22 @@ def keys_once(data: bytes | memoryview, path: str | Path, line: int | None = Non
     """InputError when JSON text (already decoded by a decoder that keeps the last of a
     key written twice) writes a key twice in one object: its colons outside strings,
     one per key written, against the keys it decodes to (msgspec, in C; the walk counts
-    objects, not bytes). The key is named by a second, exact decode."""
+    objects, not bytes). The key is named by a second, exact decode. A number past a
+    limit in a value the first decoder skipped is refused too."""
     global _GENERIC
     import msgspec
 
     if _GENERIC is None:
         _GENERIC = msgspec.json.Decoder()
     raw = bytes(data)
-    written = _outside_strings(raw, _NOT_KEYED).count(b":")
+    written = keys_written(raw)[0]
     if not written:
         return
     try:
-        kept = _keys(_GENERIC.decode(raw))
+        kept = keys_kept(_GENERIC.decode(raw))
+    except msgspec.ValidationError:  # a number past a limit where the caller's decoder
+        loads(raw, path, line)  # skipped it (a field it does not read): named here
+        raise InputError(path, "not JSON: a number past a limit", line) from None
     except (msgspec.MsgspecError, RecursionError):
         return  # not JSON at all: the caller's own decoder says so
     if kept != written:

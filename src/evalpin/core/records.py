@@ -276,6 +276,10 @@ class Summary(
     resumed: int = 0
     usage: Usage | None = None  # summed over the case records that carry one
     probes_end: str | None = None  # the probes' answers after the last case (digest)
+    # CRC-32 (zlib's) of every byte before this line, as evalpin's writer wrote them: a
+    # reader that finds them unchanged skips checking each case line for a key written
+    # twice (the writer writes none); otherwise each line is checked (issue 51).
+    crc32: int | None = None
 
 
 class ReportRow(msgspec.Struct):

@@ -150,6 +150,7 @@ def _run(
         if problem is not None:
             writer.close()
             raise InputError(plan.out, problem)
+        writer.adopt()  # read exactly (no trailer yet): the new trailer vouches for them
         done = {(r.case_id, r.seed) for r in existing.rows}
         todo = [pair for pair in todo if pair not in done]
         resumed = len(done)

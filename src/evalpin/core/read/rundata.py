@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import gc
 import os
-from array import array
-from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import accumulate, islice, repeat
-from operator import add, attrgetter
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, BinaryIO, NoReturn
 
@@ -30,7 +27,9 @@ from evalpin.core.columns import MIXED, lone
 from evalpin.core.errors import InputError
 from evalpin.core.files import not_utf8
 from evalpin.core.read.header_maps import header_map_problem
-from evalpin.core.read.row_keys import first_twice
+from evalpin.core.read.line_index import LineIndex
+from evalpin.core.read.row_keys import first_wrong, line_problem
+from evalpin.core.read.vouch import Hashing, Vouch, trailer_vouch
 from evalpin.core.records import (
     SCHEMA,
     CaseRecord,
@@ -260,6 +259,10 @@ class Scan:
     memoryview (the fast path, no copy); the line that straddles two chunks, and any
     chunk holding more than case lines (the header, the trailer, an error), go line by
     line (the slow path). Line numbers are counted only when an error names one.
+
+    Every key of every case line is read once (issue 51): a line read alone is checked
+    exactly; a block is checked exactly unless the trailer's CRC vouches for the file
+    (core/read/vouch.py), and then the CRC is checked once the file is read.
     """
 
     def __init__(
@@ -269,6 +272,7 @@ class Scan:
         header: RunHeader | None = None,
         *,
         share_digests: bool = True,
+        vouch: Vouch | None = None,
     ) -> None:
         self.path = path
         self.shape = shape
@@ -288,6 +292,9 @@ class Scan:
         # at a time (see RunFile.pin_values): no pass over every row once it is read.
         self._values: dict[str, set[str | None]] = {key: set() for key in PINS}
         self._lacks_fixture = False
+        # The trailer's CRC, when it vouches for the lines (core/read/vouch.py): found
+        # when the file is read from its start, or given for a part of it (halves.py).
+        self.hashing = Hashing(vouch)
         if header is not None:  # a scan of a later part of the file (core/review/halves.py)
             self.header = header
             self._pins.learn_header(header)
@@ -313,8 +320,11 @@ class Scan:
         oversized = False
         pos = start  # file offset of the first byte of `carry`
         self.end = start
+        if start == 0 and self.shape == SHAPE_EVALPIN and self.hashing.vouch is None:
+            self.hashing = Hashing(trailer_vouch(fh, stop))
         fh.seek(start)
         while chunk := fh.read(_CHUNK if stop is None else min(_CHUNK, stop - pos - carried)):
+            self.hashing.add(chunk, pos + carried)
             self.done = pos - start + carried + len(chunk)
             first = chunk.find(b"\n")
             if first < 0:
@@ -348,6 +358,9 @@ class Scan:
             self.torn = self.torn or torn
         if self.shape == SHAPE_EVALPIN and self.header is None:
             raise InputError(self.path, "no run header", 1)
+        vouch = self.hashing.vouch
+        if vouch and start == 0 and (stop is None or stop > vouch.at) and not self.hashing.holds():
+            self._recheck(fh)  # changed since written: every line checked after all
         self.done = self.total
         self.finished = True
         yield len(self.rows)
@@ -406,11 +419,10 @@ class Scan:
             decoded = self._pins.decode(block)
         except (msgspec.MsgspecError, RecursionError):  # the line by line path names it
             return False
-        raw = bytes(block)
-        twice = first_twice(raw, decoded)
-        if twice is not None:  # a key written twice: the last would be read, silently
-            k, message = twice
-            self._fail(message, start + sum(len(line) + 1 for line in raw.split(b"\n")[:k]))
+        if self.hashing.vouch is None:  # no trailer vouches for them: each line checked
+            wrong = first_wrong(bytes(block))
+            if wrong is not None:  # a key written twice: the last would be read, silently
+                self._fail(wrong[1], start + wrong[0])
         self.index.add(len(self.rows), start)
         self.rows.extend(decoded)
         self._count(decoded)
@@ -428,13 +440,30 @@ class Scan:
             self._fail("case record after the summary trailer", offset)
         if self.shape == SHAPE_EVALPIN and self.header is None:
             self._fail("a case record before the run header", offset)
-        try:  # a line read on its own is checked exactly: any key written twice
-            keys_once(line, self.path)
-        except InputError as twice:
-            self._fail(twice.message, offset)
+        if (said := line_problem(line)) is not None:  # a line read alone: checked exactly
+            self._fail(said, offset)
         self.index.add(len(self.rows), offset)
         self.rows.append(row)
         self._count([row])
+
+    def _recheck(self, fh: BinaryIO) -> None:
+        """Every line read checked exactly, a block at a time: the trailer's CRC did not
+        hold. The first that writes a key twice, or holds a number past a limit, is
+        refused; lines changed in any other way read as they are."""
+        offset = 0
+        fh.seek(0)
+        while offset < self.end and (data := fh.read(min(_CHUNK, self.end - offset))):
+            whole = data.rfind(b"\n") + 1
+            if whole:
+                fh.seek(offset + whole)
+                data = data[:whole]
+            else:  # a line longer than a chunk (within the line cap: the scan read it)
+                data += fh.readline()
+            with gc_paused():  # the lines decoded whole are dropped at once
+                wrong = first_wrong(data)
+            if wrong is not None:
+                self._fail(wrong[1], offset + wrong[0])
+            offset += len(data)
 
     def _fail(self, message: str, offset: int) -> NoReturn:
         with open(self.path, "rb") as fh:
@@ -473,109 +502,6 @@ class Scan:
             if self.shape != SHAPE_EVALPIN or self.summary is not None:
                 self._fail("an unexpected summary trailer", offset)
             self.summary = rec
-
-
-class LineIndex:
-    """Where each case line starts, kept sparse: one segment per decoded block.
-
-    A segment says "row r is the first non-blank line at byte b, and the rows after
-    it follow line by line". Reading costs one entry per block; a segment's line
-    starts are computed (and cached) only when one of its rows is shown.
-    """
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.first_rows = array("q")
-        self.starts = array("q")
-        self._lines: dict[int, array] = {}
-
-    def add(self, first_row: int, start: int) -> None:
-        self.first_rows.append(first_row)
-        self.starts.append(start)
-
-    def offset(self, row: int, fh: BinaryIO) -> int:
-        seg = bisect_right(self.first_rows, row) - 1
-        if seg < 0:
-            raise InputError(self.path, f"no case record {row}")
-        lines = self._lines.get(seg)
-        if lines is None:
-            lines = self._lines[seg] = self._segment(seg, fh)
-        k = row - self.first_rows[seg]
-        if k >= len(lines):
-            raise InputError(self.path, "file changed on disk since it was read")
-        return lines[k]
-
-    def lines(self, rows: Sequence[int], fh: BinaryIO) -> Iterator[tuple[int, bytes]]:
-        """Each of `rows` (sorted) with its line's bytes, reading each segment that
-        holds one once: many rows spread over a file cost one read of it, not a seek
-        and a read per row."""
-        k = 0
-        while k < len(rows):
-            seg = bisect_right(self.first_rows, rows[k]) - 1
-            if seg < 0:
-                raise InputError(self.path, f"no case record {rows[k]}")
-            start, data = self._read(seg, fh)
-            first = self.first_rows[seg]
-            parts = self._plain_lines(seg, data)
-            if parts is not None:  # no blank lines (the usual case): line k is part k
-                while k < len(rows) and rows[k] - first < len(parts):
-                    yield rows[k], parts[rows[k] - first]
-                    k += 1
-            else:
-                lines = self._lines.get(seg)
-                if lines is None:
-                    lines = self._lines[seg] = self._starts(seg, start, data)
-                while k < len(rows) and rows[k] - first < len(lines):
-                    at = lines[rows[k] - first] - start
-                    stop = data.find(b"\n", at)
-                    yield rows[k], data[at : stop if stop >= 0 else len(data)]
-                    k += 1
-            if k < len(rows) and bisect_right(self.first_rows, rows[k]) - 1 == seg:
-                raise InputError(self.path, "file changed on disk since it was read")
-
-    def _plain_lines(self, seg: int, data: bytes) -> list[bytes] | None:
-        """A segment's lines when it has no blank line (then row k is line k), else None."""
-        last = seg + 1 == len(self.starts)
-        parts = data.split(b"\n")
-        if not last and not parts[-1]:
-            parts.pop()
-        elif last and parts and not parts[-1]:
-            parts.pop()  # the file's final newline
-        if b"" in parts or any(map(bytes.isspace, parts)):
-            return None
-        if not last:
-            del parts[self.first_rows[seg + 1] - self.first_rows[seg] :]
-        return parts
-
-    def _read(self, seg: int, fh: BinaryIO) -> tuple[int, bytes]:
-        start = self.starts[seg]
-        last = seg + 1 == len(self.starts)
-        fh.seek(start)
-        return start, fh.read(_CHUNK * 2 if last else self.starts[seg + 1] - start)
-
-    def _segment(self, seg: int, fh: BinaryIO) -> array:
-        start, data = self._read(seg, fh)
-        return self._starts(seg, start, data)
-
-    def _starts(self, seg: int, start: int, data: bytes) -> array:
-        last = seg + 1 == len(self.starts)
-        want = (1 << 62) if last else self.first_rows[seg + 1] - self.first_rows[seg]
-        parts = data.split(b"\n")
-        if not last and not parts[-1]:
-            parts.pop()  # the newline that ends the segment, not a blank line
-        if b"" not in parts and not any(map(bytes.isspace, parts)):
-            # No blank lines (the usual case): every start at C speed.
-            starts = accumulate(map(add, map(len, parts), repeat(1)), initial=start)
-            return array("q", islice(starts, min(len(parts), want)))
-        lines = array("q")
-        offset = start
-        for part in parts:
-            if len(lines) == want:
-                break
-            if part and not part.isspace():
-                lines.append(offset)
-            offset += len(part) + 1
-        return lines
 
 
 def _claimed_kind(line: bytes) -> object:

@@ -6,7 +6,8 @@ files and header-less case records share live in `core/read/rundata.py`.
 
 The writer appends one `os.write` per record to an `O_APPEND` descriptor, ASCII-escaped,
 so a run killed at any moment leaves whole lines plus at most one torn last line, which
-the reader reports and `--resume` trims.
+the reader reports and `--resume` trims. It keeps the CRC-32 of the bytes it writes, and
+the summary trailer records it (core/read/vouch.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import json
 import os
 import socket
 import stat
+import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,6 +30,8 @@ from evalpin.core.files import write_atomic
 
 # What the TUI and the Python API import from here; their home is `core/read/rundata.py`.
 from evalpin.core.read.rundata import RunFile, gc_paused
+from evalpin.core.read.vouch import crc32_file
+from evalpin.core.records import Summary
 
 if TYPE_CHECKING:
     from evalpin.core.read.formats import ReadOptions
@@ -105,6 +109,9 @@ class RunWriter:
             if new or _same_file(self._fd, self.path):
                 break
             os.close(self._fd)  # the file was replaced (`rewrite`) while we waited: again
+        # The CRC-32 of every byte in the file, while the writer can vouch for them all:
+        # an empty file's are its own; a file it continues, once `adopt` says they were read.
+        self._crc: int | None = 0 if os.fstat(self._fd).st_size == 0 else None
         self._mark = _holder_path(self.path)
         holder = {"pid": os.getpid(), "host": socket.gethostname(), "since": _now()}
         with contextlib.suppress(OSError):
@@ -121,6 +128,18 @@ class RunWriter:
             except FileExistsError:
                 path = path.with_name(f"{stem}-{n}{path.suffix}")
                 n += 1
+
+    def adopt(self) -> None:
+        """Vouch for the bytes already in the file (a resumed run's): call once they were
+        read exactly, as a file without a trailer is read (`read_run`)."""
+        fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        try:
+            held, read = os.fstat(self._fd), os.fstat(fd)
+            if (held.st_dev, held.st_ino) != (read.st_dev, read.st_ino):
+                raise OSError(errno.EINVAL, "replaced while being written", self.path)
+            self._crc = crc32_file(fd)
+        finally:
+            os.close(fd)
 
     def rewrite(self, data: bytes) -> None:
         """Replace the file's bytes with `data`, crash-safe and without letting go of
@@ -145,17 +164,23 @@ class RunWriter:
             raise
         os.close(self._fd)
         self._fd = fd
+        self._crc = None  # bytes read back, not written here: `adopt` once they are read
 
     def write(self, record: msgspec.Struct | dict) -> None:
         """Append one record as one line; `RecordTooLarge` (nothing written) for a line
-        the reader would refuse."""
+        the reader would refuse. A summary is given the CRC of the bytes before it."""
+        if isinstance(record, Summary) and self._crc is not None:
+            record = msgspec.structs.replace(record, crc32=self._crc)
         obj = msgspec.to_builtins(record) if isinstance(record, msgspec.Struct) else record
         line = json.dumps(obj, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
         if len(line) >= MAX_LINE_BYTES:  # ASCII: one byte a character, newline included
             raise RecordTooLarge(len(line) + 1)
-        view = memoryview((line + "\n").encode("ascii"))
+        data = (line + "\n").encode("ascii")
+        view = memoryview(data)
         while view:
             view = view[os.write(self._fd, view) :]
+        if self._crc is not None:
+            self._crc = zlib.crc32(data, self._crc)
 
     def close(self) -> None:
         if self._fd >= 0:

@@ -17,7 +17,7 @@ and a status:
 
 Also here: the filters the `f` key cycles through, search by case id and the status
 counts. (Which runs `evalpin review` opens is `core.discovery`; the byte offsets that let a
-record be decoded alone are `rundata.LineIndex`.)
+record be decoded alone are `line_index.LineIndex`.)
 """
 
 from __future__ import annotations

@@ -14,7 +14,9 @@ straddle the halves, and whatever the halves cannot settle alone sends the calle
 to the one-process path, which gives the canonical answer: a bad line in either file
 (its error and line number come from that path), runs that do not list the same keys in
 the same order, a refusal, a summary before the cut, a case seen in both halves, runs
-whose header lists no seeds. Headers that already refuse the pair skip the split: a
+whose header lists no seeds, a trailer whose CRC the two halves' bytes do not make
+(core/read/vouch.py: each half hashes its bytes, the CRCs are joined here; the one-process
+path then checks every line). Headers that already refuse the pair skip the split: a
 refusal lists every row.
 """
 
@@ -43,7 +45,9 @@ from evalpin.core.judge.paired import SharedTally, paired_from, tally_of
 from evalpin.core.judge.report import DiffReport, build_from
 from evalpin.core.read.discovery import header_mismatch
 from evalpin.core.read.formats import sniff
-from evalpin.core.read.rundata import SHAPE_EVALPIN, LineIndex, RunFile, Scan
+from evalpin.core.read.line_index import LineIndex
+from evalpin.core.read.rundata import SHAPE_EVALPIN, RunFile, Scan
+from evalpin.core.read.vouch import Vouch, crc32_combine, trailer_vouch
 from evalpin.core.records import CaseRow, RunHeader, Summary
 from evalpin.core.shared_pins import PINS
 
@@ -79,6 +83,8 @@ class _Side:
     starts: array
     summary: Summary | None
     torn: bool
+    crc: int  # of the bytes this half read, up to the trailer (vouch.py)
+    hashed: int  # how many
 
 
 @dataclass
@@ -107,8 +113,9 @@ def diff_in_halves(left: Path, right: Path, detail: int | None) -> DiffReport | 
         return None
     if header_mismatch(*headers):  # a refusal: it lists every row, from one process
         return None
-    first = (left, right, (0, cuts[0]), (0, cuts[1]), (None, None))
-    second = (left, right, (cuts[0], None), (cuts[1], None), headers)
+    vouches = (_vouch(left), _vouch(right))
+    first = (left, right, (0, cuts[0]), (0, cuts[1]), (None, None), vouches)
+    second = (left, right, (cuts[0], None), (cuts[1], None), headers, vouches)
     pid, pipe = _fork(lambda: _shipped(*second))
     try:
         mine = _half(*first)
@@ -122,6 +129,10 @@ def diff_in_halves(left: Path, right: Path, detail: int | None) -> DiffReport | 
         theirs: _Half = pickle.loads(payload)
         own, parts = mine
         if not set(theirs.case_hashes).isdisjoint(own.case_hashes):
+            return None
+        if not _vouched(vouches[0], own.left, theirs.left):
+            return None
+        if not _vouched(vouches[1], own.right, theirs.right):
             return None
         return _report(own, parts, theirs, headers, (left, right), detail)
     finally:
@@ -142,6 +153,20 @@ def _worth_splitting(left: Path, right: Path) -> bool:
         return all(sniff(p)[0].name == SHAPE_EVALPIN for p in (left, right))
     except (OSError, InputError):
         return False  # the one-process path says what is wrong
+
+
+def _vouch(path: Path) -> Vouch | None:
+    with open_input(path) as fh:
+        return trailer_vouch(fh)
+
+
+def _vouched(vouch: Vouch | None, first: _Side, second: _Side) -> bool:
+    """Whether the trailer's CRC holds for the two halves' bytes (each half skipped its
+    per-line check on its word); True without one (each half checked every line)."""
+    if vouch is None:
+        return True
+    crc = crc32_combine(first.crc, second.crc, second.hashed)
+    return first.hashed + second.hashed == vouch.at and crc == vouch.crc
 
 
 def _header(path: Path) -> RunHeader | None:
@@ -217,12 +242,13 @@ def _half(
     lrange: tuple[int, int | None],
     rrange: tuple[int, int | None],
     headers: tuple[RunHeader | None, RunHeader | None],
+    vouches: tuple[Vouch | None, Vouch | None],
 ) -> tuple[_Half, tuple[Diff, RunFile, RunFile]] | None:
     """Read and join one half of both runs; None when this half cannot be settled
     alone (see the module docstring)."""
     try:
-        lrun = _scan(left, lrange, headers[0])
-        rrun = _scan(right, rrange, headers[1])
+        lrun, lscan = _scan(left, lrange, headers[0], vouches[0])
+        rrun, rscan = _scan(right, rrange, headers[1], vouches[1])
     except InputError:  # the one-process path names the file and line
         return None
     first = lrange[0] == 0
@@ -234,8 +260,8 @@ def _half(
     tally = tally_of(diff)
     columns = diff.left_columns
     settled = _Half(
-        left=_side(lrun),
-        right=_side(rrun),
+        left=_side(lrun, lscan),
+        right=_side(rrun, rscan),
         moved=[] if first else [_plain(m) for m in diff.moved],
         tally=(
             tally.counts,
@@ -251,17 +277,19 @@ def _half(
     return settled, (diff, lrun, rrun)
 
 
-def _scan(path: Path, span: tuple[int, int | None], header: RunHeader | None) -> RunFile:
+def _scan(
+    path: Path, span: tuple[int, int | None], header: RunHeader | None, vouch: Vouch | None
+) -> tuple[RunFile, Scan]:
     # Each process holds a half, so the pass that shares equal digest strings to save
     # memory (~0.1 s a half) is not worth its time here.
-    scan = Scan(path, SHAPE_EVALPIN, header, share_digests=False)
+    scan = Scan(path, SHAPE_EVALPIN, header, share_digests=False, vouch=vouch)
     with open_input(path) as fh:
         for _ in scan.blocks(fh, *span):
             pass
-    return scan.result()
+    return scan.result(), scan
 
 
-def _side(run: RunFile) -> _Side:
+def _side(run: RunFile, scan: Scan) -> _Side:
     assert run.index is not None
     return _Side(
         rows=len(run.rows),
@@ -271,6 +299,8 @@ def _side(run: RunFile) -> _Side:
         starts=run.index.starts,
         summary=run.summary,
         torn=run.torn,
+        crc=scan.hashing.crc,
+        hashed=scan.hashing.length,
     )
 
 

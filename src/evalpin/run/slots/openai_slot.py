@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Self
 
 import msgspec
 
+from evalpin.core.bounded import loads
 from evalpin.core.errors import InputError
 from evalpin.core.instrument.conversation import (
     DEFAULT_MAX_TURNS,
@@ -524,12 +525,14 @@ _NOT_JSON = object()
 
 
 def _arguments(raw: Any) -> Any:
-    """Decoded JSON arguments; `_NOT_JSON` when a model wrote a string that is not JSON."""
+    """Decoded JSON arguments; `_NOT_JSON` when a model wrote a string that is not JSON
+    exactly (`bounded.loads`: a key twice, NaN, a number past a limit, nesting past any
+    sense are the model's malformed call, never a value one reader reads otherwise)."""
     if not isinstance(raw, str):
         return raw
     try:
-        return json.loads(raw)
-    except (ValueError, RecursionError):  # nested past any sense: not JSON to keep
+        return loads(raw, "arguments")
+    except InputError:
         return _NOT_JSON
 
 

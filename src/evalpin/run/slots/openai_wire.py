@@ -10,10 +10,12 @@ so everything after the request is one path for both.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
+from evalpin.core.bounded import keys_once
+from evalpin.core.errors import InputError
 from evalpin.core.reasons import PROVIDER_ERROR
 from evalpin.core.records import CompletionRequest, Usage
 from evalpin.run.slots.base import SlotError
@@ -21,6 +23,7 @@ from evalpin.run.slots.base import SlotError
 CHAT = "chat"
 COMPLETIONS = "completions"
 ENDPOINTS = (CHAT, COMPLETIONS)
+_T = TypeVar("_T")
 
 
 class Function(msgspec.Struct):
@@ -66,12 +69,21 @@ class _TextCompletion(msgspec.Struct):
     usage: Any = None
 
 
-def decode_chat(body: bytes) -> ChatCompletion:
+def _decoded(body: bytes, shape: type[_T], what: str) -> _T:
+    """The body as `shape`, exactly: a key written twice anywhere in it (a decoder keeps
+    the last, another client the first) is a bad response, as malformed JSON is."""
     try:
-        data = msgspec.json.decode(body, type=ChatCompletion)
+        data = msgspec.json.decode(body, type=shape)
+        keys_once(body, "")
     except (msgspec.DecodeError, RecursionError) as exc:  # a body nested past any sense
-        detail = f"not a chat completion: {exc}"
-        raise SlotError(PROVIDER_ERROR("bad_response"), detail) from None
+        raise SlotError(PROVIDER_ERROR("bad_response"), f"not {what}: {exc}") from None
+    except InputError as exc:
+        raise SlotError(PROVIDER_ERROR("bad_response"), f"not {what}: {exc.message}") from None
+    return data
+
+
+def decode_chat(body: bytes) -> ChatCompletion:
+    data = _decoded(body, ChatCompletion, "a chat completion")
     if not data.choices:
         raise SlotError(PROVIDER_ERROR("empty_choices"), "the response has no choices")
     return data
@@ -79,11 +91,7 @@ def decode_chat(body: bytes) -> ChatCompletion:
 
 def decode_text(body: bytes) -> ChatCompletion:
     """A text completion, in the chat shape."""
-    try:
-        data = msgspec.json.decode(body, type=_TextCompletion)
-    except (msgspec.DecodeError, RecursionError) as exc:
-        detail = f"not a text completion: {exc}"
-        raise SlotError(PROVIDER_ERROR("bad_response"), detail) from None
+    data = _decoded(body, _TextCompletion, "a text completion")
     if not data.choices:
         raise SlotError(PROVIDER_ERROR("empty_choices"), "the response has no choices")
     first = data.choices[0]

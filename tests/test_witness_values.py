@@ -246,6 +246,9 @@ CARRIED = _corpus(
         "a-candidate-caching-descriptor-on-the-tests-class",
         "lazy.py",
         """
+        import functools
+
+
         class once:
             def __init__(self, fn):
                 self.fn = fn
@@ -278,10 +281,20 @@ CARRIED = _corpus(
             return sorted(k for k in vars(obj) if not k.startswith("_"))
 
 
+        def wrapped(fn):
+            @functools.wraps(fn)
+            def call(*args):
+                return fn(*args)
+
+            return call
+
+
         def data_fields(obj):
             return [n for n in dir(obj) if n[0] != "_" and not callable(getattr(obj, n))]
         """,
         """
+        from unittest.mock import Mock
+
         import lazy as m
 
 
@@ -327,6 +340,12 @@ CARRIED = _corpus(
 
             def norm(self):
                 return self.x + self.y
+
+
+        def test_a_double_of_the_tests_wrapped_by_the_candidate():
+            double = Mock(return_value=8)
+            assert m.wrapped(double)(4) == 8
+            double.assert_called_once_with(4)
 
 
         def test_dir_lists_the_names_the_candidate_reads():

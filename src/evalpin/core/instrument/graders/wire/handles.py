@@ -106,15 +106,17 @@ class Handle:
 
     @property
     def __dict__(self):  # type: ignore[override]
-        """The test's object's own attributes, as a caching descriptor writes them."""
+        """A plain object's own attributes, as a caching descriptor writes them; none
+        for the other kinds (`getattr(f, "__dict__", {})` of `functools.wraps`)."""
+        if self._kind != "object":
+            raise AttributeError("__dict__")
         return _Attributes(self)
 
     def __dir__(self):
-        """The names of the test's object the candidate may read (`dir(obj)`)."""
-        try:
-            return self._peer.request("own", obj=self._id, args=["dir"])
-        except AttributeError:  # not a plain object of the tests': its stand-in's own
+        """The names of a plain object of the tests' the candidate may read."""
+        if self._kind != "object":
             return object.__dir__(self)
+        return self._peer.request("own", obj=self._id, args=["dir"])
 
     def __index__(self) -> int:
         return exact(self._op("__index__"), int)

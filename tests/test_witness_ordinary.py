@@ -1,8 +1,12 @@
-"""Comparisons and operators whose answer is not a truth (issue 48, with issue 49's "the
-judge trusts no description"): a candidate's `==` that builds a query, an expression
-object the tests compare, handed through candidate code. The candidate's answer comes
-back as its stand-in; a truth it answers about the tests' data is never believed (the
-attacks: always-true `__eq__`, a truthy object or plain value for an answer). Real
+"""Ordinary Python the witness carries (issue 48), with the rule that the judge trusts
+no description (issue 49 item 2). A comparison with the test's data that answers with
+an object of the candidate's (a query, an expression) comes back as its stand-in, its
+truth the judge's; a truth the candidate answers about the test's data is never
+believed (the attacks). The tests' classes derived from a candidate's
+`unittest.TestCase` harness are unittest's, their assertions the judge's. Correct
+candidates that once broke the wire itself (a protocol error, the worker gone). Each
+correct case passes plain `python -m pytest` in-process and must grade `pass` under
+`isolation: process`; each attack fools plain pytest and must stay disputed. Real
 sandboxed runs through the real pipeline."""
 
 from __future__ import annotations
@@ -10,17 +14,13 @@ from __future__ import annotations
 import pytest
 
 from evalpin.run.sandbox import Isolation
-from tests.test_true_grade import Case, _corpus, _d, grade, item, plain_failures
+from tests.test_true_grade import _corpus, grade, item, plain_failures
 from tests.test_witness_idioms import verdict
+from tests.test_witness_objects import _case
 
 __all__ = ["grade", "item"]  # the fixtures, shared with test_true_grade (`backend`: conftest)
 
 pytestmark = pytest.mark.wire
-
-
-def _case(name: str, module_file: str, module_src: str, test_src: str) -> Case:
-    return Case(name, module_file, _d(module_src), _d(test_src))
-
 
 CARRIED = _corpus(
     _case(
@@ -172,8 +172,183 @@ CARRIED = _corpus(
             assert [c.text for c in m.relate_all(col, "<", [1, 2])] == ["price < 1", "price < 2"]
         """,
     ),
-)
+    _case(
+        "tests-derived-from-the-candidates-test-case",
+        "lint.py",
+        """
+        import unittest
 
+
+        def loud_words(text):
+            return sorted(w for w in text.split() if w.isupper())
+
+
+        class LintCase(unittest.TestCase):
+            strict = True
+
+            def setUp(self):
+                self.checked = []
+
+            def expect(self, text, *words):
+                found = loud_words(text)
+                self.checked.append(text)
+                self.assertEqual(found, sorted(words), f"for {text!r}")
+                return found
+        """,
+        """
+        import unittest
+
+        from lint import LintCase, loud_words
+
+
+        class TestLoud(LintCase):
+            def test_helper_runs_and_keeps_state(self):
+                assert self.expect("NO way OK", "OK", "NO") == ["NO", "OK"]
+                self.assertEqual(self.checked, ["NO way OK"])
+
+            def test_the_helper_fails_a_wrong_expectation(self):
+                with self.assertRaises(AssertionError):
+                    self.expect("calm words", "CALM")
+
+            def test_the_tests_own_assertions(self):
+                self.assertTrue(self.strict)
+                self.assertIn("X", loud_words("X y"))
+                with self.subTest(word="Z"):
+                    self.assertEqual(loud_words("Z"), ["Z"])
+
+
+        class TestDeeper(TestLoud):
+            def test_a_unittest_case(self):
+                self.assertIsInstance(self, unittest.TestCase)
+                self.assertTrue(self.id().endswith("test_a_unittest_case"))
+        """,
+    ),
+    _case(
+        "the-tests-class-handed-over-again",
+        "registry.py",
+        """
+        KINDS = {}
+
+
+        def register(cls, *names):
+            for name in names:
+                KINDS[name] = cls
+            return cls
+
+
+        def make(name, *args):
+            return KINDS[name](*args)
+        """,
+        """
+        import registry as m
+
+
+        class Point:
+            def __init__(self, x=0, y=0):
+                self.x, self.y = x, y
+
+
+        def test_registered_again_and_made():
+            assert m.register(Point, "point") is Point
+            assert m.register(Point, "P", "pt") is Point
+            assert m.register(Point) is Point
+            p = m.make("pt", 2, 3)
+            assert isinstance(p, Point) and (p.x, p.y) == (2, 3)
+        """,
+    ),
+    _case(
+        "a-bound-callable-object-without-a-name",
+        "binding.py",
+        """
+        import functools
+        import types
+
+
+        class Preset(functools.partial):
+            def __get__(self, obj, owner=None):
+                return self if obj is None else types.MethodType(self, obj)
+
+
+        class Greeter:
+            def __init__(self, who):
+                self.who = who
+
+            def greet(self, end="."):
+                return f"hi {self.who}{end}"
+
+            loud = Preset(greet, end="!")
+
+
+        def greeting(who):
+            return Greeter(who).loud
+        """,
+        """
+        import binding as m
+
+
+        def test_a_bound_preset_crosses_and_is_called():
+            assert m.greeting("ana")() == "hi ana!"
+            assert m.Greeter("bo").loud() == "hi bo!"
+        """,
+    ),
+    _case(
+        "lazy-objects-that-import-on-any-lookup",
+        "moves.py",
+        """
+        import importlib
+
+
+        class Moved:
+            def __init__(self, name, module):
+                self.name, self.module = name, module
+
+            def __getattr__(self, attr):
+                return getattr(importlib.import_module(self.module), attr)
+
+
+        MOVED = [Moved("gone", "no_such_module_for_evalpin"), Moved("codec", "json")]
+        """,
+        """
+        import moves as m
+
+
+        def test_the_names_are_read_without_importing():
+            assert [x.name for x in m.MOVED] == ["gone", "codec"]
+            assert m.MOVED[1].dumps([1]) == "[1]"
+        """,
+    ),
+    _case(
+        "a-spy-on-os-getcwd-counts-the-candidates-calls-only",
+        "where.py",
+        """
+        import os
+
+
+        def describe(scrub):
+            return {"cwd": "-" if scrub else os.getcwd(), "pid": "-"}
+        """,
+        """
+        import os
+
+        import where as m
+
+
+        def test_scrubbed_never_asks(monkeypatch):
+            calls = []
+            real = os.getcwd
+
+            def spy():
+                calls.append(1)
+                return real()
+
+            monkeypatch.setattr(os, "getcwd", spy)
+            assert m.describe(True)["cwd"] == "-"
+            assert calls == []
+            assert m.describe(False)["cwd"] == real()
+            assert calls == [1]
+        """,
+    ),
+)
 
 ATTACKS = _corpus(
     _case(
@@ -275,6 +450,34 @@ ATTACKS = _corpus(
             assert m.solve("ab") == "ba"
         """,
     ),
+    _case(
+        "a-harness-whose-assertions-always-hold",
+        "forge.py",
+        """
+        import unittest
+
+
+        def area(w, h):
+            return w + h
+
+
+        class Case(unittest.TestCase):
+            def assertEqual(self, first, second, msg=None):
+                pass
+
+            def assertTrue(self, expr, msg=None):
+                pass
+        """,
+        """
+        from forge import Case, area
+
+
+        class TestArea(Case):
+            def test_area(self):
+                self.assertEqual(area(3, 4), 12)
+                self.assertTrue(area(2, 5) == 10)
+        """,
+    ),
 )
 
 
@@ -286,14 +489,14 @@ def test_the_corpus_passes_in_plain_pytest(tmp_path) -> None:
 
 
 @pytest.mark.parametrize("name", list(CARRIED))
-def test_a_comparison_answered_with_an_object_is_carried(
-    grade, backend: Isolation, name: str
-) -> None:
+def test_ordinary_python_is_carried(grade, backend: Isolation, name: str) -> None:
     outcome = grade(CARRIED[name], backend)
     assert verdict(outcome) == "pass", (outcome.reasons, outcome.witness_tail)
 
 
 @pytest.mark.parametrize("name", list(ATTACKS))
-def test_a_comparison_answer_never_decides_a_pass(grade, backend: Isolation, name: str) -> None:
+def test_an_answer_of_the_candidates_never_decides_a_pass(
+    grade, backend: Isolation, name: str
+) -> None:
     outcome = grade(ATTACKS[name], backend)
     assert verdict(outcome) == "disputed", (outcome.reasons, outcome.witness_tail)

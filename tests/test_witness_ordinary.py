@@ -352,6 +352,32 @@ CARRIED = _corpus(
 
 ATTACKS = _corpus(
     _case(
+        "an-eq-answering-with-a-number-of-its-own",
+        "oracle.py",
+        """
+        class Yes(int):
+            pass
+
+
+        class Result:
+            def __eq__(self, other):
+                return Yes(1)
+
+            __hash__ = None
+
+
+        def solve(n):
+            return Result()
+        """,
+        """
+        import oracle as m
+
+
+        def test_solve():
+            assert (m.solve(3) == 27) == True  # noqa: E712
+        """,
+    ),
+    _case(
         "an-always-true-eq",
         "oracle.py",
         """

@@ -220,7 +220,7 @@ _TESTCASE_STATE = frozenset(vars(unittest.TestCase()))
 def _harness_setattr(self, name: str, value) -> None:
     """A test case's own state (unittest's, a test method pytest rebinds on it) stays
     here; what else the tests set is the remote object's, for the candidate's helpers."""
-    bound = getattr(value, "__self__", None) is self and callable(value)
+    bound = isinstance(value, types.MethodType) and value.__self__ is self
     if name in _TESTCASE_STATE or bound or ref_of(self) is None:
         object.__setattr__(self, name, value)
     else:

@@ -106,10 +106,20 @@ def verdict(answer, name: str):
     or any other plain value, is never believed: the judge decides by its own rule
     (`NotImplemented`: the tests' operand, then identity)."""
     answered = ref_of(answer)
-    if answered is None or isinstance(answer, type):
+    if answered is None or isinstance(answer, type) or _holds_value(type(answer)):
         return NotImplemented
     answered.peer.verdicts[answered.ident] = {"__eq__": False, "__ne__": True}.get(name, name)
     return answer
+
+
+def _holds_value(cls: type) -> bool:
+    """Whether a stand-in of `cls` is a value here (a number, string, tuple, container or
+    a copy of its contents): as an answer it is a plain value, never believed."""
+    return (
+        cls._evalpin_value is not None
+        or cls._evalpin_container is not None
+        or (cls._evalpin_snapshot is not None or issubclass(cls, BaseException))
+    )
 
 
 def judged_truth(forward, holder):

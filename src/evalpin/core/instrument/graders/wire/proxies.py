@@ -140,8 +140,10 @@ def judged_truth(forward, holder):
             return forward(self)
         if holder is not None and hasattr(holder, "__bool__"):
             return holder.__bool__(self)
-        length = getattr(type(self), "__len__", None)
-        return True if length is None else length(self) != 0
+        for klass in type(self).__mro__:  # (never a class attribute asked of the worker)
+            if "__len__" in klass.__dict__:
+                return klass.__dict__["__len__"](self) != 0
+        return True
 
     return __bool__
 

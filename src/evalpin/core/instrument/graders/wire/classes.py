@@ -12,6 +12,7 @@ import abc
 import enum
 import functools
 import types
+import unittest
 
 from .protocol import ProtocolError, is_ident
 from .proxies import (
@@ -28,6 +29,7 @@ from .proxies import (
     call,
     compare,
     dataclass_fields,
+    judged_truth,
     ref_of,
     remote_hash,
     special,
@@ -46,7 +48,13 @@ from .stdlib import BUILTIN_TYPES
 
 # Stdlib bases a proxy class may really derive from: they add isinstance and mixin
 # methods over the forwarded ones, and decide no comparison with the tests' data.
-_SAFE_BASES = {("abc", "ABC"), ("datetime", "tzinfo"), ("typing", "Generic")}
+# A candidate's test harness derives from this one: pytest collects the tests' classes
+# derived from it as unittest's; its assertions are the judge's.
+HARNESS = ("unittest.case", "TestCase")
+_SAFE_BASES = {("abc", "ABC"), ("datetime", "tzinfo"), ("typing", "Generic"), HARNESS}
+# What a description may forward of the names `unittest.TestCase` has: its hooks; its
+# assertions and running are the judge's own, whatever a description claims.
+_TESTCASE_HOOKS = frozenset(["__init__", "setUp", "tearDown", "setUpClass", "tearDownClass"])
 _SAFE_MODULES = {"collections.abc"}
 _SNAPSHOT_TYPES = {"dict": dict, "list": list, "set": set, "str": str}
 
@@ -145,14 +153,20 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
         holder = builtin[0]
     ns["_evalpin_value"] = value_type
     extra = [b for b in stdlib_bases if _safe(b) and not any(issubclass(x, b) for x in bases)]
+    harness = any(issubclass(b, unittest.TestCase) for b in [*bases, *extra])
+    if harness:
+        for own in set(ns) & set(vars(unittest.TestCase)) - _TESTCASE_HOOKS - {"__doc__"}:
+            del ns[own]
+        ns["__setattr__"], ns["__delattr__"] = _harness_setattr, _harness_delattr
     _decide(ns, holder, ns.get("__hash__", object.__hash__))
+    ns["__bool__"] = judged_truth(ns.get("__bool__"), holder)
     metaclass: type = RemoteClass
     if "pr" in data:
         ns["_evalpin_protocol"] = _protocol(data["pr"])
         metaclass = RemoteProtocol
     elif any(isinstance(b, abc.ABCMeta) for b in [*bases, *extra]):
         metaclass = RemoteABC
-    holds_value = bool(trusted) or any(not issubclass(b, Proxy) for b in bases)
+    holds_value = harness or bool(trusted) or any(not issubclass(b, Proxy) for b in bases)
     root = ProxyBase if holds_value else Proxy
     if not holds_value:
         ns["__slots__"] = ()  # no instance dict: `vars(p)` is the remote object's
@@ -235,6 +249,27 @@ def _decide(ns: dict, holder: type | None, hashing) -> None:
     # (its errors too); a hash decides no equality with the tests' data.
     mutable = any(own is kind for kind, _ in MUTABLE_BASES.values())
     ns["__hash__"] = hashing if mutable and hashing is remote_hash else own.__hash__
+
+
+# What unittest's own machinery keeps on a test case: the judge's, on its side.
+_TESTCASE_STATE = frozenset(vars(unittest.TestCase()))
+
+
+def _harness_setattr(self, name: str, value) -> None:
+    """A test case's own state (unittest's, a test method pytest rebinds on it) stays
+    here; what else the tests set is the remote object's, for the candidate's helpers."""
+    bound = isinstance(value, types.MethodType) and value.__self__ is self
+    if name in _TESTCASE_STATE or bound or ref_of(self) is None:
+        object.__setattr__(self, name, value)
+    else:
+        ProxyBase.__setattr__(self, name, value)
+
+
+def _harness_delattr(self, name: str) -> None:
+    if name in object.__getattribute__(self, "__dict__"):
+        object.__delattr__(self, name)
+    else:
+        ProxyBase.__delattr__(self, name)
 
 
 def _make(metaclass: type, name: str, bases: list, ns: dict) -> type:

@@ -132,8 +132,9 @@ def _counts(cls: type, c: type) -> bool:
     """Whether the dunders and methods of `c`, in `cls`'s MRO, are forwarded: the
     candidate's own classes', the stdlib's, a builtin type's own (a function, a
     generator); never those of object, a builtin value base (int, str, tuple, list,
-    dict...) or a builtin exception, which the proxy class inherits for real."""
-    if c is object:
+    dict...), a builtin exception or `unittest.TestCase` (the tests' machinery), which
+    the proxy class inherits for real."""
+    if c is object or c.__module__ == "unittest.case":
         return False
     return c.__module__ != "builtins" or cls.__module__ == "builtins"
 

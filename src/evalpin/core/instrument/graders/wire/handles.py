@@ -73,9 +73,6 @@ class Handle:
     def __delattr__(self, name: str) -> None:
         self._peer.request("delattr", obj=self._id, name=name)
 
-    def __call__(self, *args, **kwargs):
-        return self._peer.request("call", obj=self._id, args=args, kwargs=kwargs)
-
     def _op(self, name: str, *args):
         return self._peer.request("special", obj=self._id, name=name, args=args)
 
@@ -178,7 +175,17 @@ for _name_ in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
 del _name_
 
 
-class GetHandle(Handle):
+class CallHandle(Handle):
+    """A test's object that may be callable (a function, a class, a callable instance):
+    `callable()` says yes here only where the test's object could say so there."""
+
+    __slots__ = ()
+
+    def __call__(self, *args, **kwargs):
+        return self._peer.request("call", obj=self._id, args=args, kwargs=kwargs)
+
+
+class GetHandle(CallHandle):
     # A test's non-data descriptor: `__get__` is its own, run in the test.
 
     __slots__ = ()
@@ -282,7 +289,7 @@ class Functions:
 
 # How a test's object behaves beyond its kind, as the judge says (`kinds.descriptor`).
 BINDINGS = {
-    None: Handle,
+    None: CallHandle,
     "get": GetHandle,
     "set": SetHandle,
     "aiter": AsyncIterHandle,
@@ -341,10 +348,13 @@ class _TestsClass(type):
         return peer.request("call", obj=ident, args=args, kwargs=kwargs)
 
 
-def tests_class(peer: Peer, data: dict, base: type = Handle) -> type:
+def tests_class(peer: Peer, data: dict, base: type = CallHandle) -> type:
     """The stand-in class for a tests' class described by `data` (`tc` in `kinds`), on
-    `base` (how its instances bind on a class)."""
+    `base` (how its instances bind on a class); not callable when the tests' class is not
+    (`callable(x) and x in table`, a candidate's guard, must not go on to hash it)."""
     ident = data.get("v")
+    if base is CallHandle and data.get("cl") == 0:
+        base = Handle
     if type(ident) is not int:
         raise ProtocolError("malformed class of the tests'")
     name = data.get("n") if is_ident(data.get("n")) else "TestsObject"

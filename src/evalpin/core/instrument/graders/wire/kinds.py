@@ -364,9 +364,11 @@ def marks(target, kind: str, name: str) -> bool:
 
 
 def class_spec(ident: int, cls: type, value, e) -> dict:
-    """What the worker's stand-in class for a tests' class needs: its names, its
-    dataclass fields, a named tuple's fields and values."""
+    """What the worker's stand-in class for a tests' class needs: its names, whether its
+    instances are callable, its dataclass fields, a named tuple's fields and values."""
     data: dict = {"v": ident, "n": cls.__name__, "q": cls.__qualname__}
+    if not callable(value):
+        data["cl"] = 0
     fields = getattr(cls, "__dataclass_fields__", None)
     if isinstance(fields, dict) and all(type(f) is str for f in fields):
         import dataclasses

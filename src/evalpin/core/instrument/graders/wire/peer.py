@@ -18,7 +18,6 @@ from .protocol import (
     SPIN_READS,
     ProtocolError,
     RemoteGone,
-    Unsupported,
     text_of,
 )
 from .shares import merge
@@ -56,8 +55,8 @@ class Peer(Codec):
                     message[key] = (
                         self.encode(value) if key in _PLAIN_FIELDS else self._field(key, value)
                     )
-            except Unsupported as exc:
-                if "op" in message:
+            except Exception as exc:  # a reply's value that cannot cross: its error
+                if "op" in message or isinstance(exc, RemoteGone):  # (never the session's)
                     raise
                 for key in body:
                     message.pop(key, None)

@@ -16,6 +16,9 @@ import os
 from .protocol import ProtocolError
 
 _NEVER = (b"PYTEST_", b"EVALPIN_")
+# The wire's own reads and moves of the working folder: never what a test patched
+# (`monkeypatch.setattr(os, "getcwd", spy)` counts the candidate's calls, not these).
+getcwd, _chdir = os.getcwd, os.chdir
 
 
 def environ(last: dict | None = None) -> dict:
@@ -39,7 +42,7 @@ def changes(into: dict, env: dict, cwd: str) -> tuple[dict, str]:
         if removed:
             into["unset"] = removed
     try:
-        here = os.getcwd()
+        here = getcwd()
     except OSError:  # the folder was removed: nothing to follow
         here = cwd
     if here != cwd:
@@ -73,6 +76,6 @@ def apply(data, env: dict, cwd: str) -> tuple[dict, str]:
     where = data.get("cwd")
     if type(where) is str:
         with contextlib.suppress(OSError, ValueError):
-            os.chdir(where)
+            _chdir(where)
             cwd = where
     return env, cwd

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import enum
 import itertools
+import unittest
 from typing import TYPE_CHECKING
 
 from .protocol import ProtocolError, exact, is_ident
@@ -78,7 +79,9 @@ def special(name: str):
 
 def compare(name: str):
     """Between two candidate objects: the candidate's comparison. Against the tests'
-    data: the value's own (trusted) comparison, or none at all."""
+    data: the value's own (trusted) comparison; else the candidate's comparison when it
+    answers with an object of its own (a query, an expression: a stand-in, whose truth
+    is the judge's), never when it answers with a truth (`verdict`)."""
 
     def decide(self, other):
         __tracebackhide__ = True
@@ -94,10 +97,62 @@ def compare(name: str):
             if type(value) is not snapshot:
                 return NotImplemented
             return getattr(snapshot, name)(value, other)
-        return NotImplemented
+        if name not in type(self)._evalpin_compares:
+            return NotImplemented
+        answer = ref.peer.request("special", obj=ref.ident, name=name, args=[other])
+        return verdict(answer, name)
 
     decide.__name__ = name
     return decide
+
+
+def verdict(answer, name: str):
+    """The candidate's answer to a comparison with the tests' data, as the judge takes
+    it: an object of the candidate's comes back as its stand-in, whose truth is what the
+    judge's own rule decides (identity for `==` and `!=`, none for an order); a truth,
+    or any other plain value, is never believed: the judge decides by its own rule
+    (`NotImplemented`: the tests' operand, then identity)."""
+    answered = ref_of(answer)
+    if answered is None or isinstance(answer, type) or _holds_value(type(answer)):
+        return NotImplemented
+    answered.peer.verdicts[answered.ident] = {"__eq__": False, "__ne__": True}.get(name, name)
+    return answer
+
+
+def _holds_value(cls: type) -> bool:
+    """Whether a stand-in of `cls` is a value here (a number, string, tuple, container or
+    a copy of its contents): as an answer it is a plain value, never believed."""
+    return (
+        cls._evalpin_value is not None
+        or cls._evalpin_container is not None
+        or (cls._evalpin_snapshot is not None or issubclass(cls, BaseException))
+    )
+
+
+def judged_truth(forward, holder):
+    """A proxy class's `__bool__`: the judge's verdict for a stand-in a comparison with
+    the tests' data answered with; otherwise the candidate's own `__bool__` (forwarded),
+    the builtin value's, the length's, or true, as Python's truth rule goes."""
+
+    def __bool__(self):
+        __tracebackhide__ = True
+        ref = ref_of(self)
+        if ref is not None:
+            own = ref.peer.verdicts.get(ref.ident)
+            if type(own) is bool:
+                return own
+            if own is not None:  # an order: unrelated objects have none
+                raise TypeError(f"the judge has no truth for a candidate's {own} answer")
+        if forward is not None:
+            return forward(self)
+        if holder is not None and hasattr(holder, "__bool__"):
+            return holder.__bool__(self)
+        for klass in type(self).__mro__:  # (never a class attribute asked of the worker)
+            if "__len__" in klass.__dict__:
+                return klass.__dict__["__len__"](self) != 0
+        return True
+
+    return __bool__
 
 
 def call(self, *args, **kwargs):
@@ -361,9 +416,10 @@ def _tests_subclass_instance(cls: type, args: tuple, kwargs: dict):
     run it (the candidate's own `__init__`, when inherited, in the worker)."""
     peer = next(ref_of(c) for c in cls.__mro__ if ref_of(c) is not None).peer
     error = issubclass(cls, BaseException)  # its twin there holds its arguments too
+    harness = issubclass(cls, unittest.TestCase)  # and a test case its method's name
     obj = BaseException.__new__(cls, *args) if error else object.__new__(cls)
     ident = peer.give(obj)
-    made = [ident, *args] if error else [ident]
+    made = [ident, *args] if error or harness else [ident]
     remote = peer.request("new", obj=cls.__dict__["_evalpin_sub"], args=made)
     if type(remote) is not int:
         raise ProtocolError("malformed subclass reply")
@@ -472,6 +528,7 @@ class ProxyBase(metaclass=RemoteClass):
     def __del__(self) -> None:
         ref = ref_of(self)
         if ref is not None:
+            ref.peer.verdicts.pop(ref.ident, None)
             ref.peer.release(ref.ident)
 
 

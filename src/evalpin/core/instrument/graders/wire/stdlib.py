@@ -152,17 +152,24 @@ def trusted_module(name: str) -> types.ModuleType:
 def stdlib_name(value) -> tuple[str, str] | None:
     """(module, qualname) of a standard-library function or class found there under that
     name (`time.sleep`, `os.path.join`); None for anything else."""
-    owner = getattr(value, "__self__", None)
+    # Only what a function, method or class has is read: an object's own `__getattr__`
+    # (a lazy module's, importing on any lookup) is never run to classify it.
+    if not (callable(value) or isinstance(value, type)):
+        return None
     bound = isinstance(value, (types.BuiltinMethodType, types.MethodType))
+    owner = value.__self__ if bound else None
     if bound and not isinstance(owner, types.ModuleType):  # a module's own: by its name
+        # (a method's name is its function's: none for a bound callable object)
+        name = getattr(value, "__name__", None)
+        if type(name) is not str:
+            return None
         if isinstance(owner, type):  # a stdlib class's class method (`datetime.now`)
             named = stdlib_name(owner)
-            if named is not None and getattr(owner, value.__name__, None) == value:
-                return (named[0], f"{named[1]}.{value.__name__}")
+            if named is not None and getattr(owner, name, None) == value:
+                return (named[0], f"{named[1]}.{name}")
             return None
         # a module's own bound method (`random.choice`, bound once at its import)
         module = getattr(type(owner), "__module__", None)
-        name = value.__name__
         if type(module) is str and module.split(".")[0] in STDLIB:
             for candidate in (module, module.lstrip("_")):
                 if getattr(sys.modules.get(candidate), name, None) is value:
@@ -171,7 +178,7 @@ def stdlib_name(value) -> tuple[str, str] | None:
     module, qualname = getattr(value, "__module__", None), getattr(value, "__qualname__", None)
     if type(module) is not str or type(qualname) is not str or module == "builtins":
         return None
-    if module.split(".")[0] not in STDLIB or not (callable(value) or isinstance(value, type)):
+    if module.split(".")[0] not in STDLIB:
         return None
     found = sys.modules.get(module)
     for part in qualname.split("."):

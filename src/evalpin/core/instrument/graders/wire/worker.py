@@ -23,6 +23,7 @@ from .describe import describe, snapshot_kind, value_base
 from .exceptions import apply_details, by_value, with_details
 from .handles import (
     BINDINGS,
+    CallHandle,
     Functions,
     Handle,
     Stdin,
@@ -54,7 +55,7 @@ class Worker(Peer):
             self._side = SideChannel(self, fds[2], fds[3], "w")
         self._modules = modules
         self._watched: dict[int, tuple[dict, str, object]] = {}  # module names the judge caches
-        self._env, self._cwd = process.environ(), os.getcwd()
+        self._env, self._cwd = process.environ(), process.getcwd()
         self._streams: list[tuple[str, int, int]] = []  # (field, fd, read position)
         self._events: list[tuple] = []  # log records and warnings for the test to see
         self._originals: dict[tuple[str, str], object] = {}  # stdlib names before patches
@@ -254,7 +255,7 @@ class Worker(Peer):
             if handle is None:
                 handle = self._remote.get(v)
             if handle is None:
-                base = BINDINGS.get(data.get("ds"), Handle)
+                base = BINDINGS.get(data.get("ds"), CallHandle)
                 handle = self._handle(v, data["k"], data.get("c"), d, base)
                 if data.get("ds") == "fn" and type(data.get("f")) is dict:
                     handle = self._handles[v] = self._functions.make(handle, v, data["f"], d)
@@ -455,6 +456,9 @@ class Worker(Peer):
         if id(cls) not in self._subclasses or type(judge_id) is not int:
             raise ProtocolError("not a class made for the tests")
         obj = cls.__new__(cls, *args) if issubclass(cls, BaseException) else cls.__new__(cls)
+        unittest = sys.modules.get("unittest")
+        if unittest is not None and issubclass(cls, unittest.TestCase):
+            unittest.TestCase.__init__(obj, *args[:1])  # its own state, for its helpers
         self._tests_instances[id(obj)] = judge_id
         self._remote[judge_id] = obj
         return self.give(obj)

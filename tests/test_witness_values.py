@@ -358,6 +358,39 @@ CARRIED = _corpus(
             assert "widest" not in vars(s)
         """,
     ),
+    _case(
+        "calls-keyed-by-self-and-cls",
+        "keying.py",
+        """
+        class Keyer:
+            # a callable object whose keywords may be named anything
+
+            def __init__(self, prefix):
+                self.prefix = prefix
+
+            def __call__(self_, *args, **kwargs):
+                return (self_.prefix, args, tuple(sorted(kwargs.items())))
+
+
+        def key_of(*args, **kwargs):
+            return (args, tuple(sorted(kwargs.items())))
+
+
+        memo_key = Keyer("m")
+        """,
+        """
+        import keying
+
+
+        def test_a_callable_object_takes_self_and_cls_as_keywords():
+            got = keying.memo_key(1, self="obj", cls="K")
+            assert got == ("m", (1,), (("cls", "K"), ("self", "obj")))
+
+
+        def test_a_function_takes_them_too():
+            assert keying.key_of(self=3) == ((), (("self", 3),))
+        """,
+    ),
 )
 
 

@@ -155,7 +155,7 @@ def judged_truth(forward, holder):
     return __bool__
 
 
-def call(self, *args, **kwargs):
+def call(self, /, *args, **kwargs):
     __tracebackhide__ = True
     ref = ref_of(self)
     return ref.peer.request("call", obj=ref.ident, args=args, kwargs=kwargs)

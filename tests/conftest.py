@@ -11,8 +11,8 @@ from tests import capabilities
 from tests.fake_openai import FakeOpenAI
 
 # `llama_server` (a real llama.cpp), `unprivileged` and `open_tmp` (the non-root half);
-# the markers and the backends a test runs on (lanes)
-pytest_plugins = ["tests.llama_server", "tests.unprivileged", "tests.lanes"]
+# the markers and the backends a test runs on (lanes); the files' order (workers)
+pytest_plugins = ["tests.llama_server", "tests.unprivileged", "tests.lanes", "tests.workers"]
 
 GOLDEN_CASES = [
     {

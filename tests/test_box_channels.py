@@ -412,14 +412,18 @@ def test_nothing_a_case_leaves_is_seen_by_the_next_or_outlives_it(open_tmp, back
     pick = box_module.sandbox_uid
     monkeypatch.setattr(box_module, "sandbox_uid", lambda: uids.append(pick()) or uids[-1])
     set_file = make_set(open_tmp, TEST_FOUND)
+    # The detached process named for this test alone: the host's /proc also shows the
+    # boxes of a test running beside this one (another pytest worker, another run).
+    mark = f"evalpin-left-behind-{secrets.token_hex(6)}"
+    code = LEAVER.replace("evalpin-left-behind", mark)
     for _ in range(2):  # the second case looks for what the first (both its boxes) left
-        outcome = grade(set_file, LEAVER, backend)
+        outcome = grade(set_file, code, backend)
         assert (outcome.passed, outcome.reasons) == (True, []), outcome.tail
     assert _sysv() == []  # no System V object reached the host's namespace
     leftovers = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            if b"evalpin-left-behind" in Path(f"/proc/{pid}/cmdline").read_bytes():
+            if mark.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
                 leftovers.append(pid)
         except OSError:
             continue

@@ -9,6 +9,7 @@ server is used)."""
 from __future__ import annotations
 
 import os
+import secrets
 import textwrap
 from pathlib import Path
 
@@ -19,7 +20,8 @@ from evalpin.run.sandbox import probe_isolation, run_item
 from evalpin.run.sandbox import zygote as fork_server
 from tests.capabilities import need, need_root
 
-MARK = "evalpin-leak-7f3a9c"
+# Named for this session: the host's /proc also shows a run beside this one.
+MARK = f"evalpin-leak-{secrets.token_hex(4)}"
 
 
 @pytest.fixture(autouse=True)

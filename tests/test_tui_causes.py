@@ -56,6 +56,7 @@ async def test_choosing_a_cause_lists_its_cases_and_n_steps_through_them() -> No
 
 async def test_one_run_alone_has_no_causes_and_says_so() -> None:
     app = new_app(DEMO / "demo-night-2.jsonl")
+    app.NOTIFICATION_TIMEOUT = 600  # a toast lives 5 s; a loaded machine is slower
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app, "verdicts")
         await pilot.press("c")

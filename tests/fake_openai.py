@@ -210,15 +210,18 @@ class FakeOpenAI:
                 try:
                     if reply.delay_s:
                         fake._stopping.wait(reply.delay_s)
-                    fake._count(reply)
+                finally:
+                    # done before the bytes go: a client holding its answer may send its
+                    # next request before this thread runs again
+                    fake._done()
+                fake._count(reply)
+                try:
                     if reply.reset:
                         self._reset()
                     else:
                         self._send(reply, request)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up first (a timeout test)
-                finally:
-                    fake._done()
 
             def _send(self, reply: Reply, request: Received) -> None:
                 body = reply.body(request.body) if callable(reply.body) else reply.body

@@ -340,12 +340,34 @@ def _same(value):
 
 
 class _TestsClass(type):
-    """The metaclass of a stand-in for a tests' class: calling it makes an instance of
-    the tests' class there."""
+    """The metaclass of a stand-in for a tests' class, which is also the tests' class
+    handed over (`isinstance(c, type)`, `type(obj) is c`, a dict keyed by classes):
+    calling it makes an instance of the tests' class there; its attributes beyond the
+    stand-in's own are the tests' class's, read and written there."""
+
+    def _evalpin_ref(cls):
+        own = cls.__dict__.get("_evalpin_class")
+        if own is None:  # a class the candidate derived from it: made here, not there
+            raise TypeError(f"a subclass of the tests' class {cls.__name__!r} is not carried")
+        return own
 
     def __call__(cls, *args, **kwargs):
-        peer, ident = cls._evalpin_class
+        peer, ident = cls._evalpin_ref()
         return peer.request("call", obj=ident, args=args, kwargs=kwargs)
+
+    def __getattr__(cls, name: str):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)  # the protocols' own probes: the stand-in's answer
+        peer, ident = cls._evalpin_ref()
+        return peer.request("getattr", obj=ident, name=name)
+
+    def __setattr__(cls, name: str, value) -> None:
+        peer, ident = cls._evalpin_ref()
+        peer.request("setattr", obj=ident, name=name, args=[value])
+
+    def __delattr__(cls, name: str) -> None:
+        peer, ident = cls._evalpin_ref()
+        peer.request("delattr", obj=ident, name=name)
 
 
 def tests_class(peer: Peer, data: dict, base: type = CallHandle) -> type:

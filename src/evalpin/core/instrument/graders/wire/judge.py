@@ -245,6 +245,7 @@ class Judge(Peer):
             data = {
                 "t": "xs",
                 "v": self.give(value),
+                "c": self._class_ident(type(value)),  # one stand-in class per class
                 "n": type(value).__name__,
                 "b": exception_bases(type(value)),
                 "a": args,
@@ -267,18 +268,29 @@ class Judge(Peer):
             data["ds"] = binds
         if binds == "fn" and fresh:  # what the worker's real function for it shows
             data["f"] = kinds.function_spec(value, e)
-        if kind == "object" and not isinstance(value, type):
+        if kind != "object":
+            return data
+        if not isinstance(value, type):
             data["c"] = self._tests_class(type(value), value, e)
+        elif issubclass(value, BaseException):  # the class its instances' stand-ins have
+            data["xc"], data["n"] = exception_bases(value), value.__name__
+        else:  # a class there, the one its instances' stand-ins have
+            data["tc"] = self._tests_class(value, None, e)
         return data
 
-    def _tests_class(self, cls: type, value, e) -> dict:
-        """What the worker's stand-in class for a tests' class needs (`kinds.class_spec`),
-        under the id the class has here."""
+    def _class_ident(self, cls: type) -> int:
+        """The id a tests' class has here, the same whether the class or one of its
+        instances crossed first."""
         ident = self._ids.get(id(cls))
         if ident is None or self._objects.get(ident) is not cls:
             ident = self.give(cls)
         self._kinds[ident] = "object"
-        return kinds.class_spec(ident, cls, value, e)
+        return ident
+
+    def _tests_class(self, cls: type, value, e) -> dict:
+        """What the worker's stand-in class for a tests' class needs (`kinds.class_spec`),
+        under the id the class has here."""
+        return kinds.class_spec(self._class_ident(cls), cls, value, e)
 
     def unsupported(self, what: str):
         """Record an operation the wire cannot carry (the witness's grade becomes
@@ -344,11 +356,29 @@ class Judge(Peer):
                 raise ProtocolError("malformed enum member") from None
         if tag == "r":
             return self._described(v)
+        if tag == "tx":
+            return self._tests_exception(v, d(data.get("a")), d(data.get("kw")))
         if tag == "b":  # a test's object the worker holds loosely: still loosely
             found = self.lives.loose.get(v)
             if found is not None and found() is not None:
                 return found()
         raise ProtocolError(f"unknown value tag {tag!r}")
+
+    def _tests_exception(self, ident: int, args, kwargs) -> BaseException:
+        """An exception of a tests' exception class the candidate raised (with the class
+        the test handed it): made here by the tests' own class, of the candidate's
+        arguments, as it would be in one process (a constructor's error in its place)."""
+        cls = self._objects.get(ident)
+        if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+            raise ProtocolError("not an exception class of the tests'")
+        if self._kinds.get(ident) != "object" or type(args) is not list or type(kwargs) is not dict:
+            raise ProtocolError("malformed exception of the tests'")
+        if not all(type(k) is str for k in kwargs):
+            raise ProtocolError("malformed exception of the tests'")
+        try:
+            return cls(*args, **kwargs)
+        except Exception as error:
+            return error
 
     def _described(self, ident: int) -> type:
         """A class the worker refers to by id before this side has read its description:

@@ -365,9 +365,10 @@ def marks(target, kind: str, name: str) -> bool:
 
 def class_spec(ident: int, cls: type, value, e) -> dict:
     """What the worker's stand-in class for a tests' class needs: its names, whether its
-    instances are callable, its dataclass fields, a named tuple's fields and values."""
+    instances are callable, its dataclass fields, a named tuple's fields and (`value`,
+    an instance: None when the class itself crosses) values."""
     data: dict = {"v": ident, "n": cls.__name__, "q": cls.__qualname__}
-    if not callable(value):
+    if not any("__call__" in vars(c) for c in cls.__mro__):
         data["cl"] = 0
     fields = getattr(cls, "__dataclass_fields__", None)
     if isinstance(fields, dict) and all(type(f) is str for f in fields):
@@ -375,9 +376,10 @@ def class_spec(ident: int, cls: type, value, e) -> dict:
 
         data["f"] = [f.name for f in dataclasses.fields(cls)]
     named = getattr(cls, "_fields", None)
-    if isinstance(value, tuple) and type(named) is tuple and all(is_ident(f) for f in named):
+    if issubclass(cls, tuple) and type(named) is tuple and all(is_ident(f) for f in named):
         data["nt"] = list(named)
-        data["x"] = e(list(tuple.__iter__(value)))
+        if isinstance(value, tuple):
+            data["x"] = e(list(tuple.__iter__(value)))
     return data
 
 

@@ -39,6 +39,8 @@ from .stdlib import BUILTIN_TYPES, STDLIB, after_import
 from .tasks import Tasks
 from .values import rng_state
 
+# Builtin exceptions a stand-in never derives from: the worker's own ways to end.
+_OWN_EXITS = frozenset({"SystemExit", "KeyboardInterrupt", "GeneratorExit"})
 _KINDS = frozenset({"call", "iter", "file", "object", "mock", "sync", "async", "subclass", "await"})
 
 
@@ -62,6 +64,7 @@ class Worker(Peer):
         self._handles: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         self._functions = Functions()  # the tests' functions as real functions here
         self._tests_classes: dict[int, type] = {}
+        self._tests_types: dict[int, int] = {}  # id(stand-in of a tests' class) -> their id
         self._subclasses: dict[int, int] = {}  # id(our class made for the tests) -> their id
         self._tests_instances: dict[int, int] = {}  # id(instance of such a class) -> their id
         self._class_originals: dict[tuple[int, str], object] = {}  # before a test's patch
@@ -190,6 +193,8 @@ class Worker(Peer):
             return {"t": "b", "v": ident}
         if isinstance(value, type) and id(value) in self._subclasses:
             return {"t": "b", "v": self._subclasses[id(value)]}
+        if isinstance(value, type) and id(value) in self._tests_types:
+            return {"t": "b", "v": self._tests_types[id(value)]}
         if id(value) in self._tests_instances:
             return {"t": "b", "v": self._tests_instances[id(value)]}
         found = self._tests_exceptions.get(id(value))
@@ -214,6 +219,11 @@ class Worker(Peer):
             plain = by_value(value, e)
             if plain is not None:
                 return plain
+            made = value.__dict__.get("_evalpin_made")
+            if id(type(value)) in self._tests_types and type(made) is tuple:
+                args, kwargs = made  # raised here, of a tests' class: made there
+                return {"t": "tx", "v": self._tests_types[id(type(value))], "a": e(list(args)),
+                        "kw": e(dict(kwargs))}  # fmt: skip
         ident = self._ids.get(id(value))
         if ident is None or self._objects.get(ident) is not value:
             ident = self.give(value)
@@ -251,6 +261,8 @@ class Worker(Peer):
         v = data["v"]
         if tag == "h" and type(v) is int and data.get("k") in _KINDS:
             self._received[v] = self._received.get(v, 0) + 1
+            if type(data.get("tc")) is dict or "xc" in data:
+                return self._tests_type(v, data)
             handle = self._handles.get(v)
             if handle is None:
                 handle = self._remote.get(v)
@@ -263,7 +275,8 @@ class Worker(Peer):
                     self._holds.hold(v, handle)
             return handle
         if tag == "xs" and type(v) is int:  # an exception of the tests' own class
-            cls = self._stand_in(v, data.get("n"), data.get("b"))
+            of = data.get("c") if type(data.get("c")) is int else v
+            cls = self._stand_in(of, data.get("n"), data.get("b"))
             args = d(data.get("a", []))
             exc = cls(*args) if type(args) is list else cls()
             self._tests_exceptions[id(exc)] = (exc, v)  # raised back: the test's own
@@ -275,15 +288,30 @@ class Worker(Peer):
             return cls[v] if type(v) is str else cls(d(data.get("x")))
         raise ProtocolError(f"unknown value tag {tag!r}")
 
+    def _tests_type(self, ident: int, data: dict) -> type:
+        """A class of the tests' handed over: the class its instances' stand-ins have
+        (an exception class's, `_stand_in`), so it comes home as itself."""
+        if "xc" in data:
+            return self._stand_in(ident, data.get("n"), data["xc"])
+        spec = data["tc"]
+        if spec.get("v") != ident:
+            raise ProtocolError("malformed class of the tests'")
+        return self._tests_class(spec, CallHandle)
+
+    def _tests_class(self, spec: dict, base: type) -> type:
+        class_id = spec.get("v")
+        cls = self._tests_classes.get(class_id)
+        if cls is None:
+            cls = self._tests_classes[class_id] = tests_class(self, spec, base)
+            self._tests_types[id(cls)] = class_id
+        return cls
+
     def _handle(self, ident: int, kind: str, spec, d, base: type):
         if type(spec) is not dict:
             handle = base(self, ident, kind)
             self._handles[ident] = handle
             return handle
-        class_id = spec.get("v")
-        cls = self._tests_classes.get(class_id)
-        if cls is None:
-            cls = self._tests_classes[class_id] = tests_class(self, spec, base)
+        cls = self._tests_class(spec, base)
         if issubclass(cls, tuple):
             values = d(spec.get("x"))
             if type(values) is not list:
@@ -298,7 +326,8 @@ class Worker(Peer):
 
     def _stand_in(self, ident: int, name, bases) -> type:
         """The worker's stand-in for an exception class of the tests: a bare subclass of
-        the nearest builtin exception, of the same name."""
+        the nearest builtin exception, of the same name; one raised here remembers its
+        arguments, to be made of the tests' class there (`tx`)."""
         cls = self._remote.get(-ident)
         if cls is None:
             name = name if type(name) is str and name.isidentifier() else "TestsError"
@@ -306,11 +335,20 @@ class Worker(Peer):
                 (
                     BUILTIN_TYPES[b]
                     for b in (bases if type(bases) is list else [])
-                    if b in BUILTIN_TYPES and issubclass(BUILTIN_TYPES[b], Exception)
+                    if b in BUILTIN_TYPES
+                    and issubclass(BUILTIN_TYPES[b], BaseException)
+                    and b not in _OWN_EXITS
                 ),
                 Exception,
             )
-            cls = self._remote[-ident] = type(name, (base,), {"__qualname__": name})
+
+            def __init__(self, *args, **kwargs):
+                base.__init__(self, *args)
+                self._evalpin_made = (args, kwargs)
+
+            namespace = {"__qualname__": name, "__init__": __init__}
+            cls = self._remote[-ident] = type(name, (base,), namespace)
+            self._tests_types[id(cls)] = ident
         return cls
 
     # -- serving the judge's requests -------------------------------------------------

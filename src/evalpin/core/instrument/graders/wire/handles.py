@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import keyword
 import types
 import weakref
 from collections.abc import MutableMapping
@@ -247,17 +248,15 @@ class Functions:
         self._marks: dict[int, dict] = {}  # id -> the marks as the judge last heard
 
     def make(self, handle: Handle, ident: int, spec: dict, d):
-        def call(*args, **kwargs):
-            return handle(*args, **kwargs)
-
+        signature = d(spec["sg"]) if "sg" in spec else None
+        if signature is not None and type(signature).__name__ != "Signature":
+            raise ProtocolError("malformed signature")
+        call = _shaped(handle, signature)
         for attr, key in (("__name__", "n"), ("__qualname__", "q"), ("__module__", "md")):
             if type(spec.get(key)) is str:
                 setattr(call, attr, spec[key])
         call.__doc__ = spec.get("dc") if type(spec.get("dc")) is str else None
-        if "sg" in spec:
-            signature = d(spec["sg"])
-            if type(signature).__name__ != "Signature":
-                raise ProtocolError("malformed signature")
+        if signature is not None:
             call.__signature__ = signature
         for name, value in pairs(spec.get("at") or [], d):
             if type(name) is str and name.isidentifier() and not name.startswith("_"):
@@ -285,6 +284,63 @@ class Functions:
                 changed.append([ident, [[k, encode(v)] for k, v in now.items()]])
         if changed:
             message["fa"] = changed
+
+
+def _shaped(handle: Handle, signature):
+    """A function calling the test's: with the test's function's parameters (its code's
+    names and counts, its defaults), so the candidate's introspection of `__code__`,
+    `__defaults__` and `__kwdefaults__` (an argument getter, a memoizer keyed by
+    argument names) sees what it would see in one process; `*args, **kwargs` when the
+    signature is not plain or not known."""
+    if signature is None:
+        return _forwarding(handle)
+    import inspect  # (a signature crossed: loaded already)
+
+    kinds = inspect.Parameter
+    head, call, defaults, kwdefaults = [], [], [], {}
+    only = [p.name for p in signature.parameters.values() if p.kind is kinds.POSITIONAL_ONLY]
+    last_positional_only = only[-1] if only else None
+    for p in signature.parameters.values():
+        if not p.name.isidentifier() or keyword.iskeyword(p.name) or p.name == "_evalpin":
+            return _forwarding(handle)
+        if p.kind is kinds.VAR_POSITIONAL:
+            head.append(f"*{p.name}")
+            call.append(f"*{p.name}")
+            continue
+        if p.kind is kinds.VAR_KEYWORD:
+            head.append(f"**{p.name}")
+            call.append(f"**{p.name}")
+            continue
+        if p.kind is kinds.KEYWORD_ONLY:
+            if not any(h.startswith("*") for h in head):
+                head.append("*")
+            call.append(f"{p.name}={p.name}")
+            if p.default is not p.empty:
+                kwdefaults[p.name] = p.default
+        else:
+            call.append(p.name)
+            if p.default is not p.empty:
+                defaults.append(p.default)
+        head.append(p.name if p.default is p.empty else f"{p.name}=None")
+        if p.kind is kinds.POSITIONAL_ONLY and p.name == last_positional_only:
+            head.append("/")
+    source = f"def f({', '.join(head)}):\n    return _evalpin({', '.join(call)})\n"
+    space: dict = {"_evalpin": handle}
+    try:
+        exec(compile(source, "<the tests' function>", "exec"), space)
+    except SyntaxError:
+        return _forwarding(handle)
+    made = space["f"]
+    made.__defaults__ = tuple(defaults) or None
+    made.__kwdefaults__ = kwdefaults or None
+    return made
+
+
+def _forwarding(handle: Handle):
+    def call(*args, **kwargs):
+        return handle(*args, **kwargs)
+
+    return call
 
 
 # How a test's object behaves beyond its kind, as the judge says (`kinds.descriptor`).

@@ -251,13 +251,13 @@ class Functions:
         signature = d(spec["sg"]) if "sg" in spec else None
         if signature is not None and type(signature).__name__ != "Signature":
             raise ProtocolError("malformed signature")
-        call = _shaped(handle, signature)
+        call = _shaped(handle, signature, spec.get("co") == 1)
         for attr, key in (("__name__", "n"), ("__qualname__", "q"), ("__module__", "md")):
             if type(spec.get(key)) is str:
                 setattr(call, attr, spec[key])
         call.__doc__ = spec.get("dc") if type(spec.get("dc")) is str else None
-        if signature is not None:
-            call.__signature__ = signature
+        if signature is not None and call.__code__.co_filename != _SHAPED:
+            call.__signature__ = signature  # (a shaped function has it of its own)
         for name, value in pairs(spec.get("at") or [], d):
             if type(name) is str and name.isidentifier() and not name.startswith("_"):
                 setattr(call, name, value)
@@ -286,7 +286,10 @@ class Functions:
             message["fa"] = changed
 
 
-def _shaped(handle: Handle, signature):
+_SHAPED = "<the tests' function>"
+
+
+def _shaped(handle: Handle, signature, coroutine: bool = False):
     """A function calling the test's: with the test's function's parameters (its code's
     names and counts, its defaults), so the candidate's introspection of `__code__`,
     `__defaults__` and `__kwdefaults__` (an argument getter, a memoizer keyed by
@@ -324,15 +327,22 @@ def _shaped(handle: Handle, signature):
         head.append(p.name if p.default is p.empty else f"{p.name}=None")
         if p.kind is kinds.POSITIONAL_ONLY and p.name == last_positional_only:
             head.append("/")
-    source = f"def f({', '.join(head)}):\n    return _evalpin({', '.join(call)})\n"
+    run = "async def" if coroutine else "def"
+    body = f"{'await ' if coroutine else ''}_evalpin({', '.join(call)})"
+    source = f"{run} f({', '.join(head)}):\n    return {body}\n"
     space: dict = {"_evalpin": handle}
     try:
-        exec(compile(source, "<the tests' function>", "exec"), space)
+        exec(compile(source, _SHAPED, "exec"), space)
     except SyntaxError:
         return _forwarding(handle)
     made = space["f"]
     made.__defaults__ = tuple(defaults) or None
     made.__kwdefaults__ = kwdefaults or None
+    notes = {p.name: p.annotation for p in signature.parameters.values()}
+    notes = {k: v for k, v in notes.items() if v is not inspect.Parameter.empty}
+    if signature.return_annotation is not inspect.Signature.empty:
+        notes["return"] = signature.return_annotation
+    made.__annotations__ = notes
     return made
 
 

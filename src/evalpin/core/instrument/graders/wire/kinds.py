@@ -14,7 +14,7 @@ import types
 
 from .imports import within
 from .protocol import SCALARS, ProtocolError, is_ident
-from .stdlib import PURE_BUILTINS
+from .stdlib import PURE_BUILTINS, stdlib_name
 
 OPS = {
     "__iter__": iter,
@@ -387,6 +387,8 @@ def function_spec(fn, e) -> dict:
     """What the worker's real function standing for a test's function shows: its name,
     qualified name, module, docstring and (plain) signature."""
     spec = {"n": fn.__name__, "q": fn.__qualname__}
+    if fn.__code__.co_flags & 0x80:  # CO_COROUTINE: an `async def`, awaited there
+        spec["co"] = 1
     if type(fn.__module__) is str:
         spec["md"] = fn.__module__
     if type(fn.__doc__) is str:
@@ -425,6 +427,7 @@ def _signature(target):
             if note is inspect.Signature.empty
             or type(note) is str
             or (isinstance(note, type) and note.__module__ == "builtins")
+            or (isinstance(note, type) and stdlib_name(note) is not None)
             else inspect.Signature.empty
         )
 

@@ -256,6 +256,8 @@ class Functions:
             if type(spec.get(key)) is str:
                 setattr(call, attr, spec[key])
         call.__doc__ = spec.get("dc") if type(spec.get("dc")) is str else None
+        if spec.get("ab") == 1:
+            call.__isabstractmethod__ = True
         if signature is not None and call.__code__.co_filename != _SHAPED:
             call.__signature__ = signature  # (a shaped function has it of its own)
         for name, value in pairs(spec.get("at") or [], d):

@@ -53,6 +53,7 @@ class Judge(Peer):
         self.lives = TestsObjects(self._objects, self._ids)
         self._pending: list = []  # log records and warnings to re-emit
         self.verdicts: dict[int, object] = {}  # the judge's truth of comparison answers
+        self.abstract: set[int] = set()  # the candidate's objects marked abstract
         self.stepping: dict = {}  # generators of awaitables a task drives by `send`
         self.test_loop = None  # the test's event loop, while it awaits the candidate
         self.state = TestState()
@@ -396,6 +397,8 @@ class Judge(Peer):
 
     def _instance(self, cls: type, ident: int, data: dict, d):
         ref = Ref(self, ident)
+        if data.get("ia") == 1:
+            self.abstract.add(ident)
         value = d(data["x"]) if "x" in data else None
         if issubclass(cls, BaseException):
             args = value if type(value) is list else []

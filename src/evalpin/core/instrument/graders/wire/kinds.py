@@ -389,6 +389,8 @@ def function_spec(fn, e) -> dict:
     spec = {"n": fn.__name__, "q": fn.__qualname__}
     if fn.__code__.co_flags & 0x80:  # CO_COROUTINE: an `async def`, awaited there
         spec["co"] = 1
+    if getattr(fn, "__isabstractmethod__", False) is True:  # `abc.abstractmethod`'s mark
+        spec["ab"] = 1
     if type(fn.__module__) is str:
         spec["md"] = fn.__module__
     if type(fn.__doc__) is str:

@@ -486,6 +486,9 @@ class ProxyBase(metaclass=RemoteClass):
 
     def __getattr__(self, name: str):
         __tracebackhide__ = True
+        if name == "__isabstractmethod__":  # as the worker found it, never asked for here
+            ref = ref_of(self)
+            return ref is not None and ref.ident in getattr(ref.peer, "abstract", ())
         if name in LOCAL_ONLY or name.startswith("_evalpin"):
             raise AttributeError(name)
         ref = ref_of(self)

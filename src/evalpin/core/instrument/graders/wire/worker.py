@@ -239,6 +239,8 @@ class Worker(Peer):
             elif base is not None:  # a list, dict or set: one object each side, in step
                 data["x"] = self.contents(value)
                 data["sk"] = self.shares.start(value)
+        if _abstract(value):
+            data["ia"] = 1
         return data
 
     def _class_form(self, cls: type) -> dict:
@@ -592,3 +594,20 @@ def worker(fds: list[int], modules: list[str]) -> None:
     peer = Worker(fds, frozenset(modules))
     peer.capture_output()
     peer.serve_forever()
+
+
+def _abstract(value) -> bool:
+    """Whether an object of the candidate's is marked abstract (a decorator's object
+    copying `__isabstractmethod__` from the function it wraps, as abc reads it while
+    the test's class is made), read from its own and its class's namespaces only: no
+    `__getattr__` of the candidate's runs for it."""
+    try:
+        own = object.__getattribute__(value, "__dict__")
+    except Exception:
+        own = None
+    if type(own) is dict and "__isabstractmethod__" in own:
+        return own["__isabstractmethod__"] is True
+    for cls in type(value).__mro__:
+        if "__isabstractmethod__" in cls.__dict__:
+            return cls.__dict__["__isabstractmethod__"] is True
+    return False

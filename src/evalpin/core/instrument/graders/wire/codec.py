@@ -195,8 +195,17 @@ class Codec:
     introduce_shares = False  # the judge always sends a shared container's contents
 
     def contents(self, value, e=None):
-        """A mutable container's contents, as the wire form of a copy of it."""
-        e = e or self.encode
+        """A mutable container's contents, as the wire form of a copy of it: one value,
+        so what its items share (a linked list's links, rows met twice) stays shared."""
+        if self._tls.__dict__.get("memo") is not None:
+            return self._contents(value, e or self.encode)
+        self._tls.memo = {}
+        try:
+            return self._contents(value, e or self.encode)
+        finally:
+            self._tls.memo = None
+
+    def _contents(self, value, e):
         kind = type(value)
         name = value_name(kind)
         if name is not None:
@@ -209,6 +218,16 @@ class Codec:
         return [e(v) for v in set.copy(value)]
 
     def _rebuilt(self, name: str, contents):
+        """A shared container's contents rebuilt: one value (`contents`)."""
+        if self._tls.__dict__.get("marks") is not None:
+            return self._rebuilt_in(name, contents)
+        self._tls.marks = {}
+        try:
+            return self._rebuilt_in(name, contents)
+        finally:
+            self._tls.marks = None
+
+    def _rebuilt_in(self, name: str, contents):
         d = self.decode
         if name == "list":
             if type(contents) is not list:

@@ -68,22 +68,38 @@ def container_base(kind: type) -> type | None:
 
 def merge(original, state) -> None:
     """Make `original` hold `state` (a fresh copy of the same type), keeping the
-    containers nested in it where one of the same type stands at the same place."""
+    containers nested in it where one of the same type stands at the same place (each
+    once: a linked structure's cycles are merged once, what the state shares stays
+    shared)."""
+    _merge(original, state, {}, set())
+
+
+def _merge(original, state, seen: dict, used: set) -> None:
+    seen[id(state)] = original  # the state's container -> the original now holding it
+    used.add(id(original))
+
+    def kept(old, new):
+        if id(new) in seen:
+            return seen[id(new)]
+        if _mergeable(old, new) and id(old) not in used:
+            _merge(old, new, seen, used)
+            return old
+        if type(new) in (list, dict):  # a new container: what it holds, redirected too
+            _merge(new, new, seen, used)
+        return new
+
     kind = type(original)
     if kind is list:
-        for i in range(min(len(original), len(state))):
-            if _mergeable(original[i], state[i]):
-                merge(original[i], state[i])
-                state[i] = original[i]
-        original[:] = state
+        for i in range(len(state)):
+            state[i] = kept(original[i] if i < len(original) else None, state[i])
+        if original is not state:
+            original[:] = state
     elif kind is dict:
         for key, value in state.items():
-            old = original.get(key)
-            if _mergeable(old, value):
-                merge(old, value)
-                state[key] = old
-        original.clear()
-        original.update(state)
+            state[key] = kept(original.get(key), value)
+        if original is not state:
+            original.clear()
+            original.update(state)
     elif mutable_name(kind) is not None:
         REFILL[mutable_name(kind)](original, state)
     else:  # a subclass of list, dict or set: its storage, with the builtin's methods

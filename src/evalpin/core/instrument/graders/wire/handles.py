@@ -413,11 +413,14 @@ class _TestsClass(type):
     calling it makes an instance of the tests' class there; its attributes beyond the
     stand-in's own are the tests' class's, read and written there."""
 
+    def __new__(mcs, name, bases, ns, /, **kwargs):
+        if "_evalpin_class" not in ns:  # the candidate derives a class of its own from it
+            raise TypeError(f"a class derived from the tests' class {bases[0].__name__!r} "
+                            "in the candidate is not carried under isolation")  # fmt: skip
+        return super().__new__(mcs, name, bases, ns, **kwargs)
+
     def _evalpin_ref(cls):
-        own = cls.__dict__.get("_evalpin_class")
-        if own is None:  # a class the candidate derived from it: made here, not there
-            raise TypeError(f"a subclass of the tests' class {cls.__name__!r} is not carried")
-        return own
+        return cls.__dict__["_evalpin_class"]
 
     def __call__(cls, *args, **kwargs):
         peer, ident = cls._evalpin_ref()

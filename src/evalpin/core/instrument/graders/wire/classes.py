@@ -93,6 +93,18 @@ class RemoteProtocolABC(RemoteProtocol, abc.ABCMeta):
     """A protocol's proxy class that also has an abstract stdlib base."""
 
 
+# The candidate's functions: their `__module__` is their own, not their class's.
+_FUNCTIONS = frozenset({"function", "builtin_function_or_method", "method"})
+
+
+def _function_attribute(self, name: str):
+    """A function's `__module__` (`f.__module__ == "pkg.mod"`, a module's exports
+    told apart by it) is the function's own: asked for, as its name is."""
+    if name == "__module__":
+        return self.__getattr__(name)
+    return object.__getattribute__(self, name)
+
+
 def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list, d) -> type:
     """The proxy class for a candidate class described by `data`."""
     names = lambda key: [n for n in data.get(key, []) if type(n) is str]  # noqa: E731
@@ -107,6 +119,8 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
             ns[method] = RemoteMethod(method, method in bound_to_class)
     if data.get("aw") is True or (data.get("m") == "builtins" and data.get("n") == "coroutine"):
         ns.update(AWAITABLE)
+    if data.get("m") == "builtins" and data.get("n") in _FUNCTIONS:
+        ns["__getattribute__"] = _function_attribute
     if data.get("nohash") is True:
         ns["__hash__"] = None
     elif data.get("h") is True:

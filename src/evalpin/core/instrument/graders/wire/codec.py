@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import itertools
 import math
+import re
 import threading
 
 from . import exceptions, stdlib
@@ -100,6 +101,8 @@ class Codec:
         if kind in SCALARS:
             if kind is float and not math.isfinite(value):
                 return {"t": "float", "v": repr(value)}
+            if kind is int and not -_BIG < value < _BIG:  # past JSON's decimal digits
+                return {"t": "int", "v": format(value, "x")}
             return value
         if depth > MAX_DEPTH:
             self.unsupported("a value nested deeper than the wire carries")
@@ -299,6 +302,8 @@ class Codec:
                 return base64.b64decode(v.encode("ascii"), validate=True)
             if tag == "float" and v in ("nan", "inf", "-inf"):
                 return float(v)
+            if tag == "int" and type(v) is str and _HEX.fullmatch(v):
+                return int(v, 16)  # (a power-of-two base: no limit on its digits)
             if tag == "val" and data.get("n") in VALUES:
                 return decode_value(data["n"], v, d)
             if tag == "notimpl":
@@ -425,6 +430,10 @@ def _lists_of_scalars(data: list) -> bool:
     return all(type(v) in _SCALAR_TYPES or (type(v) is list and _flat(v, list)) for v in data)
 
 
+# An int Python would not write in decimal (`sys.set_int_max_str_digits`, 4300 digits
+# by default) crosses in hexadecimal: a correct answer's 9**9**5 is no broken pipe.
+_BIG = 1 << 13000
+_HEX = re.compile(r"-?[0-9a-f]+")
 _SCALAR_TYPES = frozenset(SCALARS)
 _CONTAINERS = frozenset((list, dict, set))
 

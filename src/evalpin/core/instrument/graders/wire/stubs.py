@@ -133,10 +133,15 @@ def _split_target(target, name):
     if not isinstance(target, str):
         return target, name
     module, _, attr = target.rpartition(".")
-    try:
-        return importlib.import_module(module), attr
+    try:  # as monkeypatch resolves it: `"pkg.mod.time.time"` is the `time` module's
+        from _pytest.monkeypatch import resolve
+
+        return resolve(module), attr
     except Exception:
-        return None, attr
+        try:
+            return importlib.import_module(module), attr
+        except Exception:
+            return None, attr
 
 
 # A module's own names, the import system's business: never asked of the worker.

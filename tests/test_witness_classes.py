@@ -228,6 +228,22 @@ CARRIED = _corpus(
 
         def defaults_of(fn):
             return fn.__defaults__, fn.__kwdefaults__
+
+
+        _remembered = {}
+
+
+        def lookup(rule, rows):
+            if rule in _remembered:
+                return _remembered[rule]
+            found = [r for r in rows if rule(r)]
+            if getattr(rule, "remember", lambda: True)():
+                _remembered[rule] = found
+            return found
+
+
+        def remembered():
+            return len(_remembered)
         """,
         """
         import asyncio
@@ -256,6 +272,17 @@ CARRIED = _corpus(
             greet("ann", loud=True)
             greet(user="bob")
             assert seen == ["ann", "bob"]
+
+
+        def test_a_mark_that_is_a_function_of_the_tests():
+            from memo import lookup, remembered
+
+            odd = lambda n: n % 2  # noqa: E731
+            odd.remember = lambda: False
+            assert lookup(odd, [1, 2, 3]) == [1, 3]
+            assert remembered() == 0
+            assert lookup(lambda n: n > 1, [1, 2, 3]) == [2, 3]
+            assert remembered() == 1
 
 
         def test_an_async_function_stays_one():

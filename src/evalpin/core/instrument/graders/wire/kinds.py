@@ -397,7 +397,11 @@ def function_spec(fn, e) -> dict:
         spec["dc"] = fn.__doc__
     with contextlib.suppress(AttributeError):  # a default that is the tests' own object
         spec["sg"] = e(_signature(fn))
-    marks = {k: v for k, v in vars(fn).items() if not k.startswith("_") and _plain_data(v)}
+    marks = {
+        k: v
+        for k, v in vars(fn).items()
+        if not k.startswith("_") and (_plain_data(v) or type(v) is types.FunctionType)
+    }  # data, or a function of the tests' (`query.is_cacheable = lambda: False`)
     if marks:
         spec["at"] = [[k, e(v)] for k, v in marks.items()]
     return spec

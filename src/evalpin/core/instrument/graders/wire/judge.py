@@ -268,7 +268,7 @@ class Judge(Peer):
         if binds is not None:
             data["ds"] = binds
         if binds == "fn" and fresh:  # what the worker's real function for it shows
-            data["f"] = kinds.function_spec(value, e)
+            data["f"] = kinds.function_spec(value, e, self._crosses)
         if kind != "object":
             return data
         if not isinstance(value, type):
@@ -278,6 +278,11 @@ class Judge(Peer):
         else:  # a class there, the one its instances' stand-ins have
             data["tc"] = self._tests_class(value, None, e)
         return data
+
+    def _crosses(self, value) -> bool:
+        """Whether `value` crosses as itself without a refusal: a candidate's object, or
+        a test's object of a kind the worker may use."""
+        return isinstance(value, ProxyBase) or kinds.kind_of(value, self._tests_root) is not None
 
     def _class_ident(self, cls: type) -> int:
         """The id a tests' class has here, the same whether the class or one of its

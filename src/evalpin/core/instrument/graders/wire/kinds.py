@@ -383,7 +383,7 @@ def class_spec(ident: int, cls: type, value, e) -> dict:
     return data
 
 
-def function_spec(fn, e) -> dict:
+def function_spec(fn, e, crosses=lambda value: False) -> dict:
     """What the worker's real function standing for a test's function shows: its name,
     qualified name, module, docstring and (plain) signature."""
     spec = {"n": fn.__name__, "q": fn.__qualname__}
@@ -397,11 +397,10 @@ def function_spec(fn, e) -> dict:
         spec["dc"] = fn.__doc__
     with contextlib.suppress(AttributeError):  # a default that is the tests' own object
         spec["sg"] = e(_signature(fn))
+    # data, or what crosses as itself (`query.is_cacheable = lambda: False`, `rule.sem = ...`)
     marks = {
-        k: v
-        for k, v in vars(fn).items()
-        if not k.startswith("_") and (_plain_data(v) or type(v) is types.FunctionType)
-    }  # data, or a function of the tests' (`query.is_cacheable = lambda: False`)
+        k: v for k, v in vars(fn).items() if not k.startswith("_") and (_plain_data(v) or crosses(v))
+    }
     if marks:
         spec["at"] = [[k, e(v)] for k, v in marks.items()]
     return spec

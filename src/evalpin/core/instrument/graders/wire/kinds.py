@@ -398,9 +398,8 @@ def function_spec(fn, e, crosses=lambda value: False) -> dict:
     with contextlib.suppress(AttributeError):  # a default that is the tests' own object
         spec["sg"] = e(_signature(fn))
     # data, or what crosses as itself (`query.is_cacheable = lambda: False`, `rule.sem = ...`)
-    marks = {
-        k: v for k, v in vars(fn).items() if not k.startswith("_") and (_plain_data(v) or crosses(v))
-    }
+    public = {k: v for k, v in vars(fn).items() if not k.startswith("_")}
+    marks = {k: v for k, v in public.items() if _plain_data(v) or crosses(v)}
     if marks:
         spec["at"] = [[k, e(v)] for k, v in marks.items()]
     return spec

@@ -433,6 +433,72 @@ CARRIED = _corpus(
 )
 
 
+CARRIED.update(
+    _corpus(
+        _case(
+            "a-tests-mapping-and-sequence",
+            "records.py",
+            """
+            from collections.abc import Mapping, Sequence
+
+
+            def keep(doc):
+                if not isinstance(doc, Mapping):
+                    raise ValueError("a mapping, please")
+                return dict(doc), sorted(doc.keys()), doc.get("k"), "k" in doc
+
+
+            def summed(row):
+                if not isinstance(row, Sequence):
+                    raise TypeError("a sequence, please")
+                return sum(row[i] for i in range(len(row))), list(reversed(row)), row.index(5)
+            """,
+            """
+            from collections.abc import Mapping, Sequence
+
+            from records import keep, summed
+
+
+            class Frozen(Mapping):
+                def __init__(self, **data):
+                    self._data = data
+
+                def __getitem__(self, key):
+                    return self._data[key]
+
+                def __iter__(self):
+                    return iter(self._data)
+
+                def __len__(self):
+                    return len(self._data)
+
+                def get(self, key, default=None):
+                    return ("mine", self._data.get(key, default))
+
+
+            class Triple(Sequence):
+                def __init__(self, *items):
+                    self._items = items
+
+                def __getitem__(self, i):
+                    return self._items[i]
+
+                def __len__(self):
+                    return len(self._items)
+
+
+            def test_the_tests_mapping_is_a_mapping_there():
+                assert keep(Frozen(z=1, k=2)) == ({"z": 1, "k": 2}, ["k", "z"], ("mine", 2), True)
+
+
+            def test_the_tests_sequence_is_a_sequence_there():
+                assert summed(Triple(4, 5, 6)) == (15, [6, 5, 4], 1)
+            """,
+        )
+    )
+)
+
+
 ATTACKS = _corpus(
     _case(
         "an-eq-taught-to-the-tests-class",

@@ -6,6 +6,7 @@ worker's `sys.stdin`, which reads the test's."""
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import io
 import keyword
@@ -433,12 +434,19 @@ class _TestsClass(type):
         return peer.request("getattr", obj=ident, name=name)
 
     def __setattr__(cls, name: str, value) -> None:
+        if name.startswith("_abc_") or name == "__abstractmethods__":
+            return type.__setattr__(cls, name, value)  # abc's own bookkeeping, here
         peer, ident = cls._evalpin_ref()
         peer.request("setattr", obj=ident, name=name, args=[value])
 
     def __delattr__(cls, name: str) -> None:
         peer, ident = cls._evalpin_ref()
         peer.request("delattr", obj=ident, name=name)
+
+
+class _TestsABCClass(_TestsClass, abc.ABCMeta):
+    """The metaclass of a stand-in for a tests' class derived from `collections.abc`
+    classes."""
 
 
 def tests_class(peer: Peer, data: dict, base: type = CallHandle) -> type:
@@ -469,7 +477,38 @@ def tests_class(peer: Peer, data: dict, base: type = CallHandle) -> type:
     named = data.get("nt")
     if type(named) is list and all(is_ident(f) for f in named):
         return _named_tuple(peer, ident, name, named, ns)
-    return _TestsClass(name, (base,), ns)
+    abcs = _abcs(data.get("ab"))
+    if not abcs:
+        return _TestsClass(name, (base,), ns)
+    for method in data.get("ov") or []:  # the tests' own, where an ABC has a mixin
+        if is_ident(method) and not method.startswith("_"):
+            ns[method] = _theirs(method)
+    cls = _TestsABCClass(name, (base, *abcs), ns)
+    type.__setattr__(cls, "__abstractmethods__", frozenset())  # the tests' class made it
+    return cls
+
+
+def _abcs(names) -> list[type]:
+    """The `collections.abc` classes a tests' class derives from (`isinstance(doc,
+    Mapping)` in the candidate, and the ABC's mixins: `doc.items()`, `dict(doc)`)."""
+    if type(names) is not list:
+        return []
+    from collections import abc
+
+    found = [getattr(abc, n) for n in names if type(n) is str and n in abc.__all__]
+    return [
+        c
+        for c in found
+        if isinstance(c, type) and not any(issubclass(o, c) for o in found if o is not c)
+    ]
+
+
+def _theirs(name: str):
+    def method(self, *args, **kwargs):
+        return self.__getattr__(name)(*args, **kwargs)
+
+    method.__name__ = name
+    return method
 
 
 def _named_tuple(peer: Peer, ident: int, name: str, fields: list, ns: dict) -> type:

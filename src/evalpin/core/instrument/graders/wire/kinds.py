@@ -375,6 +375,12 @@ def class_spec(ident: int, cls: type, value, e) -> dict:
         import dataclasses
 
         data["f"] = [f.name for f in dataclasses.fields(cls)]
+    abcs = [c for c in cls.__mro__ if c.__module__ == "collections.abc"]
+    if abcs and not issubclass(cls, tuple):  # its mixins there, its own methods its own
+        data["ab"] = [c.__name__ for c in abcs]
+        mixins = {n for c in abcs for n in vars(c) if not n.startswith("_")}
+        own = cls.__mro__[: cls.__mro__.index(abcs[0])]
+        data["ov"] = sorted({n for c in own for n in vars(c) if n in mixins})
     named = getattr(cls, "_fields", None)
     if issubclass(cls, tuple) and type(named) is tuple and all(is_ident(f) for f in named):
         data["nt"] = list(named)

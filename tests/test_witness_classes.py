@@ -494,7 +494,40 @@ CARRIED.update(
             def test_the_tests_sequence_is_a_sequence_there():
                 assert summed(Triple(4, 5, 6)) == (15, [6, 5, 4], 1)
             """,
-        )
+        ),
+        _case(
+            "a-hash-kept-in-a-slot",
+            "tags.py",
+            """
+            import functools
+
+
+            class Tag:
+                __slots__ = ("label", "__hash__")
+
+                def __init__(self, label):
+                    self.label = label
+                    self.__hash__ = functools.cache(lambda: hash(("tag", label)))
+
+                def __eq__(self, other):
+                    return isinstance(other, Tag) and other.label == self.label
+
+
+            def find(table, label):
+                return table[Tag(label)]
+            """,
+            """
+            from tags import Tag, find
+
+
+            def test_tags_as_keys():
+                red = Tag("red")
+                table = {red: 1, Tag("blue"): 2}
+                assert table[red] == 1 and table[Tag("blue")] == 2
+                assert hash(red) == hash(red)
+                assert find({Tag("green"): 3}, "green") == 3
+            """,
+        ),
     )
 )
 

@@ -402,7 +402,7 @@ class Worker(Peer):
             name = name_of(message)
             if name not in FORWARDED and name not in COMPARISONS and name != "__hash__":
                 raise ProtocolError(f"{name} is not forwarded")
-            return getattr(type(target), name)(target, *args)
+            return _implicit(target, name)(*args)
         if op == "umethod":  # a candidate class's own method on a tests' subclass instance
             instance, *rest = args
             return _unbound(target, instance, name_of(message))(*rest, **kwargs)
@@ -611,3 +611,19 @@ def _abstract(value) -> bool:
         if "__isabstractmethod__" in cls.__dict__:
             return cls.__dict__["__isabstractmethod__"] is True
     return False
+
+
+def _implicit(target, name: str):
+    """`target`'s special method as Python's implicit lookup finds it: on its type,
+    bound through the descriptor there (a slot named `__hash__` holding a function per
+    instance, as a caching marker class keeps it, too)."""
+    for klass in type(target).__mro__:
+        if name in vars(klass):
+            found = vars(klass)[name]
+            break
+    else:
+        raise AttributeError(name)
+    if found is None:
+        raise TypeError(f"unhashable type: {type(target).__name__!r}")
+    get = getattr(type(found), "__get__", None)
+    return get(found, target, type(target)) if get is not None else found

@@ -28,7 +28,6 @@ from .proxies import (
     RemoteMethod,
     call,
     compare,
-    dataclass_fields,
     judged_truth,
     ref_of,
     remote_hash,
@@ -409,3 +408,38 @@ def local_enum(name: str, spec, ref: Ref, d) -> type:
         cls = build(enum.Enum, [(n, i) for i, (n, _) in enumerate(members)])
     type.__setattr__(cls, REF, ref)
     return cls
+
+
+def dataclass_fields(spec, d) -> dict:
+    """Real `dataclasses.Field`s built from names, flags and what else the description
+    says (default, default factory, metadata, a plain type), so `fields`, `asdict`,
+    `replace` and pytest's dataclass diff work on a proxy."""
+    import dataclasses
+
+    kind = getattr(dataclasses, "_FIELD", None)
+    fields = {}
+    for entry in spec if type(spec) is list else []:
+        if type(entry) is not list or len(entry) != 5 or not is_ident(entry[0]):
+            raise ProtocolError("malformed dataclass field")
+        name, compared, shown, init, extra = entry
+        if type(extra) is not dict:
+            raise ProtocolError("malformed dataclass field")
+        given = {}
+        if "df" in extra:
+            given["default"] = d(extra["df"])
+        elif "fy" in extra:
+            given["default_factory"] = d(extra["fy"])
+            if not callable(given["default_factory"]):
+                raise ProtocolError("a default factory that is not callable")
+        if "mt" in extra:
+            given["metadata"] = d(extra["mt"])
+            if type(given["metadata"]) is not dict:
+                raise ProtocolError("malformed field metadata")
+        field = dataclasses.field(
+            compare=compared is True, repr=shown is True, init=init is True, **given
+        )
+        field.name, field.type = name, d(extra["ty"]) if "ty" in extra else object
+        if kind is not None:
+            field._field_type = kind
+        fields[name] = field
+    return fields

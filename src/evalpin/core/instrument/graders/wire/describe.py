@@ -157,3 +157,36 @@ def snapshot_kind(cls: type):
         if found is not None:
             return found
     return None
+
+
+def abstract(value) -> bool:
+    """Whether an object of the candidate's is marked abstract (a decorator's object
+    copying `__isabstractmethod__` from the function it wraps, as abc reads it while
+    the test's class is made), read from its own and its class's namespaces only: no
+    `__getattr__` of the candidate's runs for it."""
+    try:
+        own = object.__getattribute__(value, "__dict__")
+    except Exception:
+        own = None
+    if type(own) is dict and "__isabstractmethod__" in own:
+        return own["__isabstractmethod__"] is True
+    for cls in type(value).__mro__:
+        if "__isabstractmethod__" in cls.__dict__:
+            return cls.__dict__["__isabstractmethod__"] is True
+    return False
+
+
+def implicit(target, name: str):
+    """`target`'s special method as Python's implicit lookup finds it: on its type,
+    bound through the descriptor there (a slot named `__hash__` holding a function per
+    instance, as a caching marker class keeps it, too)."""
+    for klass in type(target).__mro__:
+        if name in vars(klass):
+            found = vars(klass)[name]
+            break
+    else:
+        raise AttributeError(name)
+    if found is None:
+        raise TypeError(f"unhashable type: {type(target).__name__!r}")
+    get = getattr(type(found), "__get__", None)
+    return get(found, target, type(target)) if get is not None else found

@@ -10,7 +10,7 @@ import itertools
 import unittest
 from typing import TYPE_CHECKING
 
-from .protocol import ProtocolError, exact, is_ident
+from .protocol import ProtocolError, exact
 from .rules import COMPARISONS, FORWARDED, LOCAL_ONLY
 
 if TYPE_CHECKING:
@@ -388,13 +388,10 @@ def _tests_subclass(cls: type, kwargs: dict) -> int:
     for klass in cls.__mro__[: cls.__mro__.index(base)]:
         for name, value in vars(klass).items():
             special = name == "__init__" or name in FORWARDED or name in _DECIDED
-            dunder = name.startswith("__") and name.endswith("__")
-            if name in methods or name in values or name.startswith("_evalpin"):
-                continue
             method = callable(value) or isinstance(value, (staticmethod, classmethod, property))
-            # a private hook the candidate's base calls (`self._step(x)`) is overridden
-            # too; private values stay the tests' own
-            if name.startswith("_") and not special and (dunder or not method):
+            hook = method and not name.startswith(("__", "_evalpin"))  # `self._step(x)` too
+            private = name.startswith("_") and not (special or hook)
+            if private or name in methods or name in values:
                 continue
             if method:
                 methods.append(name)
@@ -493,8 +490,7 @@ class ProxyBase(metaclass=RemoteClass):
     def __getattr__(self, name: str):
         __tracebackhide__ = True
         if name == "__isabstractmethod__":  # as the worker found it, never asked for here
-            ref = ref_of(self)
-            return ref is not None and ref.ident in getattr(ref.peer, "abstract", ())
+            return ref_of(self).ident in ref_of(self).peer.abstract
         if name in LOCAL_ONLY or name.startswith("_evalpin"):
             raise AttributeError(name)
         ref = ref_of(self)
@@ -569,38 +565,3 @@ class RemoteEnum(enum.EnumMeta):
         if name.startswith("_") or ref is None:
             raise AttributeError(name)
         return ref.peer.request("getattr", obj=ref.ident, name=name)
-
-
-def dataclass_fields(spec, d) -> dict:
-    """Real `dataclasses.Field`s built from names, flags and what else the description
-    says (default, default factory, metadata, a plain type), so `fields`, `asdict`,
-    `replace` and pytest's dataclass diff work on a proxy."""
-    import dataclasses
-
-    kind = getattr(dataclasses, "_FIELD", None)
-    fields = {}
-    for entry in spec if type(spec) is list else []:
-        if type(entry) is not list or len(entry) != 5 or not is_ident(entry[0]):
-            raise ProtocolError("malformed dataclass field")
-        name, compared, shown, init, extra = entry
-        if type(extra) is not dict:
-            raise ProtocolError("malformed dataclass field")
-        given = {}
-        if "df" in extra:
-            given["default"] = d(extra["df"])
-        elif "fy" in extra:
-            given["default_factory"] = d(extra["fy"])
-            if not callable(given["default_factory"]):
-                raise ProtocolError("a default factory that is not callable")
-        if "mt" in extra:
-            given["metadata"] = d(extra["mt"])
-            if type(given["metadata"]) is not dict:
-                raise ProtocolError("malformed field metadata")
-        field = dataclasses.field(
-            compare=compared is True, repr=shown is True, init=init is True, **given
-        )
-        field.name, field.type = name, d(extra["ty"]) if "ty" in extra else object
-        if kind is not None:
-            field._field_type = kind
-        fields[name] = field
-    return fields

@@ -19,7 +19,7 @@ import weakref
 from . import logs, process, running
 from .channel import SideChannel
 from .copies import MADE, Copies, made
-from .describe import describe, snapshot_kind, value_base
+from .describe import abstract, describe, implicit, snapshot_kind, value_base
 from .exceptions import apply_details, by_value, with_details
 from .handles import (
     BINDINGS,
@@ -239,7 +239,7 @@ class Worker(Peer):
             elif base is not None:  # a list, dict or set: one object each side, in step
                 data["x"] = self.contents(value)
                 data["sk"] = self.shares.start(value)
-        if _abstract(value):
+        if abstract(value):
             data["ia"] = 1
         return data
 
@@ -402,7 +402,7 @@ class Worker(Peer):
             name = name_of(message)
             if name not in FORWARDED and name not in COMPARISONS and name != "__hash__":
                 raise ProtocolError(f"{name} is not forwarded")
-            return _implicit(target, name)(*args)
+            return implicit(target, name)(*args)
         if op == "umethod":  # a candidate class's own method on a tests' subclass instance
             instance, *rest = args
             return _unbound(target, instance, name_of(message))(*rest, **kwargs)
@@ -594,36 +594,3 @@ def worker(fds: list[int], modules: list[str]) -> None:
     peer = Worker(fds, frozenset(modules))
     peer.capture_output()
     peer.serve_forever()
-
-
-def _abstract(value) -> bool:
-    """Whether an object of the candidate's is marked abstract (a decorator's object
-    copying `__isabstractmethod__` from the function it wraps, as abc reads it while
-    the test's class is made), read from its own and its class's namespaces only: no
-    `__getattr__` of the candidate's runs for it."""
-    try:
-        own = object.__getattribute__(value, "__dict__")
-    except Exception:
-        own = None
-    if type(own) is dict and "__isabstractmethod__" in own:
-        return own["__isabstractmethod__"] is True
-    for cls in type(value).__mro__:
-        if "__isabstractmethod__" in cls.__dict__:
-            return cls.__dict__["__isabstractmethod__"] is True
-    return False
-
-
-def _implicit(target, name: str):
-    """`target`'s special method as Python's implicit lookup finds it: on its type,
-    bound through the descriptor there (a slot named `__hash__` holding a function per
-    instance, as a caching marker class keeps it, too)."""
-    for klass in type(target).__mro__:
-        if name in vars(klass):
-            found = vars(klass)[name]
-            break
-    else:
-        raise AttributeError(name)
-    if found is None:
-        raise TypeError(f"unhashable type: {type(target).__name__!r}")
-    get = getattr(type(found), "__get__", None)
-    return get(found, target, type(target)) if get is not None else found

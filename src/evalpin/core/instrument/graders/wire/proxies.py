@@ -115,8 +115,15 @@ def verdict(answer, name: str):
     answered = ref_of(answer)
     if answered is None or isinstance(answer, type) or _holds_value(type(answer)):
         return NotImplemented
-    answered.peer.verdicts[answered.ident] = {"__eq__": False, "__ne__": True}.get(name, name)
+    verdicts = answered.peer.verdicts
+    mine = {"__eq__": False, "__ne__": True}.get(name, name)
+    before = verdicts.get(answered.ident, mine)
+    # One object answering two comparisons (a shared singleton) has no one truth: none.
+    verdicts[answered.ident] = mine if before == mine else CONFLICTING
     return answer
+
+
+CONFLICTING = "conflicting"  # the verdict of an answer to comparisons that disagree
 
 
 def _holds_value(cls: type) -> bool:

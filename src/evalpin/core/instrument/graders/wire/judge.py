@@ -239,7 +239,11 @@ class Judge(Peer):
     def _export(self, value, e):
         if isinstance(value, BaseException):
             plain = by_value(value, e)
-            if plain is not None:
+            if plain is not None:  # a copy there; raised or handed back, this very one
+                ident = self._ids.get(id(value))
+                if ident is None or self._objects.get(ident) is not value:
+                    ident = self.give(value)
+                plain["i"] = ident
                 return plain
             args = e(list(value.args)) if kinds.plain_args(value.args) else [e(str(value))]
             data = {

@@ -197,6 +197,11 @@ class Worker(Peer):
             return {"t": "b", "v": found[1]}
         return None
 
+    def _exception_came(self, exc: BaseException, data: dict) -> BaseException:
+        if type(data.get("i")) is int:  # the tests' own: raised back, it is theirs again
+            self._tests_exceptions[id(exc)] = (exc, data["i"])
+        return exc
+
     def encode(self, value, depth: int = 0, copy: bool = False):
         if type(value) is _Again:  # a class the judge asks for again: described anew
             return describe(value.cls, value.ident, self.encode, self._class_form)

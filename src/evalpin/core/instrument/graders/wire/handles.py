@@ -235,6 +235,81 @@ class AsyncHandle(Handle):
         return bool(self._op("__aexit__", None, None, None))
 
 
+_OMITTED = type("omitted", (), {"__repr__": lambda self: "<omitted>"})()
+
+
+def shaped(handle, signature):
+    """A function taking the parameters `signature` lists, as the test's function does,
+    its body a call of `handle` with the arguments given (an omitted one stays omitted:
+    the test's own default applies there). So a call that does not fit is refused at the
+    call itself, as in one process: code telling an arity error from an error inside
+    the function by its traceback (trying fewer arguments) sees what it would see.
+    None where the parameters cannot be spelled (a name that is no identifier)."""
+    import inspect
+
+    kinds = inspect.Parameter
+    params = list(signature.parameters.values())
+    if not all(is_ident(p.name) and not p.name.startswith("_evalpin") for p in params):
+        return None
+    spelled, positional, keyword, defaults, kwdefaults = [], [], [], [], {}
+    star = starstar = None
+    for p in params:
+        if p.kind is kinds.VAR_POSITIONAL:
+            star = p.name
+            spelled.append("*" + p.name)
+            continue
+        if p.kind is kinds.VAR_KEYWORD:
+            starstar = p.name
+            spelled.append("**" + p.name)
+            continue
+        if p.kind is kinds.KEYWORD_ONLY:
+            if star is None and not any(x.startswith("*") for x in spelled):
+                spelled.append("*")
+            keyword.append(p.name)
+            if p.default is not p.empty:
+                kwdefaults[p.name] = _OMITTED
+        else:
+            positional.append(p.name)
+            if p.default is not p.empty:
+                defaults.append(_OMITTED)
+        spelled.append(p.name + ("=_evalpin_o" if p.default is not p.empty else ""))
+        if p.kind is kinds.POSITIONAL_ONLY and not any(
+            x.kind is kinds.POSITIONAL_ONLY for x in params[params.index(p) + 1 :]
+        ):
+            spelled.append("/")
+    source = (
+        f"def shaped({', '.join(spelled)}):\n"
+        f"    return _evalpin_forward(({''.join(f'({k!r}, {k}), ' for k in positional)}), "
+        f"{star or '()'}, {{{', '.join(f'{k!r}: {k}' for k in keyword)}}}, {starstar or '{}'})\n"
+    )
+    names = {"_evalpin_o": _OMITTED, "_evalpin_forward": lambda *a: _forward(handle, *a)}
+    exec(compile(source, "<test's function>", "exec"), names)  # names the test spelled
+    made = names["shaped"]
+    made.__defaults__ = tuple(defaults) or None
+    made.__kwdefaults__ = kwdefaults or None
+    return made
+
+
+def _forward(handle, positional: tuple, extra: tuple, keyword: dict, more: dict):
+    """Call `handle` with what was given: positional arguments up to the first omitted
+    one (the given ones after it by name: they can only have been given so), then the
+    rest of `*args` and the keywords not omitted."""
+    args: list = []
+    named: dict = {}
+    gap = False
+    for name, value in positional:
+        if value is _OMITTED:
+            gap = True
+        elif gap:
+            named[name] = value
+        else:
+            args.append(value)
+    if not gap:
+        args += extra
+    named.update((k, v) for k, v in keyword.items() if v is not _OMITTED)
+    return handle(*args, **named, **more)
+
+
 class Functions:
     """The worker's real functions standing for the tests' functions (`isinstance(f,
     types.FunctionType)`, `inspect.isfunction`; set on a class, a method): each with the
@@ -250,14 +325,20 @@ class Functions:
         def call(*args, **kwargs):
             return handle(*args, **kwargs)
 
-        for attr, key in (("__name__", "n"), ("__qualname__", "q"), ("__module__", "md")):
-            if type(spec.get(key)) is str:
-                setattr(call, attr, spec[key])
-        call.__doc__ = spec.get("dc") if type(spec.get("dc")) is str else None
+        signature = None
         if "sg" in spec:
             signature = d(spec["sg"])
             if type(signature).__name__ != "Signature":
                 raise ProtocolError("malformed signature")
+            call = shaped(handle, signature) or call
+        for attr, key in (("__name__", "n"), ("__qualname__", "q"), ("__module__", "md")):
+            if type(spec.get(key)) is str:
+                setattr(call, attr, spec[key])
+        if call.__code__.co_name == "shaped":  # an arity error names the test's function
+            code = call.__code__
+            call.__code__ = code.replace(co_name=call.__name__, co_qualname=call.__qualname__)
+        call.__doc__ = spec.get("dc") if type(spec.get("dc")) is str else None
+        if signature is not None:
             call.__signature__ = signature
         for name, value in pairs(spec.get("at") or [], d):
             if type(name) is str and name.isidentifier() and not name.startswith("_"):

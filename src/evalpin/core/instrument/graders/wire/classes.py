@@ -57,6 +57,15 @@ _SAFE_BASES = {("abc", "ABC"), ("datetime", "tzinfo"), ("typing", "Generic"), HA
 _TESTCASE_HOOKS = frozenset(["__init__", "setUp", "tearDown", "setUpClass", "tearDownClass"])
 _SAFE_MODULES = {"collections.abc"}
 _SNAPSHOT_TYPES = {"dict": dict, "list": list, "set": set, "str": str}
+# A candidate's function or generator is the judge's proxy (its calls and steps run in
+# the worker), yet says what it is as in-process: `isinstance(f, types.FunctionType)`,
+# `inspect.isfunction`, `inspect.getmembers(m, inspect.isfunction)`, `isinstance(g,
+# types.GeneratorType)` see `__class__`; only `type(f)` is the proxy class. A claim
+# decides no comparison: the worker may as well have made a real function.
+_OBJECT_KINDS = {
+    ("builtins", "function"): types.FunctionType,
+    ("builtins", "generator"): types.GeneratorType,
+}
 
 
 class RemoteABC(RemoteClass, abc.ABCMeta):
@@ -107,6 +116,10 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
             ns[method] = RemoteMethod(method, method in bound_to_class)
     if data.get("aw") is True or (data.get("m") == "builtins" and data.get("n") == "coroutine"):
         ns.update(AWAITABLE)
+    kind = _OBJECT_KINDS.get((data.get("m"), data.get("n")))
+    if kind is not None:
+        ns["__class__"] = property(lambda self: kind)
+        ns["__getattribute__"] = _own_module
     if data.get("nohash") is True:
         ns["__hash__"] = None
     elif data.get("h") is True:
@@ -145,11 +158,10 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
             for n in exceptions
             if type(n) is str and n in BUILTIN_TYPES and issubclass(BUILTIN_TYPES[n], BaseException)
         ]
-        builtin = [
-            c if issubclass(c, Exception) or c is SystemExit else RuntimeError for c in builtin[:1]
-        ] or [Exception]
-        if not any(issubclass(b, builtin[0]) for b in bases):
-            trusted += builtin
+        builtin = _exception_bases(
+            [c if issubclass(c, Exception) or c is SystemExit else RuntimeError for c in builtin]
+        )
+        trusted += [c for c in builtin if not any(issubclass(b, c) for b in bases)]
         holder = builtin[0]
     ns["_evalpin_value"] = value_type
     extra = [b for b in stdlib_bases if _safe(b) and not any(issubclass(x, b) for x in bases)]
@@ -270,6 +282,30 @@ def _harness_delattr(self, name: str) -> None:
         object.__delattr__(self, name)
     else:
         ProxyBase.__delattr__(self, name)
+
+
+def _own_module(self, name: str):
+    """A function's or generator's `__module__` is its own (the class's is `builtins`)."""
+    if name == "__module__":
+        return self.__getattr__(name)
+    return object.__getattribute__(self, name)
+
+
+def _exception_bases(builtin: list[type]) -> list[type]:
+    """The builtin exception classes a proxy class derives from: every one of the MRO's
+    that no other one listed derives from (a candidate warning that is both a
+    `UserWarning` and a `DeprecationWarning` is caught as either, as `pytest.warns`
+    and `except` see it in-process); the first alone where their layouts do not combine."""
+    leaves = [
+        c
+        for c in dict.fromkeys(builtin)
+        if not any(o is not c and issubclass(o, c) for o in builtin)
+    ]
+    try:
+        type("layout", tuple(leaves), {})
+    except TypeError:
+        return leaves[:1]
+    return leaves or [Exception]
 
 
 def _make(metaclass: type, name: str, bases: list, ns: dict) -> type:

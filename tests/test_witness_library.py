@@ -1,0 +1,312 @@
+"""Library code's own idioms across the witness (issue 48, the conformance corpus's
+residual disputes, by class): a candidate warning or error class deriving from two
+builtin exceptions (`pytest.warns(DeprecationWarning)` catches a warning that is also a
+`UserWarning`), the candidate's functions and generators found by `inspect`
+(`getmembers(m, isfunction)`, `isinstance(g, types.GeneratorType)`), a test's callback
+whose arity the candidate finds by trying (an arity error is raised at the call, as in
+one process), a test's own exception raised through candidate code coming home as
+itself. Each correct case passes plain `python -m pytest` in-process and must grade
+`pass` under `isolation: process`; each attack fools plain pytest and must never pass
+(one answer object serving two comparisons has no truth)."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalpin.run.sandbox import Isolation
+from tests.test_true_grade import Case, _corpus, _d, grade, item, plain_failures
+from tests.test_witness_idioms import verdict
+
+__all__ = ["grade", "item"]  # the fixtures, shared with test_true_grade (`backend`: conftest)
+
+pytestmark = pytest.mark.wire
+
+
+def _case(name: str, module_file: str, module_src: str, test_src: str) -> Case:
+    return Case(name, module_file, _d(module_src), _d(test_src))
+
+
+CARRIED = _corpus(
+    _case(
+        "warnings-and-errors-of-two-builtin-kinds",
+        "legacy.py",
+        """
+        import warnings
+
+
+        class ToolkitWarning(UserWarning):
+            pass
+
+
+        class RenamedWarning(ToolkitWarning, DeprecationWarning):
+            pass
+
+
+        class NoSuchKey(KeyError, ValueError):
+            pass
+
+
+        def fetch(table, key):
+            if key not in table:
+                raise NoSuchKey(key)
+            return table[key]
+
+
+        def oldName(value):
+            warnings.warn("oldName is renamed new_name", RenamedWarning, stacklevel=2)
+            return value * 2
+        """,
+        """
+        import warnings
+
+        import pytest
+
+        from legacy import NoSuchKey, RenamedWarning, ToolkitWarning, fetch, oldName
+
+
+        def test_caught_as_a_deprecation():
+            with pytest.warns(DeprecationWarning, match="renamed new_name"):
+                assert oldName(4) == 8
+
+
+        def test_caught_as_its_own_families():
+            with pytest.warns(ToolkitWarning):
+                oldName(1)
+            with pytest.deprecated_call():
+                oldName(1)
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                oldName(2)
+            assert [issubclass(w.category, UserWarning) for w in seen] == [True]
+            assert seen[0].category is RenamedWarning
+
+
+        def test_an_error_of_two_kinds():
+            for kind in (KeyError, ValueError, LookupError, NoSuchKey):
+                with pytest.raises(kind):
+                    fetch({}, "x")
+            try:
+                fetch({"a": 1}, "b")
+            except ValueError as error:
+                assert isinstance(error, KeyError)
+            assert fetch({"a": 1}, "a") == 1
+        """,
+    ),
+    _case(
+        "functions-and-generators-found-by-inspect",
+        "toolbox.py",
+        """
+        def scale(values, by=2):
+            \"\"\"Every value times `by`.\"\"\"
+            return [v * by for v in values]
+
+
+        def countdown(n):
+            \"\"\"n, n-1, ... 1.\"\"\"
+            while n:
+                yield n
+                n -= 1
+
+
+        def _private():
+            return None
+
+
+        class Box:
+            \"\"\"Not a function.\"\"\"
+        """,
+        """
+        import inspect
+        import types
+
+        import pytest
+
+        import toolbox
+
+        PUBLIC = [
+            f
+            for _, f in inspect.getmembers(toolbox, inspect.isfunction)
+            if not f.__name__.startswith("_")
+        ]
+
+
+        @pytest.mark.parametrize("fn", PUBLIC, ids=[f.__name__ for f in PUBLIC])
+        def test_every_public_function_is_documented(fn):
+            assert fn.__doc__
+            assert fn.__module__ == toolbox.__name__
+
+
+        def test_what_inspect_sees():
+            assert sorted(f.__name__ for f in PUBLIC) == ["countdown", "scale"]
+            assert isinstance(toolbox.scale, types.FunctionType)
+            assert not isinstance(toolbox.Box, types.FunctionType)
+            steps = toolbox.countdown(3)
+            assert isinstance(steps, types.GeneratorType) and inspect.isgenerator(steps)
+            assert not isinstance(toolbox.scale, types.GeneratorType)
+            assert list(steps) == [3, 2, 1]
+            assert toolbox.scale([1, 2], by=3) == [3, 6]
+        """,
+    ),
+    _case(
+        "a-callbacks-arity-found-by-trying",
+        "actions.py",
+        """
+        def run_action(action, text, position, tokens):
+            \"\"\"Call `action` with as many of (text, position, tokens) as it takes, the
+            last ones kept: an arity error is raised at the call itself (no frame of the
+            action's in its traceback); an error inside the action goes on.\"\"\"
+            given = (text, position, tokens)
+            for skip in range(len(given) + 1):
+                try:
+                    return action(*given[skip:])
+                except TypeError as error:
+                    if error.__traceback__.tb_next is not None:
+                        raise
+            raise TypeError("no arity fits")
+        """,
+        """
+        import pytest
+
+        from actions import run_action
+
+
+        def test_each_arity_fits():
+            assert run_action(lambda toks: toks[::-1], "t", 0, [1, 2]) == [2, 1]
+            assert run_action(lambda pos, toks: (pos, toks), "t", 5, []) == (5, [])
+            assert run_action(lambda s, p, t: s + str(p), "t", 7, []) == "t7"
+            assert run_action(lambda: "none", "t", 0, []) == "none"
+
+
+        def test_defaults_and_keywords_stay_the_tests():
+            def action(toks, *, scale=10, label="x"):
+                return (label, [t * scale for t in toks])
+
+            assert run_action(action, "t", 1, [1]) == ("x", [10])
+
+
+        def test_an_error_inside_the_action_goes_on():
+            def broken(toks):
+                return len(toks) + "oops"
+
+            with pytest.raises(TypeError, match="unsupported operand"):
+                run_action(broken, "t", 0, [1])
+        """,
+    ),
+    _case(
+        "a-tests-exception-comes-home-as-itself",
+        "relay.py",
+        """
+        def relay(handler, value):
+            try:
+                return handler(value)
+            except (TypeError, OSError):
+                raise
+
+
+        def first_error(*handlers):
+            for handler in handlers:
+                try:
+                    handler()
+                except Exception as error:
+                    return error
+            return None
+
+
+        def translate(handler):
+            try:
+                handler()
+            except LookupError as error:
+                raise RuntimeError("translated") from error
+        """,
+        """
+        import pytest
+
+        from relay import first_error, relay, translate
+
+
+        def test_reraised():
+            marker = TypeError("the test's own")
+
+            def handler(value):
+                raise marker
+
+            with pytest.raises(TypeError) as caught:
+                relay(handler, 1)
+            assert caught.value is marker
+
+
+        def test_returned_and_chained():
+            gone = FileNotFoundError(2, "no such file", "/nowhere")
+
+            def fails():
+                raise gone
+
+            assert first_error(lambda: None, fails) is gone
+            missing = KeyError("k")
+
+            def looks_up():
+                raise missing
+
+            with pytest.raises(RuntimeError) as caught:
+                translate(looks_up)
+            assert caught.value.__cause__ is missing
+        """,
+    ),
+)
+
+ATTACKS = _corpus(
+    _case(
+        "one-answer-object-for-two-comparisons",
+        "shared_answer.py",
+        """
+        class _Answer:
+            def __bool__(self):
+                return True
+
+
+        ANSWER = _Answer()
+
+
+        class Price:
+            def __init__(self, cents):
+                self.cents = cents
+
+            def __eq__(self, other):
+                return ANSWER
+
+            def __ne__(self, other):
+                return ANSWER
+
+
+        def price(cents):
+            return Price(0)
+        """,
+        """
+        from shared_answer import price
+
+
+        def test_price():
+            p = price(250)
+            assert all([p == 250, p != 300])
+        """,
+    ),
+)
+
+
+def test_the_corpus_passes_in_plain_pytest(tmp_path) -> None:
+    """Every correct case passes plain `python -m pytest` in-process; every attack
+    fools it (a forged pass)."""
+    failed = plain_failures({**CARRIED, **ATTACKS}, tmp_path)
+    assert failed == {}, "\n\n".join(f"== {name}\n{out}" for name, out in failed.items())
+
+
+@pytest.mark.parametrize("name", list(CARRIED))
+def test_a_carried_case_grades_pass(grade, backend: Isolation, name: str) -> None:
+    outcome = grade(CARRIED[name], backend)
+    assert verdict(outcome) == "pass", (outcome.reasons, outcome.witness_tail)
+
+
+@pytest.mark.parametrize("name", list(ATTACKS))
+def test_an_attack_never_passes(grade, backend: Isolation, name: str) -> None:
+    outcome = grade(ATTACKS[name], backend)
+    assert verdict(outcome) == "disputed", (outcome.reasons, outcome.witness_tail)

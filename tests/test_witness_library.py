@@ -175,6 +175,8 @@ CARRIED = _corpus(
             assert run_action(lambda pos, toks: (pos, toks), "t", 5, []) == (5, [])
             assert run_action(lambda s, p, t: s + str(p), "t", 7, []) == "t7"
             assert run_action(lambda: "none", "t", 0, []) == "none"
+            assert run_action("-".join, "t", 0, ["a", "b"]) == "a-b"
+            assert run_action(str.upper, "t", 0, "x") == "X"
 
 
         def test_defaults_and_keywords_stay_the_tests():

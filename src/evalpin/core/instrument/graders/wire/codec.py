@@ -291,6 +291,8 @@ class Codec:
                 return NotImplemented
             if tag == "ellipsis":
                 return Ellipsis
+            if tag == "vm" and type(v) is str:
+                return stdlib.value_method(d(data.get("o")), v)
             if tag == "type" and v in stdlib.BUILTIN_TYPES:
                 return stdlib.BUILTIN_TYPES[v]
             if tag == "stype" and v in VALUES:

@@ -15,7 +15,7 @@ import types
 import unittest
 import weakref
 
-from . import kinds, logs, notes, process
+from . import kinds, logs, notes, process, stdlib
 from .channel import SideChannel
 from .classes import HARNESS, local_enum, proxy_class
 from .exceptions import apply_details, by_value, exception_bases, with_details
@@ -254,6 +254,9 @@ class Judge(Peer):
                 "a": args,
             }
             return with_details(data, value, e)
+        bound = stdlib.value_method_form(value, e)
+        if bound is not None:
+            return bound
         kind = kinds.kind_of(value, self._tests_root)
         if kind is None:
             self.unsupported(f"handing a {kinds.type_name(value)} to the candidate")

@@ -256,6 +256,48 @@ CARRIED = _corpus(
     ),
 )
 
+CARRIED.update(
+    _corpus(
+        _case(
+            "stdlib-functions-the-candidate-keeps",
+            "signing.py",
+            """
+            import bisect
+            import hashlib
+            import hmac
+
+
+            class Signer:
+                def __init__(self, key, digest=None, fallbacks=()):
+                    self.key = key
+                    self.digest = digest or hashlib.sha256
+                    self.fallbacks = [f or hashlib.sha1 for f in fallbacks]
+                    self.insert = bisect.insort
+
+                def sign(self, data):
+                    return hmac.new(self.key, data, self.digest).hexdigest()
+            """,
+            """
+            import bisect
+            import hashlib
+            import hmac
+
+            from signing import Signer
+
+
+            def test_the_kept_constructors_are_the_tests_own():
+                signer = Signer(b"k", fallbacks=[None, hashlib.md5])
+                assert signer.digest is hashlib.sha256
+                assert signer.fallbacks == [hashlib.sha1, hashlib.md5]
+                assert signer.insert is bisect.insort
+                assert Signer(b"k", hashlib.sha512).digest == hashlib.sha512
+                expected = hmac.new(b"k", b"data", hashlib.sha256).hexdigest()
+                assert signer.sign(b"data") == expected
+            """,
+        ),
+    )
+)
+
 ATTACKS = _corpus(
     _case(
         "one-answer-object-for-two-comparisons",

@@ -354,3 +354,68 @@ def test_a_carried_case_grades_pass(grade, backend: Isolation, name: str) -> Non
 def test_an_attack_never_passes(grade, backend: Isolation, name: str) -> None:
     outcome = grade(ATTACKS[name], backend)
     assert verdict(outcome) == "disputed", (outcome.reasons, outcome.witness_tail)
+
+
+CANDIDATES_WORD = _case(
+    "a-version-compared-with-plain-data",
+    "versions.py",
+    """
+    class Version:
+        def __init__(self, *parts):
+            self.parts = tuple(parts)
+
+        def _other(self, other):
+            if isinstance(other, Version):
+                return other.parts
+            if isinstance(other, str):
+                return tuple(int(p) for p in other.split("."))
+            return tuple(other)
+
+        def __eq__(self, other):
+            return self.parts == self._other(other)
+
+        def __lt__(self, other):
+            return self.parts < self._other(other)
+
+        def __hash__(self):
+            return hash(self.parts)
+    """,
+    """
+    from versions import Version
+
+
+    def test_between_versions_and_unrelated_data():
+        assert Version(1, 2) == Version(1, 2)
+        assert Version(1, 2) < Version(1, 3)
+        assert {Version(1, 2): "x"}[Version(1, 2)] == "x"
+
+
+    def test_against_plain_data():
+        assert Version(1, 2) == (1, 2)
+        assert Version(1, 2) < "1.10"
+    """,
+)
+
+
+def test_a_candidates_own_comparison_with_the_tests_data_is_disputed_saying_why(
+    grade, backend: Isolation
+) -> None:
+    """The object model's inherent row: `Version(1, 2) == (1, 2)` answered by the
+    candidate's `__eq__` is its word; the witness never believes it, the case is
+    disputed `witness:compared` (not a fail, not `witness:failed`), and its tail names
+    the comparison. Comparisons between candidate objects (the candidate's, by the rule)
+    leave no such dispute when the tests pass."""
+    outcome = grade(CANDIDATES_WORD, backend)
+    assert verdict(outcome) == "disputed", (outcome.reasons, outcome.witness_tail)
+    assert outcome.reasons == ["witness:compared"], outcome.reasons
+    assert "the judge did not believe: [compared] Version.__eq__ with the tests' tuple" in (
+        outcome.witness_tail
+    )
+    assert outcome.witness_failed_tests == ["test_against_plain_data"]
+    passing = Case(
+        "a-version-compared-with-versions-only",
+        CANDIDATES_WORD.module_file,
+        CANDIDATES_WORD.module_src,
+        CANDIDATES_WORD.test_src.split("\n\n\ndef test_against_plain_data")[0] + "\n",
+    )
+    assert verdict(grade(passing, backend)) == "pass"

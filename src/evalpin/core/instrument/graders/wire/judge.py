@@ -52,6 +52,7 @@ class Judge(Peer):
         self._pickled: dict[int, object] = {}
         self.lives = TestsObjects(self._objects, self._ids)
         self._pending: list = []  # log records and warnings to re-emit
+        self._not_believed: set[tuple] = set()  # comparisons noted as the candidate's word
         self.verdicts: dict[int, object] = {}  # the judge's truth of comparison answers
         self.stepping: dict = {}  # generators of awaitables a task drives by `send`
         self.test_loop = None  # the test's event loop, while it awaits the candidate
@@ -293,6 +294,20 @@ class Judge(Peer):
         failure of the candidate's) and refuse it."""
         self.refuse(what)
         raise Unsupported(f"{what}: not supported under isolation: process")
+
+    def not_believed(self, cls: str, name: str, other) -> None:
+        """Note (once for each kind of comparison, the first 20) a comparison of a
+        candidate's object with the tests' data answered by the candidate's own rule,
+        which the judge does not believe: should a test fail, the case says why."""
+        kind = type(other)
+        shown = kind.__qualname__ if kind.__module__ == "builtins" else kinds.type_name(other)
+        what = (cls, name, shown)
+        if what in self._not_believed or len(self._not_believed) >= 20 or not self._notes:
+            return
+        self._not_believed.add(what)
+        said = f"{cls}.{name} with the tests' {what[2]}: the candidate's own answer"
+        with open(self._notes, "a", encoding="utf-8") as f:
+            f.write(notes.line("compared", said))
 
     def refuse(self, what: str, kind: str = "unsupported") -> None:
         """Record an operation the wire cannot carry, or (`kind`) another reason the

@@ -96,11 +96,17 @@ def compare(name: str):
             value = ref.peer.request("value", obj=ref.ident)
             if type(value) is not snapshot:
                 return NotImplemented
-            return getattr(snapshot, name)(value, other)
+            judged = getattr(snapshot, name)(value, other)
+            if judged is NotImplemented and name in type(self)._evalpin_compares:
+                ref.peer.not_believed(type(self).__name__, name, other)  # its own rule's
+            return judged
         if name not in type(self)._evalpin_compares:
             return NotImplemented
         answer = ref.peer.request("special", obj=ref.ident, name=name, args=[other])
-        return verdict(answer, name)
+        judged = verdict(answer, name)
+        if judged is NotImplemented:  # the candidate's word: said, should a test fail
+            ref.peer.not_believed(type(self).__name__, name, other)
+        return judged
 
     decide.__name__ = name
     return decide

@@ -298,6 +298,59 @@ CARRIED.update(
     )
 )
 
+CARRIED.update(
+    _corpus(
+        _case(
+            "a-converters-marks-changed-by-the-test",
+            "converters.py",
+            """
+            import re
+
+
+            def pattern(regex, groups=0):
+                def mark(fn):
+                    fn.regex = regex
+                    fn.groups = groups
+                    return fn
+
+                return mark
+
+
+            def convert(text, converter):
+                found = re.fullmatch(converter.regex, text)
+                if found is None:
+                    raise ValueError(text)
+                if converter.groups is None:
+                    raise ValueError("groups must be a number")
+                return converter(found.group(converter.groups))
+            """,
+            """
+            import pytest
+
+            from converters import convert, pattern
+
+
+            def test_marks_the_test_changes_are_what_the_candidate_reads():
+                @pattern(r"(\\d+)(km|m)", groups=1)
+                def distance(text):
+                    return int(text)
+
+                assert (distance.regex, distance.groups) == (r"(\\d+)(km|m)", 1)
+                assert convert("12km", distance) == 12
+                distance.groups = None
+                with pytest.raises(ValueError, match="groups must"):
+                    convert("12km", distance)
+                distance.groups = 2
+                with pytest.raises(ValueError):
+                    convert("12km", distance)  # int("km")
+                distance.regex = r"(\\d+)"
+                distance.groups = 1
+                assert convert("7", distance) == 7
+            """,
+        ),
+    )
+)
+
 ATTACKS = _corpus(
     _case(
         "one-answer-object-for-two-comparisons",

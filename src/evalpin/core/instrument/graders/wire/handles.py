@@ -350,6 +350,14 @@ class Functions:
     def ident(self, value) -> int | None:
         return self._ids.get(value) if type(value) is types.FunctionType else None
 
+    def remark(self, fn, ident: int, marks: list, d) -> None:
+        """The marks of the test's function as the test has them now (it may change one
+        the candidate set: `handler.retries = 0`), set on the worker's function."""
+        for name, value in pairs(marks, d):
+            if type(name) is str and name.isidentifier() and not name.startswith("_"):
+                setattr(fn, name, value)
+        self._marks[ident] = self._public(fn)
+
     @staticmethod
     def _public(fn) -> dict:
         return {k: v for k, v in vars(fn).items() if not k.startswith("_")}

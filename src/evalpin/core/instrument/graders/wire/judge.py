@@ -275,6 +275,8 @@ class Judge(Peer):
             data["ds"] = binds
         if binds == "fn" and fresh:  # what the worker's real function for it shows
             data["f"] = kinds.function_spec(value, e)
+        elif binds == "fn" and vars(value):  # its marks as they are now
+            data["at"] = kinds.function_marks(value, e)
         if kind == "object" and not isinstance(value, type):
             data["c"] = self._tests_class(type(value), value, e)
         return data

@@ -391,10 +391,16 @@ def function_spec(fn, e) -> dict:
         spec["dc"] = fn.__doc__
     with contextlib.suppress(AttributeError):  # a default that is the tests' own object
         spec["sg"] = e(_signature(fn))
-    marks = {k: v for k, v in vars(fn).items() if not k.startswith("_") and _plain_data(v)}
+    marks = function_marks(fn, e)
     if marks:
-        spec["at"] = [[k, e(v)] for k, v in marks.items()]
+        spec["at"] = marks
     return spec
+
+
+def function_marks(fn, e) -> list:
+    """A test's function's public attributes of plain data, as the worker's function for
+    it shows them (sent again each time it crosses: the test may have changed them)."""
+    return [[k, e(v)] for k, v in vars(fn).items() if not k.startswith("_") and _plain_data(v)]
 
 
 def _has(target, name: str) -> bool:

@@ -257,6 +257,8 @@ class Worker(Peer):
         if tag == "h" and type(v) is int and data.get("k") in _KINDS:
             self._received[v] = self._received.get(v, 0) + 1
             handle = self._handles.get(v)
+            if type(handle) is types.FunctionType and type(data.get("at")) is list:
+                self._functions.remark(handle, v, data["at"], d)  # as the test left them
             if handle is None:
                 handle = self._remote.get(v)
             if handle is None:

@@ -450,6 +450,51 @@ CANDIDATES_WORD = _case(
 )
 
 
+VALUE_BACKED_WORD = _case(
+    "a-named-tuple-compared-with-text",
+    "refs.py",
+    """
+    from collections import namedtuple
+
+
+    class Ref(namedtuple("Ref", "scheme rest")):
+        def __eq__(self, other):
+            if isinstance(other, str):
+                other = parse(other)
+            return tuple(self) == tuple(other)
+
+        __hash__ = tuple.__hash__
+
+
+    def parse(text):
+        scheme, _, rest = text.partition(":")
+        return Ref(scheme.lower(), rest)
+    """,
+    """
+    from refs import parse
+
+
+    def test_as_its_value():
+        assert parse("HTTP:x") == ("http", "x")
+
+
+    def test_as_the_text_it_parses():
+        assert parse("HTTP:x") == "http:x"
+    """,
+)
+
+
+def test_a_value_backed_objects_own_comparison_with_text_is_disputed_saying_why(
+    grade, backend: Isolation
+) -> None:
+    """A named tuple of the candidate's compares as its value (the judge's tuple rule);
+    with text its own `__eq__` would parse, an answer the judge does not believe."""
+    outcome = grade(VALUE_BACKED_WORD, backend)
+    assert outcome.reasons == ["witness:compared"], (outcome.reasons, outcome.witness_tail)
+    assert "[compared] Ref.__eq__ with the tests' str" in outcome.witness_tail
+    assert outcome.witness_failed_tests == ["test_as_the_text_it_parses"]
+
+
 def test_a_candidates_own_comparison_with_the_tests_data_is_disputed_saying_why(
     grade, backend: Isolation
 ) -> None:

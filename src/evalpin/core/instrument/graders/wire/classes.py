@@ -234,7 +234,10 @@ def _between(name: str, builtin):
         ref, theirs = ref_of(self), ref_of(other)
         if ref is not None and theirs is not None and theirs.peer is ref.peer:
             return ref.peer.request("special", obj=ref.ident, name=name, args=[other])
-        return builtin(self, other)
+        judged = builtin(self, other)
+        if judged is NotImplemented and ref is not None:  # its own rule would have said
+            ref.peer.not_believed(type(self).__name__, name, other)
+        return judged
 
     decide.__name__ = name
     return decide

@@ -19,7 +19,6 @@ from .proxies import (
     AWAITABLE,
     REF,
     VIRTUAL,
-    InstanceDoc,
     Proxy,
     ProxyBase,
     Ref,
@@ -100,6 +99,22 @@ class RemoteProtocol(RemoteClass):
 
 class RemoteProtocolABC(RemoteProtocol, abc.ABCMeta):
     """A protocol's proxy class that also has an abstract stdlib base."""
+
+
+class InstanceDoc:
+    """A proxy class's `__doc__`: the class's own for the class, the remote object's own
+    for an instance (a function's docstring is its own)."""
+
+    def __init__(self, doc) -> None:
+        self.doc = doc
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self.doc
+        ref = ref_of(instance)
+        if ref is None:
+            return self.doc
+        return ref.peer.request("getattr", obj=ref.ident, name="__doc__")
 
 
 def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list, d) -> type:

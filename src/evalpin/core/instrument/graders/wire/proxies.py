@@ -467,22 +467,6 @@ def rebuild(ident: int):
     return _JUDGE[0].kept(ident)
 
 
-class InstanceDoc:
-    """A proxy class's `__doc__`: the class's own for the class, the remote object's own
-    for an instance (a function's docstring is its own)."""
-
-    def __init__(self, doc) -> None:
-        self.doc = doc
-
-    def __get__(self, instance, owner=None):
-        if instance is None:
-            return self.doc
-        ref = ref_of(instance)
-        if ref is None:
-            return self.doc
-        return ref.peer.request("getattr", obj=ref.ident, name="__doc__")
-
-
 class ProxyBase(metaclass=RemoteClass):
     """What every proxy does: attributes, copies and pickling through the worker."""
 

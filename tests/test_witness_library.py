@@ -268,9 +268,11 @@ CARRIED.update(
 
 
             class Signer:
+                default_digest = hashlib.sha256
+
                 def __init__(self, key, digest=None, fallbacks=()):
                     self.key = key
-                    self.digest = digest or hashlib.sha256
+                    self.digest = digest or self.default_digest
                     self.fallbacks = [f or hashlib.sha1 for f in fallbacks]
                     self.insert = bisect.insort
 
@@ -283,6 +285,14 @@ CARRIED.update(
             import hmac
 
             from signing import Signer
+
+
+            def test_a_subclass_keeps_a_constructor_as_a_class_value():
+                class Sha512Signer(Signer):
+                    default_digest = hashlib.sha512
+
+                assert Sha512Signer(b"k").digest is hashlib.sha512
+                assert Signer(b"k").digest is hashlib.sha256
 
 
             def test_the_kept_constructors_are_the_tests_own():

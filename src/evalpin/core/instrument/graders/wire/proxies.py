@@ -403,7 +403,10 @@ def _tests_subclass(cls: type, kwargs: dict) -> int:
             special = name == "__init__" or name in FORWARDED or name in _DECIDED
             if (name.startswith("_") and not special) or name in methods or name in values:
                 continue
-            if callable(value) or isinstance(value, (staticmethod, classmethod, property)):
+            # what binds (a function, a descriptor) is called back; a builtin function or
+            # a class kept as a class value (`digest = hashlib.sha256`) is a value
+            binds = callable(value) and hasattr(type(value), "__get__")
+            if binds or isinstance(value, (staticmethod, classmethod, property)):
                 methods.append(name)
                 if isinstance(value, (staticmethod, classmethod)):
                     on_class.append(name)  # called back on the tests' class itself

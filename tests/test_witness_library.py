@@ -361,6 +361,62 @@ CARRIED.update(
     )
 )
 
+CARRIED.update(
+    _corpus(
+        _case(
+            "a-spy-patched-over-a-candidates-special-method",
+            "registry.py",
+            """
+            class Name:
+                def __init__(self, text):
+                    self.text = text
+
+                def __hash__(self):
+                    return hash(self.text)
+
+                def __eq__(self, other):
+                    if isinstance(other, Name):
+                        return self.text == other.text
+                    return NotImplemented
+
+
+            class Registry:
+                def __init__(self, names):
+                    self._entries = {Name(n): None for n in names}
+
+                def put(self, name, value):
+                    self._entries[Name(name)] = value
+
+                def get(self, name):
+                    return self._entries[Name(name)]
+            """,
+            """
+            from registry import Name, Registry
+
+
+            def test_the_candidates_own_lookups_call_the_spy(monkeypatch):
+                registry = Registry(["alpha", "beta", "gamma"])
+                compared = []
+                original = Name.__eq__
+
+                def spy(self, other):
+                    compared.append(self.text)
+                    return original(self, other)
+
+                monkeypatch.setattr(Name, "__eq__", spy)
+                registry.put("gamma", 3)
+                assert compared == ["gamma"]
+                assert Name("x") == Name("x") and compared == ["gamma", "x"]
+                monkeypatch.undo()
+                registry.put("beta", 2)
+                assert compared == ["gamma", "x"]
+                assert registry.get("beta") == 2 and registry.get("gamma") == 3
+                assert Name("x") == Name("x") and Name("x") != Name("y")
+            """,
+        ),
+    )
+)
+
 ATTACKS = _corpus(
     _case(
         "one-answer-object-for-two-comparisons",
@@ -397,6 +453,39 @@ ATTACKS = _corpus(
             assert all([p == 250, p != 300])
         """,
     ),
+)
+
+
+ATTACKS.update(
+    _corpus(
+        _case(
+            "an-always-equal-name-after-a-patch-undone",
+            "names.py",
+            """
+            class Name:
+                def __init__(self, text):
+                    self.text = text
+
+                def __eq__(self, other):
+                    return True
+
+                __hash__ = object.__hash__
+
+
+            def name(text):
+                return Name(text)
+            """,
+            """
+            from names import Name, name
+
+
+            def test_name(monkeypatch):
+                monkeypatch.setattr(Name, "__eq__", lambda self, other: self is other)
+                monkeypatch.undo()
+                assert name("alpha") == "alpha"
+            """,
+        ),
+    )
 )
 
 

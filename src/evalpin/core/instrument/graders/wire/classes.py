@@ -28,7 +28,6 @@ from .proxies import (
     call,
     compare,
     dataclass_fields,
-    judged_truth,
     ref_of,
     remote_hash,
     special,
@@ -115,6 +114,32 @@ class InstanceDoc:
         if ref is None:
             return self.doc
         return ref.peer.request("getattr", obj=ref.ident, name="__doc__")
+
+
+def judged_truth(forward, holder):
+    """A proxy class's `__bool__`: the judge's verdict for a stand-in a comparison with
+    the tests' data answered with; otherwise the candidate's own `__bool__` (forwarded),
+    the builtin value's, the length's, or true, as Python's truth rule goes."""
+
+    def __bool__(self):
+        __tracebackhide__ = True
+        ref = ref_of(self)
+        if ref is not None:
+            own = ref.peer.verdicts.get(ref.ident)
+            if type(own) is bool:
+                return own
+            if own is not None:  # an order: unrelated objects have none
+                raise TypeError(f"the judge has no truth for a candidate's {own} answer")
+        if forward is not None:
+            return forward(self)
+        if holder is not None and hasattr(holder, "__bool__"):
+            return holder.__bool__(self)
+        for klass in type(self).__mro__:  # (never a class attribute asked of the worker)
+            if "__len__" in klass.__dict__:
+                return klass.__dict__["__len__"](self) != 0
+        return True
+
+    return __bool__
 
 
 def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list, d) -> type:

@@ -369,7 +369,7 @@ class Worker(Peer):
             name = name_of(message)
             if name not in FORWARDED and name not in COMPARISONS and name != "__hash__":
                 raise ProtocolError(f"{name} is not forwarded")
-            return getattr(type(target), name)(target, *args)
+            return self._own_special(type(target), name)(target, *args)
         if op == "umethod":  # a candidate class's own method on a tests' subclass instance
             instance, *rest = args
             return _unbound(target, instance, name_of(message))(*rest, **kwargs)
@@ -390,6 +390,19 @@ class Worker(Peer):
         if op == "main":
             return running.as_main(target)
         raise ProtocolError(f"unknown request {op!r}")
+
+    def _own_special(self, cls: type, name: str):
+        """The candidate's own special method `name` of `cls`, past what the test patched
+        on its classes (the judge asks for it: a test's replacement calling the original)."""
+        for klass in cls.__mro__:
+            original = self._class_originals.get((id(klass), name), None)
+            if original is GONE:
+                continue
+            if original is not None:
+                return original
+            if name in vars(klass):
+                return vars(klass)[name]
+        return getattr(cls, name)
 
     def _getattr(self, target, name: str):
         if name == "__signature__":

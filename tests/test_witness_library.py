@@ -417,6 +417,59 @@ CARRIED.update(
     )
 )
 
+CARRIED.update(
+    _corpus(
+        _case(
+            "a-candidates-error-changed-by-the-tests-override",
+            "tokens.py",
+            """
+            class BadToken(ValueError):
+                def __init__(self, message, payload=None):
+                    super().__init__(message)
+                    self.payload = payload
+
+
+            class Checker:
+                def check(self, token):
+                    if not token.endswith("!"):
+                        raise BadToken("unsigned", payload=token)
+                    return token[:-1]
+
+
+            class Reader:
+                checker = Checker
+
+                def read(self, token):
+                    try:
+                        return True, self.checker().check(token)
+                    except BadToken as error:
+                        return False, error.payload
+            """,
+            """
+            from tokens import BadToken, Checker, Reader
+
+
+            def test_the_override_drops_the_payload():
+                reader = Reader()
+                assert reader.read("abc") == (False, "abc")
+
+                class Strict(Checker):
+                    def check(self, token):
+                        try:
+                            return super().check(token)
+                        except BadToken as error:
+                            error.payload = None
+                            error.seen_by = "strict"
+                            raise
+
+                reader.checker = Strict
+                assert reader.read("abc") == (False, None)
+                assert reader.read("ok!") == (True, "ok")
+            """,
+        ),
+    )
+)
+
 ATTACKS = _corpus(
     _case(
         "one-answer-object-for-two-comparisons",

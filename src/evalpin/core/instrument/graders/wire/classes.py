@@ -203,6 +203,7 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
         )
         trusted += [c for c in builtin if not any(issubclass(b, c) for b in bases)]
         holder = builtin[0]
+        ns["__setattr__"] = _exception_setattr
     ns["_evalpin_value"] = value_type
     extra = [b for b in stdlib_bases if _safe(b) and not any(issubclass(x, b) for x in bases)]
     harness = any(issubclass(b, unittest.TestCase) for b in [*bases, *extra])
@@ -325,6 +326,16 @@ def _harness_delattr(self, name: str) -> None:
         object.__delattr__(self, name)
     else:
         ProxyBase.__delattr__(self, name)
+
+
+def _exception_setattr(self, name: str, value) -> None:
+    """An attribute the tests set on a candidate's exception (`e.payload = None` before
+    re-raising it) is set on the worker's too, the one raised back there; the
+    interpreter's own (`__cause__`, `__traceback__`) stay the judge's."""
+    ref = ref_of(self)
+    if ref is not None and not name.startswith(("__", "_evalpin")):
+        ref.peer.request("setattr", obj=ref.ident, name=name, args=[value])
+    BaseException.__setattr__(self, name, value)
 
 
 def _own_module(self, name: str):

@@ -669,3 +669,14 @@ def test_a_candidates_own_comparison_with_the_tests_data_is_disputed_saying_why(
         CANDIDATES_WORD.test_src.split("\n\n\ndef test_against_plain_data")[0] + "\n",
     )
     assert verdict(grade(passing, backend)) == "pass"
+    elsewhere = Case(
+        "a-version-compared-by-a-passing-test-only",
+        CANDIDATES_WORD.module_file,
+        CANDIDATES_WORD.module_src + "\n\ndef make(*parts):\n    return Version(*parts)\n",
+        "import versions\n\n\ndef test_compared_and_passing():\n"
+        "    assert not (versions.Version(1, 2) == (1, 3))\n\n\n"
+        "def test_failing_for_another_reason():\n"
+        "    assert type(versions.make) is type(lambda: None)\n",
+    )
+    other = grade(elsewhere, backend)  # the noted comparison is not the failing test's
+    assert other.reasons == ["witness:failed"], (other.reasons, other.witness_tail)

@@ -285,13 +285,12 @@ class ProcessMode:
         if why is not None:  # the wire could not carry something
             return False, [SANDBOX_ERROR("unsupported")]
         source = self.test_source.decode("utf-8", "replace")
+        report, expected = self.report.read(), expected_tests(source)
         passed, reasons = judge_report(
-            self.report.read(),
-            expected_tests(source),
-            exit_code=exit_code,
-            explains=explained(source),
+            report, expected, exit_code=exit_code, explains=explained(source)
         )
-        if not passed and witness_notes.asides(said):  # the candidate's word, not believed
+        # a failing test that compared by a rule the candidate's own would have answered
+        if not passed and witness_notes.compared_in(said, failed_tests(report, expected)):
             return False, [WITNESS("compared")]
         return passed, reasons
 

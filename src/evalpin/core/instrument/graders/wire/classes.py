@@ -275,10 +275,9 @@ def _between(name: str, builtin):
         ref, theirs = ref_of(self), ref_of(other)
         if ref is not None and theirs is not None and theirs.peer is ref.peer:
             return ref.peer.request("special", obj=ref.ident, name=name, args=[other])
-        judged = builtin(self, other)
-        if judged is NotImplemented and ref is not None:  # its own rule would have said
+        if ref is not None:  # the builtin's rule on the value, where the class has its own
             ref.peer.not_believed(type(self).__name__, name, other)
-        return judged
+        return builtin(self, other)
 
     decide.__name__ = name
     return decide

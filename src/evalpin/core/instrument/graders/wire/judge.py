@@ -298,16 +298,18 @@ class Judge(Peer):
         raise Unsupported(f"{what}: not supported under isolation: process")
 
     def not_believed(self, cls: str, name: str, other) -> None:
-        """Note (once for each kind of comparison, the first 20) a comparison of a
-        candidate's object with the tests' data answered by the candidate's own rule,
-        which the judge does not believe: should a test fail, the case says why."""
+        """Note (once for each kind of comparison in each test, the first 50) a comparison
+        of a candidate's object with the tests' data that the candidate's own rule would
+        answer in-process and the judge does not ask or believe: should that test fail,
+        the case says why."""
         kind = type(other)
         shown = kind.__qualname__ if kind.__module__ == "builtins" else kinds.type_name(other)
-        what = (cls, name, shown)
-        if what in self._not_believed or len(self._not_believed) >= 20 or not self._notes:
+        test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]  # pytest's own
+        what = (cls, name, shown, test)
+        if what in self._not_believed or len(self._not_believed) >= 50 or not self._notes:
             return
         self._not_believed.add(what)
-        said = f"{cls}.{name} with the tests' {what[2]}: the candidate's own answer"
+        said = f"{cls}.{name} with the tests' {shown}: the candidate's own answer (in {test})"
         with open(self._notes, "a", encoding="utf-8") as f:
             f.write(notes.line("compared", said))
 

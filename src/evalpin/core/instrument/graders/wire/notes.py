@@ -42,3 +42,15 @@ def _rows(text: bytes) -> list[str]:
 
 def _aside(row: str) -> bool:
     return any(row.startswith(f"[{kind}] ") for kind in ASIDES)
+
+
+def compared_in(text: bytes, failed: list[str]) -> bool:
+    """Whether a failing test (as the report names it: no file, no parameters) made a
+    comparison noted `compared`; a note made outside any test counts for any failure."""
+    tests = set()
+    for row in asides(text):
+        _, marked, where = row.rstrip(")").rpartition(" (in ")
+        if not marked or not where:
+            return True
+        tests.add(where.split("::", 1)[-1].split("[", 1)[0])
+    return any(name.split("[", 1)[0] in tests for name in failed)

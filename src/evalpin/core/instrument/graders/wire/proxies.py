@@ -96,10 +96,9 @@ def compare(name: str):
             value = ref.peer.request("value", obj=ref.ident)
             if type(value) is not snapshot:
                 return NotImplemented
-            judged = getattr(snapshot, name)(value, other)
-            if judged is NotImplemented and name in type(self)._evalpin_compares:
-                ref.peer.not_believed(type(self).__name__, name, other)  # its own rule's
-            return judged
+            if name in type(self)._evalpin_compares:  # decided by its contents, not its rule
+                ref.peer.not_believed(type(self).__name__, name, other)
+            return getattr(snapshot, name)(value, other)
         if name not in type(self)._evalpin_compares:
             return NotImplemented
         answer = ref.peer.request("special", obj=ref.ident, name=name, args=[other])

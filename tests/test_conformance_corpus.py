@@ -28,7 +28,7 @@ ITEMS = sorted(f"{test.parent.parent.name}/{test.stem}" for test in DATA.glob("*
 KNOWN = {
     "ordered-set/test_ordered_set": (
         "disputed",
-        ["witness:failed"],
+        ["witness:compared"],
         "values: OrderedSet([1, 2]) == [1, 2] is decided by the candidate's __eq__ "
         "in-process; the witness's rule never lets candidate code judge equality with the "
         "test's data (inherent by that rule)",

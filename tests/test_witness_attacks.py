@@ -782,6 +782,7 @@ def test_a_forging_candidate_never_grades_pass(grade, backend: Isolation, name: 
         assert verdict(outcome) == "disputed", (outcome.reasons, outcome.witness_tail)
         assert outcome.reasons in (
             ["witness:failed"],
+            ["witness:compared"],
             ["witness:unsupported"],
             ["witness:shadowed"],
         )

@@ -159,6 +159,10 @@ WITNESS = _code(
         "shadowed": "a star import of the candidate's module would replace a builtin the "
         "test uses or a name it has (`all`, `len`, its own `approx`) with the candidate's: "
         "the candidate would decide the asserts (a name the test imports by name is its own)",
+        "compared": "a failing test had compared a candidate's object with the test's own "
+        "data, which the candidate's class answers by its own rule (`version == (1, 0)`, "
+        '`uri == "http://..."`): that answer is the candidate\'s word, which the witness '
+        "never believes (named in the witness's tail)",
     },
     status=DISPUTED,
 )

@@ -278,18 +278,21 @@ class ProcessMode:
         if rewritten:
             note = f"the candidate rewrote its own code while the tests ran ({rewritten})"
             os.write(self.notes.fd, witness_notes.line("unsupported", note).encode())
-        why = witness_notes.kind_of(self.notes.read())
+        said = self.notes.read()
+        why = witness_notes.kind_of(said)
         if why == "shadowed":  # the candidate's star import would decide the asserts
             return False, [WITNESS("shadowed")]
         if why is not None:  # the wire could not carry something
             return False, [SANDBOX_ERROR("unsupported")]
         source = self.test_source.decode("utf-8", "replace")
-        return judge_report(
-            self.report.read(),
-            expected_tests(source),
-            exit_code=exit_code,
-            explains=explained(source),
+        report, expected = self.report.read(), expected_tests(source)
+        passed, reasons = judge_report(
+            report, expected, exit_code=exit_code, explains=explained(source)
         )
+        # a failing test that compared by a rule the candidate's own would have answered
+        if not passed and witness_notes.compared_in(said, failed_tests(report, expected)):
+            return False, [WITNESS("compared")]
+        return passed, reasons
 
     def failed_tests(self, box: Box) -> list[str]:
         expected = expected_tests(self.test_source.decode("utf-8", "replace"))

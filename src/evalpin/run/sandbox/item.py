@@ -18,13 +18,14 @@ from evalpin.core.instrument.fixtures import ISOLATION_PROCESS, CodingItem
 from evalpin.core.instrument.graders.candidate import written_files
 from evalpin.core.instrument.graders.coding import PYTEST_ENV, grade_order, rlimits, static_check
 from evalpin.core.instrument.graders.surface import approved_files
+from evalpin.core.instrument.graders.wire import notes as witness_notes
 from evalpin.core.instrument.graders.witness import (
     WITNESS_TIMEOUT_FACTOR,
     WITNESS_TIMEOUT_MIN_S,
     witness_timeout,
     witnessed,
 )
-from evalpin.core.reasons import SANDBOX_ERROR, TESTS_FAILED, TIMEOUT
+from evalpin.core.reasons import SANDBOX_ERROR, TESTS_FAILED, TIMEOUT, WITNESS
 from evalpin.core.records import TAIL_CHARS
 from evalpin.run.sandbox.backends import NETWORK_ON, Isolation
 from evalpin.run.sandbox.box import Box, scratch
@@ -323,11 +324,15 @@ class _Grader:
                 if full and reasons == [TESTS_FAILED()] and not uncarried:
                     return disk
                 named = TESTS_FAILED() in reasons or (uncarried and not passed)
+                named = named or WITNESS("compared") in reasons
                 failed = prepared.failed_tests(box) if named else []
                 failed = [_scrubbed(name, box, self.secret_values) for name in failed]
                 if uncarried:  # named where the tail shows it, after pytest's summary
                     said = _scrubbed(uncarried, box, self.secret_values)
                     tail = _noted(tail, f"the witness could not carry: {said}")
+                elif WITNESS("compared") in reasons:
+                    said = _scrubbed(_asides(prepared), box, self.secret_values)
+                    tail = _noted(tail, f"the judge did not believe: {said}")
                 return _Graded(passed, reasons, tail, failed)
         except OSError as exc:
             return _Graded(False, [SANDBOX_ERROR("workdir")], f"{type(exc).__name__}: {exc}")
@@ -340,8 +345,20 @@ def _uncarried(prepared: object, box: Box) -> str:
 
     if not isinstance(prepared, ProcessMode):
         return ""
-    notes = prepared.notes.read().decode("utf-8", "replace").split("\n")
-    return "; ".join([line for line in notes if line.strip()][:3])
+    notes = prepared.notes.read()
+    asides = set(witness_notes.asides(notes))
+    lines = notes.decode("utf-8", "replace").split("\n")
+    return "; ".join([line for line in lines if line.strip() and line not in asides][:3])
+
+
+def _asides(prepared: object) -> str:
+    """The first comparisons whose answer, the candidate's word, the judge did not
+    believe (the witness's notes), or ""."""
+    from evalpin.run.isolation import ProcessMode
+
+    if not isinstance(prepared, ProcessMode):
+        return ""
+    return "; ".join(witness_notes.asides(prepared.notes.read())[:3])
 
 
 # A run that waited this long for a CPU its neighbours held says so in its tail.

@@ -30,9 +30,12 @@ def witness_kind(reasons: list[str]) -> str:
     """What the witness saw, from its own run's reasons (process isolation's words): an
     operation the wire could not carry first (a failure after it proves nothing), then
     its timeout, its memory cap, its sandbox, else a failing test. A star import that
-    would decide the asserts (`shadowed`) is named as such."""
+    would decide the asserts (`shadowed`) is named as such, and so is a failing test after
+    a candidate's comparison with the tests' data the judge did not believe (`compared`)."""
     if WITNESS("shadowed") in reasons:
         return "shadowed"
+    if WITNESS("compared") in reasons:
+        return "compared"
     if SANDBOX_ERROR("unsupported") in reasons:
         return "unsupported"
     if TIMEOUT() in reasons:

@@ -19,7 +19,6 @@ from .proxies import (
     AWAITABLE,
     REF,
     VIRTUAL,
-    InstanceDoc,
     Proxy,
     ProxyBase,
     Ref,
@@ -28,7 +27,6 @@ from .proxies import (
     RemoteMethod,
     call,
     compare,
-    judged_truth,
     ref_of,
     remote_hash,
     special,
@@ -56,6 +54,15 @@ _SAFE_BASES = {("abc", "ABC"), ("datetime", "tzinfo"), ("typing", "Generic"), HA
 _TESTCASE_HOOKS = frozenset(["__init__", "setUp", "tearDown", "setUpClass", "tearDownClass"])
 _SAFE_MODULES = {"collections.abc"}
 _SNAPSHOT_TYPES = {"dict": dict, "list": list, "set": set, "str": str}
+# A candidate's function or generator is the judge's proxy (its calls and steps run in
+# the worker), yet says what it is as in-process: `isinstance(f, types.FunctionType)`,
+# `inspect.isfunction`, `inspect.getmembers(m, inspect.isfunction)`, `isinstance(g,
+# types.GeneratorType)` see `__class__`; only `type(f)` is the proxy class. A claim
+# decides no comparison: the worker may as well have made a real function.
+_OBJECT_KINDS = {
+    ("builtins", "function"): types.FunctionType,
+    ("builtins", "generator"): types.GeneratorType,
+}
 
 
 class RemoteABC(RemoteClass, abc.ABCMeta):
@@ -92,16 +99,51 @@ class RemoteProtocolABC(RemoteProtocol, abc.ABCMeta):
     """A protocol's proxy class that also has an abstract stdlib base."""
 
 
-# The candidate's functions: their `__module__` is their own, not their class's.
-_FUNCTIONS = frozenset({"function", "builtin_function_or_method", "method"})
+# Whose `__module__` is their own, not their proxy class's (`f.__module__ == "pkg.mod"`:
+# a module's exports told apart by it).
+_OWN_MODULE = frozenset({"function", "builtin_function_or_method", "method", "generator"})
 
 
-def _function_attribute(self, name: str):
-    """A function's `__module__` (`f.__module__ == "pkg.mod"`, a module's exports
-    told apart by it) is the function's own: asked for, as its name is."""
-    if name == "__module__":
-        return self.__getattr__(name)
-    return object.__getattribute__(self, name)
+class InstanceDoc:
+    """A proxy class's `__doc__`: the class's own for the class, the remote object's own
+    for an instance (a function's docstring is its own)."""
+
+    def __init__(self, doc) -> None:
+        self.doc = doc
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self.doc
+        ref = ref_of(instance)
+        if ref is None:
+            return self.doc
+        return ref.peer.request("getattr", obj=ref.ident, name="__doc__")
+
+
+def judged_truth(forward, holder):
+    """A proxy class's `__bool__`: the judge's verdict for a stand-in a comparison with
+    the tests' data answered with; otherwise the candidate's own `__bool__` (forwarded),
+    the builtin value's, the length's, or true, as Python's truth rule goes."""
+
+    def __bool__(self):
+        __tracebackhide__ = True
+        ref = ref_of(self)
+        if ref is not None:
+            own = ref.peer.verdicts.get(ref.ident)
+            if type(own) is bool:
+                return own
+            if own is not None:  # an order: unrelated objects have none
+                raise TypeError(f"the judge has no truth for a candidate's {own} answer")
+        if forward is not None:
+            return forward(self)
+        if holder is not None and hasattr(holder, "__bool__"):
+            return holder.__bool__(self)
+        for klass in type(self).__mro__:  # (never a class attribute asked of the worker)
+            if "__len__" in klass.__dict__:
+                return klass.__dict__["__len__"](self) != 0
+        return True
+
+    return __bool__
 
 
 def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list, d) -> type:
@@ -118,8 +160,11 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
             ns[method] = RemoteMethod(method, method in bound_to_class)
     if data.get("aw") is True or (data.get("m") == "builtins" and data.get("n") == "coroutine"):
         ns.update(AWAITABLE)
-    if data.get("m") == "builtins" and data.get("n") in _FUNCTIONS:
-        ns["__getattribute__"] = _function_attribute
+    kind = _OBJECT_KINDS.get((data.get("m"), data.get("n")))
+    if kind is not None:
+        ns["__class__"] = property(lambda self: kind)
+    if data.get("m") == "builtins" and data.get("n") in _OWN_MODULE:
+        ns["__getattribute__"] = _own_module
     if data.get("nohash") is True:
         ns["__hash__"] = None
     elif data.get("h") is True:
@@ -158,12 +203,12 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
             for n in exceptions
             if type(n) is str and n in BUILTIN_TYPES and issubclass(BUILTIN_TYPES[n], BaseException)
         ]
-        builtin = [
-            c if issubclass(c, Exception) or c is SystemExit else RuntimeError for c in builtin[:1]
-        ] or [Exception]
-        if not any(issubclass(b, builtin[0]) for b in bases):
-            trusted += builtin
+        builtin = _exception_bases(
+            [c if issubclass(c, Exception) or c is SystemExit else RuntimeError for c in builtin]
+        )
+        trusted += [c for c in builtin if not any(issubclass(b, c) for b in bases)]
         holder = builtin[0]
+        ns["__setattr__"] = _exception_setattr
     ns["_evalpin_value"] = value_type
     extra = [b for b in stdlib_bases if _safe(b) and not any(issubclass(x, b) for x in bases)]
     harness = any(issubclass(b, unittest.TestCase) for b in [*bases, *extra])
@@ -235,6 +280,8 @@ def _between(name: str, builtin):
         ref, theirs = ref_of(self), ref_of(other)
         if ref is not None and theirs is not None and theirs.peer is ref.peer:
             return ref.peer.request("special", obj=ref.ident, name=name, args=[other])
+        if ref is not None:  # the builtin's rule on the value, where the class has its own
+            ref.peer.not_believed(type(self).__name__, name, other)
         return builtin(self, other)
 
     decide.__name__ = name
@@ -283,6 +330,41 @@ def _harness_delattr(self, name: str) -> None:
         object.__delattr__(self, name)
     else:
         ProxyBase.__delattr__(self, name)
+
+
+def _exception_setattr(self, name: str, value) -> None:
+    """An attribute the tests set on a candidate's exception (`e.payload = None` before
+    re-raising it) is set on the worker's too, the one raised back there; the
+    interpreter's own (`__cause__`, `__traceback__`) stay the judge's."""
+    ref = ref_of(self)
+    if ref is not None and not name.startswith(("__", "_evalpin")):
+        ref.peer.request("setattr", obj=ref.ident, name=name, args=[value])
+    BaseException.__setattr__(self, name, value)
+
+
+def _own_module(self, name: str):
+    """A function's, method's or generator's `__module__` is its own (the class's is
+    `builtins`), asked for as its name is."""
+    if name == "__module__":
+        return self.__getattr__(name)
+    return object.__getattribute__(self, name)
+
+
+def _exception_bases(builtin: list[type]) -> list[type]:
+    """The builtin exception classes a proxy class derives from: every one of the MRO's
+    that no other one listed derives from (a candidate warning that is both a
+    `UserWarning` and a `DeprecationWarning` is caught as either, as `pytest.warns`
+    and `except` see it in-process); the first alone where their layouts do not combine."""
+    leaves = [
+        c
+        for c in dict.fromkeys(builtin)
+        if not any(o is not c and issubclass(o, c) for o in builtin)
+    ]
+    try:
+        type("layout", tuple(leaves), {})
+    except TypeError:
+        return leaves[:1]
+    return leaves or [Exception]
 
 
 def _make(metaclass: type, name: str, bases: list, ns: dict) -> type:

@@ -176,17 +176,44 @@ def abstract(value) -> bool:
     return False
 
 
-def implicit(target, name: str):
-    """`target`'s special method as Python's implicit lookup finds it: on its type,
-    bound through the descriptor there (a slot named `__hash__` holding a function per
-    instance, as a caching marker class keeps it, too)."""
-    for klass in type(target).__mro__:
-        if name in vars(klass):
-            found = vars(klass)[name]
-            break
-    else:
-        raise AttributeError(name)
-    if found is None:
-        raise TypeError(f"unhashable type: {type(target).__name__!r}")
+def bound(found, target, name: str):
+    """A special method `found` on `target`'s type, bound as Python's implicit lookup
+    binds it: through the descriptor there (a slot named `__hash__` holding a function
+    per instance, as a caching marker class keeps it, too)."""
+    if found is None:  # set to None to say "none": `__hash__ = None`, unhashable
+        what = "unhashable type" if name == "__hash__" else f"no {name} for"
+        raise TypeError(f"{what}: {type(target).__name__!r}")
     get = getattr(type(found), "__get__", None)
     return get(found, target, type(target)) if get is not None else found
+
+
+def attribute(target, name: str):
+    """`getattr` as the judge asks it: a signature and annotations (evaluated here: a
+    string annotation is never evaluated by the judge) read as `inspect` reads them."""
+    if name == "__signature__":
+        import inspect
+
+        try:
+            return inspect.signature(target)
+        except (TypeError, ValueError):
+            raise AttributeError(name) from None
+    if name == "__annotations__" and hasattr(target, name):
+        import inspect
+
+        try:
+            return inspect.get_annotations(target, eval_str=True)
+        except Exception:
+            raise AttributeError(name) from None
+    return getattr(target, name)
+
+
+def unbound(cls: type, obj, name: str):
+    """`name` as `cls` defines it, bound to `obj`: what `Base.method(obj)` means (a
+    class method reached through a subclass, `obj`, binds to that class)."""
+    for klass in cls.__mro__:
+        if name in vars(klass):
+            raw = vars(klass)[name]
+            if isinstance(raw, classmethod) and isinstance(obj, type) and issubclass(obj, cls):
+                return raw.__get__(None, obj)
+            return raw.__get__(obj, type(obj)) if hasattr(raw, "__get__") else raw
+    raise AttributeError(name)

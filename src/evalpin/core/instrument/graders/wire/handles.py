@@ -256,6 +256,9 @@ class Functions:
         for attr, key in (("__name__", "n"), ("__qualname__", "q"), ("__module__", "md")):
             if type(spec.get(key)) is str:
                 setattr(call, attr, spec[key])
+        if call.__code__.co_filename == _SHAPED:  # an arity error names the test's function
+            code = call.__code__
+            call.__code__ = code.replace(co_name=call.__name__, co_qualname=call.__qualname__)
         call.__doc__ = spec.get("dc") if type(spec.get("dc")) is str else None
         if spec.get("ab") == 1:
             call.__isabstractmethod__ = True
@@ -270,6 +273,14 @@ class Functions:
 
     def ident(self, value) -> int | None:
         return self._ids.get(value) if type(value) is types.FunctionType else None
+
+    def remark(self, fn, ident: int, marks: list, d) -> None:
+        """The marks of the test's function as the test has them now (it may change one
+        the candidate set: `handler.retries = 0`), set on the worker's function."""
+        for name, value in pairs(marks, d):
+            if type(name) is str and name.isidentifier() and not name.startswith("_"):
+                setattr(fn, name, value)
+        self._marks[ident] = self._public(fn)
 
     @staticmethod
     def _public(fn) -> dict:

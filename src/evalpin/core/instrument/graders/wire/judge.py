@@ -15,7 +15,7 @@ import types
 import unittest
 import weakref
 
-from . import kinds, logs, notes, process
+from . import kinds, logs, notes, process, stdlib
 from .channel import SideChannel
 from .classes import HARNESS, local_enum, proxy_class
 from .exceptions import apply_details, by_value, exception_bases, with_details
@@ -52,6 +52,7 @@ class Judge(Peer):
         self._pickled: dict[int, object] = {}
         self.lives = TestsObjects(self._objects, self._ids)
         self._pending: list = []  # log records and warnings to re-emit
+        self._not_believed: set[tuple] = set()  # comparisons noted as the candidate's word
         self.verdicts: dict[int, object] = {}  # the judge's truth of comparison answers
         self.abstract: set[int] = set()  # the candidate's objects marked abstract
         self.stepping: dict = {}  # generators of awaitables a task drives by `send`
@@ -240,7 +241,11 @@ class Judge(Peer):
     def _export(self, value, e):
         if isinstance(value, BaseException):
             plain = by_value(value, e)
-            if plain is not None:
+            if plain is not None:  # a copy there; raised or handed back, this very one
+                ident = self._ids.get(id(value))
+                if ident is None or self._objects.get(ident) is not value:
+                    ident = self.give(value)
+                plain["i"] = ident
                 return plain
             args = e(list(value.args)) if kinds.plain_args(value.args) else [e(str(value))]
             data = {
@@ -252,6 +257,9 @@ class Judge(Peer):
                 "a": args,
             }
             return with_details(data, value, e)
+        bound = stdlib.value_method_form(value, e)
+        if bound is not None:
+            return bound
         kind = kinds.kind_of(value, self._tests_root)
         if kind is None:
             self.unsupported(f"handing a {kinds.type_name(value)} to the candidate")
@@ -269,6 +277,8 @@ class Judge(Peer):
             data["ds"] = binds
         if binds == "fn" and fresh:  # what the worker's real function for it shows
             data["f"] = kinds.function_spec(value, e, self._crosses)
+        elif binds == "fn" and vars(value):  # its marks as they are now
+            data["at"] = kinds.function_marks(value, e, self._crosses)
         if kind != "object":
             return data
         if not isinstance(value, type):
@@ -304,6 +314,22 @@ class Judge(Peer):
         failure of the candidate's) and refuse it."""
         self.refuse(what)
         raise Unsupported(f"{what}: not supported under isolation: process")
+
+    def not_believed(self, cls: str, name: str, other) -> None:
+        """Note (once for each kind of comparison in each test, the first 50) a comparison
+        of a candidate's object with the tests' data that the candidate's own rule would
+        answer in-process and the judge does not ask or believe: should that test fail,
+        the case says why."""
+        kind = type(other)
+        shown = kind.__qualname__ if kind.__module__ == "builtins" else kinds.type_name(other)
+        test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]  # pytest's own
+        what = (cls, name, shown, test)
+        if what in self._not_believed or len(self._not_believed) >= 50 or not self._notes:
+            return
+        self._not_believed.add(what)
+        said = f"{cls}.{name} with the tests' {shown}: the candidate's own answer (in {test})"
+        with open(self._notes, "a", encoding="utf-8") as f:
+            f.write(notes.line("compared", said))
 
     def refuse(self, what: str, kind: str = "unsupported") -> None:
         """Record an operation the wire cannot carry, or (`kind`) another reason the

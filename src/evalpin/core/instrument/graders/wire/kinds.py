@@ -403,12 +403,18 @@ def function_spec(fn, e, crosses=lambda value: False) -> dict:
         spec["dc"] = fn.__doc__
     with contextlib.suppress(AttributeError):  # a default that is the tests' own object
         spec["sg"] = e(_signature(fn))
-    # data, or what crosses as itself (`query.is_cacheable = lambda: False`, `rule.sem = ...`)
-    public = {k: v for k, v in vars(fn).items() if not k.startswith("_")}
-    marks = {k: v for k, v in public.items() if _plain_data(v) or crosses(v)}
+    marks = function_marks(fn, e, crosses)
     if marks:
-        spec["at"] = [[k, e(v)] for k, v in marks.items()]
+        spec["at"] = marks
     return spec
+
+
+def function_marks(fn, e, crosses) -> list:
+    """A test's function's public attributes, as the worker's function for it shows them
+    (sent again each time it crosses: the test may have changed them): data, or what
+    crosses as itself (`query.is_cacheable = lambda: False`, `rule.sem = ...`)."""
+    public = {k: v for k, v in vars(fn).items() if not k.startswith("_")}
+    return [[k, e(v)] for k, v in public.items() if _plain_data(v) or crosses(v)]
 
 
 def _has(target, name: str) -> bool:

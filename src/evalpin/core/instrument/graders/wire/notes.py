@@ -7,10 +7,14 @@ names). An untagged line (the stand-in run as a script) is `unsupported`."""
 from __future__ import annotations
 
 KINDS = ("shadowed", "unsupported")  # the first found, in this order, names the case's
+# Lines that leave the case judged, and say why a test then failed: `compared`, a
+# comparison of a candidate's object with the tests' data whose answer, the candidate's
+# own word, the judge did not believe (the object model's inherent row).
+ASIDES = ("compared",)
 
 
 def line(kind: str, what: str) -> str:
-    if kind not in KINDS:
+    if kind not in KINDS + ASIDES:
         raise ValueError(f"unknown note kind {kind!r}")
     return f"[{kind}] " + what.replace("\n", " ") + "\n"
 
@@ -18,10 +22,35 @@ def line(kind: str, what: str) -> str:
 def kind_of(text: bytes) -> str | None:
     """Why the witness could not confirm a case, from its notes; None when it noted
     nothing."""
-    lines = [row for row in text.decode("utf-8", "replace").split("\n") if row.strip()]
+    lines = [row for row in _rows(text) if not _aside(row)]
     if not lines:
         return None
     for kind in KINDS:
         if any(row.startswith(f"[{kind}] ") for row in lines):
             return kind
     return "unsupported"
+
+
+def asides(text: bytes) -> list[str]:
+    """The lines that say why a test may have failed without leaving the case unjudged."""
+    return [row for row in _rows(text) if _aside(row)]
+
+
+def _rows(text: bytes) -> list[str]:
+    return [row for row in text.decode("utf-8", "replace").split("\n") if row.strip()]
+
+
+def _aside(row: str) -> bool:
+    return any(row.startswith(f"[{kind}] ") for kind in ASIDES)
+
+
+def compared_in(text: bytes, failed: list[str]) -> bool:
+    """Whether a failing test (as the report names it: no file, no parameters) made a
+    comparison noted `compared`; a note made outside any test counts for any failure."""
+    tests = set()
+    for row in asides(text):
+        _, marked, where = row.rstrip(")").rpartition(" (in ")
+        if not marked or not where:
+            return True
+        tests.add(where.split("::", 1)[-1].split("[", 1)[0])
+    return any(name.split("[", 1)[0] in tests for name in failed)

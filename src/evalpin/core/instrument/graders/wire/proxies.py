@@ -10,7 +10,7 @@ import itertools
 import unittest
 from typing import TYPE_CHECKING
 
-from .protocol import ProtocolError, exact
+from .protocol import GONE, ProtocolError, exact
 from .rules import COMPARISONS, FORWARDED, LOCAL_ONLY
 
 if TYPE_CHECKING:
@@ -96,11 +96,16 @@ def compare(name: str):
             value = ref.peer.request("value", obj=ref.ident)
             if type(value) is not snapshot:
                 return NotImplemented
+            if name in type(self)._evalpin_compares:  # decided by its contents, not its rule
+                ref.peer.not_believed(type(self).__name__, name, other)
             return getattr(snapshot, name)(value, other)
         if name not in type(self)._evalpin_compares:
             return NotImplemented
         answer = ref.peer.request("special", obj=ref.ident, name=name, args=[other])
-        return verdict(answer, name)
+        judged = verdict(answer, name)
+        if judged is NotImplemented:  # the candidate's word: said, should a test fail
+            ref.peer.not_believed(type(self).__name__, name, other)
+        return judged
 
     decide.__name__ = name
     return decide
@@ -115,8 +120,15 @@ def verdict(answer, name: str):
     answered = ref_of(answer)
     if answered is None or isinstance(answer, type) or _holds_value(type(answer)):
         return NotImplemented
-    answered.peer.verdicts[answered.ident] = {"__eq__": False, "__ne__": True}.get(name, name)
+    verdicts = answered.peer.verdicts
+    mine = {"__eq__": False, "__ne__": True}.get(name, name)
+    before = verdicts.get(answered.ident, mine)
+    # One object answering two comparisons (a shared singleton) has no one truth: none.
+    verdicts[answered.ident] = mine if before == mine else CONFLICTING
     return answer
+
+
+CONFLICTING = "conflicting"  # the verdict of an answer to comparisons that disagree
 
 
 def _holds_value(cls: type) -> bool:
@@ -127,32 +139,6 @@ def _holds_value(cls: type) -> bool:
         or cls._evalpin_container is not None
         or (cls._evalpin_snapshot is not None or issubclass(cls, BaseException))
     )
-
-
-def judged_truth(forward, holder):
-    """A proxy class's `__bool__`: the judge's verdict for a stand-in a comparison with
-    the tests' data answered with; otherwise the candidate's own `__bool__` (forwarded),
-    the builtin value's, the length's, or true, as Python's truth rule goes."""
-
-    def __bool__(self):
-        __tracebackhide__ = True
-        ref = ref_of(self)
-        if ref is not None:
-            own = ref.peer.verdicts.get(ref.ident)
-            if type(own) is bool:
-                return own
-            if own is not None:  # an order: unrelated objects have none
-                raise TypeError(f"the judge has no truth for a candidate's {own} answer")
-        if forward is not None:
-            return forward(self)
-        if holder is not None and hasattr(holder, "__bool__"):
-            return holder.__bool__(self)
-        for klass in type(self).__mro__:  # (never a class attribute asked of the worker)
-            if "__len__" in klass.__dict__:
-                return klass.__dict__["__len__"](self) != 0
-        return True
-
-    return __bool__
 
 
 def call(self, /, *args, **kwargs):
@@ -356,7 +342,10 @@ class RemoteClass(type):
     def __setattr__(cls, name: str, value) -> None:
         ref = cls.__dict__.get(REF)
         local = name.startswith("__") or name.startswith("_evalpin")
-        if ref is None or local or not cls.__dict__.get("_evalpin_ready"):
+        ready = ref is not None and cls.__dict__.get("_evalpin_ready")
+        if ready and name in _PATCHABLE:  # a test's special method: both sides
+            return _patch_special(cls, ref, name, value)
+        if not ready or local:
             return super().__setattr__(name, value)  # while being made: its own
         if isinstance(value, RemoteMethod) and cls.__dict__.get(name) is value:
             # a patch undone with what the class held (mock.patch.object's exit)
@@ -365,9 +354,35 @@ class RemoteClass(type):
 
     def __delattr__(cls, name: str) -> None:
         ref = cls.__dict__.get(REF)
+        if ref is not None and (cls.__dict__.get("_evalpin_saved") or {}).get(name) is GONE:
+            del cls.__dict__["_evalpin_saved"][name]  # a patch of an inherited one undone
+            ref.peer.request("restore", obj=ref.ident, name=name)
+            return super().__delattr__(name)
         if ref is None or name.startswith("__"):
             return super().__delattr__(name)
         ref.peer.request("delattr", obj=ref.ident, name=name)
+
+
+# Special methods a test may patch on a candidate class (`monkeypatch.setattr(C,
+# "__eq__", spy)`): set here and in the worker, whose own lookups (a dict's) call it.
+_PATCHABLE = frozenset(COMPARISONS) | FORWARDED | {"__hash__"}
+
+
+def _patch_special(cls: type, ref: Ref, name: str, value) -> None:
+    """The test's replacement of a special method, on the proxy class and the worker's
+    class; set back to what the proxy class held (the judge's own rule: a patch undone),
+    the worker's class gets its own back. The worker's `special` answers stay the
+    candidate's own method's (the test's replacement calling the original)."""
+    saved = cls.__dict__.get("_evalpin_saved") or {}
+    if name not in saved:
+        saved[name] = cls.__dict__.get(name, GONE)
+        type.__setattr__(cls, "_evalpin_saved", saved)
+    if value is saved[name]:
+        del saved[name]
+        ref.peer.request("restore", obj=ref.ident, name=name)
+    else:
+        ref.peer.request("setattr", obj=ref.ident, name=name, args=[value])
+    type.__setattr__(cls, name, value)
 
 
 def _virtually(sub, cls: type) -> bool:
@@ -388,7 +403,10 @@ def _tests_subclass(cls: type, kwargs: dict) -> int:
     for klass in cls.__mro__[: cls.__mro__.index(base)]:
         for name, value in vars(klass).items():
             special = name == "__init__" or name in FORWARDED or name in _DECIDED
-            method = callable(value) or isinstance(value, (staticmethod, classmethod, property))
+            # what binds (a function, a descriptor) is called back; a builtin function or
+            # a class kept as a class value (`digest = hashlib.sha256`) is a value
+            binds = callable(value) and hasattr(type(value), "__get__")
+            method = binds or isinstance(value, (staticmethod, classmethod, property))
             hook = method and not name.startswith(("__", "_evalpin"))  # `self._step(x)` too
             private = name.startswith("_") and not (special or hook)
             if private or name in methods or name in values:
@@ -455,22 +473,6 @@ def rebuild(ident: int):
     if not _JUDGE:
         raise ValueError("a pickled object of the candidate's, outside its session")
     return _JUDGE[0].kept(ident)
-
-
-class InstanceDoc:
-    """A proxy class's `__doc__`: the class's own for the class, the remote object's own
-    for an instance (a function's docstring is its own)."""
-
-    def __init__(self, doc) -> None:
-        self.doc = doc
-
-    def __get__(self, instance, owner=None):
-        if instance is None:
-            return self.doc
-        ref = ref_of(instance)
-        if ref is None:
-            return self.doc
-        return ref.peer.request("getattr", obj=ref.ident, name="__doc__")
 
 
 class ProxyBase(metaclass=RemoteClass):

@@ -75,6 +75,17 @@ INERT = frozenset(
         "uuid",
         "zlib",
         "zoneinfo",
+        # the C modules behind inert ones, whose functions name them (`hashlib.sha256`
+        # is `_hashlib.openssl_sha256`; `bisect.insort` is `_bisect`'s)
+        "_bisect",
+        "_blake2",
+        "_hashlib",
+        "_heapq",
+        "_md5",
+        "_sha1",
+        "_sha256",
+        "_sha3",
+        "_sha512",
     ]
 )
 # Builtins that compute on their arguments and nothing else.
@@ -290,3 +301,28 @@ def after_import(name: str, then) -> None:
             return spec
 
     sys.meta_path.insert(0, Finder)
+
+
+# A method bound to a plain immutable value (`":".join`, `"{:>4}".format`, `(3).__add__`
+# aside: public names only) crosses as the value and the name, rebuilt by the receiver:
+# pure computation of its own builtin on its own copy of the value, called there as in
+# one process (an arity error raised at the call).
+_VALUE_OWNERS = (str, bytes, int, float, complex)
+
+
+def value_method_form(value, e) -> dict | None:
+    """`value`'s wire form when it is a public method bound to a plain immutable value."""
+    owner = getattr(value, "__self__", None)
+    name = getattr(value, "__name__", "")
+    if type(value) is not types.BuiltinMethodType or type(owner) not in _VALUE_OWNERS:
+        return None
+    if name.startswith("_") or getattr(type(owner), name, None) is None:
+        return None
+    return {"t": "vm", "v": name, "o": e(owner)}
+
+
+def value_method(owner, name: str):
+    """The receiver's own method `name` of the plain value `owner`."""
+    if type(owner) not in _VALUE_OWNERS or name.startswith("_") or not hasattr(type(owner), name):
+        raise ProtocolError("malformed value method")
+    return getattr(owner, name)

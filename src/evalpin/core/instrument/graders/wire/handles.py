@@ -370,9 +370,11 @@ def tests_class(peer: Peer, data: dict, base: type = CallHandle) -> type:
             made[field] = f = dataclasses.field()
             f.name, f.type, f._field_type = field, object, dataclasses._FIELD
         ns["__dataclass_fields__"] = made
-        ns["__dataclass_params__"] = dataclasses._DataclassParams(
-            True, True, False, False, False, False
-        )
+        flags = data.get("fp")  # the tests' class's own flags (`frozen`), plain bools
+        known = dataclasses._DataclassParams.__slots__
+        if type(flags) is not list or len(flags) != len(known) or {*map(type, flags)} != {bool}:
+            flags = [n in ("init", "repr") for n in known]
+        ns["__dataclass_params__"] = dataclasses._DataclassParams(*flags)
     named = data.get("nt")
     if type(named) is list and all(is_ident(f) for f in named):
         return _named_tuple(peer, ident, name, named, ns)

@@ -14,6 +14,7 @@ import types
 
 from .imports import within
 from .protocol import SCALARS, ProtocolError, is_ident
+from .proxies import RemoteClass, RemoteEnum
 from .stdlib import PURE_BUILTINS
 
 OPS = {
@@ -178,8 +179,11 @@ def is_mock(value) -> bool:
 
 
 def tests_class(cls: type, root: str) -> bool:
-    """A class defined by the tests (in a module loaded from the tests' folder)."""
-    if type(cls) not in (type, enum.EnumMeta, getattr(sys.modules.get("abc"), "ABCMeta", type)):
+    """A class defined by the tests (in a module loaded from the tests' folder), whatever
+    its metaclass (`typing.Protocol`'s, one of the tests' own: the tests' code runs here
+    anyway), but never one the wire made: a proxy class, or a tests' class derived from
+    a candidate's (made in the worker, handed over as itself)."""
+    if issubclass(type(cls), (RemoteClass, RemoteEnum)):
         return False
     module = sys.modules.get(getattr(cls, "__module__", ""), None)
     path = getattr(module, "__file__", None)
@@ -192,7 +196,7 @@ def kind_of(value, root: str) -> str | None:
     """What a test's object may be used for in the worker, decided by what it is."""
     if is_mock(value):
         return "mock"
-    if isinstance(value, io.IOBase):
+    if isinstance(value, io.IOBase) or _codec_stream(value):
         return "file"
     if isinstance(value, (types.GeneratorType, types.AsyncGeneratorType)):
         return "iter"
@@ -258,9 +262,20 @@ def descriptor(value, kind: str) -> str | None:
     return "set" if hasattr(cls, "__set__") or hasattr(cls, "__delete__") else "get"
 
 
+def _codec_stream(value) -> bool:
+    """A `codecs.open` file or stream reader/writer: a file object outside `io`'s tree."""
+    codecs = sys.modules.get("codecs")
+    return codecs is not None and isinstance(
+        value, (codecs.StreamReaderWriter, codecs.StreamReader, codecs.StreamWriter)
+    )
+
+
 def _is_future(value) -> bool:
     asyncio = sys.modules.get("asyncio")
     return asyncio is not None and isinstance(value, asyncio.Future)
+
+
+_NAMES = frozenset({"__name__", "__qualname__", "__module__", "__doc__"})
 
 
 def read_attribute(target, kind: str, name: str, written=()):
@@ -274,6 +289,9 @@ def read_attribute(target, kind: str, name: str, written=()):
         if marks(target, kind, name) and name in vars(target):
             return vars(target)[name]
         raise AttributeError(f"{name!r}: the tests handed a {kind}, to be used, not read")
+    if kind == "object" and isinstance(target, type) and name in _NAMES:
+        found = getattr(target, name)  # a class of the tests' handed over: its names
+        return found if found is None or type(found) is str else str(found)
     if name.startswith("_") and name not in written:
         raise AttributeError(f"{name!r}: the candidate sees public attributes only")
     if kind == "file" and name not in _FILE_API:
@@ -374,6 +392,10 @@ def class_spec(ident: int, cls: type, value, e) -> dict:
         import dataclasses
 
         data["f"] = [f.name for f in dataclasses.fields(cls)]
+        params = getattr(cls, "__dataclass_params__", None)  # `frozen` and the rest
+        flags = [getattr(params, n, None) for n in getattr(type(params), "__slots__", ())]
+        if flags and all(type(f) is bool for f in flags):
+            data["fp"] = flags
     named = getattr(cls, "_fields", None)
     if isinstance(value, tuple) and type(named) is tuple and all(is_ident(f) for f in named):
         data["nt"] = list(named)

@@ -1,0 +1,115 @@
+"""Standard-library objects the tests hand the candidate (or get back) that are values
+made of values (issue 48): each is rebuilt by the receiver with its own class from
+parts that cross by the wire's own rules, so nothing of the sender's code runs and
+nothing the sender says about it is believed beyond the parts themselves.
+
+- `classmethod` and `staticmethod` around a function: the receiver's own wrapper around
+  the function's stand-in (as `property` is);
+- `time.struct_time` and `os.terminal_size`: their fields (a test's fake `localtime`);
+- `dataclasses.Field`: its name, type, default or factory, flags and metadata (a
+  test's `fields(X)[0]` handed to a helper)."""
+
+from __future__ import annotations
+
+from .protocol import ProtocolError, ints, pairs, string
+
+
+def _wrapped(v, e) -> list:
+    return [e(v.__func__)]
+
+
+def _unwrapped(p, d, c):
+    if type(p) is not list or len(p) != 1:
+        raise ProtocolError("malformed method wrapper")
+    func = d(p[0])
+    if not callable(func):
+        raise ProtocolError("a method wrapper of something not callable")
+    return c(func)
+
+
+def _struct_time(v, e) -> list:
+    return [list(v), v.tm_zone, v.tm_gmtoff]
+
+
+def _unstruct_time(p, d, c):
+    if type(p) is not list or len(p) != 3 or type(p[0]) is not list:
+        raise ProtocolError("malformed struct_time")
+    zone, offset = p[1], p[2]
+    if not (zone is None or type(zone) is str) or not (offset is None or type(offset) is int):
+        raise ProtocolError("malformed struct_time")
+    return c(ints(p[0], 9), {"tm_zone": zone, "tm_gmtoff": offset})
+
+
+# The sentinels a dataclass field holds, by name: the receiver's own.
+_FIELD_MARKS = ("MISSING", "_FIELD", "_FIELD_CLASSVAR", "_FIELD_INITVAR")
+
+
+def _mark(value, e):
+    import dataclasses
+
+    for name in _FIELD_MARKS:
+        if value is getattr(dataclasses, name):
+            return {"mark": name}
+    return e(value)
+
+
+def _unmark(data, d):
+    import dataclasses
+
+    if type(data) is dict and set(data) == {"mark"}:
+        if data["mark"] not in _FIELD_MARKS:
+            raise ProtocolError("malformed dataclass field")
+        return getattr(dataclasses, data["mark"])
+    return d(data)
+
+
+_FLAGS = ("init", "repr", "hash", "compare", "kw_only")
+
+
+def _field(v, e) -> list:
+    metadata = None if not v.metadata else [[e(k), e(x)] for k, x in v.metadata.items()]
+    flags = [_mark(getattr(v, f), e) for f in _FLAGS]
+    return [
+        v.name,
+        _mark(v.type, e),
+        _mark(v.default, e),
+        _mark(v.default_factory, e),
+        flags,
+        metadata,
+        _mark(v._field_type, e),
+    ]
+
+
+def _unfield(p, d, c):
+    if type(p) is not list or len(p) != 7 or type(p[4]) is not list or len(p[4]) != 5:
+        raise ProtocolError("malformed dataclass field")
+    import dataclasses
+
+    default, factory = _unmark(p[2], d), _unmark(p[3], d)
+    if factory is not dataclasses.MISSING and not callable(factory):
+        raise ProtocolError("a dataclass field's factory that is not callable")
+    flags = dict(zip(_FLAGS, (_unmark(f, d) for f in p[4]), strict=True))
+    metadata = None if p[5] is None else dict(pairs(p[5], d))
+    made = c(default=default, default_factory=factory, metadata=metadata, **flags)
+    made.name = None if p[0] is None else string(p[0])
+    made.type = _unmark(p[1], d)
+    kind = _unmark(p[6], d)
+    if kind is not None and kind not in (getattr(dataclasses, n) for n in _FIELD_MARKS[1:]):
+        raise ProtocolError("malformed dataclass field")
+    made._field_type = kind
+    return made
+
+
+# name -> (module, class, to wire, from wire), as `values.VALUES`.
+VALUES: dict[str, tuple] = {
+    "classmethod": ("builtins", "classmethod", _wrapped, _unwrapped),
+    "staticmethod": ("builtins", "staticmethod", _wrapped, _unwrapped),
+    "struct_time": ("time", "struct_time", _struct_time, _unstruct_time),
+    "terminal_size": (
+        "os",
+        "terminal_size",
+        lambda v, e: list(v),
+        lambda p, d, c: c(ints(p, 2)),
+    ),
+    "Field": ("dataclasses", "Field", _field, _unfield),
+}

@@ -1,0 +1,424 @@
+"""Objects the tests hand the candidate, or get back from it, that once had no way across
+the wire (issue 48): a tests' class whose metaclass is not `type` (a `typing.Protocol`
+mixin, a registry metaclass of the tests' own) and the bound methods of its instances;
+`classmethod` and `staticmethod` around a function; `time.struct_time`; a dataclass's
+`Field`; a `codecs.open` file. Each correct case passes plain `python -m pytest`
+in-process and must grade `pass` under `isolation: process`; each attack fools plain
+pytest and must stay disputed: handing these over gives the candidate a capability,
+never the tests' private state, code or globals."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalpin.run.sandbox import Isolation
+from tests.test_true_grade import _corpus, grade, item, plain_failures
+from tests.test_witness_idioms import verdict
+from tests.test_witness_objects import _case
+
+__all__ = ["grade", "item"]  # the fixtures, shared with test_true_grade (`backend`: conftest)
+
+pytestmark = pytest.mark.wire
+
+CARRIED = _corpus(
+    _case(
+        "bound-methods-of-a-protocol-typed-tests-class",
+        "memo.py",
+        """
+        def remember(fn):
+            seen = {}
+
+            def wrapper(*args):
+                if args not in seen:
+                    seen[args] = fn(*args)
+                return seen[args]
+
+            wrapper.seen = seen
+            wrapper.__wrapped__ = fn
+            return wrapper
+
+
+        def build(cls, *args):
+            made = cls(*args)
+            return made, cls.__name__, getattr(cls, "kind", None)
+        """,
+        """
+        from typing import Protocol
+
+        import memo as m
+
+
+        class Counting(Protocol):
+            calls: int
+
+
+        class Squarer(Counting):
+            def __init__(self):
+                self.calls = 0
+
+            def square(self, x):
+                self.calls += 1
+                return x * x
+
+
+        class Registry(type):
+            made = []
+
+            def __new__(mcs, name, bases, ns):
+                cls = super().__new__(mcs, name, bases, ns)
+                mcs.made.append(name)
+                return cls
+
+
+        class Widget(metaclass=Registry):
+            kind = "widget"
+
+            def __init__(self, size):
+                self.size = size
+
+
+        def test_a_bound_method_of_a_protocol_instance_is_remembered():
+            sq = Squarer()
+            fast = m.remember(sq.square)
+            assert [fast(3), fast(3), fast(4)] == [9, 9, 16]
+            assert sq.calls == 2
+            assert len(fast.seen) == 2
+
+
+        def test_a_class_with_the_tests_own_metaclass():
+            made, name, kind = m.build(Widget, 7)
+            assert isinstance(made, Widget) and made.size == 7
+            assert (name, kind) == ("Widget", "widget")
+            assert Registry.made == ["Widget"]
+        """,
+    ),
+    _case(
+        "class-and-static-method-wrappers",
+        "wrappers.py",
+        """
+        import functools
+
+
+        def unwrap(method):
+            if isinstance(method, (classmethod, staticmethod)):
+                return method.__func__
+            return method
+
+
+        def kind_of(method):
+            return type(method).__name__
+
+
+        def logged(method, log):
+            if not callable(method):
+                raise TypeError(f"cannot log a {type(method).__name__}")
+
+            @functools.wraps(method)
+            def inner(*a):
+                log.append(method.__name__)
+                return method(*a)
+
+            return inner
+
+
+        def as_class_method(fn):
+            return classmethod(fn)
+        """,
+        """
+        import pytest
+
+        import wrappers as m
+
+
+        def make(cls, n):
+            return cls(n * 2)
+
+
+        def test_wrappers_handed_to_the_candidate():
+            def plain(x):
+                return x + 1
+
+            assert m.unwrap(classmethod(plain)) is plain
+            assert m.unwrap(staticmethod(plain)) is plain
+            assert m.kind_of(classmethod(plain)) == "classmethod"
+            assert m.kind_of(staticmethod(plain)) == "staticmethod"
+
+
+        def test_a_wrapper_returned_binds_on_the_tests_class():
+            class Box(int):
+                build = m.as_class_method(make)
+
+            assert isinstance(Box.__dict__["build"], classmethod)
+            assert Box.build(4) == 8 and type(Box.build(4)) is Box
+        """,
+    ),
+    _case(
+        "struct-times-both-ways",
+        "clock.py",
+        """
+        import time
+
+
+        def stamp(moment):
+            return time.strftime("%Y-%m-%d %H:%M", moment)
+
+
+        def local_stamp(seconds):
+            return time.strftime("%H:%M", time.localtime(seconds))
+
+
+        def parse(text):
+            return time.strptime(text, "%Y-%m-%d")
+        """,
+        """
+        import time
+
+        import clock as m
+
+
+        def test_a_struct_time_handed_over():
+            moment = time.struct_time((2021, 3, 4, 5, 6, 7, 3, 63, 0))
+            assert m.stamp(moment) == "2021-03-04 05:06"
+
+
+        def test_a_fake_localtime(monkeypatch):
+            def fake(seconds=None):
+                return time.struct_time((1999, 12, 31, 23, 59, 0, 4, 365, 0))
+
+            monkeypatch.setattr(time, "localtime", fake)
+            assert m.local_stamp(0) == "23:59"
+
+
+        def test_a_struct_time_returned():
+            got = m.parse("2020-02-29")
+            assert isinstance(got, time.struct_time)
+            assert got.tm_yday == 60 and got[:3] == (2020, 2, 29)
+        """,
+    ),
+    _case(
+        "dataclass-fields-handed-over",
+        "defaults.py",
+        """
+        import dataclasses
+
+
+        def default_of(field):
+            if field.default is not dataclasses.MISSING:
+                return field.default
+            if field.default_factory is not dataclasses.MISSING:
+                return field.default_factory()
+            raise LookupError(field.name)
+
+
+        def describe(field):
+            return field.name, field.type, dict(field.metadata), field.init
+
+
+        def is_frozen(obj):
+            return type(obj).__dataclass_params__.frozen
+        """,
+        """
+        from dataclasses import dataclass, field, fields
+
+        import pytest
+
+        import defaults as m
+
+
+        @dataclass
+        class Order:
+            sku: str
+            count: int = 1
+            tags: list = field(default_factory=lambda: ["new"], metadata={"unit": "tag"})
+
+
+        def test_defaults_of_fields():
+            sku, count, tags = fields(Order)
+            assert m.default_of(count) == 1
+            assert m.default_of(tags) == ["new"]
+            with pytest.raises(LookupError):
+                m.default_of(sku)
+
+
+        @dataclass(frozen=True)
+        class Point:
+            x: int
+
+
+        def test_a_field_described():
+            assert m.describe(fields(Order)[2]) == ("tags", list, {"unit": "tag"}, True)
+
+
+        def test_frozen_or_not():
+            assert m.is_frozen(Point(1)) is True
+            assert m.is_frozen(Order("a")) is False
+        """,
+    ),
+    _case(
+        "a-codecs-file-handed-over",
+        "words.py",
+        """
+        def count_words(stream):
+            return sum(len(line.split()) for line in iter(stream.readline, ""))
+        """,
+        """
+        import codecs
+
+        import words as m
+
+
+        def test_counting_a_codecs_file(tmp_path):
+            path = tmp_path / "text.txt"
+            path.write_text("één twee\\ndrie\\n", encoding="utf-8")
+            with codecs.open(str(path), encoding="utf-8") as stream:
+                assert m.count_words(stream) == 3
+        """,
+    ),
+)
+
+ATTACKS = _corpus(
+    _case(
+        "a-bound-method-leaks-its-tests-instance",
+        "peek.py",
+        """
+        def answer(method):
+            return method.__self__._expected  # wrong: reads the tests' answer
+        """,
+        """
+        from typing import Protocol
+
+        import peek as m
+
+
+        class Answering(Protocol):
+            pass
+
+
+        class Oracle(Answering):
+            def __init__(self):
+                self._expected = 42
+
+            def ask(self):
+                return 0
+
+
+        def test_answer():
+            oracle = Oracle()
+            assert m.answer(oracle.ask) == oracle._expected
+        """,
+    ),
+    _case(
+        "a-metaclass-made-class-leaks-its-private-state",
+        "peek.py",
+        """
+        def answer(cls):
+            return cls._secret  # wrong: reads the tests' private class state
+        """,
+        """
+        import peek as m
+
+
+        class Meta(type):
+            pass
+
+
+        class Vault(metaclass=Meta):
+            _secret = "open sesame"
+
+
+        def test_answer():
+            assert m.answer(Vault) == "open sesame"
+        """,
+    ),
+    _case(
+        "a-class-method-unwrapped-to-the-tests-globals",
+        "peek.py",
+        """
+        def answer(method):
+            return method.__func__.__globals__["EXPECTED"]  # wrong: the tests' globals
+        """,
+        """
+        import peek as m
+
+        EXPECTED = 17
+
+
+        def helper(cls):
+            return 0
+
+
+        def test_answer():
+            assert m.answer(classmethod(helper)) == EXPECTED
+        """,
+    ),
+    _case(
+        "a-look-alike-struct-time-equal-to-anything",
+        "clockwork.py",
+        """
+        class struct_time(tuple):
+            def __eq__(self, other):
+                return True  # wrong: equal to anything
+
+            __hash__ = tuple.__hash__
+
+
+        struct_time.__module__ = "time"
+
+
+        def parse(text):
+            return struct_time((1970, 1, 1, 0, 0, 0, 3, 1, 0))  # wrong: ignores the text
+        """,
+        """
+        import time
+
+        import clockwork as m
+
+
+        def test_parse():
+            assert m.parse("2020-02-29") == time.strptime("2020-02-29", "%Y-%m-%d")
+        """,
+    ),
+    _case(
+        "a-field-factory-read-for-its-globals",
+        "peek.py",
+        """
+        def answer(field):
+            return field.default_factory.__globals__["EXPECTED"]  # wrong: the tests' globals
+        """,
+        """
+        from dataclasses import dataclass, field, fields
+
+        import peek as m
+
+        EXPECTED = ["forged"]
+
+
+        @dataclass
+        class Row:
+            cells: list = field(default_factory=lambda: [])
+
+
+        def test_answer():
+            assert m.answer(fields(Row)[0]) == EXPECTED
+        """,
+    ),
+)
+
+
+def test_the_corpus_passes_in_plain_pytest(tmp_path) -> None:
+    """Every correct case passes plain `python -m pytest` in-process; every attack
+    fools it (a forged pass)."""
+    failed = plain_failures({**CARRIED, **ATTACKS}, tmp_path)
+    assert failed == {}, "\n\n".join(f"== {name}\n{out}" for name, out in failed.items())
+
+
+@pytest.mark.parametrize("name", list(CARRIED))
+def test_a_carried_case_grades_pass(grade, backend: Isolation, name: str) -> None:
+    outcome = grade(CARRIED[name], backend)
+    assert verdict(outcome) == "pass", (outcome.reasons, outcome.witness_tail)
+
+
+@pytest.mark.parametrize("name", list(ATTACKS))
+def test_an_attack_never_passes(grade, backend: Isolation, name: str) -> None:
+    outcome = grade(ATTACKS[name], backend)
+    assert verdict(outcome) == "disputed", (outcome.reasons, outcome.witness_tail)

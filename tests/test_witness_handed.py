@@ -274,6 +274,75 @@ CARRIED = _corpus(
                 assert m.count_words(stream) == 3
         """,
     ),
+    _case(
+        "pickles-that-name-the-tests-module",
+        "records.py",
+        """
+        import sys
+        from collections import namedtuple
+
+
+        def record(name, *fields):
+            caller = sys._getframe(1).f_globals["__name__"]
+            return namedtuple(name, fields, module=caller)
+
+
+        class Marker:
+            def __init__(self, name):
+                self.name = name
+
+            def __reduce__(self):
+                return self.name
+
+            def __repr__(self):
+                return self.name
+
+
+        def marker(name):
+            made = Marker(name)
+            type(made).__module__ = sys._getframe(1).f_globals["__name__"]
+            return made
+
+
+        class Keyed:
+            def __init__(self, key):
+                self.key = key
+                self.items = {}
+
+            def add(self, value):
+                self.items[self.key(value)] = value
+        """,
+        """
+        import pickle
+
+        import records as m
+
+        Pair = m.record("Pair", "left", "right")
+        UNSET = m.marker("UNSET")
+
+
+        def by_length(text):
+            return len(text)
+
+
+        def test_a_record_made_for_the_test_module_pickles():
+            pair = Pair(1, "b")
+            assert Pair.__module__ == __name__
+            assert pickle.loads(pickle.dumps(pair)) == pair
+
+
+        def test_a_marker_pickles_as_itself():
+            assert pickle.loads(pickle.dumps(UNSET)) is UNSET
+
+
+        def test_an_object_holding_a_tests_function_pickles():
+            keyed = m.Keyed(by_length)
+            keyed.add("abc")
+            again = pickle.loads(pickle.dumps(keyed))
+            assert again.key is by_length
+            assert again.items == {3: "abc"}
+        """,
+    ),
 )
 
 ATTACKS = _corpus(
@@ -400,6 +469,46 @@ ATTACKS = _corpus(
 
         def test_answer():
             assert m.answer(fields(Row)[0]) == EXPECTED
+        """,
+    ),
+    _case(
+        "the-tests-module-read-by-name",
+        "peek.py",
+        """
+        import sys
+
+
+        def answer(module):
+            return sys.modules[module].EXPECTED  # wrong: the tests' expected value
+        """,
+        """
+        import peek as m
+
+        EXPECTED = 99
+
+
+        def test_answer():
+            assert m.answer(__name__) == 99
+        """,
+    ),
+    _case(
+        "the-callers-frame-read-for-its-globals",
+        "peek.py",
+        """
+        import sys
+
+
+        def answer():
+            return sys._getframe(1).f_globals["EXPECTED"]  # wrong: the caller's globals
+        """,
+        """
+        import peek as m
+
+        EXPECTED = 7
+
+
+        def test_answer():
+            assert m.answer() == EXPECTED
         """,
     ),
 )

@@ -20,6 +20,7 @@ from .channel import SideChannel
 from .classes import HARNESS, local_enum, proxy_class
 from .exceptions import apply_details, by_value, exception_bases, with_details
 from .lifetimes import TestsObjects
+from .namesakes import TestsModules
 from .peer import Peer
 from .protocol import GONE, ProtocolError, RemoteGone, Unsupported, is_ident, name_of
 from .proxies import REF, Bound, ProxyBase, Ref, RemoteClass, RemoteEnum, attach, bind, ref_of
@@ -56,6 +57,9 @@ class Judge(Peer):
         self.stepping: dict = {}  # generators of awaitables a task drives by `send`
         self.test_loop = None  # the test's event loop, while it awaits the candidate
         self.state = TestState()
+        self._tests_modules = TestsModules(
+            lambda module: kinds.tests_module(module, self._tests_root), self._modules
+        )
         bind(self)
         if len(fds) == 4:
             self._side = SideChannel(self, fds[2], fds[3], "j")
@@ -68,6 +72,9 @@ class Judge(Peer):
         dead = self.lives.deaths()
         if dead:
             message["dead"] = dead
+        names = self._tests_modules.changed()
+        if names:  # the tests' modules, by name in the worker (`namesakes`)
+            message["tm"] = names
         if "op" in message:
             state = self.state.changes()
             if state:
@@ -299,6 +306,22 @@ class Judge(Peer):
         self.refuse("an exception of the candidate's that the wire could not carry")
         return RuntimeError(text)
 
+    def global_name(self, module_name, name: str):
+        """A tests' module's global the worker looks up by name (`namesakes`): only one
+        the worker holds already (the candidate's own object, or a test's object handed
+        over before), so a look-up finds the object it checks and learns nothing new."""
+        module = sys.modules.get(module_name) if type(module_name) is str else None
+        if module is None or module_name in self._modules:
+            raise AttributeError(name)
+        if not kinds.tests_module(module, self._tests_root):
+            raise AttributeError(name)
+        value = vars(module).get(name, GONE)
+        ident = self._ids.get(id(value))
+        handed = ident is not None and self._objects.get(ident) is value and ident in self._kinds
+        if value is GONE or not (handed or self._back(value) is not None):
+            raise AttributeError(f"{name!r}: not a name of the tests' the candidate holds")
+        return value
+
     # -- rebuilding the candidate's objects ---------------------------------------------
 
     def importer(self, name: str):
@@ -457,6 +480,9 @@ class Judge(Peer):
             ident = self.give(obj)
             self._kinds[ident] = "subclass"
             return ident
+        if op == "global":
+            (module,), _ = self._arguments(message)
+            return self.global_name(module, name_of(message))
         target = self._target(message)
         kind = self._kinds.get(message["obj"])
         if kind is None:

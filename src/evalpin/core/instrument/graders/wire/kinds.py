@@ -186,8 +186,14 @@ def tests_class(cls: type, root: str) -> bool:
     if issubclass(type(cls), (RemoteClass, RemoteEnum)):
         return False
     module = sys.modules.get(getattr(cls, "__module__", ""), None)
-    path = getattr(module, "__file__", None)
-    if type(path) is not str or getattr(module, "_evalpin_stub", False):
+    return module is not None and tests_module(module, root)
+
+
+def tests_module(module, root: str) -> bool:
+    """A module of the tests' (loaded from the tests' folder, not a stand-in)."""
+    space = getattr(module, "__dict__", None)
+    path = space.get("__file__") if type(space) is dict else None
+    if type(path) is not str or space.get("_evalpin_stub", False):
         return False
     return within(os.path.realpath(path), [root])
 

@@ -1,0 +1,80 @@
+"""The tests' modules by name in the worker (issue 48). In one process the candidate's
+code runs called from the test module: a factory names what it makes after its
+caller's module (`sys._getframe(1).f_globals["__name__"]`: `collections.namedtuple`, a
+sentinel that pickles by name), and `pickle` finds a test's function or the candidate's
+class through `sys.modules[obj.__module__]`. So in the worker:
+
+- the candidate's code is called from a frame whose module is the test module's name;
+- a module of that name is in `sys.modules`, whose names are the test module's, but
+  only those bound to what the worker holds already (one of the candidate's own
+  objects, or a test's object handed over before): a look-up finds the very object it
+  is checking (`getattr(module, name) is obj`), never anything new of the test's: not
+  its expected values, not a function it did not hand over.
+
+The judge decides each look-up (`Judge.global_name`); the worker only asks."""
+
+from __future__ import annotations
+
+import builtins
+import sys
+import types
+from collections.abc import Callable
+
+from .protocol import is_ident
+
+
+class TestsModule(types.ModuleType):
+    """A tests' module as the worker sees it: each public name is asked of the judge."""
+
+    def __getattr__(self, name: str):
+        peer = self.__dict__.get("_evalpin_peer")
+        if peer is None or name.startswith("__"):
+            raise AttributeError(name)
+        return peer.request("global", name=name, args=[self.__name__])
+
+
+def adopt(peer, names) -> str | None:
+    """Put a module for each of the tests' modules the judge names into `sys.modules`
+    (never over one the worker has); the first name, the test module calling."""
+    if type(names) is not list:
+        return None
+    valid = [n for n in names if type(n) is str and all(map(is_ident, n.split(".")))]
+    for name in valid:
+        if name not in sys.modules:
+            module = TestsModule(name)
+            module._evalpin_peer = peer
+            sys.modules[name] = module
+    return valid[0] if valid else None
+
+
+def caller(module: str):
+    """A function calling `f(*a, **k)` from a frame whose module is named `module`."""
+    namespace = {"__name__": module, "__builtins__": builtins}
+    code = "def call(f, a, k):\n    return f(*a, **k)\n"
+    exec(compile(code, f"<{module}>", "exec"), namespace)  # our own two lines
+    return namespace["call"]
+
+
+class TestsModules:
+    """The names of the tests' modules loaded in the judge (`is_tests` says which), the
+    test files' own (`test_*`) first; each module looked at once."""
+
+    def __init__(self, is_tests: Callable[[types.ModuleType], bool], candidates) -> None:
+        self._is_tests = is_tests
+        self._seen: dict[str, bool] = dict.fromkeys(candidates, False)
+        self._count = 0
+
+    def changed(self) -> list[str] | None:
+        """The names, when a module was loaded since the last call; else None."""
+        if len(sys.modules) == self._count:
+            return None
+        self._count = len(sys.modules)
+        fresh = False
+        for name, module in list(sys.modules.items()):
+            if name not in self._seen:
+                self._seen[name] = isinstance(module, types.ModuleType) and self._is_tests(module)
+                fresh = fresh or self._seen[name]
+        if not fresh:
+            return None
+        found = [name for name, tests in self._seen.items() if tests]
+        return sorted(found, key=lambda n: not n.rpartition(".")[2].startswith("test"))

@@ -343,6 +343,48 @@ CARRIED = _corpus(
             assert again.items == {3: "abc"}
         """,
     ),
+    _case(
+        "arguments-kept-and-functions-copied",
+        "keeper.py",
+        """
+        import types
+
+
+        class Shelf(dict):
+            def put_default(self, key, default=None):
+                if key not in self:
+                    dict.__setitem__(self, key, default)
+                return dict.__getitem__(self, key)
+
+
+        def clone(fn):
+            made = types.FunctionType(
+                fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__
+            )
+            made.__dict__.update(fn.__dict__)
+            return made
+        """,
+        """
+        import keeper as m
+
+
+        def test_an_argument_stored_in_a_dict_of_the_candidates():
+            shelf = m.Shelf()
+            bucket = []
+            assert shelf.put_default("a", bucket) is bucket
+            assert shelf.put_default("b") is None
+            assert shelf.put_default("a", None) is bucket
+
+
+        def test_a_copy_of_a_tests_function():
+            def one():
+                return 1
+
+            copy = m.clone(one)
+            assert copy is not one
+            assert copy() == one() == 1
+        """,
+    ),
 )
 
 ATTACKS = _corpus(

@@ -462,6 +462,15 @@ class Judge(Peer):
 
     # -- serving the worker's requests on the tests' objects ----------------------------
 
+    def _target(self, message: dict):
+        """The test's object a request is about; one the worker said it let go of is
+        still its own when something of the candidate's kept the handle inside (a copy
+        of the test's function made from its code and closure)."""
+        ident = message.get("obj")
+        if type(ident) is int and ident not in self._objects:
+            self.lives.revive(ident)
+        return super()._target(message)
+
     def _perform(self, message: dict, received: list):
         op = message["op"]
         if op == "input":

@@ -385,6 +385,62 @@ CARRIED = _corpus(
             assert copy() == one() == 1
         """,
     ),
+    _case(
+        "wrappers-aliases-and-made-dataclasses",
+        "shapes.py",
+        """
+        import dataclasses
+        import typing
+
+
+        def tally(counts, word):
+            counts[word] = counts.get(word, 0) + 1
+            return len(counts)
+
+
+        def optional_of(hint):
+            args = typing.get_args(hint)
+            if typing.get_origin(hint) is typing.Union and type(None) in args:
+                return next(a for a in args if a is not type(None))
+            return None
+
+
+        def listing(kind):
+            return typing.List[kind]
+
+
+        def columns(rows):
+            first = rows[0]
+            names = [f.name for f in dataclasses.fields(first)]
+            return names, [[getattr(r, n) for n in names] for r in rows]
+        """,
+        """
+        import typing
+        from collections import UserDict, UserList, UserString
+        from dataclasses import make_dataclass
+
+        import shapes as m
+
+
+        def test_a_user_dict_filled_in_place():
+            counts = UserDict()
+            assert m.tally(counts, "a") == 1
+            assert m.tally(counts, "a") == 1
+            assert counts == {"a": 2} and type(counts) is UserDict
+
+
+        def test_typing_aliases_both_ways():
+            assert m.optional_of(typing.Optional[int]) is int
+            assert m.optional_of(typing.List[int]) is None
+            assert m.listing(str) == typing.List[str]
+
+
+        def test_a_made_dataclass_handed_over():
+            Row = make_dataclass("Row", ["name", "size"])
+            names, cells = m.columns([Row("a", 1), Row("b", 2)])
+            assert names == ["name", "size"] and cells == [["a", 1], ["b", 2]]
+        """,
+    ),
 )
 
 ATTACKS = _corpus(

@@ -7,11 +7,15 @@ nothing the sender says about it is believed beyond the parts themselves.
   the function's stand-in (as `property` is);
 - `time.struct_time` and `os.terminal_size`: their fields (a test's fake `localtime`);
 - `dataclasses.Field`: its name, type, default or factory, flags and metadata (a
-  test's `fields(X)[0]` handed to a helper)."""
+  test's `fields(X)[0]` handed to a helper);
+- typing's generic aliases (`Optional[int]`, `List[str]`, `Literal["a"]`): made again
+  by the receiver's `typing` from their public name and arguments;
+- `collections.UserDict`, `UserList` and `UserString`: their contents (the first two
+  put back into the test's object when the candidate changed them, as a dict is)."""
 
 from __future__ import annotations
 
-from .protocol import ProtocolError, ints, pairs, string
+from .protocol import ByReference, ProtocolError, ints, pairs, string
 
 
 def _wrapped(v, e) -> list:
@@ -100,6 +104,91 @@ def _unfield(p, d, c):
     return made
 
 
+def _user_dict(p, d, c):
+    made = c()
+    made.data.update(pairs(p, d))
+    return made
+
+
+def _user_list(p, d, c):
+    if type(p) is not list:
+        raise ProtocolError("malformed UserList")
+    return c([d(x) for x in p])
+
+
+def _refill_user(obj, new) -> None:
+    """A `UserDict` or `UserList` the other side changed: the same, in this one."""
+    if isinstance(obj.data, dict):
+        obj.data.clear()
+        obj.data.update(new.data)
+    else:
+        obj.data[:] = new.data
+
+
+# typing's own generic aliases, by the public name that makes them (`Optional[int]` is
+# `Union[int, None]`); `Callable`'s, `Annotated`'s and a class's own (`Box[int]`) cross
+# by reference.
+_TYPING = frozenset(
+    [
+        "Union",
+        "Optional",
+        "List",
+        "Dict",
+        "Set",
+        "FrozenSet",
+        "Tuple",
+        "Type",
+        "DefaultDict",
+        "Deque",
+        "Counter",
+        "OrderedDict",
+        "ChainMap",
+        "Iterable",
+        "Iterator",
+        "Sequence",
+        "MutableSequence",
+        "Mapping",
+        "MutableMapping",
+        "AbstractSet",
+        "MutableSet",
+        "Collection",
+        "Container",
+        "Generator",
+        "AsyncIterator",
+        "AsyncIterable",
+        "Awaitable",
+        "Coroutine",
+        "ClassVar",
+        "Final",
+        "Literal",
+    ]
+)
+
+
+def _typing_alias(v, e) -> list:
+    import typing
+
+    kind = type(v).__name__
+    name = {"_UnionGenericAlias": "Union", "_LiteralGenericAlias": "Literal"}.get(kind, v._name)
+    if name not in _TYPING or getattr(typing, name, None) is None:
+        raise ByReference
+    return [name, [e(a) for a in v.__args__]]
+
+
+def _untyping_alias(p, d, c):
+    import typing
+
+    if type(p) is not list or len(p) != 2 or p[0] not in _TYPING or type(p[1]) is not list:
+        raise ProtocolError("malformed typing alias")
+    args = tuple(d(a) for a in p[1])
+    if p[0] == "Literal" and not {*map(type, args)} <= {str, int, bool, bytes, type(None)}:
+        raise ProtocolError("a literal of something not plain")  # (its hash is run here)
+    made = getattr(typing, p[0])[args if len(args) != 1 else args[0]]
+    if type(made) is not c:
+        raise ProtocolError("a typing alias of another kind")
+    return made
+
+
 # name -> (module, class, to wire, from wire), as `values.VALUES`.
 VALUES: dict[str, tuple] = {
     "classmethod": ("builtins", "classmethod", _wrapped, _unwrapped),
@@ -112,4 +201,27 @@ VALUES: dict[str, tuple] = {
         lambda p, d, c: c(ints(p, 2)),
     ),
     "Field": ("dataclasses", "Field", _field, _unfield),
+    "typing._GenericAlias": ("typing", "_GenericAlias", _typing_alias, _untyping_alias),
+    "typing._UnionGenericAlias": ("typing", "_UnionGenericAlias", _typing_alias, _untyping_alias),
+    "typing._LiteralGenericAlias": (
+        "typing",
+        "_LiteralGenericAlias",
+        _typing_alias,
+        _untyping_alias,
+    ),
+    # the collections' wrappers of a dict, list or str (exact types): their contents
+    "UserDict": (
+        "collections",
+        "UserDict",
+        lambda v, e: [[e(k), e(x)] for k, x in v.data.items()],
+        _user_dict,
+    ),
+    "UserList": ("collections", "UserList", lambda v, e: [e(x) for x in v.data], _user_list),
+    "UserString": (
+        "collections",
+        "UserString",
+        lambda v, e: str(v.data),
+        lambda p, d, c: c(string(p)),
+    ),
 }
+REFILL = {"UserDict": _refill_user, "UserList": _refill_user}

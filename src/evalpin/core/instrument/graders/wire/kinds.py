@@ -182,10 +182,13 @@ def tests_class(cls: type, root: str) -> bool:
     """A class defined by the tests (in a module loaded from the tests' folder), whatever
     its metaclass (`typing.Protocol`'s, one of the tests' own: the tests' code runs here
     anyway), but never one the wire made: a proxy class, or a tests' class derived from
-    a candidate's (made in the worker, handed over as itself)."""
+    a candidate's (made in the worker, handed over as itself). A dataclass the tests make
+    at run time (`make_dataclass`) names `types` as its module: it is the tests' too."""
     if issubclass(type(cls), (RemoteClass, RemoteEnum)):
         return False
     module = sys.modules.get(getattr(cls, "__module__", ""), None)
+    if module is types and "__dataclass_fields__" in vars(cls):  # `make_dataclass`'s
+        return getattr(types, cls.__name__, None) is not cls
     return module is not None and tests_module(module, root)
 
 

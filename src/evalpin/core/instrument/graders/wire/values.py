@@ -538,6 +538,7 @@ REFILL = {
     "StringIO": _refill_stream_value,
     "BytesIO": _refill_stream_value,
     **numeric.REFILL,
+    **handed.REFILL,
 }
 PLAIN_MUTABLE = {list: "list", dict: "dict", set: "set"}
 

@@ -612,10 +612,60 @@ ATTACKS = _corpus(
 )
 
 
+# Record arrays and text arrays by value (numpy's dtype and bytes), when numpy is there.
+NUMPY = _corpus(
+    _case(
+        "record-and-text-arrays-both-ways",
+        "grid.py",
+        """
+        import numpy as np
+
+
+        def widths(rows):
+            return {name: max(len(str(v)) for v in rows[name]) for name in rows.dtype.names}
+
+
+        def labels(n):
+            return np.array([f"row{i}" for i in range(n)])
+
+
+        def bump(rows, field):
+            rows[field] += 1
+        """,
+        """
+        import numpy as np
+
+        import grid as m
+
+
+        def records():
+            kinds = {"names": ["who", "age"], "formats": ["U8", "i2"]}
+            return np.array([("ann", 31), ("bartholo", 7)], dtype=kinds)
+
+
+        def test_a_record_array_handed_over():
+            assert m.widths(records()) == {"who": 8, "age": 2}
+
+
+        def test_a_text_array_returned():
+            got = m.labels(3)
+            assert got.dtype == np.dtype("<U4") and list(got) == ["row0", "row1", "row2"]
+
+
+        def test_a_record_array_filled_in_place():
+            rows = records()
+            m.bump(rows, "age")
+            assert list(rows["age"]) == [32, 8]
+        """,
+    ),
+)
+
+
 def test_the_corpus_passes_in_plain_pytest(tmp_path) -> None:
     """Every correct case passes plain `python -m pytest` in-process; every attack
     fools it (a forged pass)."""
-    failed = plain_failures({**CARRIED, **ATTACKS}, tmp_path)
+    numpy = NUMPY if _has_numpy() else {}
+    failed = plain_failures({**CARRIED, **ATTACKS, **numpy}, tmp_path)
     assert failed == {}, "\n\n".join(f"== {name}\n{out}" for name, out in failed.items())
 
 
@@ -629,3 +679,16 @@ def test_a_carried_case_grades_pass(grade, backend: Isolation, name: str) -> Non
 def test_an_attack_never_passes(grade, backend: Isolation, name: str) -> None:
     outcome = grade(ATTACKS[name], backend)
     assert verdict(outcome) == "disputed", (outcome.reasons, outcome.witness_tail)
+
+
+@pytest.mark.parametrize("name", list(NUMPY))
+def test_a_numpy_case_grades_pass(grade, backend: Isolation, name: str) -> None:
+    pytest.importorskip("numpy")
+    outcome = grade(NUMPY[name], backend)
+    assert verdict(outcome) == "pass", (outcome.reasons, outcome.witness_tail)
+
+
+def _has_numpy() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("numpy") is not None

@@ -216,6 +216,14 @@ CARRIED = _corpus(
 
         def is_frozen(obj):
             return type(obj).__dataclass_params__.frozen
+
+
+        def class_frozen(cls):
+            return cls.__dataclass_params__.frozen
+
+
+        def field_names(cls):
+            return list(cls.__dataclass_fields__)
         """,
         """
         from dataclasses import dataclass, field, fields
@@ -252,6 +260,11 @@ CARRIED = _corpus(
         def test_frozen_or_not():
             assert m.is_frozen(Point(1)) is True
             assert m.is_frozen(Order("a")) is False
+
+
+        def test_a_dataclass_handed_as_a_class():
+            assert m.class_frozen(Point) is True and m.class_frozen(Order) is False
+            assert m.field_names(Order) == ["sku", "count", "tags"]
         """,
     ),
     _case(

@@ -7,7 +7,7 @@ nothing the sender says about it is believed beyond the parts themselves.
   the function's stand-in (as `property` is);
 - `time.struct_time` and `os.terminal_size`: their fields (a test's fake `localtime`);
 - `dataclasses.Field`: its name, type, default or factory, flags and metadata (a
-  test's `fields(X)[0]` handed to a helper);
+  test's `fields(X)[0]` handed to a helper), and a dataclass's flags (`frozen`);
 - typing's generic aliases (`Optional[int]`, `List[str]`, `Literal["a"]`): made again
   by the receiver's `typing` from their public name and arguments;
 - `collections.UserDict`, `UserList` and `UserString`: their contents (the first two
@@ -125,6 +125,16 @@ def _refill_user(obj, new) -> None:
         obj.data[:] = new.data
 
 
+def _params(v, e) -> list:
+    return [getattr(v, name) for name in type(v).__slots__]
+
+
+def _unparams(p, d, c):
+    if type(p) is not list or len(p) != len(c.__slots__) or {*map(type, p)} - {bool}:
+        raise ProtocolError("malformed dataclass flags")
+    return c(*p)
+
+
 # typing's own generic aliases, by the public name that makes them (`Optional[int]` is
 # `Union[int, None]`); `Callable`'s, `Annotated`'s and a class's own (`Box[int]`) cross
 # by reference.
@@ -201,6 +211,7 @@ VALUES: dict[str, tuple] = {
         lambda p, d, c: c(ints(p, 2)),
     ),
     "Field": ("dataclasses", "Field", _field, _unfield),
+    "_DataclassParams": ("dataclasses", "_DataclassParams", _params, _unparams),
     "typing._GenericAlias": ("typing", "_GenericAlias", _typing_alias, _untyping_alias),
     "typing._UnionGenericAlias": ("typing", "_UnionGenericAlias", _typing_alias, _untyping_alias),
     "typing._LiteralGenericAlias": (

@@ -285,6 +285,7 @@ def _is_future(value) -> bool:
 
 
 _NAMES = frozenset({"__name__", "__qualname__", "__module__", "__doc__"})
+_DATACLASS = frozenset({"__dataclass_fields__", "__dataclass_params__"})
 
 
 def read_attribute(target, kind: str, name: str, written=()):
@@ -301,6 +302,11 @@ def read_attribute(target, kind: str, name: str, written=()):
     if kind == "object" and isinstance(target, type) and name in _NAMES:
         found = getattr(target, name)  # a class of the tests' handed over: its names
         return found if found is None or type(found) is str else str(found)
+    if kind == "object" and name in _DATACLASS:  # as `dataclasses.fields` reads them
+        owner = target if isinstance(target, type) else type(target)
+        found = getattr(owner, name, None)
+        if type(found) is dict or type(found).__name__ == "_DataclassParams":
+            return found
     if name.startswith("_") and name not in written:
         raise AttributeError(f"{name!r}: the candidate sees public attributes only")
     if kind == "file" and name not in _FILE_API:

@@ -291,6 +291,7 @@ CARRIED = _corpus(
         "pickles-that-name-the-tests-module",
         "records.py",
         """
+        import functools
         import sys
         from collections import namedtuple
 
@@ -315,6 +316,16 @@ CARRIED = _corpus(
             made = Marker(name)
             type(made).__module__ = sys._getframe(1).f_globals["__name__"]
             return made
+
+
+        def counted(fn):
+            @functools.wraps(fn)
+            def wrapper(*args):
+                wrapper.calls += 1
+                return fn(*args)
+
+            wrapper.calls = 0
+            return wrapper
 
 
         class Keyed:
@@ -346,6 +357,19 @@ CARRIED = _corpus(
 
         def test_a_marker_pickles_as_itself():
             assert pickle.loads(pickle.dumps(UNSET)) is UNSET
+
+
+        class Shapes:
+            class Square:
+                @m.counted
+                def area(side):
+                    return side * side
+
+
+        def test_a_decorated_method_of_a_nested_class_pickles_by_name():
+            area = Shapes.Square.area
+            assert area(3) == 9 and area.calls == 1
+            assert pickle.loads(pickle.dumps(area)) is area
 
 
         def test_an_object_holding_a_tests_function_pickles():
@@ -600,6 +624,28 @@ ATTACKS = _corpus(
 
         def test_answer():
             assert m.answer(__name__) == 99
+        """,
+    ),
+    _case(
+        "a-tests-class-attribute-read-through-the-module",
+        "peek.py",
+        """
+        import sys
+
+
+        def answer(module):
+            return sys.modules[module].Expected.total  # wrong: the tests' class's data
+        """,
+        """
+        import peek as m
+
+
+        class Expected:
+            total = 1234
+
+
+        def test_answer():
+            assert m.answer(__name__) == Expected.total
         """,
     ),
     _case(

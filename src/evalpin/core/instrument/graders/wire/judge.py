@@ -306,21 +306,32 @@ class Judge(Peer):
         self.refuse("an exception of the candidate's that the wire could not carry")
         return RuntimeError(text)
 
-    def global_name(self, module_name, name: str):
-        """A tests' module's global the worker looks up by name (`namesakes`): only one
-        the worker holds already (the candidate's own object, or a test's object handed
-        over before), so a look-up finds the object it checks and learns nothing new."""
+    def global_name(self, module_name, path) -> list:
+        """A tests' module's global the worker looks up by name (`namesakes`), through
+        the tests' classes for a qualified name: `[True, it]` only when the worker holds
+        it already (the candidate's own object, or a test's object handed over before),
+        so a look-up finds the object it checks and learns nothing new; `[False, None]`
+        for a tests' class on the way to one."""
         module = sys.modules.get(module_name) if type(module_name) is str else None
-        if module is None or module_name in self._modules:
-            raise AttributeError(name)
+        if module is None or module_name in self._modules or type(path) is not str:
+            raise AttributeError(path)
         if not kinds.tests_module(module, self._tests_root):
-            raise AttributeError(name)
-        value = vars(module).get(name, GONE)
+            raise AttributeError(path)
+        value = module
+        for part in path.split("."):
+            if value is not module and not (
+                isinstance(value, type) and kinds.tests_class(value, self._tests_root)
+            ):
+                raise AttributeError(path)
+            value = vars(value).get(part, GONE)
         ident = self._ids.get(id(value))
-        handed = ident is not None and self._objects.get(ident) is value and ident in self._kinds
-        if value is GONE or not (handed or self._back(value) is not None):
-            raise AttributeError(f"{name!r}: not a name of the tests' the candidate holds")
-        return value
+        if ident is not None and self._objects.get(ident) is value and ident in self._kinds:
+            return [True, value]
+        if value is not GONE and self._back(value) is not None:
+            return [True, value]
+        if isinstance(value, type) and kinds.tests_class(value, self._tests_root):
+            return [False, None]
+        raise AttributeError(f"{path!r}: not a name of the tests' the candidate holds")
 
     # -- rebuilding the candidate's objects ---------------------------------------------
 
@@ -490,8 +501,8 @@ class Judge(Peer):
             self._kinds[ident] = "subclass"
             return ident
         if op == "global":
-            (module,), _ = self._arguments(message)
-            return self.global_name(module, name_of(message))
+            (module, path), _ = self._arguments(message)
+            return self.global_name(module, path)
         target = self._target(message)
         kind = self._kinds.get(message["obj"])
         if kind is None:

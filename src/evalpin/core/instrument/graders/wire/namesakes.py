@@ -30,7 +30,28 @@ class TestsModule(types.ModuleType):
         peer = self.__dict__.get("_evalpin_peer")
         if peer is None or name.startswith("__"):
             raise AttributeError(name)
-        return peer.request("global", name=name, args=[self.__name__])
+        return _look_up(peer, self.__name__, name)
+
+
+class _Within:
+    """A tests' class on the way to a name inside it (`Case.Inner.method`, as `pickle`
+    looks up a qualified name): only what is at the end of the way is ever an object."""
+
+    __slots__ = ("_at",)
+
+    def __init__(self, at: tuple) -> None:
+        self._at = at
+
+    def __getattr__(self, name: str):
+        peer, module, path = self._at
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _look_up(peer, module, f"{path}.{name}")
+
+
+def _look_up(peer, module: str, path: str):
+    held, value = peer.request("global", args=[module, path])
+    return value if held else _Within((peer, module, path))
 
 
 def adopt(peer, names) -> str | None:

@@ -478,6 +478,69 @@ CARRIED = _corpus(
             assert names == ["name", "size"] and cells == [["a", 1], ["b", 2]]
         """,
     ),
+    _case(
+        "syntax-trees-both-ways",
+        "names.py",
+        """
+        import ast
+
+
+        def assigned(tree):
+            found = set()
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Assign):
+                    found.update(t.id for t in node.targets if isinstance(t, ast.Name))
+            return sorted(found)
+
+
+        def check_contexts(tree):
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Name) and not isinstance(node.ctx, (ast.Load, ast.Store)):
+                    raise RuntimeError(f"odd context for {node.id}")
+
+
+        def rename(tree, old, new):
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Name) and node.id == old:
+                    node.id = new
+
+
+        def parse(source):
+            return ast.parse(source)
+        """,
+        """
+        import ast
+
+        import pytest
+
+        import names as m
+
+
+        def test_a_tree_handed_over():
+            assert m.assigned(ast.parse("a = 1\\nb = a\\nprint(b)")) == ["a", "b"]
+
+
+        def test_a_tree_with_an_odd_node():
+            tree = ast.parse("x = 10")
+            tree.body[0].targets[0].ctx = object()
+            with pytest.raises(RuntimeError):
+                m.check_contexts(tree)
+
+
+        def test_a_tree_changed_in_place():
+            tree = ast.parse("total = x + 1")
+            m.rename(tree, "x", "y")
+            assert ast.unparse(tree) == "total = y + 1"
+
+
+        def test_a_tree_returned():
+            got = m.parse("z = [1, 2]")
+            assert isinstance(got, ast.Module)
+            assert ast.dump(got, include_attributes=True) == ast.dump(
+                ast.parse("z = [1, 2]"), include_attributes=True
+            )
+        """,
+    ),
 )
 
 ATTACKS = _corpus(

@@ -10,6 +10,8 @@ nothing the sender says about it is believed beyond the parts themselves.
   test's `fields(X)[0]` handed to a helper), and a dataclass's flags (`frozen`);
 - typing's generic aliases (`Optional[int]`, `List[str]`, `Literal["a"]`): made again
   by the receiver's `typing` from their public name and arguments;
+- `ast`'s syntax trees (`ast.parse(...)` handed to a checker): each node its fields, put
+  back into the test's tree when the candidate changed it;
 - `collections.UserDict`, `UserList` and `UserString`: their contents (the first two
   put back into the test's object when the candidate changed them, as a dict is)."""
 
@@ -199,6 +201,41 @@ def _untyping_alias(p, d, c):
     return made
 
 
+def _node(v, e) -> list:
+    names = (*v._fields, *v._attributes)
+    return [[name, e(getattr(v, name))] for name in names if hasattr(v, name)]
+
+
+def _unnode(p, d, c):
+    made = c()
+    names = (*c._fields, *c._attributes)
+    for name, value in pairs(p, d):
+        if name not in names:
+            raise ProtocolError("malformed syntax tree node")
+        setattr(made, name, value)
+    return made
+
+
+def _refill_node(obj, new) -> None:
+    """A syntax tree the other side changed in place: the same fields, in this one."""
+    for name in (*obj._fields, *obj._attributes):
+        if hasattr(new, name):
+            setattr(obj, name, getattr(new, name))
+        elif hasattr(obj, name):
+            delattr(obj, name)
+
+
+def _nodes() -> dict[str, type]:
+    """`ast`'s node classes, by wire name (not the deprecated `Num`, `Str`...)."""
+    import ast
+
+    return {
+        f"ast.{name}": cls
+        for name, cls in vars(ast).items()
+        if type(cls) is type and issubclass(cls, ast.AST) and cls.__module__ == "ast"
+    }
+
+
 # name -> (module, class, to wire, from wire), as `values.VALUES`.
 VALUES: dict[str, tuple] = {
     "classmethod": ("builtins", "classmethod", _wrapped, _unwrapped),
@@ -235,4 +272,6 @@ VALUES: dict[str, tuple] = {
         lambda p, d, c: c(string(p)),
     ),
 }
+VALUES.update({name: ("ast", cls.__name__, _node, _unnode) for name, cls in _nodes().items()})
 REFILL = {"UserDict": _refill_user, "UserList": _refill_user}
+REFILL.update(dict.fromkeys(_nodes(), _refill_node))

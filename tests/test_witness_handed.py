@@ -541,6 +541,55 @@ CARRIED = _corpus(
             )
         """,
     ),
+    _case(
+        "cycles-through-a-candidates-dict",
+        "bag.py",
+        """
+        class Bag(dict):
+            def __getattr__(self, name):
+                try:
+                    return self[name]
+                except KeyError:
+                    raise AttributeError(name) from None
+
+            def __setattr__(self, name, value):
+                self[name] = value
+
+
+        def plain(value, seen=None):
+            seen = {} if seen is None else seen
+            if id(value) in seen:
+                return seen[id(value)]
+            if isinstance(value, dict):
+                out = seen[id(value)] = {}
+                out.update((k, plain(v, seen)) for k, v in value.items())
+                return out
+            if isinstance(value, list):
+                out = seen[id(value)] = []
+                out.extend(plain(v, seen) for v in value)
+                return out
+            return value
+        """,
+        """
+        import bag as m
+
+
+        def test_a_bag_that_holds_itself_through_a_list():
+            top = m.Bag(name="top")
+            top.kids = ["leaf", top]
+            got = m.plain(top)
+            assert type(got) is dict and got["name"] == "top"
+            assert got["kids"][0] == "leaf" and got["kids"][1] is got
+
+
+        def test_two_bags_that_hold_each_other():
+            a = m.Bag(name="a")
+            b = m.Bag(name="b", other=a)
+            a.other = b
+            got = m.plain(a)
+            assert got["other"]["other"] is got
+        """,
+    ),
 )
 
 ATTACKS = _corpus(

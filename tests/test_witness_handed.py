@@ -590,6 +590,47 @@ CARRIED = _corpus(
             assert got["other"]["other"] is got
         """,
     ),
+    _case(
+        "a-weak-cache-of-the-tests",
+        "interning.py",
+        """
+        def intern(cache, key, make):
+            found = cache.get(key)
+            if found is None:
+                found = cache[key] = make(key)
+            return found
+
+
+        def remember_all(seen, items):
+            for item in items:
+                seen.add(item)
+            return len(seen)
+        """,
+        """
+        import weakref
+
+        import interning as m
+
+
+        class Token:
+            def __init__(self, key):
+                self.key = key
+
+
+        def test_a_weak_value_dictionary_as_a_cache():
+            cache = weakref.WeakValueDictionary()
+            first = m.intern(cache, "a", Token)
+            assert m.intern(cache, "a", Token) is first and first.key == "a"
+            assert len(cache) == 1 and "a" in cache
+
+
+        def test_a_weak_set():
+            seen = weakref.WeakSet()
+            tokens = [Token(1), Token(2)]
+            assert m.remember_all(seen, tokens + tokens[:1]) == 2
+            assert tokens[0] in seen
+        """,
+    ),
 )
 
 ATTACKS = _corpus(

@@ -121,6 +121,13 @@ _SYNC_TYPES = {
     ("queue", "SimpleQueue"),
     ("_queue", "SimpleQueue"),
 }
+# The tests' weak containers (a cache the candidate fills): what a plain mapping or set
+# of the tests' offers, its entries living as long as the test's objects do.
+_WEAK_CONTAINERS = {
+    ("weakref", "WeakValueDictionary"),
+    ("weakref", "WeakKeyDictionary"),
+    ("_weakrefset", "WeakSet"),
+}
 # The test's asyncio primitives: the same API, its coroutines awaited in the test's loop.
 _ASYNC_TYPES = {
     ("asyncio.locks", "Lock"),
@@ -240,6 +247,8 @@ def kind_of(value, root: str) -> str | None:
         return "call"  # itemgetter, attrgetter, methodcaller, cmp_to_key
     if (cls.__module__, cls.__name__) in _SYNC_TYPES:
         return "sync"
+    if (cls.__module__, cls.__name__) in _WEAK_CONTAINERS:
+        return "object"  # a cache of the tests': used by its public methods and operators
     if (cls.__module__, cls.__name__) in _ASYNC_TYPES:
         return "async"
     if isinstance(value, enum.Enum) or tests_class(cls, root) or cls in _MARKERS:

@@ -77,8 +77,8 @@ def caller(module: str):
 
 
 class TestsModules:
-    """The names of the tests' modules loaded in the judge (`is_tests` says which), the
-    test files' own (`test_*`) first; each module looked at once."""
+    """The names of the test files' modules loaded in the judge (`is_tests` says which
+    modules are the tests'); each module looked at once."""
 
     def __init__(self, is_tests: Callable[[types.ModuleType], bool], candidates) -> None:
         self._is_tests = is_tests
@@ -97,5 +97,11 @@ class TestsModules:
                 fresh = fresh or self._seen[name]
         if not fresh:
             return None
-        found = [name for name, tests in self._seen.items() if tests]
-        return sorted(found, key=lambda n: not n.rpartition(".")[2].startswith("test"))
+        return [name for name, tests in self._seen.items() if tests and _test_file(name)]
+
+
+def _test_file(name: str) -> bool:
+    """A test file's module (`test_*`, `*_test`, as pytest collects them); a helper
+    module of the tests' stays the worker's to import from its file, as it would be."""
+    last = name.rpartition(".")[2]
+    return last.startswith("test") or last.endswith("_test")

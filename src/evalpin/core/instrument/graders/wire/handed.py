@@ -249,14 +249,10 @@ VALUES: dict[str, tuple] = {
     ),
     "Field": ("dataclasses", "Field", _field, _unfield),
     "_DataclassParams": ("dataclasses", "_DataclassParams", _params, _unparams),
-    "typing._GenericAlias": ("typing", "_GenericAlias", _typing_alias, _untyping_alias),
-    "typing._UnionGenericAlias": ("typing", "_UnionGenericAlias", _typing_alias, _untyping_alias),
-    "typing._LiteralGenericAlias": (
-        "typing",
-        "_LiteralGenericAlias",
-        _typing_alias,
-        _untyping_alias,
-    ),
+    **{
+        f"typing.{kind}": ("typing", kind, _typing_alias, _untyping_alias)
+        for kind in ("_GenericAlias", "_UnionGenericAlias", "_LiteralGenericAlias")
+    },
     # the collections' wrappers of a dict, list or str (exact types): their contents
     "UserDict": (
         "collections",

@@ -366,6 +366,19 @@ CARRIED = _corpus(
                     return side * side
 
 
+        class Tools:
+            @staticmethod
+            @m.counted
+            def double(x):
+                return 2 * x
+
+
+        def test_a_decorated_static_method_pickles_by_name():
+            double = Tools.double
+            assert double(4) == 8
+            assert pickle.loads(pickle.dumps(double)) is double
+
+
         def test_a_decorated_method_of_a_nested_class_pickles_by_name():
             area = Shapes.Square.area
             assert area(3) == 9 and area.calls == 1
@@ -629,6 +642,51 @@ CARRIED = _corpus(
             tokens = [Token(1), Token(2)]
             assert m.remember_all(seen, tokens + tokens[:1]) == 2
             assert tokens[0] in seen
+        """,
+    ),
+    _case(
+        "an-endless-generator-handed-over",
+        "labels.py",
+        """
+        from collections.abc import Sized
+
+
+        def number(rows, start):
+            labels = list(start) if isinstance(start, Sized) else start
+            return [f"{n}. {row}" for row, n in zip(rows, labels)]
+
+
+        def kinds(thing):
+            return isinstance(thing, Sized), callable(thing)
+
+
+        def has(thing, item):
+            return item in thing
+        """,
+        """
+        import labels as m
+
+
+        def endless(start):
+            n = start
+            while True:
+                yield n
+                n += 1
+                assert n < 50, "pulled too far"
+
+
+        def test_an_endless_generator_is_pulled_lazily():
+            assert m.number(["a", "b"], endless(1)) == ["1. a", "2. b"]
+            assert m.number(["a"], [7, 8]) == ["7. a"]
+
+
+        def test_a_generator_is_no_sized_callable():
+            assert m.kinds(endless(0)) == (False, False)
+            assert m.kinds([1]) == (True, False)
+
+
+        def test_membership_iterates():
+            assert m.has(endless(0), 5) is True
         """,
     ),
 )

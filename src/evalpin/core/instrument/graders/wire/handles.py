@@ -208,6 +208,19 @@ class SetHandle(GetHandle):
         self._op("__delete__", obj)
 
 
+class IterHandle(Handle):
+    """A test's generator or iterator: iterated, never sized, indexed or called (so
+    `isinstance(it, Sized)` is false, as for a generator, and nothing takes `len()` of
+    an endless one); `in` iterates it, as it does in one process."""
+
+    __slots__ = ()
+    __doc__ = property(_doc)  # type: ignore[assignment]
+    __len__ = __getitem__ = __setitem__ = __delitem__ = None  # type: ignore[assignment]
+
+    def __contains__(self, item) -> bool:
+        return any(x is item or x == item for x in self)
+
+
 class AsyncIterHandle(Handle):
     # A test's asynchronous iterator: each step runs in the test's event loop.
 

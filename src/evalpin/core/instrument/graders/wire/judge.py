@@ -324,6 +324,8 @@ class Judge(Peer):
             ):
                 raise AttributeError(path)
             value = vars(value).get(part, GONE)
+            if isinstance(value, staticmethod):  # as `getattr` on the class finds it
+                value = value.__func__
         ident = self._ids.get(id(value))
         if ident is not None and self._objects.get(ident) is value and ident in self._kinds:
             return [True, value]

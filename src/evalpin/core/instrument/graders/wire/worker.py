@@ -26,6 +26,7 @@ from .handles import (
     CallHandle,
     Functions,
     Handle,
+    IterHandle,
     Stdin,
     handle_id,
     named_tuple_instance,
@@ -261,6 +262,8 @@ class Worker(Peer):
                 handle = self._remote.get(v)
             if handle is None:
                 base = BINDINGS.get(data.get("ds"), CallHandle)
+                if data["k"] == "iter" and base is CallHandle:
+                    base = IterHandle
                 handle = self._handle(v, data["k"], data.get("c"), d, base)
                 if data.get("ds") == "fn" and type(data.get("f")) is dict:
                     handle = self._handles[v] = self._functions.make(handle, v, data["f"], d)

@@ -28,10 +28,11 @@ CARRIED = _corpus(
         def remember(fn):
             seen = {}
 
-            def wrapper(*args):
-                if args not in seen:
-                    seen[args] = fn(*args)
-                return seen[args]
+            def wrapper(*args, **kwargs):
+                key = (args, tuple(sorted(kwargs.items())))
+                if key not in seen:
+                    seen[key] = fn(*args, **kwargs)
+                return seen[key]
 
             wrapper.seen = seen
             wrapper.__wrapped__ = fn
@@ -60,6 +61,10 @@ CARRIED = _corpus(
                 self.calls += 1
                 return x * x
 
+            def tagged(*args, **kwargs):
+                args[0].calls += 1
+                return kwargs["self"]
+
 
         class Registry(type):
             made = []
@@ -75,6 +80,12 @@ CARRIED = _corpus(
 
             def __init__(self, size):
                 self.size = size
+
+
+        def test_a_keyword_named_self_reaches_the_tests_method():
+            sq = Squarer()
+            fast = m.remember(sq.tagged)
+            assert fast(self="me") == "me" and sq.calls == 1
 
 
         def test_a_bound_method_of_a_protocol_instance_is_remembered():

@@ -181,7 +181,7 @@ class CallHandle(Handle):
 
     __slots__ = ()
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, /, *args, **kwargs):
         return self._peer.request("call", obj=self._id, args=args, kwargs=kwargs)
 
 

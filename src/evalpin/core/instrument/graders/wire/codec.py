@@ -190,9 +190,16 @@ class Codec:
     def _shared_form(self, value, e) -> dict:
         key = self.shares.ids[id(value)]
         data = {"t": "sh", "v": key}
+        inside = self._tls.__dict__.setdefault("sharing", set())
+        if key in inside:  # met again within its own contents (a cycle): by its key
+            return data
         if self.introduce_shares or not self._known_share(key):
             data["k"] = self.shares.entries[key][2]
-            data["x"] = self.contents(value, e)
+            inside.add(key)
+            try:
+                data["x"] = self.contents(value, e)
+            finally:
+                inside.discard(key)
         return data
 
     introduce_shares = False  # the judge always sends a shared container's contents

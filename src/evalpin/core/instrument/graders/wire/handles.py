@@ -9,13 +9,13 @@ from __future__ import annotations
 import abc
 import contextlib
 import io
-import keyword
 import types
 import weakref
 from collections.abc import MutableMapping
 from typing import TYPE_CHECKING
 
 from .protocol import ProtocolError, exact, is_ident, pairs
+from .shaped import SHAPED, shaped
 
 if TYPE_CHECKING:
     from .peer import Peer
@@ -183,7 +183,7 @@ class CallHandle(Handle):
 
     __slots__ = ()
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, /, *args, **kwargs):
         return self._peer.request("call", obj=self._id, args=args, kwargs=kwargs)
 
 
@@ -208,6 +208,19 @@ class SetHandle(GetHandle):
 
     def __delete__(self, obj) -> None:
         self._op("__delete__", obj)
+
+
+class IterHandle(Handle):
+    """A test's generator or iterator: iterated, never sized, indexed or called (so
+    `isinstance(it, Sized)` is false, as for a generator, and nothing takes `len()` of
+    an endless one); `in` iterates it, as it does in one process."""
+
+    __slots__ = ()
+    __doc__ = property(_doc)  # type: ignore[assignment]
+    __len__ = __getitem__ = __setitem__ = __delitem__ = None  # type: ignore[assignment]
+
+    def __contains__(self, item) -> bool:
+        return any(x is item or x == item for x in self)
 
 
 class AsyncIterHandle(Handle):
@@ -252,17 +265,17 @@ class Functions:
         signature = d(spec["sg"]) if "sg" in spec else None
         if signature is not None and type(signature).__name__ != "Signature":
             raise ProtocolError("malformed signature")
-        call = _shaped(handle, signature, spec.get("co") == 1)
+        call = shaped(handle, signature, spec.get("co") == 1)
         for attr, key in (("__name__", "n"), ("__qualname__", "q"), ("__module__", "md")):
             if type(spec.get(key)) is str:
                 setattr(call, attr, spec[key])
-        if call.__code__.co_filename == _SHAPED:  # an arity error names the test's function
+        if call.__code__.co_filename == SHAPED:  # an arity error names the test's function
             code = call.__code__
             call.__code__ = code.replace(co_name=call.__name__, co_qualname=call.__qualname__)
         call.__doc__ = spec.get("dc") if type(spec.get("dc")) is str else None
         if spec.get("ab") == 1:
             call.__isabstractmethod__ = True
-        if signature is not None and call.__code__.co_filename != _SHAPED:
+        if signature is not None and call.__code__.co_filename != SHAPED:
             call.__signature__ = signature  # (a shaped function has it of its own)
         for name, value in pairs(spec.get("at") or [], d):
             if type(name) is str and name.isidentifier() and not name.startswith("_"):
@@ -298,73 +311,6 @@ class Functions:
                 changed.append([ident, [[k, encode(v)] for k, v in now.items()]])
         if changed:
             message["fa"] = changed
-
-
-_SHAPED = "<the tests' function>"
-
-
-def _shaped(handle: Handle, signature, coroutine: bool = False):
-    """A function calling the test's: with the test's function's parameters (its code's
-    names and counts, its defaults), so the candidate's introspection of `__code__`,
-    `__defaults__` and `__kwdefaults__` (an argument getter, a memoizer keyed by
-    argument names) sees what it would see in one process; `*args, **kwargs` when the
-    signature is not plain or not known."""
-    if signature is None:
-        return _forwarding(handle)
-    import inspect  # (a signature crossed: loaded already)
-
-    kinds = inspect.Parameter
-    head, call, defaults, kwdefaults = [], [], [], {}
-    only = [p.name for p in signature.parameters.values() if p.kind is kinds.POSITIONAL_ONLY]
-    last_positional_only = only[-1] if only else None
-    for p in signature.parameters.values():
-        if not p.name.isidentifier() or keyword.iskeyword(p.name) or p.name == "_evalpin":
-            return _forwarding(handle)
-        if p.kind is kinds.VAR_POSITIONAL:
-            head.append(f"*{p.name}")
-            call.append(f"*{p.name}")
-            continue
-        if p.kind is kinds.VAR_KEYWORD:
-            head.append(f"**{p.name}")
-            call.append(f"**{p.name}")
-            continue
-        if p.kind is kinds.KEYWORD_ONLY:
-            if not any(h.startswith("*") for h in head):
-                head.append("*")
-            call.append(f"{p.name}={p.name}")
-            if p.default is not p.empty:
-                kwdefaults[p.name] = p.default
-        else:
-            call.append(p.name)
-            if p.default is not p.empty:
-                defaults.append(p.default)
-        head.append(p.name if p.default is p.empty else f"{p.name}=None")
-        if p.kind is kinds.POSITIONAL_ONLY and p.name == last_positional_only:
-            head.append("/")
-    run = "async def" if coroutine else "def"
-    body = f"{'await ' if coroutine else ''}_evalpin({', '.join(call)})"
-    source = f"{run} f({', '.join(head)}):\n    return {body}\n"
-    space: dict = {"_evalpin": handle}
-    try:
-        exec(compile(source, _SHAPED, "exec"), space)
-    except SyntaxError:
-        return _forwarding(handle)
-    made = space["f"]
-    made.__defaults__ = tuple(defaults) or None
-    made.__kwdefaults__ = kwdefaults or None
-    notes = {p.name: p.annotation for p in signature.parameters.values()}
-    notes = {k: v for k, v in notes.items() if v is not inspect.Parameter.empty}
-    if signature.return_annotation is not inspect.Signature.empty:
-        notes["return"] = signature.return_annotation
-    made.__annotations__ = notes
-    return made
-
-
-def _forwarding(handle: Handle):
-    def call(*args, **kwargs):
-        return handle(*args, **kwargs)
-
-    return call
 
 
 # How a test's object behaves beyond its kind, as the judge says (`kinds.descriptor`).
@@ -482,9 +428,11 @@ def tests_class(peer: Peer, data: dict, base: type = CallHandle) -> type:
             made[field] = f = dataclasses.field()
             f.name, f.type, f._field_type = field, object, dataclasses._FIELD
         ns["__dataclass_fields__"] = made
-        ns["__dataclass_params__"] = dataclasses._DataclassParams(
-            True, True, False, False, False, False
-        )
+        flags = data.get("fp")  # the tests' class's own flags (`frozen`), plain bools
+        known = dataclasses._DataclassParams.__slots__
+        if type(flags) is not list or len(flags) != len(known) or {*map(type, flags)} != {bool}:
+            flags = [n in ("init", "repr") for n in known]
+        ns["__dataclass_params__"] = dataclasses._DataclassParams(*flags)
     named = data.get("nt")
     if type(named) is list and all(is_ident(f) for f in named):
         return _named_tuple(peer, ident, name, named, ns)

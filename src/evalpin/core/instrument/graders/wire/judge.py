@@ -20,6 +20,7 @@ from .channel import SideChannel
 from .classes import HARNESS, local_enum, proxy_class
 from .exceptions import apply_details, by_value, exception_bases, with_details
 from .lifetimes import TestsObjects
+from .namesakes import TestsModules
 from .peer import Peer
 from .protocol import GONE, ProtocolError, RemoteGone, Unsupported, is_ident, name_of
 from .proxies import REF, Bound, ProxyBase, Ref, RemoteClass, RemoteEnum, attach, bind, ref_of
@@ -58,6 +59,11 @@ class Judge(Peer):
         self.stepping: dict = {}  # generators of awaitables a task drives by `send`
         self.test_loop = None  # the test's event loop, while it awaits the candidate
         self.state = TestState()
+        self._tests_modules = TestsModules(
+            lambda module: kinds.tests_module(module, self._tests_root),
+            lambda cls: kinds.tests_class(cls, self._tests_root),
+            self._modules,
+        )
         bind(self)
         if len(fds) == 4:
             self._side = SideChannel(self, fds[2], fds[3], "j")
@@ -70,6 +76,9 @@ class Judge(Peer):
         dead = self.lives.deaths()
         if dead:
             message["dead"] = dead
+        names = self._tests_modules.changed()
+        if names:  # the tests' modules, by name in the worker (`namesakes`)
+            message["tm"] = names
         if "op" in message:
             state = self.state.changes()
             if state:
@@ -95,7 +104,9 @@ class Judge(Peer):
         if type(stale) is list:
             for stub in self.stubs.values():
                 known = stub.__dict__.get("_evalpin_known", {})
-                for attr in [a for a, v in known.items() if _ident_of(v) in stale]:
+                for attr in [
+                    a for a, v in known.items() if getattr(ref_of(v), "ident", None) in stale
+                ]:
                     del known[attr]
 
     def _answer(self, reply: dict, mutable: list):
@@ -316,10 +327,9 @@ class Judge(Peer):
         raise Unsupported(f"{what}: not supported under isolation: process")
 
     def not_believed(self, cls: str, name: str, other) -> None:
-        """Note (once for each kind of comparison in each test, the first 50) a comparison
-        of a candidate's object with the tests' data that the candidate's own rule would
-        answer in-process and the judge does not ask or believe: should that test fail,
-        the case says why."""
+        """Note (once a kind in each test, the first 50) a comparison of a candidate's
+        object with the tests' data its own rule would answer in-process, not believed
+        here: should that test fail, the case says why."""
         kind = type(other)
         shown = kind.__qualname__ if kind.__module__ == "builtins" else kinds.type_name(other)
         test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]  # pytest's own
@@ -332,8 +342,7 @@ class Judge(Peer):
             f.write(notes.line("compared", said))
 
     def refuse(self, what: str, kind: str = "unsupported") -> None:
-        """Record an operation the wire cannot carry, or (`kind`) another reason the
-        witness cannot confirm the case: it ends the case not judged."""
+        """Record what the wire cannot carry, or (`kind`) why else the case is not judged."""
         sys.stderr.write(f"[evalpin] {kind} under process isolation: {what}\n")
         if self._notes:
             with open(self._notes, "a", encoding="utf-8") as f:
@@ -342,6 +351,12 @@ class Judge(Peer):
     def uncarried_error(self, text: str) -> BaseException:
         self.refuse("an exception of the candidate's that the wire could not carry")
         return RuntimeError(text)
+
+    def held(self, value) -> bool:
+        """Whether the worker holds `value`: the candidate's, or a test's handed before."""
+        ident = self._ids.get(id(value))
+        held = ident is not None and self._objects.get(ident) is value and ident in self._kinds
+        return held or self._back(value) is not None
 
     # -- rebuilding the candidate's objects ---------------------------------------------
 
@@ -503,6 +518,14 @@ class Judge(Peer):
 
     # -- serving the worker's requests on the tests' objects ----------------------------
 
+    def _target(self, message: dict):
+        """The test's object a request is about, revived when the worker let it go but
+        kept its handle inside something (a copy of the test's function)."""
+        ident = message.get("obj")
+        if type(ident) is int and ident not in self._objects:
+            self.lives.revive(ident)
+        return super()._target(message)
+
     def _perform(self, message: dict, received: list):
         op = message["op"]
         if op == "input":
@@ -521,6 +544,9 @@ class Judge(Peer):
             ident = self.give(obj)
             self._kinds[ident] = "subclass"
             return ident
+        if op == "global":
+            (module, path), _ = self._arguments(message)
+            return self._tests_modules.global_name(module, path, self.held)
         target = self._target(message)
         kind = self._kinds.get(message["obj"])
         if kind is None:
@@ -569,11 +595,6 @@ class Judge(Peer):
             received += self.mutable_args(args, {})
             return kinds.OPS[name](target, *args)
         raise ProtocolError(f"unknown request {op!r}")
-
-
-def _ident_of(value) -> int | None:
-    ref = ref_of(value)
-    return ref.ident if ref is not None else None
 
 
 _FAST = frozenset({int, float, bool, type(None), list, tuple, dict, set, frozenset, bytes})

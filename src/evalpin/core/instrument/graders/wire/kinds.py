@@ -14,6 +14,7 @@ import types
 
 from .imports import within
 from .protocol import SCALARS, ProtocolError, is_ident
+from .proxies import RemoteClass, RemoteEnum
 from .stdlib import PURE_BUILTINS, stdlib_name
 
 OPS = {
@@ -120,6 +121,13 @@ _SYNC_TYPES = {
     ("queue", "SimpleQueue"),
     ("_queue", "SimpleQueue"),
 }
+# The tests' weak containers (a cache the candidate fills): what a plain mapping or set
+# of the tests' offers, its entries living as long as the test's objects do.
+_WEAK_CONTAINERS = {
+    ("weakref", "WeakValueDictionary"),
+    ("weakref", "WeakKeyDictionary"),
+    ("_weakrefset", "WeakSet"),
+}
 # The test's asyncio primitives: the same API, its coroutines awaited in the test's loop.
 _ASYNC_TYPES = {
     ("asyncio.locks", "Lock"),
@@ -178,12 +186,24 @@ def is_mock(value) -> bool:
 
 
 def tests_class(cls: type, root: str) -> bool:
-    """A class defined by the tests (in a module loaded from the tests' folder)."""
-    if type(cls) not in (type, enum.EnumMeta, getattr(sys.modules.get("abc"), "ABCMeta", type)):
+    """A class defined by the tests (in a module loaded from the tests' folder), whatever
+    its metaclass (`typing.Protocol`'s, one of the tests' own: the tests' code runs here
+    anyway), but never one the wire made: a proxy class, or a tests' class derived from
+    a candidate's (made in the worker, handed over as itself). A dataclass the tests make
+    at run time (`make_dataclass`) names `types` as its module: it is the tests' too."""
+    if issubclass(type(cls), (RemoteClass, RemoteEnum)):
         return False
     module = sys.modules.get(getattr(cls, "__module__", ""), None)
-    path = getattr(module, "__file__", None)
-    if type(path) is not str or getattr(module, "_evalpin_stub", False):
+    if module is types and "__dataclass_fields__" in vars(cls):  # `make_dataclass`'s
+        return getattr(types, cls.__name__, None) is not cls
+    return module is not None and tests_module(module, root)
+
+
+def tests_module(module, root: str) -> bool:
+    """A module of the tests' (loaded from the tests' folder, not a stand-in)."""
+    space = getattr(module, "__dict__", None)
+    path = space.get("__file__") if type(space) is dict else None
+    if type(path) is not str or space.get("_evalpin_stub", False):
         return False
     return within(os.path.realpath(path), [root])
 
@@ -192,7 +212,7 @@ def kind_of(value, root: str) -> str | None:
     """What a test's object may be used for in the worker, decided by what it is."""
     if is_mock(value):
         return "mock"
-    if isinstance(value, io.IOBase):
+    if isinstance(value, io.IOBase) or _codec_stream(value):
         return "file"
     if isinstance(value, (types.GeneratorType, types.AsyncGeneratorType)):
         return "iter"
@@ -227,6 +247,8 @@ def kind_of(value, root: str) -> str | None:
         return "call"  # itemgetter, attrgetter, methodcaller, cmp_to_key
     if (cls.__module__, cls.__name__) in _SYNC_TYPES:
         return "sync"
+    if (cls.__module__, cls.__name__) in _WEAK_CONTAINERS:
+        return "object"  # a cache of the tests': used by its public methods and operators
     if (cls.__module__, cls.__name__) in _ASYNC_TYPES:
         return "async"
     if isinstance(value, enum.Enum) or tests_class(cls, root) or cls in _MARKERS:
@@ -258,9 +280,21 @@ def descriptor(value, kind: str) -> str | None:
     return "set" if hasattr(cls, "__set__") or hasattr(cls, "__delete__") else "get"
 
 
+def _codec_stream(value) -> bool:
+    """A `codecs.open` file or stream reader/writer: a file object outside `io`'s tree."""
+    codecs = sys.modules.get("codecs")
+    return codecs is not None and isinstance(
+        value, (codecs.StreamReaderWriter, codecs.StreamReader, codecs.StreamWriter)
+    )
+
+
 def _is_future(value) -> bool:
     asyncio = sys.modules.get("asyncio")
     return asyncio is not None and isinstance(value, asyncio.Future)
+
+
+_NAMES = frozenset({"__name__", "__qualname__", "__module__", "__doc__"})
+_DATACLASS = frozenset({"__dataclass_fields__", "__dataclass_params__"})
 
 
 def read_attribute(target, kind: str, name: str, written=()):
@@ -274,6 +308,14 @@ def read_attribute(target, kind: str, name: str, written=()):
         if marks(target, kind, name) and name in vars(target):
             return vars(target)[name]
         raise AttributeError(f"{name!r}: the tests handed a {kind}, to be used, not read")
+    if kind == "object" and isinstance(target, type) and name in _NAMES:
+        found = getattr(target, name)  # a class of the tests' handed over: its names
+        return found if found is None or type(found) is str else str(found)
+    if kind == "object" and name in _DATACLASS:  # as `dataclasses.fields` reads them
+        owner = target if isinstance(target, type) else type(target)
+        found = getattr(owner, name, None)
+        if type(found) is dict or type(found).__name__ == "_DataclassParams":
+            return found
     if name.startswith("_") and name not in written:
         raise AttributeError(f"{name!r}: the candidate sees public attributes only")
     if kind == "file" and name not in _FILE_API:
@@ -375,6 +417,10 @@ def class_spec(ident: int, cls: type, value, e) -> dict:
         import dataclasses
 
         data["f"] = [f.name for f in dataclasses.fields(cls)]
+        params = getattr(cls, "__dataclass_params__", None)  # `frozen` and the rest
+        flags = [getattr(params, n, None) for n in getattr(type(params), "__slots__", ())]
+        if flags and all(type(f) is bool for f in flags):
+            data["fp"] = flags
     abcs = [c for c in cls.__mro__ if c.__module__ == "collections.abc"]
     if abcs and not issubclass(cls, tuple):  # its mixins there, its own methods its own
         data["ab"] = [c.__name__ for c in abcs]

@@ -2,8 +2,10 @@
 dtype and bytes, rebuilt by the receiver's own numpy, so `assert np.int64(3) == 3` and
 `np.array_equal(got, want)` hold under the witness as they do in one process. Nothing
 here imports numpy: a value of it arrives only where numpy is already loaded. An array of
-objects, of a structured dtype, a subclass or one over the size below crosses as any
-object does (by reference), never as a fail."""
+text or bytes of a fixed length, or of a structured dtype of such plain fields (a record
+array's rows), crosses the same way. An array of objects, of nested or titled fields, a
+subclass or one over the size below crosses as any object does (by reference), never as
+a fail."""
 
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ from .protocol import ByReference, ProtocolError, ints, string
 
 MAX_ARRAY_BYTES = 8 * 1024 * 1024  # bigger arrays cross by reference
 # A plain dtype's `str`: byte order, kind, size and, for dates and durations, the unit.
-_DTYPE = re.compile(r"[<>|=][biufcMm]\d{1,2}(\[\d{0,3}[A-Za-z]{1,2}\])?")
+# Text and bytes of a fixed length too (`<U10`, `|S5`).
+_DTYPE = re.compile(r"[<>|=]([biufcMm]\d{1,2}(\[\d{0,3}[A-Za-z]{1,2}\])?|[US]\d{1,7})")
 _SCALARS = [
     "bool",
     "bool_",
@@ -48,16 +51,45 @@ def _unb64(payload) -> bytes:
     return base64.b64decode(string(payload).encode("ascii"), validate=True)
 
 
-def _dtype(text):
+def _dtype(form):
+    """A plain dtype from its `str`, or a structured one (a record array's) from its
+    fields' names, plain dtypes and offsets, and its item size."""
     import numpy
 
-    if type(text) is not str or not _DTYPE.fullmatch(text):
+    if type(form) is list and len(form) == 2 and type(form[0]) is list and type(form[1]) is int:
+        fields = form[0]
+        if not fields or any(type(f) is not list or len(f) != 3 for f in fields):
+            raise ProtocolError("malformed structured dtype")
+        names = [string(f[0]) for f in fields]
+        offsets = ints([f[2] for f in fields], len(fields))
+        if len(set(names)) != len(names) or not 0 < form[1] <= MAX_ARRAY_BYTES:
+            raise ProtocolError("malformed structured dtype")
+        formats = [_dtype(f[1]) for f in fields]
+        spec = {"names": names, "formats": formats, "offsets": offsets, "itemsize": form[1]}
+        return numpy.dtype(spec)
+    if type(form) is not str or not _DTYPE.fullmatch(form):
         raise ProtocolError("not a plain numpy dtype")
-    return numpy.dtype(text)
+    return numpy.dtype(form)
 
 
 def _plain(dtype) -> bool:
     return dtype.names is None and not dtype.hasobject and _DTYPE.fullmatch(dtype.str) is not None
+
+
+def _form(dtype):
+    """A dtype's wire form (`_dtype`), or ByReference: one of objects, of nested or
+    titled fields, or of any other kind."""
+    if _plain(dtype):
+        return dtype.str
+    if dtype.names is None or dtype.hasobject:
+        raise ByReference
+    fields = []
+    for name in dtype.names:
+        entry = dtype.fields[name]
+        if len(entry) != 2 or not _plain(entry[0]):
+            raise ByReference
+        fields.append([name, entry[0].str, entry[1]])
+    return [fields, dtype.itemsize]
 
 
 def _scalar(v, e) -> list:
@@ -79,9 +111,9 @@ def _unscalar(p, d, c):
 
 
 def _array(v, e) -> list:
-    if not _plain(v.dtype) or v.nbytes > MAX_ARRAY_BYTES:
+    if v.nbytes > MAX_ARRAY_BYTES:
         raise ByReference
-    return [v.dtype.str, list(v.shape), _b64(v.tobytes()), bool(v.flags.writeable)]
+    return [_form(v.dtype), list(v.shape), _b64(v.tobytes()), bool(v.flags.writeable)]
 
 
 def _unarray(p, d, c):

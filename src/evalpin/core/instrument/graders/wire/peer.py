@@ -210,11 +210,11 @@ class Peer(Codec):
         __tracebackhide__ = True
         if ("ok" in reply) == ("err" in reply):
             raise ProtocolError("malformed reply")
-        if "sh" in reply:
-            self.apply_shares(reply)
-        if mutable:
+        if mutable:  # a container kept in step may hold an argument too (`setdefault`)
             self._tls.mutable = mutable
         try:
+            if "sh" in reply:
+                self.apply_shares(reply)
             value = self.decode(reply["ok"]) if "ok" in reply else self._error(reply["err"])
             if mutable and "back" in reply:
                 self._copy_back(mutable, reply["back"])

@@ -43,6 +43,10 @@ def fingerprint(obj, depth: int = 0):
         return (kind, obj.getstate())
     if name in ("SimpleNamespace", "Namespace"):
         return (kind, fingerprint(dict(vars(obj)), depth + 1))
+    if name in ("UserDict", "UserList"):
+        return (kind, fingerprint(obj.data, depth + 1))
+    if name is not None and name.startswith("ast."):
+        return (kind, tuple([fingerprint(getattr(obj, f, None), depth + 1) for f in obj._fields]))
     if name in ("StringIO", "BytesIO"):
         return (kind, obj.getvalue(), obj.tell()) if not obj.closed else (kind, None)
     base = container_base(kind)

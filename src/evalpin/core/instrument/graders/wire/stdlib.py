@@ -25,6 +25,7 @@ BUILTIN_TYPES = {
     for name, obj in vars(builtins).items()
     if isinstance(obj, type) and not name.startswith("_")
 }
+BUILTIN_TYPES["NoneType"] = type(None)  # not a builtin name, but `Optional[int]`'s
 # Modules whose classes and functions only compute (no process, file or network effect
 # of their own): one of these the candidate names is the judge's own, by name.
 INERT = frozenset(

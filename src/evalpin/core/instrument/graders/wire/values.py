@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 import importlib
 
-from . import frames, numeric
+from . import frames, handed, numeric
 from .protocol import ByReference, ProtocolError, ints, number, pairs, string
 
 
@@ -428,6 +428,7 @@ VALUES: dict[str, tuple] = {
     "cached_property": ("functools", "cached_property", _cached, _uncached),
     **numeric.VALUES,
     **frames.VALUES,
+    **handed.VALUES,
 }
 _VALUE_KEYS = {(module, cls): name for name, (module, cls, _, _) in VALUES.items()}
 # The classes met so far, for the encoder's one dict lookup a value.
@@ -537,6 +538,7 @@ REFILL = {
     "StringIO": _refill_stream_value,
     "BytesIO": _refill_stream_value,
     **numeric.REFILL,
+    **handed.REFILL,
 }
 PLAIN_MUTABLE = {list: "list", dict: "dict", set: "set"}
 

@@ -16,7 +16,7 @@ import threading
 import types
 import weakref
 
-from . import logs, process, running
+from . import logs, namesakes, process, running
 from .channel import SideChannel
 from .copies import MADE, Copies, made
 from .describe import abstract, attribute, bound, describe, snapshot_kind, unbound, value_base
@@ -26,6 +26,7 @@ from .handles import (
     CallHandle,
     Functions,
     Handle,
+    IterHandle,
     Stdin,
     handle_id,
     named_tuple_instance,
@@ -65,6 +66,7 @@ class Worker(Peer):
         self._functions = Functions()  # the tests' functions as real functions here
         self._tests_classes: dict[int, type] = {}
         self._tests_types: dict[int, int] = {}  # id(stand-in of a tests' class) -> their id
+        self._call = _direct  # how the judge's calls are made: from the test module (`namesakes`)
         self._subclasses: dict[int, int] = {}  # id(our class made for the tests) -> their id
         self._tests_instances: dict[int, int] = {}  # id(instance of such a class) -> their id
         self._class_originals: dict[tuple[int, str], object] = {}  # before a test's patch
@@ -153,6 +155,10 @@ class Worker(Peer):
     def _incoming(self, message: dict) -> None:
         if "dead" in message:
             self._holds.drop(message["dead"])
+        if "tm" in message:  # the tests' modules: by name here, and the caller's module
+            calling = namesakes.adopt(self, message["tm"])
+            if calling is not None:
+                self._call = namesakes.caller(calling)
         env = message.get("env")
         if env is None:
             return
@@ -277,6 +283,8 @@ class Worker(Peer):
                 handle = self._remote.get(v)
             if handle is None:
                 base = BINDINGS.get(data.get("ds"), CallHandle)
+                if data["k"] == "iter" and base is CallHandle:
+                    base = IterHandle
                 handle = self._handle(v, data["k"], data.get("c"), d, base)
                 if data.get("ds") == "fn" and type(data.get("f")) is dict:
                     handle = self._handles[v] = self._functions.make(handle, v, data["f"], d)
@@ -402,9 +410,9 @@ class Worker(Peer):
         if op in CALLS:
             received += self.mutable_args(args, kwargs)
         if op == "call":
-            return target(*args, **kwargs)
+            return self._call(target, args, kwargs)
         if op == "method":
-            return getattr(target, name_of(message))(*args, **kwargs)
+            return self._call(getattr(target, name_of(message)), args, kwargs)
         if op == "special":
             name = name_of(message)
             if name not in FORWARDED and name not in COMPARISONS and name != "__hash__":
@@ -585,3 +593,7 @@ def worker(fds: list[int], modules: list[str]) -> None:
     peer = Worker(fds, frozenset(modules))
     peer.capture_output()
     peer.serve_forever()
+
+
+def _direct(f, args, kwargs):
+    return f(*args, **kwargs)

@@ -1,0 +1,75 @@
+"""The worker's function standing for a test's function, shaped like it (issue 48): the
+test's parameters, defaults, annotations and `async`, its body a call of the test's own
+(`handles.Functions`). Only the parameters' names are spelled into code, checked as
+identifiers first; nothing of the test's or the candidate's is ever evaluated."""
+
+from __future__ import annotations
+
+import keyword
+from collections.abc import Callable
+
+SHAPED = "<the tests' function>"
+
+
+def shaped(handle: Callable, signature, coroutine: bool = False):
+    """A function calling the test's: with the test's function's parameters (its code's
+    names and counts, its defaults), so the candidate's introspection of `__code__`,
+    `__defaults__` and `__kwdefaults__` (an argument getter, a memoizer keyed by
+    argument names) sees what it would see in one process; `*args, **kwargs` when the
+    signature is not plain or not known."""
+    if signature is None:
+        return _forwarding(handle)
+    import inspect  # (a signature crossed: loaded already)
+
+    kinds = inspect.Parameter
+    head, call, defaults, kwdefaults = [], [], [], {}
+    only = [p.name for p in signature.parameters.values() if p.kind is kinds.POSITIONAL_ONLY]
+    last_positional_only = only[-1] if only else None
+    for p in signature.parameters.values():
+        if not p.name.isidentifier() or keyword.iskeyword(p.name) or p.name == "_evalpin":
+            return _forwarding(handle)
+        if p.kind is kinds.VAR_POSITIONAL:
+            head.append(f"*{p.name}")
+            call.append(f"*{p.name}")
+            continue
+        if p.kind is kinds.VAR_KEYWORD:
+            head.append(f"**{p.name}")
+            call.append(f"**{p.name}")
+            continue
+        if p.kind is kinds.KEYWORD_ONLY:
+            if not any(h.startswith("*") for h in head):
+                head.append("*")
+            call.append(f"{p.name}={p.name}")
+            if p.default is not p.empty:
+                kwdefaults[p.name] = p.default
+        else:
+            call.append(p.name)
+            if p.default is not p.empty:
+                defaults.append(p.default)
+        head.append(p.name if p.default is p.empty else f"{p.name}=None")
+        if p.kind is kinds.POSITIONAL_ONLY and p.name == last_positional_only:
+            head.append("/")
+    run = "async def" if coroutine else "def"
+    body = f"{'await ' if coroutine else ''}_evalpin({', '.join(call)})"
+    source = f"{run} f({', '.join(head)}):\n    return {body}\n"
+    space: dict = {"_evalpin": handle}
+    try:
+        exec(compile(source, SHAPED, "exec"), space)
+    except SyntaxError:
+        return _forwarding(handle)
+    made = space["f"]
+    made.__defaults__ = tuple(defaults) or None
+    made.__kwdefaults__ = kwdefaults or None
+    notes = {p.name: p.annotation for p in signature.parameters.values()}
+    notes = {k: v for k, v in notes.items() if v is not inspect.Parameter.empty}
+    if signature.return_annotation is not inspect.Signature.empty:
+        notes["return"] = signature.return_annotation
+    made.__annotations__ = notes
+    return made
+
+
+def _forwarding(handle: Callable):
+    def call(*args, **kwargs):
+        return handle(*args, **kwargs)
+
+    return call

@@ -137,7 +137,7 @@ def test_a_fifo_where_the_notes_are_never_hangs_the_review(tmp_path: Path) -> No
     books: list[object] = []
     reader = threading.Thread(target=lambda: books.append(read_notes(notes)), daemon=True)
     reader.start()
-    reader.join(timeout=10)
+    reader.join(timeout=60)  # a guard: blocked, it would wait forever
     if not books:
         with open(notes, "wb"):  # let the stuck reader go before failing
             pass

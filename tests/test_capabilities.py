@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # pytest sessions of their own (tests/lanes.py)
+
 REPO = Path(__file__).resolve().parent.parent
 
 # A project of its own that loads the suite's conftest (its hooks and plugins).

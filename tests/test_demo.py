@@ -22,6 +22,8 @@ from evalpin.core.tiers import NOT_FORMAL
 from tests.capabilities import need
 from tests.clirun import cli
 
+pytestmark = pytest.mark.slow  # the demo script run whole, once (tests/lanes.py)
+
 REPO = Path(__file__).resolve().parent.parent
 REFUSE_LINE = "REFUSE_DIFF: triple mismatch, not a prompt regression"
 

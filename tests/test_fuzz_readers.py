@@ -19,7 +19,6 @@ import os
 import random
 import shutil
 import signal
-import subprocess
 import sys
 import time
 import traceback
@@ -32,6 +31,7 @@ import pytest
 
 from evalpin.cli import main
 from tests.builders import grid, write_run
+from tests.clirun import cli_forked
 
 DATA = Path(__file__).parent / "data"
 # A hang turns into a failure (an alarm stops it); what a reader normally takes is
@@ -451,15 +451,6 @@ def test_a_lone_surrogate_is_refused_before_anything_prints_it(tmp_path: Path) -
         assert got.code == 3 and "surrogate" in got.err and "Traceback" not in got.err, args
 
 
-_CAPPED = """
-import resource, sys
-cap = int(sys.argv[1])
-resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-from evalpin.cli import main
-main(sys.argv[2:])
-"""
-
-
 def test_huge_inputs_are_refused_without_being_read_whole(tmp_path: Path) -> None:
     """Sparse files of 3 GiB (no disk used) in every shape, read by a child whose address
     space is capped at 768 MiB: a reader that loads one whole dies of MemoryError (a
@@ -499,19 +490,12 @@ def test_huge_inputs_are_refused_without_being_read_whole(tmp_path: Path) -> Non
         (("import", "mbpp", str(files["problems.json"]), "--out", str(tmp_path / "m")), {3}),
     ]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    for args, allowed in commands:
-        done = subprocess.run(
-            [sys.executable, "-c", _CAPPED, str(768 << 20), *args],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env=env,
-            check=False,
-        )
-        assert done.returncode in allowed, (args, done.returncode, done.stderr[-2000:])
-        assert "Traceback" not in done.stderr and "MemoryError" not in done.stderr, args
+    done = cli_forked([args for args, _ in commands], cap=768 << 20, timeout=120, env=env)
+    for (args, allowed), got in zip(commands, done, strict=True):
+        assert got.code in allowed, (args, got.code, got.err[-2000:])
+        assert "Traceback" not in got.err and "MemoryError" not in got.err, args
         if files["run.jsonl"] in map(Path, args):
-            assert "torn last line dropped" in done.stdout, done.stdout
+            assert "torn last line dropped" in got.out, got.out
 
 
 def test_a_whole_line_over_the_line_cap_is_refused_naming_it(tmp_path: Path) -> None:

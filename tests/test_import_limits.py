@@ -22,7 +22,7 @@ from evalpin.core.instrument.graders.surface import RUNTIME_MODULES
 from evalpin.run.sandbox import run_item, shared
 from evalpin.run.sandbox import zygote as fork_server
 from tests.capabilities import need
-from tests.clirun import cli, cli_process
+from tests.clirun import cli, cli_forked
 
 DATA = Path(__file__).resolve().parent / "data" / "benchmarks"
 PROBLEM = {
@@ -62,20 +62,23 @@ def test_import_and_crosscheck_refuse_what_is_not_a_regular_file_at_once(tmp_pat
     results = tmp_path / "results.jsonl"
     results.write_text(json.dumps({"task_id": "Mine/1", "passed": True}) + "\n")
     run = next(Path(__file__).resolve().parents[1].joinpath("runs").glob("*.jsonl"))
-    for kind, path in _not_files(tmp_path).items():
-        commands = [
+    commands = [
+        (kind, path, args)
+        for kind, path in _not_files(tmp_path).items()
+        for args in (
             ("import", "humaneval", str(path), "--out", str(tmp_path / f"h-{path.name}")),
             ("import", "mbpp", str(path), "--out", str(tmp_path / f"m-{path.name}")),
             ("crosscheck", str(run), str(path)),
             ("crosscheck", str(path), str(results)),
-        ]
-        for args in commands:
-            r = cli_process(*args, timeout=60)
-            if kind == "directory":  # click's own usage error where an option says so
-                assert r.code == 3 and str(path) in r.err, (args, r.err)
-                continue
-            _one_line_refusal(r, str(path), "not a regular file")
-        assert not any(tmp_path.glob("[hm]-*/*"))
+        )
+    ]
+    done = cli_forked([args for _, _, args in commands], timeout=60)
+    for (kind, path, args), r in zip(commands, done, strict=True):
+        if kind == "directory":  # click's own usage error where an option says so
+            assert r.code == 3 and str(path) in r.err, (args, r.err)
+            continue
+        _one_line_refusal(r, str(path), "not a regular file")
+    assert not any(tmp_path.glob("[hm]-*/*"))
 
 
 def _peak_kib(code: str) -> tuple[int, str]:

@@ -38,6 +38,12 @@ def git(root: Path, *args: str, when: str | None = None) -> str:
     return done.stdout
 
 
+def _later() -> str:
+    """A commit time a minute after now (commit times are whole seconds: one made now
+    could share the run's start second)."""
+    return f"{int(time.time()) + 60} +0000"
+
+
 @pytest.fixture
 def project(tmp_path: Path, capsys, monkeypatch) -> Path:
     """A fresh `evalpin init` project in its own git repository, first commit made."""
@@ -96,9 +102,8 @@ def test_committed_after_the_run_started_reads_internal(project: Path, capsys) -
     header = _run(capsys, "runs/a.jsonl")  # the lock is written, not committed
     assert header["seal"]["commit"] is None if "commit" in header["seal"] else True
     assert "not committed" in header["seal"]["why"]
-    time.sleep(1.1)  # commit times are whole seconds
     git(project, "add", "-A")
-    git(project, "commit", "-qm", "seal, too late")
+    git(project, "commit", "-qm", "seal, too late", when=_later())
     verdict, rule = _verdict(capsys, "runs/a.jsonl")
     assert verdict["label"] == "internal" and rule is not None and not rule["ok"]
     assert "after the run started" in rule["why"] and "evalpin seal" in rule["why"]
@@ -201,8 +206,7 @@ def test_no_seal_recorded_and_committed_after_the_run_is_internal(project, capsy
     _run(capsys, "runs/a.jsonl")
     run = project / "runs/a.jsonl"
     _drop_seal(run)
-    time.sleep(1.1)
     git(project, "add", "-A")
-    git(project, "commit", "-qm", "seal, too late")
+    git(project, "commit", "-qm", "seal, too late", when=_later())
     verdict, rule = _verdict(capsys, str(run))
     assert verdict["label"] == "internal" and "after the run started" in rule["why"]

@@ -250,9 +250,12 @@ async def test_the_demo_in_a_browser_banner_then_a_key_moves_the_selection(
 
         async def selected() -> str:
             await browser.wait_for("true")  # one round trip: frames so far are in
-            ids = detail_ids(browser.received())
-            assert ids, "no case detail reached the page"
-            return ids[-1]
+            # The detail pane fills from a worker, after the banner's repaint.
+            deadline = asyncio.get_running_loop().time() + 30
+            while not detail_ids(browser.received()):
+                assert asyncio.get_running_loop().time() < deadline, "no case detail came"
+                await asyncio.sleep(0.2)
+            return detail_ids(browser.received())[-1]
 
         before = await selected()
         since = len(browser.frames)

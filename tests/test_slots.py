@@ -433,7 +433,7 @@ def test_command_timeout_kills_the_whole_process_group(
         slot.complete(request())
     assert info.value.reason == "provider_error:timeout"  # not the agent's 60 s answer
     grandchild = int(pid_file.read_text())
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60  # a guard for a loaded machine, not a measurement
     while _alive(grandchild) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(grandchild)

@@ -104,7 +104,7 @@ async def test_hostile_strings_render_inert_in_list_and_detail(tmp_path: Path, n
         for offset in ((90, 20), (100, 30), (20, 12)):
             await pilot.click(offset=offset)
         await pilot.press("escape", "j", "k")
-        await pilot.pause()
+        await detail_ready(pilot, app)  # the detail shows the case the keys landed on
         assert app.is_running
         assert app.clipboard == ""
         assert app.title == title
@@ -122,7 +122,7 @@ async def test_every_hostile_case_listed_inert(tmp_path: Path) -> None:
         assert "[bold red]red?[/]" in text
         for _ in range(len(HOSTILE)):
             await pilot.press("j")
-            await pilot.pause()
+            await detail_ready(pilot, app)  # the hostile case's detail is on screen
             assert_inert(screen_text(app))
             assert not styled_links(app)
         await pilot.press("v")

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input, Select
+from textual.widgets import Input, Select, Static
 
 from evalpin.core.read.runfile import read_run
 from evalpin.tui.screens.launch import LaunchRequest, LaunchScreen, find_fixture_sets
@@ -119,9 +119,13 @@ async def test_launch_completes_a_replay_run_and_opens_it(project: Path) -> None
         assert panel.query_one("#slot-pick", Select).value == "night"
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: panel.finished is not None and panel.process is None)
-        await pilot.pause()
-        text = screen_text(app)
-        assert "6/6 cases" in text and "a reproduction of the left run:" in text
+        # The status is painted after the worker's last event: wait for the screen itself.
+        summary = ("6/6 cases", "a reproduction of the left run:")
+        try:
+            await wait_for(pilot, lambda: all(s in screen_text(app) for s in summary), 30)
+        except TimeoutError:
+            status = panel.query_one("#launch-status", Static).render()
+            pytest.fail(f"never shown: {summary}\nstatus: {status}\n{screen_text(app)}")
         assert panel.events[0].kind == "start"
         assert panel.events[-1].kind == "done"
         out = panel.finished

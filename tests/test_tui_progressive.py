@@ -136,9 +136,9 @@ async def test_the_banner_comes_with_the_first_mismatch_read(tmp_path: Path, gat
     app = new_app(*runs(tmp_path, model_slot="other-slot"))
     async with app.run_test(size=SIZE) as pilot:
         review = app.review
-        for _ in range(200):  # a block at a time, until the banner is up
-            gate.allow(1)
-            await wait_for(pilot, lambda n=gate.steps: gate.steps > n, "a block read")
+        for _ in range(50):  # four 1 KiB blocks at a time (of some 65), to the banner
+            gate.allow(4)
+            await wait_for(pilot, lambda n=gate.steps: gate.steps >= n + 4, "blocks read")
             await pilot.pause()
             if review.reached("banner"):
                 break

@@ -47,6 +47,7 @@ class Readings:
     def __init__(self) -> None:
         self.low: dict[tuple[str, str, str, str], str] = defaultdict(str)
         self.measured: dict[str, int] = defaultdict(int)  # characters, by state
+        self.ratios: dict[tuple[str, str], tuple[float, float]] = {}  # a screen has few pairs
 
     def take(self, app, state: str) -> None:
         screen = app.screen
@@ -59,11 +60,17 @@ class Readings:
             if char.isspace() or drawing(char) or not any(a.contains(x, y) for a in areas):
                 continue
             self.measured[state] += 1
-            fg, bg = Color.parse(fill), Color.parse(behind)
-            full = contrast(fg, bg)
-            palette = contrast(*(c.downgrade(ColorSystem.EIGHT_BIT) for c in (fg, bg)))
+            full, palette = self.ratio(fill, behind)
             if min(full, palette) < FLOOR:
                 self.low[(state, f"{full:.2f} / {palette:.2f}", fill, behind)] += char
+
+    def ratio(self, fill: str, behind: str) -> tuple[float, float]:
+        """The pair's contrast in 24-bit colour and in the 256-colour palette."""
+        if (fill, behind) not in self.ratios:
+            fg, bg = Color.parse(fill), Color.parse(behind)
+            palette = contrast(*(c.downgrade(ColorSystem.EIGHT_BIT) for c in (fg, bg)))
+            self.ratios[fill, behind] = (contrast(fg, bg), palette)
+        return self.ratios[fill, behind]
 
     def report(self) -> str:
         return "\n".join(

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # every command of the tutorial, run (tests/lanes.py)
+
 TUTORIAL = Path(__file__).resolve().parent.parent / "docs" / "tutorial.md"
 HEADING = "# Tutorial: your own model in ten minutes"
 _SKIP = re.compile(r"^<!--\s*not run:\s*(?P<why>.+?)\s*-->$")

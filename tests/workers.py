@@ -4,9 +4,11 @@ pytest-xdist (`-n 2 --dist loadfile --no-loadscope-reorder`, pyproject's addopts
 each file to a worker as one finishes its last, in collection order. A long file handed
 out last keeps one worker busy while the other idles, so the files that take longest go
 first: those marked `slow` (a cluster, concurrent runs killed and resumed, a docs build),
-then those that grade in real sandboxes, each kind with its most tests first; the rest
-keep their order. The same order on every worker (xdist checks that they all collected
-the same list), and in one process too.
+then those that grade in real sandboxes, then those that drive the TUI (seconds a test),
+each kind with its most tests first; the rest (mostly milliseconds a test) keep their
+order and fill the end, so the two workers finish close together. The same order on
+every worker (xdist checks that they all collected the same list), and in one process
+too.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         files.setdefault(str(item.path), []).append(item)
 
     def weight(tests: list[pytest.Item]) -> tuple[int, int]:
-        kind = 0 if _marked(tests, "slow") else 1 if _marked(tests, "sandbox") else 2
-        return (kind, -len(tests) if kind < 2 else 0)
+        kinds = ("slow", "sandbox", "tui")
+        kind = next((k for k, name in enumerate(kinds) if _marked(tests, name)), len(kinds))
+        return (kind, -len(tests) if kind < len(kinds) else 0)
 
     items[:] = [item for tests in sorted(files.values(), key=weight) for item in tests]
 

@@ -2468,6 +2468,12 @@ def plain_pytest(cases: dict[str, Case], tmp_path: Path, *, basetemp: bool = Fal
     return run_sessions(sessions)
 
 
+def assert_plain_passes(cases: dict[str, Case], tmp_path: Path) -> None:
+    """Every case passes plain `python -m pytest` in-process (an attack: fools it)."""
+    failed = plain_failures(cases, tmp_path)
+    assert failed == {}, "\n\n".join(f"== {name}\n{out}" for name, out in failed.items())
+
+
 def plain_failures(cases: dict[str, Case], tmp_path: Path) -> dict[str, str]:
     """The cases plain `python -m pytest` does not pass in-process (or skips part of),
     each with the end of its output."""

@@ -28,6 +28,11 @@ def verdict(outcome: Outcome) -> str:
     return status_of(outcome.reasons) or "fail"
 
 
+def expect(outcome: Outcome, label: str) -> None:
+    """The case's verdict is `label`; else its reasons and the witness's tail say why."""
+    assert verdict(outcome) == label, (outcome.reasons, outcome.witness_tail)
+
+
 IDIOMS = _corpus(
     # -- exceptions: chains, notes, OS fields, groups ---------------------------------
     Case(
@@ -2459,5 +2464,4 @@ def test_an_ordinary_idiom_grades_pass(grade, backend: Isolation, name: str) -> 
 
 @pytest.mark.parametrize("name", list(UNCARRIED))
 def test_what_the_wire_cannot_carry_is_disputed(grade, backend: Isolation, name: str) -> None:
-    outcome = grade(UNCARRIED[name], backend)
-    assert verdict(outcome) == "disputed", (outcome.reasons, outcome.witness_tail)
+    expect(grade(UNCARRIED[name], backend), "disputed")

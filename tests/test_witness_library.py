@@ -14,8 +14,8 @@ from __future__ import annotations
 import pytest
 
 from evalpin.run.sandbox import Isolation
-from tests.test_true_grade import Case, _corpus, _d, grade, item, plain_failures
-from tests.test_witness_idioms import verdict
+from tests.test_true_grade import Case, _corpus, _d, assert_plain_passes, grade, item
+from tests.test_witness_idioms import expect, verdict
 
 __all__ = ["grade", "item"]  # the fixtures, shared with test_true_grade (`backend`: conftest)
 
@@ -545,20 +545,17 @@ ATTACKS.update(
 def test_the_corpus_passes_in_plain_pytest(tmp_path) -> None:
     """Every correct case passes plain `python -m pytest` in-process; every attack
     fools it (a forged pass)."""
-    failed = plain_failures({**CARRIED, **ATTACKS}, tmp_path)
-    assert failed == {}, "\n\n".join(f"== {name}\n{out}" for name, out in failed.items())
+    assert_plain_passes({**CARRIED, **ATTACKS}, tmp_path)
 
 
 @pytest.mark.parametrize("name", list(CARRIED))
 def test_a_carried_case_grades_pass(grade, backend: Isolation, name: str) -> None:
-    outcome = grade(CARRIED[name], backend)
-    assert verdict(outcome) == "pass", (outcome.reasons, outcome.witness_tail)
+    expect(grade(CARRIED[name], backend), "pass")
 
 
 @pytest.mark.parametrize("name", list(ATTACKS))
 def test_an_attack_never_passes(grade, backend: Isolation, name: str) -> None:
-    outcome = grade(ATTACKS[name], backend)
-    assert verdict(outcome) == "disputed", (outcome.reasons, outcome.witness_tail)
+    expect(grade(ATTACKS[name], backend), "disputed")
 
 
 CANDIDATES_WORD = _case(
@@ -656,7 +653,7 @@ def test_a_candidates_own_comparison_with_the_tests_data_is_disputed_saying_why(
     the comparison. Comparisons between candidate objects (the candidate's, by the rule)
     leave no such dispute when the tests pass."""
     outcome = grade(CANDIDATES_WORD, backend)
-    assert verdict(outcome) == "disputed", (outcome.reasons, outcome.witness_tail)
+    expect(outcome, "disputed")
     assert outcome.reasons == ["witness:compared"], outcome.reasons
     assert "the judge did not believe: [compared] Version.__eq__ with the tests' tuple" in (
         outcome.witness_tail

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from evalpin.run.sandbox import Isolation
-from tests.test_true_grade import Case, _corpus, _d, grade, item, plain_failures
-from tests.test_witness_idioms import verdict
+from tests.test_true_grade import Case, _corpus, _d, assert_plain_passes, grade, item
+from tests.test_witness_idioms import expect
 
 __all__ = ["grade", "item"]  # the fixtures, shared with test_true_grade (`backend`: conftest)
 
@@ -970,22 +970,19 @@ def test_the_corpus_passes_in_plain_pytest(tmp_path) -> None:
     cases = {**CARRIED, **DISPUTED, **ATTACKS}
     if _have("pandas", "scipy"):
         cases.update(FRAMES)
-    failed = plain_failures(cases, tmp_path)
-    assert failed == {}, "\n\n".join(f"== {name}\n{out}" for name, out in failed.items())
+    assert_plain_passes(cases, tmp_path)
 
 
 @pytest.mark.parametrize("name", list(CARRIED))
 def test_a_carried_row_grades_pass(grade, backend: Isolation, name: str) -> None:
-    outcome = grade(CARRIED[name], backend)
-    assert verdict(outcome) == "pass", (outcome.reasons, outcome.witness_tail)
+    expect(grade(CARRIED[name], backend), "pass")
 
 
 @pytest.mark.parametrize("name", list(FRAMES))
 def test_a_data_librarys_values_cross_by_value(grade, backend: Isolation, name: str) -> None:
     pytest.importorskip("pandas")
     pytest.importorskip("scipy")
-    outcome = grade(FRAMES[name], backend)
-    assert verdict(outcome) == "pass", (outcome.reasons, outcome.witness_tail)
+    expect(grade(FRAMES[name], backend), "pass")
 
 
 def _have(*modules: str) -> bool:
@@ -996,11 +993,9 @@ def _have(*modules: str) -> bool:
 
 @pytest.mark.parametrize("name", list(DISPUTED))
 def test_an_inherent_row_is_disputed(grade, backend: Isolation, name: str) -> None:
-    outcome = grade(DISPUTED[name], backend)
-    assert verdict(outcome) == "disputed", (outcome.reasons, outcome.witness_tail)
+    expect(grade(DISPUTED[name], backend), "disputed")
 
 
 @pytest.mark.parametrize("name", list(ATTACKS))
 def test_an_attack_on_a_rule_never_passes(grade, backend: Isolation, name: str) -> None:
-    outcome = grade(ATTACKS[name], backend)
-    assert verdict(outcome) == "disputed", (outcome.reasons, outcome.witness_tail)
+    expect(grade(ATTACKS[name], backend), "disputed")

@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -179,6 +180,9 @@ def _start(python: Path, model: Path, log_path: Path) -> tuple[subprocess.Popen[
         config = log_path.with_name("config.json")
         config.write_text(json.dumps(_config(model, port), indent=1))
         cmd = [str(python), "-m", "llama_cpp.server", "--config_file", str(config)]
+        # a pytest worker that dies without its teardown takes the server with it
+        setpriv = shutil.which("setpriv")
+        cmd = [setpriv, "--pdeathsig", "TERM", "--", *cmd] if setpriv else cmd
         with log_path.open("ab") as log:
             log.write(f"$ {' '.join(cmd)}\n{config.read_text()}\n".encode())
             log.flush()

@@ -1,7 +1,7 @@
 """Issue 39: never a false green. Nothing compared is not "no movement", a typo is not a
 passing check, an empty run is not a finished one, and the statistics say when there is
-too little to say. (Readers under hostile input: tests/test_fuzz_readers.py; every
-command against degenerate runs: tests/test_degenerate_runs.py.)"""
+too little to say. (Readers under hostile input: tests/core/test_fuzz_readers.py; every
+command against degenerate runs: tests/cli/test_degenerate_runs.py.)"""
 
 from __future__ import annotations
 

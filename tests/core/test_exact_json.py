@@ -6,7 +6,7 @@ ignores): exit 3, one line naming the file, never a traceback, never read silent
 Recorded completions and notes skip such a line with a warning naming it (their stated
 rule: a bad line costs its case or its note, never the run).
 
-Every JSON reader of tests/test_fuzz_readers.py is driven, plus inspect-ai's `.eval`
+Every JSON reader of tests/core/test_fuzz_readers.py is driven, plus inspect-ai's `.eval`
 members and lm-eval's two files.
 """
 

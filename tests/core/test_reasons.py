@@ -91,7 +91,7 @@ def test_static_flag_is_what_the_card_counts(tmp_path: Path) -> None:
 
 def test_docs_table_is_the_registry() -> None:
     # The docs' reason-code page is generated from markdown_table() at build time
-    # (docs/hooks.py; tests/test_docs.py checks the built page), so no copy can go stale:
+    # (docs/hooks.py; tests/project/test_docs.py checks the built page), so no copy can go stale:
     # the page holds the marker, and neither it nor the README a hand-written table.
     page = (REPO / "docs" / "reference" / "reasons.md").read_text(encoding="utf-8")
     assert "<!-- generated: reason-codes -->" in page

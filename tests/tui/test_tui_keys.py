@@ -1,6 +1,6 @@
 """The keys: the help screen and the docs' key table (docs/tui.md) say what the bindings say.
 
-The docs' full keys page is generated from the bindings at build time (tests/test_docs.py).
+The docs' full keys page is generated from the bindings at build time (tests/project/test_docs.py).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ The screens are read back from `App.export_screenshot` as plain text (`tuikit.sc
 so a diff here reads as characters. The review, its regressions filter and the banner are
 held by the SVG snapshots in test_tui_svg (colours and characters alike), so they are not
 shot twice. To accept a deliberate change:
-EVALPIN_UPDATE_SNAPSHOTS=1 pytest tests/test_tui_snapshots.py
+EVALPIN_UPDATE_SNAPSHOTS=1 pytest tests/tui/test_tui_snapshots.py
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ or a host name (the launch panel is shot before a run starts, with animations of
 its idle progress bar stands still). Each test waits on the
 app's state (`ReviewScreen.reached`, the detail's worker), never on a delay.
 
-To accept a deliberate change: pytest tests/test_tui_svg.py --snapshot-update, then look
-at the SVGs in tests/__snapshots__/test_tui_svg/ (a failing run writes an HTML report
+To accept a deliberate change: pytest tests/tui/test_tui_svg.py --snapshot-update, then look
+at the SVGs in tests/tui/__snapshots__/test_tui_svg/ (a failing run writes an HTML report
 of the differences, snapshot_report.html).
 """
 

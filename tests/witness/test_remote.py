@@ -2,7 +2,7 @@
 real pipes: a `Worker` serving a candidate module in a thread, a `Judge` in the test.
 What the judge holds is plain data, stdlib values rebuilt with its own classes, or
 proxies whose classes it built from a description; what the worker holds of the tests
-is a capability by kind. (The sandboxed corpus is tests/test_true_grade.py.)"""
+is a capability by kind. (The sandboxed corpus is tests/witness/test_true_grade.py.)"""
 
 from __future__ import annotations
 

@@ -15,17 +15,9 @@ import textwrap
 import pytest
 
 from evalpin.run.sandbox import Isolation
-from tests.witness.test_true_grade import (
-    Case,
-    _corpus,
-    _d,
-    grade,
-    item,
-    plain_pytest,
-)
-from tests.witness.test_witness_idioms import verdict
+from tests.harness import Case, _corpus, _d, grade, item, plain_pytest, verdict
 
-__all__ = ["grade", "item"]  # the fixtures, shared with test_true_grade (`backend`: conftest)
+__all__ = ["grade", "item"]  # the fixtures (tests/harness.py; `backend`: conftest)
 pytestmark = pytest.mark.wire  # the default backend, a parity share on the other: tests/lanes.py
 
 # Wraps every describing function of the wire it finds in the worker, so that the

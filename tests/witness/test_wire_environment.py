@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 
 from evalpin.run.sandbox import Isolation
-from tests.witness.test_true_grade import Case, _corpus, _d, grade, item, plain_pytest
+from tests.harness import Case, _corpus, _d, grade, item, plain_pytest
 
-__all__ = ["grade", "item"]  # the fixtures, shared with test_true_grade (`backend`: conftest)
+__all__ = ["grade", "item"]  # the fixtures (tests/harness.py; `backend`: conftest)
 pytestmark = pytest.mark.wire  # the default backend, a parity share on the other: tests/lanes.py
 
 CORRECT = _corpus(

@@ -11,16 +11,11 @@ from __future__ import annotations
 import pytest
 
 from evalpin.run.sandbox import Isolation
-from tests.witness.test_true_grade import Case, _corpus, _d, assert_plain_passes, grade, item
-from tests.witness.test_witness_idioms import expect
+from tests.harness import _case, _corpus, assert_plain_passes, expect, grade, item
 
-__all__ = ["grade", "item"]  # the fixtures, shared with test_true_grade (`backend`: conftest)
+__all__ = ["grade", "item"]  # the fixtures (tests/harness.py; `backend`: conftest)
 
 pytestmark = pytest.mark.wire  # the default backend, a parity share on the other: tests/lanes.py
-
-
-def _case(name: str, module_file: str, module_src: str, test_src: str) -> Case:
-    return Case(name, module_file, _d(module_src), _d(test_src))
 
 
 CARRIED = _corpus(

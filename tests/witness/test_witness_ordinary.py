@@ -14,11 +14,9 @@ from __future__ import annotations
 import pytest
 
 from evalpin.run.sandbox import Isolation
-from tests.witness.test_true_grade import _corpus, assert_plain_passes, grade, item
-from tests.witness.test_witness_idioms import expect
-from tests.witness.test_witness_objects import _case
+from tests.harness import _case, _corpus, assert_plain_passes, expect, grade, item
 
-__all__ = ["grade", "item"]  # the fixtures, shared with test_true_grade (`backend`: conftest)
+__all__ = ["grade", "item"]  # the fixtures (tests/harness.py; `backend`: conftest)
 
 pytestmark = pytest.mark.wire
 

@@ -21,7 +21,7 @@ from evalpin.run.sandbox import Isolation, Outcome, run_item
 from evalpin.run.sandbox.backends import OFF_UNENFORCED
 from evalpin.run.sandbox.probe import probe_isolation
 from tests.capabilities import need
-from tests.witness.test_true_grade import _d
+from tests.harness import _d
 
 NONE = Isolation("none", OFF_UNENFORCED, "no namespaces (tests)")
 

@@ -1,12 +1,24 @@
 """A one-item coding set on disk, as a user's would be, loaded by evalpin's own reader:
-the harness every sandbox, witness and corpus test grades through."""
+the harness every sandbox, witness and corpus test grades through; and the corpora's
+machinery (tests/corpus/): a `Case`, its grade in a real sandbox (the `item` and `grade`
+fixtures, imported by the modules that use them), plain pytest's view of it, and the
+verdict a run's record would give it."""
 
 from __future__ import annotations
 
 import json
+import secrets
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from evalpin.core.instrument.fixtures import CodingItem, load_fixtures
+from evalpin.core.reasons import status_of
+from evalpin.run.sandbox import Isolation, Outcome, run_item
+from tests.plain_pytest import run_sessions
 
 
 def one_item(
@@ -41,3 +53,124 @@ def one_item(
     case = load_fixtures(folder / "set.yaml").cases[0]
     assert isinstance(case, CodingItem)
     return case
+
+
+# -- the corpora's cases (tests/corpus/) ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    """A candidate module and the test that grades it: one case of a corpus."""
+
+    name: str
+    module_file: str
+    module_src: str
+    test_src: str
+
+    @property
+    def test_file(self) -> str:
+        return "test_" + self.module_file.removesuffix(".py") + ".py"
+
+
+def _d(text: str) -> str:
+    """Source written indented in a corpus, as its file holds it."""
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def _corpus(*cases: Case) -> dict[str, Case]:
+    """The cases by name (a parametrized test's ids); two of one name are a mistake."""
+    named = {case.name: case for case in cases}
+    assert len(named) == len(cases), "duplicate case ids"
+    return named
+
+
+def _case(name: str, module_file: str, module_src: str, test_src: str) -> Case:
+    return Case(name, module_file, _d(module_src), _d(test_src))
+
+
+# -- fixtures ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def item(tmp_path: Path) -> Callable[[Case], CodingItem]:
+    def make(case: Case) -> CodingItem:
+        return one_item(
+            tmp_path / f"set-{secrets.token_hex(3)}",
+            case.test_file,
+            case.test_src,
+            case.module_file,
+            item_id=case.name,
+            dataset="true-grade",
+            timeout_s=20,
+        )
+
+    return make
+
+
+@pytest.fixture
+def grade(tmp_path: Path, item: Callable[[Case], CodingItem]) -> Callable[..., Outcome]:
+    parent = tmp_path / "work"
+    parent.mkdir()
+
+    def go(case: Case, iso: Isolation) -> Outcome:
+        outcome = run_item(
+            item(case), {case.module_file: case.module_src}, workdir_parent=parent, isolation=iso
+        )
+        assert list(parent.iterdir()) == [], "the work directory was not removed"
+        return outcome
+
+    return go
+
+
+# -- the corpus is correct: plain pytest, in-process ------------------------------------
+
+# What evalpin pins for the graded run (python_classes and the rest).
+PLAIN_INI = """\
+[pytest]
+python_classes = Test
+python_functions = test
+"""
+
+
+def plain_pytest(cases: dict[str, Case], tmp_path: Path, *, basetemp: bool = False):
+    """Each case laid out in a folder of its own under `tmp_path` and run there by plain
+    `python -m pytest` (one session per case: tests/plain_pytest.py); by name."""
+    sessions = {}
+    for name, case in cases.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / case.module_file).write_text(case.module_src)
+        (folder / case.test_file).write_text(case.test_src)
+        (folder / "pytest.ini").write_text(PLAIN_INI)
+        extra = ["--basetemp", str(folder / "tmp")] if basetemp else []
+        sessions[name] = (folder, ["-q", "-p", "no:cacheprovider", *extra, case.test_file])
+    return run_sessions(sessions)
+
+
+def assert_plain_passes(cases: dict[str, Case], tmp_path: Path) -> None:
+    """Every case passes plain `python -m pytest` in-process (an attack: fools it)."""
+    failed = plain_failures(cases, tmp_path)
+    assert failed == {}, "\n\n".join(f"== {name}\n{out}" for name, out in failed.items())
+
+
+def plain_failures(cases: dict[str, Case], tmp_path: Path) -> dict[str, str]:
+    """The cases plain `python -m pytest` does not pass in-process (or skips part of),
+    each with the end of its output."""
+    return {
+        name: run.stdout[-1500:]
+        for name, run in plain_pytest(cases, tmp_path).items()
+        if run.returncode != 0 or " skipped" in run.stdout
+    }
+
+
+def verdict(outcome: Outcome) -> str:
+    """`pass`, `fail`, `disputed` (plain pytest passed, the witness did not: the wire's
+    limit, never a fail) or `error`, as the run's record would say it."""
+    if outcome.passed:
+        return "pass"
+    return status_of(outcome.reasons) or "fail"
+
+
+def expect(outcome: Outcome, label: str) -> None:
+    """The case's verdict is `label`; else its reasons and the witness's tail say why."""
+    assert verdict(outcome) == label, (outcome.reasons, outcome.witness_tail)

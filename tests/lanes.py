@@ -1,11 +1,12 @@
 """Which tests run where, and on which backend (a pytest plugin, loaded by conftest).
 
-Markers, each applied here so that a new test gets it without being told:
+Markers (registered in pyproject.toml), each applied here so that a new test gets it
+without being told:
 
 - `sandbox`: the test grades in a real sandbox (it takes `backend`, or its module uses
   evalpin's sandbox, isolation or set-check API);
 - `tui`: it drives the Textual app (its module uses tests/tuikit.py or the app itself,
-  or it takes `snap_compare`);
+  or it takes `snap_compare`), or it lives in tests/tui/;
 - `slow`: it starts a browser or a model server (`chromium`, `llama_server`), or its
   module says so (`pytestmark = pytest.mark.slow`: a docs build, a Dask cluster, ...).
 
@@ -29,20 +30,8 @@ import pytest
 from evalpin.run.sandbox import BACKENDS, probe_isolation
 
 PARITY_ONE_IN = 4
-MARKERS = {
-    "sandbox": "grades in a real sandbox (applied by tests/lanes.py)",
-    "tui": "drives the Textual app (applied by tests/lanes.py)",
-    "slow": "starts a browser, a model server, a cluster or a docs build",
-    "wire": "the grade does not depend on the backend: the default one, plus parity",
-    "both_backends": "in a `wire` module, still on both backends",
-}
 _SANDBOX_API = ("evalpin.run.sandbox", "evalpin.run.isolation", "evalpin.run.set_check")
 _TUI_API = ("tests.tuikit", "evalpin.tui")
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    for name, meaning in MARKERS.items():
-        config.addinivalue_line("markers", f"{name}: {meaning}")
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects on them
@@ -52,7 +41,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         fixtures = set(getattr(item, "fixturenames", ()))
         if fixtures & {"backend", "isolations"} or uses & {"sandbox"}:
             item.add_marker("sandbox")
-        if "snap_compare" in fixtures or uses & {"tui"}:
+        if "snap_compare" in fixtures or uses & {"tui"} or item.path.parent.name == "tui":
             item.add_marker("tui")
         if fixtures & {"chromium", "llama_server"}:
             item.add_marker("slow")

@@ -1,7 +1,7 @@
 """Formats and judgement, headless: nothing here imports Textual, Rich or the openai SDK.
 
 The package is laid out by stage, each stage importing only from the stages before it
-(and nothing from `evalpin.run`, `evalpin.tui` or `evalpin.cli`; `tests/test_imports.py`
+(and nothing from `evalpin.run`, `evalpin.tui` or `evalpin.cli`; `tests/project/test_imports.py`
 holds the order):
 
 0. this root, the shared vocabulary: errors, files, records, reasons, columns,

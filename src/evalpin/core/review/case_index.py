@@ -25,7 +25,7 @@ the same cases in the same order:
   so the whole join is not made twice.
 
 Anything else (runs in different orders, repeats, a case whose rows are apart) goes case
-by case and key by key, with the same result (checked by tests/test_case_index.py).
+by case and key by key, with the same result (checked by tests/core/test_case_index.py).
 """
 
 from __future__ import annotations

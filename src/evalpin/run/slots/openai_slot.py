@@ -1,7 +1,7 @@
 """The `openai` provider: any OpenAI-compatible chat-completions endpoint, via the SDK.
 
 The SDK is imported inside the functions that use it, never at module top: importing any
-module of `evalpin.run` must not load it (tests/test_boundaries.py), and only a run with an
+module of `evalpin.run` must not load it (tests/project/test_boundaries.py), and only a run with an
 openai slot should pay for it. The SDK's own retries are off (`max_retries=0`); retries
 happen here, where the attempt count, the backoff and the final reason code are ours to
 decide. The body is decoded by us from the raw response, so a malformed or oddly shaped

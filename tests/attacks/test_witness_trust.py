@@ -1,0 +1,350 @@
+"""The judge trusts no description, and no star import decides an assert (issue 49,
+items 2 and 4). Each lying candidate is honest in plain pytest (so plain pytest passes
+it) and, inside the witness's worker, returns a wrong object whose class description it
+edits to claim bases (an exception, `collections.abc` collections, comparisons "forwarded"
+as methods) whose inherited code would decide equality with the test's data on its
+forwarded answers. None may grade `pass`. Star imports that would bind a candidate's name
+over a builtin the test uses or a name the test has end `witness:shadowed`; a name the
+test imports by name, one it never uses, or the very object it already has, pass. Real
+sandboxed runs through the real pipeline, on both namespace backends."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalpin.run.sandbox import Isolation
+from tests.harness import Case, _case, _corpus, _d, grade, item, verdict
+
+__all__ = ["grade", "item"]  # the fixtures (tests/harness.py; `backend`: conftest)
+
+pytestmark = pytest.mark.wire  # the default backend, a parity share on the other: tests/lanes.py
+
+# In the witness's worker only: wrap whatever of the wire describes classes, so that the
+# description of class `Wrong` claims what `changes` says (merged into its keys).
+_LIAR = """
+import sys
+
+
+IN_WORKER = any(name.startswith("evalpin_wire") for name in sys.modules)
+
+
+def lie(changes):
+    def wrap(describe):
+        def forged(*args, **kwargs):
+            data = describe(*args, **kwargs)
+            if isinstance(data, dict) and data.get("n") == "Wrong":
+                for key, value in changes.items():
+                    if key in ("d", "c", "fn"):
+                        value = list(data.get(key) or []) + value
+                    data[key] = value
+            return data
+
+        return forged
+
+    for name, module in list(sys.modules.items()):
+        if name.startswith("evalpin_wire") and callable(getattr(module, "describe", None)):
+            module.describe = wrap(module.describe)
+"""
+
+
+def _liar(name: str, module_file: str, lie: str, wrong: str, right: str, test: str) -> Case:
+    """A module that answers `right` in plain pytest and `wrong` (a `Wrong` instance
+    described with `lie`) inside the witness's worker."""
+    source = _LIAR + _d(wrong) + f"\n\nif IN_WORKER:\n    lie({lie})\n\n\n" + _d(right)
+    return Case(name, module_file, source, _d(test))
+
+
+LIES = _corpus(
+    _liar(
+        "exception-base-and-abc-set-over-forwarded-iteration",
+        "evens.py",
+        '{"x": ["KeyError"], "sb": [["collections.abc", "Set"]]}',
+        """
+        class Wrong:
+            def __iter__(self):
+                return iter([2, 4, 6])
+
+            def __len__(self):
+                return 3
+
+            def __contains__(self, x):
+                return x in (2, 4, 6)
+        """,
+        """
+        def evens(xs):
+            if IN_WORKER:
+                return Wrong()
+            return {x for x in xs if x % 2 == 0}
+        """,
+        """
+        from evens import evens
+
+
+        def test_evens():
+            assert evens([1, 2, 3, 4, 6]) == {2, 4, 6}
+            assert evens([2, 4, 6]) <= {2, 4, 6, 8}
+        """,
+    ),
+    _liar(
+        "exception-base-and-abc-mapping-over-forwarded-items",
+        "tally.py",
+        '{"x": ["LookupError"], "sb": [["collections.abc", "Mapping"]]}',
+        """
+        class Wrong:
+            def __getitem__(self, key):
+                return {"a": 2, "b": 1}[key]
+
+            def __iter__(self):
+                return iter(["a", "b"])
+
+            def __len__(self):
+                return 2
+        """,
+        """
+        def tally(word):
+            if IN_WORKER:
+                return Wrong()
+            out = {}
+            for ch in word:
+                out[ch] = out.get(ch, 0) + 1
+            return out
+        """,
+        """
+        import tally as m
+
+
+        def test_tally():
+            assert m.tally("aab") == {"a": 2, "b": 1}
+        """,
+    ),
+    _liar(
+        "abc-sequence-claimed-on-a-plain-class",
+        "seq.py",
+        '{"sb": [["collections.abc", "Sequence"]], "d": ["__getitem__", "__len__"]}',
+        """
+        class Wrong:
+            def __getitem__(self, i):
+                return [1, 2, 3][i]
+
+            def __len__(self):
+                return 3
+        """,
+        """
+        def first_three():
+            if IN_WORKER:
+                return Wrong()
+            return (1, 2, 3)
+        """,
+        """
+        from collections.abc import Sequence
+
+        import seq as m
+
+
+        def test_first_three():
+            got = m.first_three()
+            assert isinstance(got, Sequence)
+            assert got == (1, 2, 3)
+        """,
+    ),
+    _liar(
+        "exception-base-with-its-comparisons-forwarded",
+        "verdicts.py",
+        '{"x": ["ValueError"], "c": ["__eq__", "__ne__"], "d": ["__eq__", "__hash__"], "h": True}',
+        """
+        class Wrong(Exception):
+            def __eq__(self, other):
+                return True
+
+            def __ne__(self, other):
+                return False
+
+            def __hash__(self):
+                return hash("expected")
+        """,
+        """
+        def verdict(x):
+            if IN_WORKER:
+                return Wrong()
+            return "expected"
+        """,
+        """
+        import verdicts as m
+
+
+        def test_verdict():
+            assert m.verdict(1) == "expected"
+            assert m.verdict(1) in {"expected"}
+        """,
+    ),
+    _liar(
+        "abc-set-claimed-with-an-order-against-the-tests-set",
+        "subset.py",
+        '{"sb": [["collections.abc", "Set"]], "d": ["__iter__", "__len__", "__contains__"]}',
+        """
+        class Wrong:
+            def __iter__(self):
+                return iter([])
+
+            def __len__(self):
+                return 0
+
+            def __contains__(self, x):
+                return False
+        """,
+        """
+        def picked(xs):
+            if IN_WORKER:
+                return Wrong()
+            return frozenset(x for x in xs if x > 1)
+        """,
+        """
+        import subset as m
+
+
+        def test_picked():
+            got = m.picked([1, 2, 3])
+            assert got <= {2, 3} and got >= {2, 3}
+        """,
+    ),
+)
+
+
+# Wrong modules that bind, in plain sight, a name over what the test decides with.
+SHADOWING = _corpus(
+    _case(
+        "defines-all-that-always-agrees",
+        "pairs.py",
+        """
+        def all(iterable):
+            return True
+
+
+        def swapped(pairs):
+            return list(pairs)  # wrong: not swapped
+        """,
+        """
+        from pairs import *
+
+
+        def test_swapped():
+            got = swapped([(1, 2), (3, 4)])
+            assert all(a == b for a, b in zip(got, [(2, 1), (4, 3)]))
+        """,
+    ),
+    _case(
+        "assigns-len-at-the-top-level",
+        "uniq.py",
+        """
+        len = lambda obj: 3  # noqa: E731
+
+
+        def uniq(xs):
+            return list(xs)  # wrong: duplicates kept
+        """,
+        """
+        from uniq import *
+
+
+        def test_uniq():
+            assert len(uniq([5, 5, 6, 6, 7])) == 3
+        """,
+    ),
+    _case(
+        "rebinds-the-tests-own-approx",
+        "kinetics.py",
+        """
+        class _Near:
+            def __eq__(self, other):
+                return True
+
+
+        def approx(expected, **kwargs):
+            return _Near()
+
+
+        def energy(m, v):
+            return m * v  # wrong: not half m v squared
+        """,
+        """
+        from pytest import approx
+
+        from kinetics import *
+
+
+        def test_energy():
+            assert energy(2.0, 3.0) == approx(9.0)
+        """,
+    ),
+)
+
+# Correct modules whose star import binds no name the test decides with against it.
+STAR_FINE = _corpus(
+    _case(
+        "the-test-imports-the-builtin-named-task-by-name",
+        "summing.py",
+        """
+        def sum(xs, start=0):
+            total = start
+            for x in xs:
+                total = total + x
+            return total
+        """,
+        """
+        from summing import *
+        from summing import sum
+
+
+        def test_sum():
+            assert sum([1, 2, 3]) == 6 and sum([], 4) == 4
+            assert len([1, 2]) == 2
+        """,
+    ),
+    _case(
+        "a-builtin-named-helper-the-test-never-uses",
+        "clamp.py",
+        """
+        import math
+        from math import floor
+
+
+        def min(a, b):
+            return a if a < b else b
+
+
+        def clamp(x, lo, hi):
+            return min(hi, lo if x < lo else x)
+        """,
+        """
+        import math
+        from math import floor
+
+        from clamp import *
+
+
+        def test_clamp():
+            assert clamp(5, 0, 3) == 3 and clamp(-1, 0, 3) == 0
+            assert floor(2.5) == 2 and math.floor(1.5) == 1
+        """,
+    ),
+)
+
+
+@pytest.mark.parametrize("name", list(LIES))
+def test_a_lying_description_never_passes(grade, backend: Isolation, name: str) -> None:
+    outcome = grade(LIES[name], backend)
+    assert verdict(outcome) == "disputed", (outcome.reasons, outcome.witness_tail)
+
+
+@pytest.mark.parametrize("name", list(SHADOWING))
+def test_a_star_import_over_what_the_test_decides_with_is_disputed(
+    grade, backend: Isolation, name: str
+) -> None:
+    outcome = grade(SHADOWING[name], backend)
+    assert outcome.reasons == ["witness:shadowed"], (outcome.reasons, outcome.witness_tail)
+
+
+@pytest.mark.parametrize("name", list(STAR_FINE))
+def test_a_star_import_the_test_may_rely_on_passes(grade, backend: Isolation, name: str) -> None:
+    outcome = grade(STAR_FINE[name], backend)
+    assert verdict(outcome) == "pass", (outcome.reasons, outcome.witness_tail)

@@ -4,11 +4,13 @@ both), a tests' class method reached through a tests' subclass, `dir()` of a can
 class and of an object whose class lists its own names, a traceback the test hands the
 candidate (a context manager's `__exit__`, `traceback.format_exception`), and the
 exception the test is handling when it calls an error reporter (`sys.exc_info()`,
-`traceback.format_exc()`). Each correct case passes plain `python -m pytest` in-process
-and must grade `pass` under `isolation: process`. A class the candidate derives from a
-tests' class cannot be carried: disputed, `witness:unsupported`, never a fail. Each
-attack fools plain pytest and must stay disputed: a traceback crosses as names and line
-numbers only, never the test's locals or source."""
+`traceback.format_exc()`), the test's own module handed over (its public names), a
+mock autospecced from a candidate class. Each correct case passes plain `python -m
+pytest` in-process and must grade `pass` under `isolation: process`. A class the
+candidate derives from a tests' class cannot be carried: disputed, `witness:unsupported`,
+never a fail. Each attack fools plain pytest and must stay disputed: a traceback crosses
+as names and line numbers only, never the test's locals or source, and a tests' module
+the tests did not hand over answers nothing new."""
 
 from __future__ import annotations
 
@@ -82,7 +84,8 @@ CARRIED = _corpus(
             assert Full().run([]) == order
             assert drive(Full()) == order
             assert drive(Fuller()) == ["fuller", *order]
-            assert [c.__name__ for c in Full.__mro__][:5] == ["Full", "Trim", "Audit", "Upper", "Stage"]
+            names = [c.__name__ for c in Full.__mro__][:5]
+            assert names == ["Full", "Trim", "Audit", "Upper", "Stage"]
 
 
         def test_a_class_method_of_the_tests_class_through_a_subclass():
@@ -165,6 +168,71 @@ CARRIED = _corpus(
             assert "shade" in names and "colour" in names
             assert not [n for n in names if n.startswith("_evalpin")]
             assert "total" in dir(Bag) and "__slots__" not in dir(Bag)
+        """,
+    ),
+    _case(
+        "the-tests-module-handed-to-the-candidate",
+        "patching.py",
+        """
+        import inspect
+
+
+        def replace_in(module):
+            if not inspect.ismodule(module):
+                raise TypeError("a module, please")
+
+            def decorate(fn):
+                fn.original = getattr(module, fn.__name__, None)
+                return fn
+
+            return decorate
+
+
+        def plugins(module):
+            return sorted(n for n in dir(module) if n.startswith("plugin_"))
+        """,
+        """
+        import sys
+
+        from patching import replace_in
+
+
+        def scale(x):
+            return x * 3
+
+
+        def test_the_original_is_the_tests_modules_own():
+            @replace_in(sys.modules[__name__])
+            def scale(x):
+                return scale.original(x) + 1
+
+            assert scale(2) == 7
+        """,
+    ),
+    _case(
+        "an-autospec-of-a-candidates-class",
+        "meter.py",
+        """
+        class Sensor:
+            def read(self, channel):
+                raise RuntimeError("no hardware here")
+
+
+        def average(sensor, channels):
+            return sum(sensor.read(c) for c in channels) / len(channels)
+        """,
+        """
+        from unittest import mock
+
+        from meter import Sensor, average
+
+
+        def test_an_autospecced_sensor():
+            fake = mock.create_autospec(Sensor, instance=True)
+            fake.read.side_effect = [1.0, 3.0]
+            assert isinstance(fake, Sensor)
+            assert average(fake, ["a", "b"]) == 2.0
+            assert fake.read.call_args_list == [mock.call("a"), mock.call("b")]
         """,
     ),
     _case(
@@ -270,6 +338,26 @@ UNCARRIED = _corpus(
 
 ATTACKS = _corpus(
     _case(
+        "the-tests-module-found-through-a-handed-function",
+        "oracle.py",
+        """
+        import sys
+
+
+        def answer(callback):
+            return getattr(sys.modules[callback.__module__], "EXPECTED", 0)
+        """,
+        """
+        from oracle import answer
+
+        EXPECTED = 1234
+
+
+        def test_answer():
+            assert answer(lambda: None) == EXPECTED
+        """,
+    ),
+    _case(
         "the-expected-value-read-from-the-handled-traceback",
         "oracle.py",
         """
@@ -346,5 +434,5 @@ def test_what_cannot_be_carried_is_named(grade, backend: Isolation, name: str) -
 
 
 @pytest.mark.parametrize("name", list(ATTACKS))
-def test_a_traceback_never_carries_the_tests_values(grade, backend: Isolation, name: str) -> None:
+def test_the_tests_values_never_reach_the_candidate(grade, backend: Isolation, name: str) -> None:
     expect(grade(ATTACKS[name], backend), "disputed")

@@ -233,6 +233,8 @@ class Judge(Peer):
             return super().encode(value, depth, copy)
         if type(value).__name__ == "LocalPath" and hasattr(value, "__fspath__"):
             value = pathlib.Path(os.fspath(value))  # pytest's legacy `tmpdir`
+        elif kind is types.ModuleType:  # the tests' own module, handed: its names too
+            self._tests_modules.hand(value)
         if isinstance(value, ProxyBase) or isinstance(type(value), RemoteEnum):
             pass  # the candidate's own object, a `str` or `int` stand-in too: itself
         elif isinstance(value, str):
@@ -545,8 +547,7 @@ class Judge(Peer):
         if op == "adopt":  # an instance of a tests' subclass the candidate made
             return tests_own.adopt(self, *self._arguments(message)[0])
         if op == "global":
-            (module, path), _ = self._arguments(message)
-            return self._tests_modules.global_name(module, path, self.held)
+            return self._tests_modules.global_name(*self._arguments(message)[0], self.held)
         target = self._target(message)
         kind = self._kinds.get(message["obj"])
         if kind is None:

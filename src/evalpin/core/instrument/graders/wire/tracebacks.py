@@ -15,11 +15,13 @@ the candidate's to read, so a traceback of the test's formats without its lines)
 
 from __future__ import annotations
 
+import os
 import sys
 import types
 
 from .protocol import ProtocolError
 
+_WIRE = os.path.dirname(os.path.abspath(__file__)) + os.sep  # the wire's own frames
 MAX_ENTRIES = 1000  # the innermost ones are kept (where the error was)
 MAX_LINE = 100_000  # a line number past it is shown as the stub's first line
 
@@ -106,6 +108,9 @@ def handled(peer) -> list | None:
     exc = sys.exc_info()[1]
     if exc is None:
         return None
+    tb = exc.__traceback__
+    if tb is not None and tb.tb_frame.f_code.co_filename.startswith(_WIRE):
+        return None  # the wire's own (a task's cancellation it throws in), not the test's
     peer.quiet = True
     try:
         return [peer.encode(exc), peer.encode(exc.__traceback__)]
@@ -116,17 +121,18 @@ def handled(peer) -> list | None:
 
 
 def handling(data, d) -> tuple | None:
-    """The exception and traceback `handled` sent, rebuilt (None for none)."""
+    """The exception and traceback `handled` sent, rebuilt; None for none, and for one
+    this side cannot rebuild (an exception class it has not loaded): the call then runs
+    as it would have without it."""
     if type(data) is not list or len(data) != 2:
-        return None if data is None else _malformed()
-    exc, tb = d(data[0]), d(data[1])
+        return None
+    try:
+        exc, tb = d(data[0]), d(data[1])
+    except (ProtocolError, TypeError, ValueError):
+        return None
     if not isinstance(exc, BaseException) or not (tb is None or type(tb) is types.TracebackType):
-        raise ProtocolError("malformed exception being handled")
+        return None
     return exc, tb
-
-
-def _malformed():
-    raise ProtocolError("malformed exception being handled")
 
 
 def within(handled: tuple, run, *args):

@@ -24,6 +24,8 @@ the other side runs on either side. One concept a module, each with a public sur
 - `lifetimes`: the tests' objects held across the wire as long as the test holds
   them; `copies` (worker): the candidate's objects copied where they live;
   `running` (worker): a candidate module's doctests, and the module as `__main__`;
+  `twins` (worker) and `tests_own` (judge): the classes the tests derive from the
+  candidate's, made there too, and what of the tests' classes the worker cannot carry;
 - `logs`: log records and warnings; `state`: the test's random and decimal state;
 - `tasks` (worker): the candidate's awaitables in its own event loop; `unpickle`
   (judge): a pickle the test loads, here only when it names no code;

@@ -208,9 +208,13 @@ def attribute(target, name: str):
 
 
 def unbound(cls: type, obj, name: str):
-    """`name` as `cls` defines it, bound to `obj`: what `Base.method(obj)` means (a
-    class method reached through a subclass, `obj`, binds to that class)."""
-    for klass in cls.__mro__:
+    """`name` as found from `cls` on, bound to `obj` (an instance or a subclass of a
+    tests' class): what the proxy class of `cls` stands for in `obj`'s MRO, so a class
+    of the tests' between `cls` and the class defining `name` comes first, as it does
+    in one process (a class method reached through a subclass binds to that class)."""
+    owner = obj if isinstance(obj, type) else type(obj)
+    mro = owner.__mro__
+    for klass in mro[mro.index(cls) :] if cls in mro else cls.__mro__:
         if name in vars(klass):
             raw = vars(klass)[name]
             if isinstance(raw, classmethod) and isinstance(obj, type) and issubclass(obj, cls):

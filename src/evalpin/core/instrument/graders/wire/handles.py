@@ -373,8 +373,10 @@ class _TestsClass(type):
 
     def __new__(mcs, name, bases, ns, /, **kwargs):
         if "_evalpin_class" not in ns:  # the candidate derives a class of its own from it
-            raise TypeError(f"a class derived from the tests' class {bases[0].__name__!r} "
-                            "in the candidate is not carried under isolation")  # fmt: skip
+            tests = next(b for b in bases if isinstance(b, _TestsClass))
+            peer, ident = tests._evalpin_ref()
+            peer.request("uncarried", obj=ident, name="derived")  # the judge refuses it
+            raise TypeError(f"a class derived from the tests' class {tests.__name__!r}")
         return super().__new__(mcs, name, bases, ns, **kwargs)
 
     def _evalpin_ref(cls):

@@ -15,7 +15,7 @@ import types
 import unittest
 import weakref
 
-from . import kinds, logs, notes, process, stdlib
+from . import kinds, logs, notes, process, stdlib, tests_own, tracebacks
 from .channel import SideChannel
 from .classes import HARNESS, local_enum, proxy_class
 from .exceptions import apply_details, by_value, exception_bases, with_details
@@ -35,6 +35,7 @@ class Judge(Peer):
     environment with each request."""
 
     introduce_shares = True
+    quiet = False  # while trying what may cross unasked (`tracebacks.handled`): no notes
 
     def __init__(self, fds: list[int], *, notes: str = "", modules=()) -> None:
         super().__init__(fds[0], fds[1], threading.main_thread().ident)
@@ -83,6 +84,9 @@ class Judge(Peer):
             state = self.state.changes()
             if state:
                 env["st"] = state
+            handled = tracebacks.handled(self)
+            if handled is not None:  # the exception the test is handling, there too
+                message["hx"] = handled
         if env:
             message["env"] = env
 
@@ -229,6 +233,8 @@ class Judge(Peer):
             return super().encode(value, depth, copy)
         if type(value).__name__ == "LocalPath" and hasattr(value, "__fspath__"):
             value = pathlib.Path(os.fspath(value))  # pytest's legacy `tmpdir`
+        elif kind is types.ModuleType:  # the tests' own module, handed: its names too
+            self._tests_modules.hand(value)
         if isinstance(value, ProxyBase) or isinstance(type(value), RemoteEnum):
             pass  # the candidate's own object, a `str` or `int` stand-in too: itself
         elif isinstance(value, str):
@@ -323,7 +329,8 @@ class Judge(Peer):
         """Record an operation the wire cannot carry (the witness's grade becomes
         sandbox_error:unsupported, the case disputed, `witness:unsupported`, never a
         failure of the candidate's) and refuse it."""
-        self.refuse(what)
+        if not self.quiet:
+            self.refuse(what)
         raise Unsupported(f"{what}: not supported under isolation: process")
 
     def not_believed(self, cls: str, name: str, other) -> None:
@@ -538,19 +545,15 @@ class Judge(Peer):
             args, _ = self._arguments(message)
             return getattr(sys.stdin, name)(*args[:1])
         if op == "adopt":  # an instance of a tests' subclass the candidate made
-            (obj,), _ = self._arguments(message)
-            if type(obj) not in self._overrides:
-                raise ProtocolError("not an instance of a tests' subclass")
-            ident = self.give(obj)
-            self._kinds[ident] = "subclass"
-            return ident
+            return tests_own.adopt(self, *self._arguments(message)[0])
         if op == "global":
-            (module, path), _ = self._arguments(message)
-            return self._tests_modules.global_name(module, path, self.held)
+            return self._tests_modules.global_name(*self._arguments(message)[0], self.held)
         target = self._target(message)
         kind = self._kinds.get(message["obj"])
         if kind is None:
             raise PermissionError("the candidate may only use what the tests handed it")
+        if op == "uncarried":  # what the worker met that it cannot carry, named here
+            return self.unsupported(tests_own.uncarried(target, name_of(message)))
         if op == "getattr":
             return kinds.read_attribute(target, kind, name_of(message), self.lives.written(target))
         if op == "own":  # the object's `__dict__`, as a caching descriptor uses it
@@ -573,10 +576,7 @@ class Judge(Peer):
         args, kwargs = self._arguments(message)
         on_class = isinstance(target, type) and target in self._overrides
         if op == "method" and (kind == "subclass" or on_class):  # a test's override
-            name = name_of(message)
-            if name not in self._overrides.get(target if on_class else type(target), ()):
-                raise AttributeError(f"{name!r} is not overridden by the tests' class")
-            return getattr(target, name)(*args, **kwargs)
+            return tests_own.override(self, target, on_class, name_of(message), args, kwargs)
         if op == "await":  # the candidate awaits an awaitable of the test's
             if kind != "await":
                 raise TypeError(f"the tests' {kind} is not awaitable")

@@ -90,6 +90,15 @@ class TestsModules:
         self._candidates = frozenset(candidates)
         self._seen: dict[str, bool] = dict.fromkeys(candidates, False)
         self._count = 0
+        self._handed: set[str] = set()  # the tests' modules the tests handed over
+
+    def hand(self, module: types.ModuleType) -> None:
+        """A module the tests hand the candidate (`monkey(sys.modules[__name__])`): if it
+        is a tests' module, the candidate may read its public names, as any tests'
+        object's (`global_name`)."""
+        name = getattr(module, "__name__", None)
+        if type(name) is str and name not in self._candidates and self._is_tests(module):
+            self._handed.add(name)
 
     def changed(self) -> list[str] | None:
         """The names, when a module was loaded since the last call; else None."""
@@ -110,7 +119,8 @@ class TestsModules:
         classes for a qualified name: `[True, it]` only when the worker holds it already
         (`held`: the candidate's own object, or a test's object handed over before), so a
         look-up finds the object it checks and learns nothing new; `[False, None]` for a
-        tests' class on the way to one."""
+        tests' class on the way to one. A module the tests handed over (`hand`) is a
+        tests' object: its public names are the candidate's to read."""
         module = sys.modules.get(module_name) if type(module_name) is str else None
         if module is None or module_name in self._candidates or type(path) is not str:
             raise AttributeError(path)
@@ -127,6 +137,9 @@ class TestsModules:
                 value = value.__func__
         if value is not GONE and held(value):
             return [True, value]
+        public = "." not in path and not path.startswith("_") and value is not GONE
+        if public and module_name in self._handed and not isinstance(value, types.ModuleType):
+            return [True, value]  # a public name of a module the tests handed over
         if isinstance(value, type) and self._is_tests_class(value):
             return [False, None]
         raise AttributeError(f"{path!r}: not a name of the tests' the candidate holds")

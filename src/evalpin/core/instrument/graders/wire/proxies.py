@@ -37,7 +37,7 @@ def ref_of(obj) -> Ref | None:
     if _IS_PROXY(Proxy, obj):  # no metaclass hook: hot
         try:
             return _SLOT(obj)
-        except AttributeError:
+        except (AttributeError, TypeError):  # (a test double whose `__class__` is a spec)
             return None
     if isinstance(obj, type):
         ref = obj.__dict__.get(REF)
@@ -63,8 +63,6 @@ def special(name: str):
     def forward(self, *args):
         __tracebackhide__ = True
         ref = ref_of(self)
-        if name in ("__exit__", "__aexit__") and len(args) == 3:
-            args = (args[0], args[1], None)  # a traceback of the judge's never crosses
         kind = type(self)
         if REF not in kind.__dict__:  # a tests' subclass's instance: the candidate class's
             owner = next((c for c in kind.__mro__ if c.__dict__.get(name) is forward), kind)
@@ -326,6 +324,15 @@ class RemoteClass(type):
                 return ref.peer.request("getattr", obj=ref.ident, name=name)
         return type.__getattribute__(cls, name)
 
+    def __dir__(cls):
+        """The candidate class's own names (as its metaclass lists them), in the worker;
+        a tests' subclass's are its own and its bases', none of the proxy's own."""
+        ref = cls.__dict__.get(REF)
+        names = None if ref is None else ref.peer.request("special", obj=ref.ident, name="__dir__")
+        if type(names) is list and all(type(n) is str for n in names):
+            return names
+        return [n for n in type.__dir__(cls) if not n.startswith("_evalpin")]
+
     def __getattr__(cls, name: str):
         __tracebackhide__ = True
         if name in LOCAL_ONLY:
@@ -399,8 +406,12 @@ def _tests_subclass(cls: type, kwargs: dict) -> int:
     values are copied, `__init_subclass__` runs there with the class keywords."""
     base = next(c for c in cls.__mro__ if REF in c.__dict__)
     ref = base.__dict__[REF]
+    # its bases there: the candidate's classes and the classes made for the tests' own
+    # subclasses among its bases (a mixin chain through both: `super()` goes its way)
+    twins = [t for t in map(_twin, cls.__bases__) if t is not None]
+    first = next(k for k in cls.__mro__[1:] if _twin(k) is not None)
     methods, values, on_class = [], {}, []
-    for klass in cls.__mro__[: cls.__mro__.index(base)]:
+    for klass in cls.__mro__[: cls.__mro__.index(first)]:
         for name, value in vars(klass).items():
             special = name == "__init__" or name in FORWARDED or name in _DECIDED
             # what binds (a function, a descriptor) is called back; a builtin function or
@@ -423,12 +434,22 @@ def _tests_subclass(cls: type, kwargs: dict) -> int:
         "subclass",
         obj=ref.ident,
         name=cls.__name__,
-        args=[ident, methods, values, cls.__qualname__, on_class],
+        args=[ident, methods, values, cls.__qualname__, on_class, twins],
         kwargs=kwargs,
     )
     if type(remote) is not int:
         raise ProtocolError("malformed subclass reply")
     return remote
+
+
+def _twin(klass: type) -> int | None:
+    """The worker's id of the class standing for `klass` there: a candidate class's own,
+    or the one made for a tests' subclass; None for a class of the tests' alone."""
+    ref = klass.__dict__.get(REF)
+    if type(ref) is Ref:
+        return ref.ident
+    made = klass.__dict__.get("_evalpin_sub")
+    return made if type(made) is int else None
 
 
 def _tests_subclass_instance(cls: type, args: tuple, kwargs: dict):
@@ -438,13 +459,21 @@ def _tests_subclass_instance(cls: type, args: tuple, kwargs: dict):
     peer = next(ref_of(c) for c in cls.__mro__ if ref_of(c) is not None).peer
     error = issubclass(cls, BaseException)  # its twin there holds its arguments too
     harness = issubclass(cls, unittest.TestCase)  # and a test case its method's name
-    obj = BaseException.__new__(cls, *args) if error else object.__new__(cls)
+    if cls._evalpin_value is not None:  # its value would be the candidate's `__new__`'s
+        peer.unsupported(f"an instance of the tests' {cls.__qualname__} of a candidate's value")
+    container = cls._evalpin_container  # a list, dict or set: its contents in step
+    obj = BaseException.__new__(cls, *args) if error else (container or object).__new__(cls)
     ident = peer.give(obj)
     made = [ident, *args] if error or harness else [ident]
     remote = peer.request("new", obj=cls.__dict__["_evalpin_sub"], args=made)
-    if type(remote) is not int:
+    key = None
+    if container is not None and type(remote) is list and len(remote) == 2:
+        remote, key = remote
+    if type(remote) is not int or not (key is None or type(key) is int):
         raise ProtocolError("malformed subclass reply")
     attach(obj, Ref(peer, remote))
+    if key is not None:
+        peer.shares.add(key, obj, container.__name__)
     peer.adopt(remote, obj)
     cls.__init__(obj, *args, **kwargs)
     if error:  # what the candidate's `__init__` made of them, there

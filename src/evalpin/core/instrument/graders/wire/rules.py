@@ -69,6 +69,7 @@ FORWARDED = frozenset(
             "format",
             "bytes",
             "fspath",
+            "dir",
             "get",
             "set",
             "delete",

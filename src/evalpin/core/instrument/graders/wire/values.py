@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 import importlib
 
-from . import frames, handed, numeric
+from . import frames, handed, numeric, tracebacks
 from .protocol import ByReference, ProtocolError, ints, number, pairs, string
 
 
@@ -429,6 +429,7 @@ VALUES: dict[str, tuple] = {
     **numeric.VALUES,
     **frames.VALUES,
     **handed.VALUES,
+    **tracebacks.VALUES,
 }
 _VALUE_KEYS = {(module, cls): name for name, (module, cls, _, _) in VALUES.items()}
 # The classes met so far, for the encoder's one dict lookup a value.
@@ -446,7 +447,7 @@ VALUE_NAMES: dict[type, str] = {
         type(type.__dict__),
     )
 }
-_CLASSES: dict[str, type] = {t.__name__: t for t in VALUE_NAMES}
+_CLASSES: dict[str, type] = {t.__name__: t for t in VALUE_NAMES} | tracebacks.CLASSES
 
 
 def value_name(kind: type) -> str | None:

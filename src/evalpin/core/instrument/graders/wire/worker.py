@@ -16,9 +16,10 @@ import threading
 import types
 import weakref
 
-from . import logs, namesakes, process, running
+from . import logs, namesakes, process, running, tracebacks
+from . import twins as twins_
 from .channel import SideChannel
-from .copies import MADE, Copies, made
+from .copies import Copies
 from .describe import abstract, attribute, bound, describe, snapshot_kind, unbound, value_base
 from .exceptions import apply_details, by_value, with_details
 from .handles import (
@@ -66,6 +67,7 @@ class Worker(Peer):
         self._functions = Functions()  # the tests' functions as real functions here
         self._tests_classes: dict[int, type] = {}
         self._tests_types: dict[int, int] = {}  # id(stand-in of a tests' class) -> their id
+        self._handled: tuple | None = None  # the exception the test is handling
         self._call = _direct  # how the judge's calls are made: from the test module (`namesakes`)
         self._subclasses: dict[int, int] = {}  # id(our class made for the tests) -> their id
         self._tests_instances: dict[int, int] = {}  # id(instance of such a class) -> their id
@@ -153,6 +155,8 @@ class Worker(Peer):
             return [self.encode(x) for x in event]
 
     def _incoming(self, message: dict) -> None:
+        if "op" in message:  # the exception the test is handling as it asks, if any
+            self._handled = tracebacks.handling(message.get("hx"), self.decode)
         if "dead" in message:
             self._holds.drop(message["dead"])
         if "tm" in message:  # the tests' modules: by name here, and the caller's module
@@ -371,6 +375,12 @@ class Worker(Peer):
     # -- serving the judge's requests -------------------------------------------------
 
     def _perform(self, message: dict, received: list):
+        handled, self._handled = self._handled, None
+        if handled is not None and message["op"] in CALLS:
+            return tracebacks.within(handled, self._perform_op, message, received)
+        return self._perform_op(message, received)
+
+    def _perform_op(self, message: dict, received: list):
         op = message["op"]
         if op == "import":
             return self._import(message.get("name"), reload=False)
@@ -463,47 +473,23 @@ class Worker(Peer):
         return snap[1](target)
 
     def _subclass(
-        self, base: type, name: str, judge_id: int, methods, values, qualname, on_class=(), /, **kw
-    ):
-        """The class standing for a class the tests derive from `base`: the methods it
-        overrides call the tests' object back (its class and static methods, the tests'
-        class); its class values are copied; the candidate's `__init_subclass__` runs
-        now, with the class keywords."""
-        peer = self
+        self, base: type, name: str, judge_id: int, methods, values, qualname, on_class, twins, /,
+        **kw,
+    ):  # fmt: skip
+        """The class standing for a class the tests derive from `base` (and from the
+        other classes `twins` names: candidate classes, classes made for the tests'
+        subclasses): the methods it overrides call the tests' class's own back (its
+        class and static methods on the tests' class); its class values are copied; the
+        candidate's `__init_subclass__` runs now, with the class keywords."""
+        bases = tuple(self._objects.get(t) for t in twins if type(t) is int) or (base,)
+        if not all(isinstance(b, type) for b in bases) or type(values) is not dict:
+            raise ProtocolError("malformed bases")
+        spec = (methods, values, qualname, on_class)
+        return self.give(twins_.make(self, bases, name, judge_id, spec, kw))
 
-        def on_tests_class(method: str):
-            def call(cls, *args, **kwargs):
-                return peer.request("method", obj=judge_id, name=method, args=args, kwargs=kwargs)
-
-            call.__name__ = method
-            return classmethod(call)
-
-        def forward(method: str):
-            def call(self, *args, **kwargs):
-                back = peer._tests_instances.get(id(self))
-                if back is None:  # made here (`registry[name]()`): its twin there, first
-                    back = peer.request("adopt", args=[self])
-                    peer._tests_instances[id(self)] = back
-                return peer.request("method", obj=back, name=method, args=args, kwargs=kwargs)
-
-            call.__name__ = method
-            return call
-
-        namespace = {m: forward(m) for m in methods if type(m) is str and m.isidentifier()}
-        for m in on_class if type(on_class) is list else ():
-            if m in namespace:
-                namespace[m] = on_tests_class(m)
-        namespace.update({k: v for k, v in values.items() if type(k) is str and k.isidentifier()})
-        namespace["__qualname__"] = qualname if type(qualname) is str else name
-        namespace["__module__"] = MADE.__name__
-        cls = type(base)(name if name.isidentifier() else "TestsSubclass", (base,), namespace, **kw)
-        self._subclasses[id(cls)] = judge_id
-        made(cls)
-        return self.give(cls)
-
-    def _new(self, cls: type, judge_id: int, *args) -> int:
+    def _new(self, cls: type, judge_id: int, *args) -> int | list:
         """An instance of a class made for the tests (`_subclass`), for their object (an
-        exception's with its arguments)."""
+        exception's with its arguments); a list, dict or set kept in step (its key too)."""
         if id(cls) not in self._subclasses or type(judge_id) is not int:
             raise ProtocolError("not a class made for the tests")
         obj = cls.__new__(cls, *args) if issubclass(cls, BaseException) else cls.__new__(cls)
@@ -512,6 +498,9 @@ class Worker(Peer):
             unittest.TestCase.__init__(obj, *args[:1])  # its own state, for its helpers
         self._tests_instances[id(obj)] = judge_id
         self._remote[judge_id] = obj
+        base = value_base(cls)
+        if base is not None and base not in IMMUTABLE_BASES:  # a list, dict or set: in step
+            return [self.give(obj), self.shares.start(obj)]
         return self.give(obj)
 
     def _patch(self, name: str, module: str, how: str, value=None) -> None:

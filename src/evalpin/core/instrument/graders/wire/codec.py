@@ -160,10 +160,12 @@ class Codec:
         of: met again (`[row, row]`, a dict that holds itself), it is `{"t": "same"}` of
         a number its first wire form is marked with (only such ones are marked)."""
         memo = self._tls.__dict__.get("memo")
-        if memo is None and _plain(value, kind):
+        if memo is None:
             # scalars, or containers of scalars each there once (a call's usual
             # arguments): nothing in it is met again, so no table of what was met
-            return _form(value, kind, e)
+            form = _plain_form(value, kind, self._encoded_apart())
+            if form is not None:
+                return form
         root = memo is None
         if root:
             memo = self._tls.memo = {}
@@ -180,6 +182,18 @@ class Codec:
         finally:
             if root:
                 self._tls.memo = None
+
+    def _encoded_apart(self) -> tuple:
+        """The tables of containers that never cross as plain data (kept in step, or an
+        argument of the call being answered), by id: those in use now."""
+        apart = ()
+        if self._answering:
+            args = getattr(self._tls, "args", None)
+            if args:
+                apart = (args,)
+        if self.shares.ids:
+            apart = (*apart, self.shares.ids)
+        return apart
 
     inert_names = False  # the candidate's side names only inert stdlib objects
 
@@ -419,23 +433,68 @@ def _flat(value, kind: type) -> bool:
     )
 
 
-def _plain(value, kind: type) -> bool:
-    """Whether a list, dict or set holds only scalars and containers of scalars, no
-    container twice: nothing in it could be met again within it."""
-    if _flat(value, kind):
-        return True
+def _plain_form(value, kind: type, apart: tuple) -> list | dict | None:
+    """The wire form of a list, dict or set of scalars and of containers of scalars, each
+    there once (nothing in it met again: no marks), made in one pass as `_form` through
+    `encode` would make it; None for any other value, or when a scalar needs a tag (a
+    special float, an int past JSON's digits) or a nested container is in a table of
+    `apart`: the general way makes those. (Both ends' `encode` hand scalars and these
+    containers straight to the codec's.)"""
     if kind is dict:
-        if not _SCALAR_TYPES.issuperset(map(type, value)):
-            return False
-        value = value.values()
+        if not _flat_keys(value):
+            return None
+        items = value.values()
+    else:
+        items = value
+    out = []
     seen = set()
-    for v in value:
+    for v in items:
         t = type(v)
-        if t in _SCALAR_TYPES:
-            continue
-        if t not in _CONTAINERS or id(v) in seen or not _flat(v, t):
+        if t is list or t is dict or t is set:
+            if id(v) in seen or any(id(v) in table for table in apart):
+                return None
+            seen.add(id(v))
+            v = _flat_form(v, t)
+            if v is None:
+                return None
+        elif (
+            t not in _SCALAR_TYPES
+            or (t is float and v - v != 0.0)  # inf or nan
+            or (t is int and not -_BIG < v < _BIG)
+        ):
+            return None
+        out.append(v)
+    if kind is list:
+        return out
+    if kind is dict:
+        return {"t": "dict", "v": [[k, v] for k, v in zip(value, out, strict=True)]}
+    return {"t": "set", "v": out}
+
+
+def _flat_form(value, kind: type) -> list | dict | None:
+    """A container of untagged scalars' wire form, or None."""
+    if kind is dict:
+        if not _flat_keys(value) or not _untagged(value.values()):
+            return None
+        return {"t": "dict", "v": [[k, v] for k, v in value.items()]}
+    if not _untagged(value):
+        return None
+    return list(value) if kind is list else {"t": "set", "v": list(value)}
+
+
+def _flat_keys(value: dict) -> bool:
+    return _SCALAR_TYPES.issuperset(map(type, value)) and _untagged(value)
+
+
+def _untagged(scalars) -> bool:
+    """Whether these are scalars that all cross as themselves (no special float, no int
+    too long for JSON's decimal digits)."""
+    if not _SCALAR_TYPES.issuperset(map(type, scalars)):
+        return False
+    for v in scalars:
+        t = type(v)
+        if (t is float and v - v != 0.0) or (t is int and not -_BIG < v < _BIG):
             return False
-        seen.add(id(v))
     return True
 
 
@@ -449,7 +508,6 @@ def _lists_of_scalars(data: list) -> bool:
 _BIG = 1 << 13000
 _HEX = re.compile(r"-?[0-9a-f]+")
 _SCALAR_TYPES = frozenset(SCALARS)
-_CONTAINERS = frozenset((list, dict, set))
 
 
 def _mark(entry: list, memo: dict) -> int:

@@ -301,8 +301,8 @@ class Functions:
 
     def news(self, message: dict, encode) -> None:
         """The marks the candidate set on the tests' functions since the last message."""
-        if not self._ids:  # no test's function crossed: nothing to look at, every message
-            return
+        if not self._marks:  # no test's function crossed: nothing to look at, every message
+            return  # (a plain dict: the weak table's own len() is Python code)
         changed = []
         for fn, ident in list(self._ids.items()):
             now, before = self._public(fn), self._marks.get(ident, {})

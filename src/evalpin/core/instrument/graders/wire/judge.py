@@ -43,8 +43,8 @@ class Judge(Peer):
         self._modules = frozenset(modules)
         self._kinds: dict[int, str] = {}
         self._tests_root = self.tests_root = os.path.realpath(process.getcwd())
-        self._env = process.environ()
-        self._cwd = process.getcwd()
+        process.follow_moves()  # (done before pytest already, by `stubs.guard_imports`)
+        self._process = process.now()  # the environment and folder in step
         self._notes = notes
         self.stubs: dict[int, types.ModuleType] = {}
         self._overrides: dict[type, frozenset[str]] = {}  # tests' subclass methods
@@ -73,7 +73,7 @@ class Judge(Peer):
 
     def _outgoing(self, message: dict) -> None:
         env: dict = {}
-        self._env, self._cwd = process.changes(env, self._env, self._cwd)
+        self._process = process.changes(env, self._process)
         dead = self.lives.deaths()
         if dead:
             message["dead"] = dead
@@ -92,15 +92,10 @@ class Judge(Peer):
 
     def _incoming(self, message: dict) -> None:
         self.lives.apply(message, self.decode)
-        for field, stream in (("o", sys.stdout), ("e", sys.stderr)):
-            text = message.get(field)
-            if type(text) is str and text:
-                stream.write(text)
-                stream.flush()
-            if field + "b" in message:  # bytes that are no UTF-8 text, written as bytes
-                logs.write_bytes(stream, message[field + "b"])
+        if "o" in message or "e" in message or "ob" in message or "eb" in message:
+            logs.write_output(message)
         if "env" in message:  # what the candidate changed of the process's state
-            self._env, self._cwd = process.apply(message["env"], self._env, self._cwd)
+            self._process = process.apply(message["env"], self._process)
         events = message.get("ev")
         if type(events) is list:
             self._pending += [self.decode(e) for e in events]

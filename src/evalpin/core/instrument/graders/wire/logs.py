@@ -142,6 +142,20 @@ def replay(event: list) -> None:
         raise ProtocolError("malformed event")
 
 
+def write_output(message: dict) -> None:
+    """What the candidate wrote to its stdout and stderr (a message's `o`, `e`, or as
+    bytes `ob`, `eb`), written to the test's."""
+    import sys
+
+    for field, stream in (("o", sys.stdout), ("e", sys.stderr)):
+        text = message.get(field)
+        if type(text) is str and text:
+            stream.write(text)
+            stream.flush()
+        if field + "b" in message:  # bytes that are no UTF-8 text, written as bytes
+            write_bytes(stream, message[field + "b"])
+
+
 def write_bytes(stream, data) -> None:
     """What the candidate wrote that is no UTF-8 text, as the bytes it wrote (a binary
     capture, `capsysbinary`/`capfdbinary`, sees them); a stream with no bytes below it

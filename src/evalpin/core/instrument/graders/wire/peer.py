@@ -10,6 +10,8 @@ import os
 import select
 import sys
 import threading
+from json.encoder import c_make_encoder, encode_basestring_ascii
+from json.scanner import c_make_scanner
 
 from .codec import Codec
 from .protocol import (
@@ -62,7 +64,7 @@ class Peer(Codec):
                     message.pop(key, None)
                 message["err"] = self._error_data(exc)
             self._finish(message)
-        return _ENCODE(message).encode() + b"\n"
+        return _encoded(message).encode() + b"\n"
 
     def _field(self, key: str, value):
         if key == "kwargs":
@@ -87,7 +89,7 @@ class Peer(Codec):
 
     def parse(self, line: bytes) -> dict:
         try:
-            message = _DECODE(line.decode())
+            message = _decoded(line.decode())
         except (ValueError, RecursionError):  # (UnicodeDecodeError is a ValueError)
             raise ProtocolError("message is not JSON") from None
         if type(message) is not dict:
@@ -380,10 +382,29 @@ class Peer(Codec):
         return RuntimeError(text)
 
 
-# Made once: `json.dumps` with any option builds a new encoder per message, and
-# `json.loads` of bytes guesses their encoding first (the wire writes ASCII JSON).
-_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
-_DECODE = json.JSONDecoder().decode
+# json's C encoder and scanner, made once and called directly: `json.dumps` builds a new
+# encoder per message, `JSONEncoder.encode` a new C one, `JSONDecoder.decode` matches
+# whitespace around a message the wire never writes (the wire writes compact ASCII JSON,
+# no cycle: each message is a tree of fresh lists and dicts).
+_C_ENCODE = c_make_encoder(
+    None, json.JSONEncoder().default, encode_basestring_ascii, None, ":", ",", False, False, True
+)
+_SCAN = c_make_scanner(json.JSONDecoder())
+
+
+def _encoded(message: dict) -> str:
+    return "".join(_C_ENCODE(message, 0))
+
+
+def _decoded(text: str):
+    try:
+        value, end = _SCAN(text, 0)
+    except StopIteration:
+        raise ValueError("not JSON") from None
+    if end != len(text):
+        raise ValueError("extra data after a message")
+    return value
+
 
 CALLS = frozenset({"call", "method", "special", "umethod"})  # requests whose args may change
 

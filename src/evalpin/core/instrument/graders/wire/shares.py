@@ -14,6 +14,7 @@ from .protocol import MAX_SHARED, SCALARS
 from .values import REFILL, mutable_name
 
 _PLAIN = (*SCALARS, bytes)
+_PLAIN_TYPES = frozenset(_PLAIN)
 
 
 def fingerprint(obj, depth: int = 0):
@@ -75,6 +76,17 @@ def merge(original, state) -> None:
     containers nested in it where one of the same type stands at the same place (each
     once: a linked structure's cycles are merged once, what the state shares stays
     shared)."""
+    kind = type(original)
+    if kind is type(state) and (kind is list or kind is dict):
+        items = state if kind is list else state.values()
+        if _PLAIN_TYPES.issuperset(map(type, items)):  # nothing nested to keep
+            if original is not state:
+                if kind is list:
+                    original[:] = state
+                else:
+                    original.clear()
+                    original.update(state)
+            return
     _merge(original, state, {}, set())
 
 

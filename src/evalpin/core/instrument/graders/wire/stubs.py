@@ -12,7 +12,7 @@ import os
 import sys
 import types
 
-from . import unpickle
+from . import process, unpickle
 from .imports import SharedFolders
 from .judge import Judge
 from .protocol import GONE, ProtocolError
@@ -39,7 +39,10 @@ def client() -> Judge:
 
 def guard_imports() -> None:
     """Before pytest imports anything from the folders the worker writes too: what it
-    may load from them (`imports.py`), as the grader's `EVALPIN_SHARED` says."""
+    may load from them (`imports.py`), as the grader's `EVALPIN_SHARED` says. Also
+    before the tests import anything: the moves of the working folder counted
+    (`process.follow_moves`), whatever name a test calls `os.chdir` by."""
+    process.follow_moves()
     told = os.environ.get("EVALPIN_SHARED")
     if told:
         shared = json.loads(told)

@@ -59,7 +59,8 @@ class Worker(Peer):
             self._side = SideChannel(self, fds[2], fds[3], "w")
         self._modules = modules
         self._watched: dict[int, tuple[dict, str, object]] = {}  # module names the judge caches
-        self._env, self._cwd = process.environ(), process.getcwd()
+        process.follow_moves()  # (before the candidate is imported)
+        self._process = process.now()  # the environment and folder in step
         self._streams: list[tuple[str, int, int]] = []  # (field, fd, read position)
         self._events: list[tuple] = []  # log records and warnings for the test to see
         self._originals: dict[tuple[str, str], object] = {}  # stdlib names before patches
@@ -131,7 +132,7 @@ class Worker(Peer):
             streams.append((field, fd, pos))
         self._streams = streams
         env: dict = {}
-        self._env, self._cwd = process.changes(env, self._env, self._cwd)
+        self._process = process.changes(env, self._process)
         if env:
             message["env"] = env
         if self._events:
@@ -166,7 +167,7 @@ class Worker(Peer):
         env = message.get("env")
         if env is None:
             return
-        self._env, self._cwd = process.apply(env, self._env, self._cwd)
+        self._process = process.apply(env, self._process)
         state = env.get("st")
         if type(state) is dict:
             self._state_of_test(state)

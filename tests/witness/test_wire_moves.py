@@ -13,9 +13,9 @@ import pytest
 
 from evalpin.core.instrument.graders.wire import process
 from evalpin.core.instrument.graders.wire.shares import merge
-from tests.test_remote import pair
-from tests.test_true_grade import _d
-from tests.test_witness_shared import anywhere, grade, verdict
+from tests.harness import _d
+from tests.witness.test_remote import pair
+from tests.witness.test_witness_shared import anywhere, grade, verdict
 
 __all__ = ["anywhere", "pair"]  # the fixtures
 

@@ -71,7 +71,7 @@ FORGE_REPORT = WRONG + textwrap.dedent(
 )
 HOOKWRAPPER = WRONG + textwrap.dedent(
     """
-    import gc, pytest
+    import gc, sys, pytest
     class Forger:
         @pytest.hookimpl(hookwrapper=True)
         def pytest_runtest_makereport(self, item, call):
@@ -80,10 +80,19 @@ HOOKWRAPPER = WRONG + textwrap.dedent(
             if ONLY is None or report.nodeid.split("::")[-1] in ONLY:
                 report.outcome, report.longrepr = "passed", None
     ONLY = None
-    for obj in gc.get_objects():
-        if type(obj).__name__ == "Config" and hasattr(obj, "pluginmanager"):
-            obj.pluginmanager.register(Forger(), "forger")
-            break
+    def _is_config(obj):
+        return type(obj).__name__ == "Config" and hasattr(obj, "pluginmanager")
+    # the heap first; a config made before the fork server froze its heap is not in
+    # gc.get_objects(), so then the callers' frames (the collector holds it)
+    found = next((obj for obj in gc.get_objects() if _is_config(obj)), None)
+    frame = sys._getframe()
+    while found is None and frame is not None:
+        for value in list(frame.f_locals.values()):
+            for obj in (value, getattr(value, "config", None)):
+                if found is None and _is_config(obj):
+                    found = obj
+        frame = frame.f_back
+    found.pluginmanager.register(Forger(), "forger")
     """
 )
 WRAP_REPORT = WRONG + textwrap.dedent(

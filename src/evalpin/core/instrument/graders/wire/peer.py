@@ -135,7 +135,8 @@ class Peer(Codec):
         """The next message line. The pipe is read without blocking for a few dozen
         microseconds first, yielding the core between reads: a reply usually comes that
         fast, and waking a process blocked on another idle core costs more than the whole
-        call (about 50 us against 3; the 20,000-calls benchmark)."""
+        call (about 50 us against 3; the 20,000-calls benchmark). Not on a busy machine
+        (`_read`): there a yield gives the core away for a time slice."""
         buf = self._buf
         start = 0
         while True:

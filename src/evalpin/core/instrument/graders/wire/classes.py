@@ -31,6 +31,7 @@ from .proxies import (
     remote_hash,
     special,
 )
+from .pulls import hinted, iterated, pulled
 from .rules import (
     COMPARISONS,
     FORWARDED,
@@ -154,6 +155,11 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
     for dunder in names("d"):
         if dunder in FORWARDED:
             ns[dunder] = call if dunder == "__call__" else special(dunder)
+    if "__next__" in ns:  # drained by a consumer: in batches (`pulls`)
+        ns["__next__"] = pulled(ns["__next__"])
+    if "__iter__" in ns:
+        ns["__iter__"] = iterated(ns["__iter__"])
+        ns["__length_hint__"] = hinted(ns.get("__length_hint__"))
     bound_to_class = set(names("cm"))
     for method in names("fn"):
         if method_name(method):

@@ -10,7 +10,8 @@ import sys
 import types
 
 from .exceptions import exception_bases
-from .rules import COMPARISONS, FORWARDED, IMMUTABLE_BASES, MUTABLE_BASES
+from .protocol import ProtocolError
+from .rules import COMPARISONS, COPIES, FORWARDED, IMMUTABLE_BASES, MUTABLE_BASES
 from .stdlib import BUILTIN_TYPES, STDLIB, stdlib_name
 
 # Stdlib classes whose instances compare as a copy of their contents (their `__eq__`
@@ -221,3 +222,15 @@ def unbound(cls: type, obj, name: str):
                 return raw.__get__(None, obj)
             return raw.__get__(obj, type(obj)) if hasattr(raw, "__get__") else raw
     raise AttributeError(name)
+
+
+def value_of(target):
+    """The value a value-backed or snapshot stand-in holds: a copy by the builtin's or
+    the stdlib kind's own rule."""
+    base = value_base(type(target))
+    if base is not None:
+        return COPIES[base](target)
+    snap = snapshot_kind(type(target))
+    if snap is None:
+        raise ProtocolError("not a value")
+    return snap[1](target)

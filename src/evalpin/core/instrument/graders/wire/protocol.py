@@ -8,6 +8,8 @@ MAX_DEPTH = 100
 MAX_SHARED_ITEMS = 10_000  # a container bigger than this crosses as a copy, not shared
 MAX_SHARED = 512  # containers kept in step at once (checked at every message)
 SPIN_READS = 100  # non-blocking reads, each followed by sched_yield, before select
+BUSY_YIELD_NS = 50_000  # a sched_yield this long: another process ran (the machine is busy)
+BUSY_READS = 256  # reads that then block at once, before spinning is tried again
 SCALARS = (type(None), bool, int, float, str)
 
 

@@ -259,8 +259,8 @@ def rng_state(p) -> tuple:
 
 
 def _stream(v, e) -> list:
-    if v.closed:
-        raise ByReference
+    if v.closed:  # a closed stream has no contents: it crosses as closed (`with_iter(s)`)
+        return [None, 0]
     data = v.getvalue()
     return [_b64(data) if type(data) is bytes else data, v.tell()]
 
@@ -274,6 +274,9 @@ def _unstream(p, d, c):
 
 
 def _refill_stream(stream, p) -> None:
+    if p[0] is None:
+        stream.close()
+        return
     data = _unb64(p[0]) if stream.__class__.__name__ == "BytesIO" else string(p[0])
     stream.seek(0)
     stream.truncate()
@@ -515,6 +518,9 @@ def _refill_array(obj, new) -> None:
 
 
 def _refill_stream_value(obj, new) -> None:
+    if new.closed:  # closed by the other side: closed here (a closed one never reopens)
+        obj.close()
+        return
     obj.seek(0)
     obj.truncate()
     obj.write(new.getvalue())

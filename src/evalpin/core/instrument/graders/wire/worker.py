@@ -20,7 +20,7 @@ from . import logs, namesakes, process, running, tracebacks
 from . import twins as twins_
 from .channel import SideChannel
 from .copies import Copies
-from .describe import abstract, attribute, bound, describe, snapshot_kind, unbound, value_base
+from .describe import abstract, attribute, bound, describe, unbound, value_base, value_of
 from .exceptions import apply_details, by_value, with_details
 from .handles import (
     BINDINGS,
@@ -428,7 +428,13 @@ class Worker(Peer):
             name = name_of(message)
             if name not in FORWARDED and name not in COMPARISONS and name != "__hash__":
                 raise ProtocolError(f"{name} is not forwarded")
+            if name == "__next__":
+                self.batches.check(message["obj"])
             return self._own_special(target, name)(*args)
+        if op == "pull":
+            return self.batches.pull(
+                self._own_special(target, "__next__"), message["obj"], args, self.shares
+            )
         if op == "umethod":  # a candidate class's own method on a tests' subclass instance
             instance, *rest = args
             return unbound(target, instance, name_of(message))(*rest, **kwargs)
@@ -441,7 +447,7 @@ class Worker(Peer):
         if op == "member":  # an attribute of an enum member the judge rebuilt
             return getattr(target[args[0]], name_of(message))
         if op == "value":
-            return self._value(target)
+            return value_of(target)
         if op == "copy":
             return self._copies.make(target, *(args or ["copy"]))
         if op == "doctest":
@@ -463,15 +469,6 @@ class Worker(Peer):
             if name in vars(klass):
                 return bound(vars(klass)[name], target, name)
         raise AttributeError(name)
-
-    def _value(self, target):
-        base = value_base(type(target))
-        if base is not None:
-            return COPIES[base](target)
-        snap = snapshot_kind(type(target))
-        if snap is None:
-            raise ProtocolError("not a value")
-        return snap[1](target)
 
     def _subclass(
         self, base: type, name: str, judge_id: int, methods, values, qualname, on_class, twins, /,
@@ -535,7 +532,9 @@ class Worker(Peer):
         for attr, value in list(namespace.items()):
             if attr.startswith("__") or isinstance(value, types.ModuleType):
                 continue
-            if getattr(value, "__module__", None) != name or not callable(value):
+            # the module's own, and what it takes from the candidate's other modules
+            # (a package's `from .core import *`)
+            if getattr(value, "__module__", None) not in self._modules or not callable(value):
                 continue
             self._watched[id(value)] = (namespace, attr, value)
             known[attr] = value

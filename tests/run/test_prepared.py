@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import types
 from pathlib import Path
 
 from evalpin.core.instrument.fixtures import load_fixtures
@@ -110,6 +111,31 @@ def test_a_forked_session_starts_from_the_prepared_config_with_its_own_paths(
     said = unmatched["said"][0]
     assert unmatched["code"] == 0
     assert not said["prepared"] and said["cacheprovider"]
+
+
+def test_a_keyword_pytest_passes_is_prepared_for_or_left_to_pytest(monkeypatch) -> None:
+    """pytest 9.2's `get_config(args, plugins, *, prog=...)`: the prepared config is made
+    with the name `pytest.main` passes, and a call with any other keyword gets pytest's
+    own function (before, any keyword was a TypeError and every session failed)."""
+    import _pytest.config as config_module
+
+    made = []
+
+    def real(args=None, plugins=None, *, prog=None):
+        made.append((list(args or ()), prog))
+        return types.SimpleNamespace()
+
+    monkeypatch.setattr(config_module, "get_config", real)
+    space: dict = {}
+    exec(PREPARED_PYTEST, space)
+    space["prepare_pytest"]()
+    ours = ["-q", "-p", "no:cacheprovider", "test_a.py"]
+    prepared = config_module.get_config(ours, None, prog="pytest.main()")
+    assert made == [(["-p", "no:cacheprovider"], "pytest.main()")]
+    assert config_module.get_config is real and list(prepared.invocation_params.args) == ours
+    space["prepare_pytest"]()
+    config_module.get_config(ours, None, prog="py.test")
+    assert made[-1] == (ours, "py.test") and config_module.get_config is real
 
 
 def test_the_bare_fork_server_preloads_only_what_the_worker_imports(tmp_path: Path) -> None:

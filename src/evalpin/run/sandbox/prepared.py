@@ -9,12 +9,13 @@ the working folder, as the config's `invocation_params`. So `prepare()` builds o
 config with evalpin's exclusions and puts a one-shot `get_config` in its place in
 `_pytest.config`: the first call (the session's own, in a fork of this process) puts the
 real function back before anything else runs, and returns the prepared config with the
-call's own invocation parameters, or, when the call's exclusions differ from the
-prepared ones, whatever the real function returns. So a fork's session is
-`pytest.main`'s own path, with its own arguments and folder; only who made the config
-object changed. Any later session in the same process (a test running pytest inside
-pytest) builds its own, as before. Each fork gets its own copy of the config (a fork of
-a process that ran no case's code); a process that is not a fork never calls it twice.
+call's own invocation parameters, or, when the call's exclusions or keywords (pytest
+9.2's `prog`) differ from the prepared ones, whatever the real function returns. So a
+fork's session is `pytest.main`'s own path, with its own arguments and folder; only who
+made the config object changed. Any later session in the same process (a test running
+pytest inside pytest) builds its own, as before. Each fork gets its own copy of the
+config (a fork of a process that ran no case's code); a process that is not a fork never
+calls it twice.
 
 Kept as source, run by the fork server's own interpreter (`zygote.ZYGOTE`), and by the
 benchmark that measures the floor (`benchmarks/pytest_floor.py`), so both prepare the
@@ -31,6 +32,7 @@ PREPARED_PYTEST = (
     + r'''
 def prepare_pytest():
     """The prepared config and its one-shot `get_config`; see prepared.py."""
+    import inspect
     import pathlib
     import _pytest.config as config_module
     from _pytest.config import Config, PytestPluginManager
@@ -39,7 +41,9 @@ def prepare_pytest():
     template = []
     for name in EXCLUDED:
         template += ["-p", name]
-    ready = real(template)
+    # pytest >= 9.2 also passes the program's name (`pytest.main()` from pytest.main)
+    known = {"prog": "pytest.main()"} if "prog" in inspect.signature(real).parameters else {}
+    ready = real(template, **known)
 
     def excluded(args):
         # pytest's own reading of `-p` (PytestPluginManager.consider_preparse)
@@ -49,10 +53,10 @@ def prepare_pytest():
         PytestPluginManager.consider_preparse(Recorder(), args, exclude_only=True)
         return seen
 
-    def get_config(args=None, plugins=None):
+    def get_config(args=None, plugins=None, **kwargs):
         config_module.get_config = real  # one use: a later session makes its own
-        if args is None or excluded(args) != EXCLUDED:
-            return real(args, plugins)
+        if kwargs != known or args is None or excluded(args) != EXCLUDED:
+            return real(args, plugins, **kwargs)
         ready.invocation_params = Config.InvocationParams(
             args=args or (), plugins=plugins, dir=pathlib.Path.cwd()
         )

@@ -14,7 +14,8 @@ from .protocol import MAX_SHARED, SCALARS
 from .values import REFILL, mutable_name
 
 _PLAIN = (*SCALARS, bytes)
-_PLAIN_TYPES = frozenset(_PLAIN)
+_PLAIN_KINDS = frozenset(_PLAIN)
+_FLAT_KINDS = _PLAIN_KINDS | {tuple}
 
 
 def fingerprint(obj, depth: int = 0):
@@ -62,10 +63,6 @@ def fingerprint(obj, depth: int = 0):
     return id(obj)
 
 
-_PLAIN_KINDS = frozenset(_PLAIN)
-_FLAT_KINDS = _PLAIN_KINDS | {tuple}
-
-
 def _plain(items: tuple) -> bool:
     """Whether every item is plain data or a tuple of plain data (no code runs)."""
     kinds = set(map(type, items))
@@ -105,7 +102,7 @@ def merge(original, state) -> None:
     kind = type(original)
     if kind is type(state) and (kind is list or kind is dict):
         items = state if kind is list else state.values()
-        if _PLAIN_TYPES.issuperset(map(type, items)):  # nothing nested to keep
+        if _PLAIN_KINDS.issuperset(map(type, items)):  # nothing nested to keep
             if original is not state:
                 if kind is list:
                     original[:] = state

@@ -24,10 +24,10 @@ the zygote (parent-death signal), and the zygote with the grader (its socket clo
 So every case still gets a fresh namespace, root, cgroup and uid; it starts from the
 zygote's clean state, a fork of a process no candidate code ever ran in, and whatever it
 leaves in memory, files or processes dies with its namespaces, its tmpfs and its
-cgroup. What differs from a fresh interpreter: the zygote's string hash seed (set once
-per zygote, like any process's) and modules pytest imports being loaded before the
-candidate's code runs, as they are under `python -m pytest`; `random` is reseeded in
-every sandbox.
+cgroup. What differs from a fresh interpreter: the string hash seed (one per grader,
+the same in all its zygotes, so a witness's two processes order sets of strings alike)
+and modules pytest imports being loaded before the candidate's code runs, as they are
+under `python -m pytest`; `random` is reseeded in every sandbox.
 
 Used when the backend is `unshare` and the grader is root (the launcher builds the root
 either way); elsewhere, and with `EVALPIN_POOL=0`, each sandbox starts as before.
@@ -38,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import select
 import socket
 import struct
@@ -238,6 +239,10 @@ serve(socket.socket(fileno=int(sys.argv[1])))
 
 # What the zygote's environment holds: its memory is every sandbox's, so nothing more.
 _ZYGOTE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE")
+# One string hash seed for every zygote of this grader, so a witness's judge and worker
+# (forked from two of them) order a set of strings alike, as one process does; random
+# per grader, as any process's is.
+_HASH_SEED = str(secrets.randbelow(2**32 - 1) + 1)
 
 
 class Pooled:
@@ -291,10 +296,12 @@ class Zygote:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {k: os.environ[k] for k in _ZYGOTE_ENV if k in os.environ}
         env.setdefault("PATH", os.defpath)
+        env["PYTHONHASHSEED"] = _HASH_SEED
         try:
+            # `-I` but for `-E`: the environment is the allow-list above and the seed.
             self.process = subprocess.Popen(
                 [
-                    *(sys.executable, "-I", "-S", "-c", ZYGOTE),
+                    *(sys.executable, "-s", "-P", "-S", "-c", ZYGOTE),
                     *(str(theirs.fileno()), kind, json.dumps(_PRELOADED.get(kind, ()))),
                 ],
                 stdin=subprocess.DEVNULL,

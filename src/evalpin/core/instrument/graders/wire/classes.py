@@ -14,6 +14,7 @@ import functools
 import types
 import unittest
 
+from . import views
 from .protocol import ProtocolError, is_ident
 from .proxies import (
     AWAITABLE,
@@ -276,16 +277,21 @@ def _alias(cls: type, params):
         return types.GenericAlias(cls, params)
 
 
-def _between(name: str, builtin):
+def _between(name: str, builtin, viewed: bool):
     """A value-backed or container stand-in's comparison the candidate's class defines:
-    the candidate's between two candidate objects (as for any proxy), the builtin's on
-    the value held here against anything of the tests'."""
+    the candidate's between two candidate objects (as for any proxy); against anything
+    of the tests', a container's (`viewed`) by its view as its own methods read it (a
+    multi-valued dict's `[]`), else the builtin's on the value held here."""
 
     def decide(self, other):
         __tracebackhide__ = True
         ref, theirs = ref_of(self), ref_of(other)
         if ref is not None and theirs is not None and theirs.peer is ref.peer:
             return ref.peer.request("special", obj=ref.ident, name=name, args=[other])
+        view = views.take(ref, other) if ref is not None and viewed else views.NONE
+        if view is not views.NONE:  # read before the tests' data is handed over
+            answer = ref.peer.request("special", obj=ref.ident, name=name, args=[other])
+            return views.judge(ref.peer, type(self).__name__, name, view, other, answer)
         if ref is not None:  # the builtin's rule on the value, where the class has its own
             ref.peer.not_believed(type(self).__name__, name, other)
         return builtin(self, other)
@@ -308,12 +314,13 @@ def _decide(ns: dict, holder: type | None, hashing) -> None:
         return
     own = object if issubclass(holder, BaseException) else holder
     theirs = ns["_evalpin_compares"] if own is holder else ()
+    mutable = any(own is kind for kind, _ in MUTABLE_BASES.values())
     for comparison in COMPARISONS:
         builtin = getattr(own, comparison)
-        ns[comparison] = _between(comparison, builtin) if comparison in theirs else builtin
+        mine = comparison in theirs
+        ns[comparison] = _between(comparison, builtin, mutable) if mine else builtin
     # A container the candidate's class makes hashable (a frozen dict) hashes as it says
     # (its errors too); a hash decides no equality with the tests' data.
-    mutable = any(own is kind for kind, _ in MUTABLE_BASES.values())
     ns["__hash__"] = hashing if mutable and hashing is remote_hash else own.__hash__
 
 

@@ -10,6 +10,7 @@ import itertools
 import unittest
 from typing import TYPE_CHECKING
 
+from . import views
 from .protocol import GONE, ProtocolError, exact
 from .rules import COMPARISONS, FORWARDED, LOCAL_ONLY
 
@@ -77,9 +78,7 @@ def special(name: str):
 
 def compare(name: str):
     """Between two candidate objects: the candidate's comparison. Against the tests'
-    data: the value's own (trusted) comparison; else the candidate's comparison when it
-    answers with an object of its own (a query, an expression: a stand-in, whose truth
-    is the judge's), never when it answers with a truth (`verdict`)."""
+    data: the judge's rule (`views.against`), never the candidate's word."""
 
     def decide(self, other):
         __tracebackhide__ = True
@@ -89,21 +88,7 @@ def compare(name: str):
             if name in type(self)._evalpin_compares:
                 return ref.peer.request("special", obj=ref.ident, name=name, args=[other])
             return NotImplemented
-        snapshot = type(self)._evalpin_snapshot
-        if snapshot is not None:
-            value = ref.peer.request("value", obj=ref.ident)
-            if type(value) is not snapshot:
-                return NotImplemented
-            if name in type(self)._evalpin_compares:  # decided by its contents, not its rule
-                ref.peer.not_believed(type(self).__name__, name, other)
-            return getattr(snapshot, name)(value, other)
-        if name not in type(self)._evalpin_compares:
-            return NotImplemented
-        answer = ref.peer.request("special", obj=ref.ident, name=name, args=[other])
-        judged = verdict(answer, name)
-        if judged is NotImplemented:  # the candidate's word: said, should a test fail
-            ref.peer.not_believed(type(self).__name__, name, other)
-        return judged
+        return views.against(type(self), ref, name, other, verdict)
 
     decide.__name__ = name
     return decide

@@ -16,7 +16,7 @@ import threading
 import types
 import weakref
 
-from . import logs, namesakes, process, running, tracebacks
+from . import logs, namesakes, process, running, tracebacks, views
 from . import twins as twins_
 from .channel import SideChannel
 from .copies import Copies
@@ -448,6 +448,8 @@ class Worker(Peer):
             return getattr(target[args[0]], name_of(message))
         if op == "value":
             return value_of(target)
+        if op == "view":
+            return views.view_of(target, name_of(message))
         if op == "copy":
             return self._copies.make(target, *(args or ["copy"]))
         if op == "doctest":

@@ -1,9 +1,10 @@
-"""A candidate object compared with the tests' data by its own rule (issue 48): decided
-by the judge on the object's view, its contents read as the tests' operand's builtin
-kind before the operand is handed over (`wire/views.py`). Correct classes whose own
-comparison agrees with their contents grade `pass`; an always-equal object, one that
-learns the operand in its own `__eq__` and shows it afterwards, or one whose view fails,
-never passes; a class whose own rule disagrees with its contents is disputed
+"""A candidate object compared with the tests' data by its own rule (issue 48): its
+answer is believed where the object's view agrees, its contents read as the tests'
+operand's builtin kind before the operand is handed over (`wire/views.py`). Correct
+classes whose own comparison agrees with their contents grade `pass`, and so does one
+stricter than its contents (unequal to a tuple of its fields); an always-equal object,
+one that learns the operand in its own `__eq__` and shows it afterwards, or one whose
+view fails, never passes; a class whose own rule its contents do not show is disputed
 `witness:compared`, saying so."""
 
 from __future__ import annotations
@@ -210,6 +211,43 @@ CARRIED = _corpus(
 )
 
 
+STRICT = _case(
+    "a-record-stricter-than-its-fields",
+    "records.py",
+    """
+    class Span:
+        def __init__(self, start, end):
+            self.start, self.end = start, end
+
+        def __iter__(self):
+            return iter((self.start, self.end))
+
+        def __eq__(self, other):
+            return type(other) is Span and tuple(self) == tuple(other)
+
+        def __hash__(self):
+            return hash(tuple(self))
+
+
+    def span(text, word):
+        at = text.index(word)
+        return Span(at, at + len(word))
+    """,
+    """
+    from records import span
+
+
+    def test_a_span_is_not_its_pair():
+        s = span("say hello", "hello")
+        assert tuple(s) == (4, 9)
+        assert s != (4, 9) and not (s == [4, 9])
+        table = {s: "span", (4, 9): "pair"}
+        assert len(table) == 2 and table[s] == "span"
+    """,
+)
+CARRIED[STRICT.name] = STRICT
+
+
 ATTACKS = _corpus(
     _case(
         "an-always-equal-answer",
@@ -347,9 +385,9 @@ def test_an_answer_claiming_equality_never_passes(grade, backend: Isolation, nam
 def test_a_rule_its_contents_disagree_with_is_disputed_saying_why(
     grade, backend: Isolation
 ) -> None:
-    """The view decides (`Usr/Lib` is not `usr/lib` as text), so the case is disputed,
-    `witness:compared`, naming the comparison: the candidate's case-blind rule is its
-    own word."""
+    """The view does not show the candidate's claim (`Usr/Lib` is not `usr/lib` as
+    text), so the case is disputed, `witness:compared`, naming the comparison: the
+    candidate's case-blind rule is its own word."""
     outcome = grade(DISAGREEING, backend)
     assert outcome.reasons == ["witness:compared"], (outcome.reasons, outcome.witness_tail)
     assert "[compared] Path.__eq__ with the tests' str" in outcome.witness_tail

@@ -7,11 +7,13 @@ never takes that answer (an always-equal object would equal anything). Before it
 the tests' operand over, the judge asks the worker for the object's contents as the
 operand's builtin kind (a `dict` through the object's own `keys()` and `[]`, a `list`,
 `tuple` or `set` through its iteration, a `str` through `str()`, a number through its
-conversion), and decides the comparison by the builtin's rule on that view. The view
-is sound for the same reason a plain value is: it is data the candidate produced
-without seeing the operand, so equal data is what a correct answer would have
-returned. Where the candidate's own answer disagrees with the view, the view decides,
-and the judge notes the comparison (`witness:compared`, should a test then fail)."""
+conversion); the candidate's own answer is believed only where the builtin's rule on
+that view gives the same. The view is sound for the same reason a plain value is: it
+is data the candidate produced without seeing the operand, so equal data is what a
+correct answer would have returned. Where the two disagree the judge's own rule
+decides (identity: `==` false, `!=` true; an order has none), as before views: a class
+stricter than its contents (`isinstance` in its `__eq__`) is unequal to a tuple of
+them, and a rule its contents do not show is noted (`witness:compared`)."""
 
 from __future__ import annotations
 
@@ -73,15 +75,18 @@ def against(cls: type, ref, name: str, other, verdict):
 
 
 def judge(peer, cls: str, name: str, view, other, answer):
-    """The comparison `name` of a view with the tests' `other`, by the builtin's rule;
-    the candidate's own `answer` decides nothing (a decline is followed, as Python
-    would: it is the judge's own rule, identity). A disagreement is noted."""
+    """The candidate's own `answer` to the comparison `name` with the tests' `other`,
+    believed only where its view agrees (the builtin's rule on it); else the judge's
+    own rule (`NotImplemented`: identity, no order), noted unless that is what the
+    candidate said (`==` false, `!=` true: a class stricter than its contents)."""
     if answer is NotImplemented:
         return NotImplemented
     result = getattr(type(view), name)(view, other)
-    if result is NotImplemented or type(answer) is not bool or answer is not result:
+    if type(answer) is bool and answer is result:
+        return result
+    if answer is not (name == "__ne__") or name not in ("__eq__", "__ne__"):
         peer.not_believed(cls, name, other)
-    return result
+    return NotImplemented
 
 
 def view_of(target, kind: str):

@@ -12,7 +12,15 @@ import re
 import threading
 
 from . import exceptions, stdlib
-from .protocol import MAX_DEPTH, SCALARS, ProtocolError, Unsupported, pairs
+from .protocol import (
+    MAX_DEPTH,
+    MAX_SHARED,
+    MAX_SHARED_ITEMS,
+    SCALARS,
+    ProtocolError,
+    Unsupported,
+    pairs,
+)
 from .shares import Shares, container_base, fingerprint, merge
 from .values import (
     REFILL,
@@ -204,30 +212,33 @@ class Codec:
     def _shared_form(self, value, e) -> dict:
         key = self.shares.ids[id(value)]
         data = {"t": "sh", "v": key}
-        inside = self._tls.__dict__.setdefault("sharing", set())
-        if key in inside:  # met again within its own contents (a cycle): by its key
-            return data
+        inside = self._tls.__dict__.get("sharing")
+        if inside is not None and key in inside:
+            return data  # met again within the value being written: by its key
         if self.introduce_shares or not self._known_share(key):
             data["k"] = self.shares.entries[key][2]
-            inside.add(key)
-            try:
-                data["x"] = self.contents(value, e)
-            finally:
-                inside.discard(key)
+            data["x"] = self.contents(value, e)
         return data
 
     introduce_shares = False  # the judge always sends a shared container's contents
 
     def contents(self, value, e=None):
         """A mutable container's contents, as the wire form of a copy of it: one value,
-        so what its items share (a linked list's links, rows met twice) stays shared."""
-        if self._tls.__dict__.get("memo") is not None:
+        so what its items share (a linked list's links, rows met twice) stays shared.
+        Each container kept in step is written out once in it (then by its key)."""
+        tls = self._tls.__dict__
+        key = self.shares.ids.get(id(value))
+        if tls.get("sharing") is not None:
+            if key is not None:
+                tls["sharing"].add(key)
             return self._contents(value, e or self.encode)
-        self._tls.memo = {}
+        tls["sharing"] = {key}
+        memo, tls["memo"] = tls.get("memo"), tls.get("memo") or {}
         try:
             return self._contents(value, e or self.encode)
         finally:
-            self._tls.memo = None
+            tls["sharing"] = None
+            tls["memo"] = memo
 
     def _contents(self, value, e):
         kind = type(value)
@@ -236,10 +247,25 @@ class Codec:
             return encode_value(name, value, e)
         base = container_base(kind)  # its storage, read with the builtin's own methods
         if base is list:
-            return [e(v) for v in list.copy(value)]
+            items = list.copy(value)
+            self._nest(items)
+            return [e(v) for v in items]
         if base is dict:
-            return [[e(k), e(v)] for k, v in dict.items(value)]
+            pairs = list(dict.items(value))
+            self._nest([v for _, v in pairs])
+            return [[e(k), e(v)] for k, v in pairs]
         return [e(v) for v in set.copy(value)]
+
+    def _nest(self, items: list) -> None:
+        """The lists and dicts a container kept in step holds are kept in step too, each
+        under its own key (up to half the cap of them): the other side knows each by its
+        identity, not its place (a linked list's links move; a row sorted elsewhere)."""
+        shares = self.shares
+        for v in items:
+            if (type(v) is list or type(v) is dict) and id(v) not in shares.ids:
+                if len(shares.entries) >= MAX_SHARED // 2 or len(v) > MAX_SHARED_ITEMS:
+                    return
+                shares.start(v)
 
     def _rebuilt(self, name: str, contents):
         """A shared container's contents rebuilt: one value (`contents`)."""
@@ -399,8 +425,8 @@ class Codec:
             if name in _EMPTY:  # known by its key before its contents (which may hold it)
                 obj = _EMPTY[name]()
                 self.shares.add(key, obj, name)
-                merge(obj, self._rebuilt(name, data["x"]))
-                self.shares.entries[key][1] = fingerprint(obj)
+                merge(obj, self._rebuilt(name, data["x"]), self.shares.ids)
+                self.shares.entries[key][1] = fingerprint(obj, 0, self.shares.ids)
                 return obj
             obj = self._rebuilt(name, data["x"])
             self.shares.add(key, obj, name)

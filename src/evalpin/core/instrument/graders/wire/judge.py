@@ -465,7 +465,7 @@ class Judge(Peer):
             if type(data.get("sk")) is not int:
                 raise ProtocolError("malformed container")
             obj = base.__new__(cls)
-            merge(obj, self._rebuilt(base.__name__, data.get("x")))
+            merge(obj, self._rebuilt(base.__name__, data.get("x")), self.shares.ids)
             attach(obj, ref)
             self.shares.add(data["sk"], obj, base.__name__)
             self._remote[ident] = obj

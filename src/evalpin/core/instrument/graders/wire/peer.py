@@ -266,7 +266,7 @@ class Peer(Codec):
         for original, state in zip(originals, states, strict=True):
             if type(state) is not type(original):
                 raise ProtocolError("argument state of another type")
-            merge(original, state)
+            merge(original, state, self.shares.ids)
 
     def _kept(self, originals: list, keep) -> None:
         """Arguments the other side kept a hold of: kept in step from now on."""

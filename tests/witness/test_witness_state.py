@@ -1,0 +1,175 @@
+"""The witness's object model for identity, containers and object state (issue 48:
+docs/concepts/isolation.md's table): containers nested inside a container kept in step
+keep their identity, not their place; the candidate's caches keyed by the tests' objects;
+an object's own state (`__class__`, `__setstate__`, its instance dictionary). Each
+correct case passes plain `python -m pytest` in-process and must grade `pass` under
+`isolation: process`; attacks on these rules never pass. Real sandboxed runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalpin.run.sandbox import Isolation
+from tests.harness import _case, _corpus, assert_plain_passes, expect, grade, item
+
+__all__ = ["grade", "item"]  # the fixtures (tests/harness.py; `backend`: conftest)
+
+pytestmark = pytest.mark.wire
+
+CARRIED = _corpus(
+    _case(
+        "a-ring-of-links-whose-anchor-moves",
+        "ring.py",
+        """
+        PREV, NEXT, KEY = 0, 1, 2
+
+
+        class Ring:
+            \"\"\"Most recently pushed last; links are lists [prev, next, key].\"\"\"
+
+            def __init__(self, size):
+                self.size = size
+                self.head = []
+                self.head[:] = [self.head, self.head, None]
+                self.links = {}
+
+            def push(self, key):
+                link = self.links.get(key)
+                if link is not None:
+                    link[PREV][NEXT] = link[NEXT]
+                    link[NEXT][PREV] = link[PREV]
+                elif len(self.links) >= self.size:
+                    old = self.head
+                    self.head = old[NEXT]  # the oldest link becomes the head
+                    del self.links[self.head[KEY]]
+                    self.head[KEY] = None
+                    old[KEY] = key
+                    self.links[key] = old
+                    return
+                else:
+                    link = self.links[key] = [None, None, key]
+                last = self.head[PREV]
+                link[PREV], link[NEXT] = last, self.head
+                last[NEXT] = link
+                self.head[PREV] = link
+        """,
+        """
+        import ring as m
+
+
+        def walk(head):
+            keys, cur = [], head
+            while True:
+                nxt = cur[m.NEXT]
+                assert nxt[m.PREV] is cur
+                cur = nxt
+                if cur is head:
+                    return keys
+                keys.append(cur[m.KEY])
+
+
+        def test_links_keep_their_identity():
+            r = m.Ring(3)
+            seen = []
+            for k in "aabacbde":
+                r.push(k)
+                seen.append("".join(walk(r.head)))
+            assert seen == ["a", "a", "ab", "ba", "bac", "acb", "cbd", "bde"]
+            assert r.links["e"] is r.head[m.PREV]
+        """,
+    ),
+    _case(
+        "rows-kept-by-a-table-move-and-stay-themselves",
+        "table.py",
+        """
+        class Table:
+            def __init__(self):
+                self.rows = []
+                self.index = {}
+
+            def add(self, name, score):
+                row = {"name": name, "score": score, "tags": []}
+                self.rows.insert(0, row)
+                self.index[name] = row
+                return row
+
+            def rank(self):
+                self.rows.sort(key=lambda r: -r["score"])
+
+            def tag(self, name, tag):
+                self.index[name]["tags"].append(tag)
+        """,
+        """
+        import table as m
+
+
+        def test_a_row_is_one_object_wherever_it_moves():
+            t = m.Table()
+            low = t.add("low", 1)
+            rows = t.rows
+            t.add("high", 9)
+            t.add("mid", 5)
+            t.rank()
+            assert [r["name"] for r in rows] == ["high", "mid", "low"]
+            assert rows[2] is t.index["low"]
+            t.tag("low", "last")
+            assert t.rows[-1]["tags"] == ["last"]
+            assert t.index["high"] is t.rows[0]
+            assert low is t.index["low"] and low["tags"] == ["last"]
+        """,
+    ),
+)
+
+# Wrong candidates that fool plain pytest in-process; never a pass under the witness.
+ATTACKS = _corpus(
+    _case(
+        "always-equal-keys-in-a-ring-of-links",
+        "ring2.py",
+        """
+        class Key:
+            def __eq__(self, other):
+                return True  # wrong: every key is every other
+
+            __hash__ = object.__hash__
+
+
+        def ring(n):
+            head = []
+            head[:] = [head, head, None]
+            for _ in range(n):
+                last = head[0]
+                link = [last, head, Key()]
+                last[1] = link
+                head[0] = link
+            return head
+        """,
+        """
+        import ring2 as m
+
+
+        def test_the_keys_in_order():
+            head = m.ring(2)
+            keys, cur = [], head[1]
+            while cur is not head:
+                assert cur[1][0] is cur
+                keys.append(cur[2])
+                cur = cur[1]
+            assert keys == ["a", "b"]
+        """,
+    ),
+)
+
+
+def test_the_corpus_passes_in_plain_pytest(tmp_path) -> None:
+    """Every correct case passes plain pytest in-process; every attack fools it."""
+    assert_plain_passes({**CARRIED, **ATTACKS}, tmp_path)
+
+
+@pytest.mark.parametrize("name", list(CARRIED))
+def test_a_carried_case_grades_pass(grade, backend: Isolation, name: str) -> None:
+    expect(grade(CARRIED[name], backend), "pass")
+
+
+@pytest.mark.parametrize("name", list(ATTACKS))
+def test_an_attack_never_passes(grade, backend: Isolation, name: str) -> None:
+    expect(grade(ATTACKS[name], backend), "disputed")

@@ -120,6 +120,32 @@ CARRIED = _corpus(
     ),
 )
 
+# What the object model calls inherent: disputed as `witness:unsupported`, never a fail.
+UNSUPPORTED = _corpus(
+    _case(
+        "the-candidate-asks-the-garbage-collector-for-the-tests-instances",
+        "census.py",
+        """
+        import gc
+
+
+        def instances(cls):
+            return [o for o in gc.get_referrers(cls) if type(o) is cls]
+        """,
+        """
+        import census as m
+
+
+        def test_counts_the_tests_objects():
+            class Sample:
+                pass
+
+            kept = [Sample(), Sample()]
+            assert len(m.instances(Sample)) == len(kept)
+        """,
+    ),
+)
+
 # Wrong candidates that fool plain pytest in-process; never a pass under the witness.
 ATTACKS = _corpus(
     _case(
@@ -157,17 +183,50 @@ ATTACKS = _corpus(
             assert keys == ["a", "b"]
         """,
     ),
+    _case(
+        "a-candidate-that-swallows-the-refused-referrers",
+        "census2.py",
+        """
+        import gc
+
+
+        def instances(cls):
+            try:
+                gc.get_referrers(cls)
+            except Exception:
+                pass
+            return [None, None]  # wrong: counts nothing, answers the test's number
+        """,
+        """
+        import census2 as m
+
+
+        def test_counts_the_tests_objects():
+            class Sample:
+                pass
+
+            kept = [Sample(), Sample()]
+            assert len(m.instances(Sample)) == len(kept)
+        """,
+    ),
 )
 
 
 def test_the_corpus_passes_in_plain_pytest(tmp_path) -> None:
     """Every correct case passes plain pytest in-process; every attack fools it."""
-    assert_plain_passes({**CARRIED, **ATTACKS}, tmp_path)
+    assert_plain_passes({**CARRIED, **UNSUPPORTED, **ATTACKS}, tmp_path)
 
 
 @pytest.mark.parametrize("name", list(CARRIED))
 def test_a_carried_case_grades_pass(grade, backend: Isolation, name: str) -> None:
     expect(grade(CARRIED[name], backend), "pass")
+
+
+@pytest.mark.parametrize("name", list(UNSUPPORTED))
+def test_an_inherent_case_is_unsupported(grade, backend: Isolation, name: str) -> None:
+    outcome = grade(UNSUPPORTED[name], backend)
+    expect(outcome, "disputed")
+    assert outcome.reasons == ["witness:unsupported"], outcome.witness_tail
 
 
 @pytest.mark.parametrize("name", list(ATTACKS))

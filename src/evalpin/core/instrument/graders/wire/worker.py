@@ -32,6 +32,7 @@ from .handles import (
     handle_id,
     named_tuple_instance,
     tests_class,
+    watch_referrers,
 )
 from .lifetimes import Holds
 from .peer import CALLS, Peer
@@ -96,6 +97,7 @@ class Worker(Peer):
         after_import("logging", self._forward_logs)
         warnings.simplefilter("always")  # the test's filters decide which ones count
         warnings.showwarning = self._warned
+        watch_referrers(self)
 
     def _forward_logs(self, logging) -> None:
         root = logging.getLogger()

@@ -118,6 +118,103 @@ CARRIED = _corpus(
             assert low is t.index["low"] and low["tags"] == ["last"]
         """,
     ),
+    _case(
+        "a-candidates-method-cache-kept-in-the-tests-objects-dict",
+        "memo.py",
+        """
+        import functools
+        import types
+
+
+        class Bound:
+            def __init__(self, obj, method, cache):
+                functools.update_wrapper(self, method)
+                self.__obj = obj
+                self.__method = types.MethodType(method, obj)
+                self.__cache = cache
+                self.__hits = self.__misses = 0
+
+            def __call__(self, *args):
+                cache = self.__cache(self.__obj)
+                try:
+                    result = cache[args]
+                    self.__hits += 1
+                    return result
+                except KeyError:
+                    self.__misses += 1
+                cache[args] = value = self.__method(*args)
+                return value
+
+            def info(self):
+                return (self.__hits, self.__misses)
+
+
+        class memoized:
+            def __init__(self, cache):
+                self.cache = cache
+
+            def __call__(self, method):
+                self.method = method
+                return self
+
+            def __get__(self, obj, objtype=None):
+                if obj is None:
+                    return self
+                bounds = obj.__dict__.setdefault("_memo_bounds", {})  # one per object
+                if self not in bounds:
+                    bounds[self] = Bound(obj, self.method, self.cache)
+                return bounds[self]
+        """,
+        """
+        import memo as m
+
+
+        class Square:
+            def __init__(self):
+                self.store = {}
+                self.calls = 0
+
+            @m.memoized(lambda self: self.store)
+            def of(self, x):
+                self.calls += 1
+                return x * x
+
+
+        def test_one_bound_cache_per_object():
+            s = Square()
+            assert s.of(3) == 9 and s.of(3) == 9
+            assert s.of.info() == (1, 1)
+            assert s.calls == 1 and list(s.store) == [(3,)]
+            t = Square()
+            assert t.of(4) == 16 and t.of.info() == (0, 1)
+        """,
+    ),
+    _case(
+        "a-list-the-test-stores-on-a-candidate-object",
+        "basket.py",
+        """
+        class Basket:
+            def __init__(self):
+                self.items = []
+
+            def add(self, item):
+                self.items.append(item)
+                return len(self.items)
+        """,
+        """
+        import basket as m
+
+
+        def test_the_stored_list_is_the_tests_own():
+            b = m.Basket()
+            mine = ["seed"]
+            b.items = mine
+            assert b.add("apple") == 2
+            assert mine == ["seed", "apple"] and b.items is mine
+            mine.append("pear")
+            assert b.add("fig") == 4
+        """,
+    ),
 )
 
 # What the object model calls inherent: disputed as `witness:unsupported`, never a fail.
@@ -207,6 +304,36 @@ ATTACKS = _corpus(
 
             kept = [Sample(), Sample()]
             assert len(m.instances(Sample)) == len(kept)
+        """,
+    ),
+    _case(
+        "always-equal-lines-stored-in-the-tests-report",
+        "reporter.py",
+        """
+        class Line:
+            def __eq__(self, other):
+                return True  # wrong: every line is the expected one
+
+            __hash__ = object.__hash__
+
+
+        def fill(report, n):
+            report.lines = []
+            for _ in range(n):
+                report.lines.append(Line())
+        """,
+        """
+        import reporter as m
+
+
+        class Report:
+            pass
+
+
+        def test_the_report_holds_the_lines():
+            r = Report()
+            m.fill(r, 2)
+            assert r.lines == ["alpha: ok", "beta: ok"]
         """,
     ),
 )

@@ -554,6 +554,8 @@ class Judge(Peer):
         if op == "own":  # the object's `__dict__`, as a caching descriptor uses it
             (how, *value), _ = self._arguments(message)
             name = message.get("name")
+            if how == "set":
+                received += self.mutable_args(value, {})
             found = kinds.own(target, kind, how, name, value, self.lives.written(target))
             if how == "set" and name.startswith("_"):  # the candidate's own, from now on
                 self.lives.write(target, name)
@@ -565,6 +567,7 @@ class Judge(Peer):
             if op == "delattr":
                 return delattr(target, name_of(message))
             (value,), _ = self._arguments(message)
+            received += self.mutable_args([value], {})
             if kind == "mock":
                 kinds.check_mock_value(name_of(message), value)
             return setattr(target, name_of(message), value)

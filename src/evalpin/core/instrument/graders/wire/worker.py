@@ -408,6 +408,7 @@ class Worker(Peer):
             return attribute(target, name_of(message))
         if op == "setattr":
             (value,), _ = self._arguments(message)
+            received += self.mutable_args([value], {})
             if isinstance(target, type):  # a class attribute the test patches
                 key = (id(target), name_of(message))
                 self._class_originals.setdefault(key, vars(target).get(key[1], GONE))

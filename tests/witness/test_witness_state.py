@@ -215,6 +215,36 @@ CARRIED = _corpus(
             assert b.add("fig") == 4
         """,
     ),
+    _case(
+        "the-tests-nested-lists-in-an-argument-the-candidate-keeps",
+        "shelves.py",
+        """
+        class Shelves:
+            def __init__(self, rows):
+                self.rows = rows  # kept: the caller's own lists
+
+            def put(self, row, item):
+                self.rows[row].append(item)
+
+            def swap(self):
+                self.rows.reverse()
+        """,
+        """
+        import shelves as m
+
+
+        def test_the_tests_rows_stay_its_own():
+            top, bottom = ["cup"], ["pan"]
+            rows = [top, bottom]
+            s = m.Shelves(rows)
+            s.put(0, "mug")
+            assert top == ["cup", "mug"] and rows[0] is top
+            s.swap()
+            s.put(0, "pot")
+            assert bottom == ["pan", "pot"] and rows == [bottom, top]
+            assert rows[1] is top and s.rows is rows
+        """,
+    ),
 )
 
 # What the object model calls inherent: disputed as `witness:unsupported`, never a fail.

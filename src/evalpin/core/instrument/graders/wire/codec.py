@@ -271,6 +271,7 @@ class Codec:
         """A shared container's contents rebuilt: one value (`contents`)."""
         if self._tls.__dict__.get("marks") is not None:
             return self._rebuilt_in(name, contents)
+        self.shares.fresh.clear()  # (those of contents read before: refilled already)
         self._tls.marks = {}
         try:
             return self._rebuilt_in(name, contents)
@@ -422,6 +423,7 @@ class Codec:
             name = data.get("k")
             if type(name) is not str:
                 raise ProtocolError("malformed shared container")
+            self.shares.fresh.add(key)
             if name in _EMPTY:  # known by its key before its contents (which may hold it)
                 obj = _EMPTY[name]()
                 self.shares.add(key, obj, name)

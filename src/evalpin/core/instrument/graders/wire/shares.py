@@ -95,12 +95,14 @@ def container_base(kind: type) -> type | None:
     return None
 
 
-def merge(original, state, apart=()) -> None:
+def merge(original, state, apart=(), adopt=None) -> None:
     """Make `original` hold `state` (a fresh copy of the same type), keeping the
     containers nested in it where one of the same type stands at the same place (each
     once: a linked structure's cycles are merged once, what the state shares stays
     shared). A container kept in step itself (its id in `apart`) is one object known
-    by its key, never matched by place: the state holds it as it is."""
+    by its key, never matched by place: the state holds it as it is, unless it is new
+    here and `adopt` gives its key to the container standing at its place (once: the
+    containers an argument kept held before they were kept in step each)."""
     kind = type(original)
     if kind is type(state) and (kind is list or kind is dict):
         items = state if kind is list else state.values()
@@ -112,23 +114,27 @@ def merge(original, state, apart=()) -> None:
                     original.clear()
                     original.update(state)
             return
-    _merge(original, state, {}, set(), apart)
+    _merge(original, state, {}, set(), apart, adopt)
 
 
-def _merge(original, state, seen: dict, used: set, apart) -> None:
+def _merge(original, state, seen: dict, used: set, apart, adopt=None) -> None:
     seen[id(state)] = original  # the state's container -> the original now holding it
     used.add(id(original))
 
     def kept(old, new):
         if id(new) in seen:
             return seen[id(new)]
+        free = _mergeable(old, new) and id(old) not in used and id(old) not in apart
         if id(new) in apart:  # refilled under its own key
+            if free and adopt is not None and adopt(new, old):
+                _merge(old, new, seen, used, apart, adopt)
+                return old
             return new
-        if _mergeable(old, new) and id(old) not in used and id(old) not in apart:
-            _merge(old, new, seen, used, apart)
+        if free:
+            _merge(old, new, seen, used, apart, adopt)
             return old
         if type(new) in (list, dict):  # a new container: what it holds, redirected too
-            _merge(new, new, seen, used, apart)
+            _merge(new, new, seen, used, apart, adopt)
         return new
 
     kind = type(original)
@@ -168,6 +174,8 @@ class Shares:
         self.ids: dict[int, int] = {}  # id(object) -> key
         self._keys = itertools.count(sign, sign)  # each end its own keys: + worker, - judge
         self._sign = sign
+        self.fresh: set[int] = set()  # keys first met in the contents being read
+        self._adopted: list[int] = []
 
     def owns(self, key: int) -> bool:
         """Whether this end made the key (the other end never introduces one of these)."""
@@ -195,8 +203,22 @@ class Shares:
 
     def refill(self, key: int, new) -> None:
         entry = self.entries[key]
-        merge(entry[0], new, self.ids)
+        merge(entry[0], new, self.ids, self._adopt)
         entry[1] = fingerprint(entry[0], 0, self.ids)
+        for adopted in self._adopted:  # filled since their key moved to them
+            self.entries[adopted][1] = fingerprint(self.entries[adopted][0], 0, self.ids)
+        self._adopted.clear()
+
+    def _adopt(self, new, old) -> bool:
+        """A container first met in these contents, where one of this side's own stands
+        (a kept argument's nested list): its key moves to that one, which is refilled."""
+        key = self.ids.get(id(new))
+        if key not in self.fresh:
+            return False
+        self.fresh.discard(key)
+        self.add(key, old, self.entries[key][2])
+        self._adopted.append(key)
+        return True
 
     def changed(self, peer) -> list:
         """[key, contents] of each container changed here since it was last sent."""

@@ -245,6 +245,55 @@ CARRIED = _corpus(
             assert rows[1] is top and s.rows is rows
         """,
     ),
+    _case(
+        "a-candidates-dict-in-a-cycle-through-a-tuple",
+        "graph.py",
+        """
+        class Node(dict):
+            def __getattr__(self, name):
+                return self[name]
+
+
+        def knot(name):
+            node = Node(name=name)
+            node["edge"] = ("self", node)
+            return node
+        """,
+        """
+        import graph as m
+
+
+        def test_the_node_holds_itself():
+            n = m.knot("a")
+            assert n.name == "a" and n["edge"][0] == "self"
+            assert n["edge"][1] is n and isinstance(n, dict)
+        """,
+    ),
+    _case(
+        "one-tuple-met-twice-in-a-returned-cycle",
+        "routes.py",
+        """
+        def loop(a, b):
+            first = {"stop": a}
+            second = {"stop": b}
+            leg = ("leg", second)
+            first["next"] = leg
+            second["next"] = ("back", first)
+            second["same"] = leg
+            return first
+        """,
+        """
+        import routes as m
+
+
+        def test_the_tuples_are_one_object_each():
+            r = m.loop("x", "y")
+            leg = r["next"]
+            assert leg[0] == "leg" and leg[1]["stop"] == "y"
+            assert leg[1]["same"] is leg
+            assert leg[1]["next"][1] is r
+        """,
+    ),
 )
 
 # What the object model calls inherent: disputed as `witness:unsupported`, never a fail.

@@ -128,7 +128,9 @@ class Codec:
         if kind is list or kind is dict or kind is set:
             return self._container(value, kind, e)
         if kind is tuple:
-            return {"t": "tuple", "v": [e(v) for v in value]}
+            if _SCALAR_TYPES.issuperset(map(type, value)):
+                return {"t": "tuple", "v": [e(v) for v in value]}
+            return self._tuple(value, e)
         if kind is frozenset:
             return {"t": kind.__name__, "v": [e(v) for v in value]}
         if kind is bytes:
@@ -185,6 +187,33 @@ class Codec:
         try:
             out = entry[1] = _form(value, kind, e)
             if entry[2] is not None:  # met again inside itself
+                _label(out, entry[2])
+            return out
+        finally:
+            if root:
+                self._tls.memo = None
+
+    def _tuple(self, value: tuple, e) -> dict:
+        """A tuple that holds containers, its identity kept within the value as a
+        container's is; met again inside its own items (a cycle through a dict it
+        holds), it is written there whole, and here as its items then that one (`s`),
+        as pickle does: one tuple on the other side too."""
+        memo = self._tls.__dict__.get("memo")
+        root = memo is None
+        if root:
+            memo = self._tls.memo = {}
+        try:
+            entry = memo.get(id(value))
+            if entry is not None and entry[1] is not None:
+                return {"t": "same", "v": _mark(entry, memo)}
+            if entry is None:
+                entry = memo[id(value)] = [value, None, None]
+            out = {"t": "tuple", "v": [e(v) for v in value]}
+            if entry[1] is not None:  # made inside its own items: this one is that one
+                out["s"] = _mark(entry, memo)
+                return out
+            entry[1] = out
+            if entry[2] is not None:
                 _label(out, entry[2])
             return out
         finally:
@@ -337,7 +366,7 @@ class Codec:
         tag, v = data["t"], data["v"]
         try:
             if tag == "tuple" and type(v) is list:
-                return tuple(d(x) for x in v)
+                return self._tuple_of(data, tuple(d(x) for x in v))
             if tag == "dict" and type(v) is list:
                 if "k" in data:
                     return self._same(data["k"], {}, lambda out: out.update(pairs(v, d)))
@@ -407,6 +436,21 @@ class Codec:
         marks[mark] = out
         fill(out)
         return out
+
+    def _tuple_of(self, data: dict, made: tuple):
+        """A tuple read: marked (met again later in the value), or the one its items made."""
+        if "k" not in data and "s" not in data:
+            return made
+        marks = self._tls.__dict__.get("marks")
+        if "s" in data:
+            found = marks.get(data["s"]) if type(data["s"]) is int else None
+            if type(found) is not tuple:
+                raise ProtocolError("malformed mark")
+            return found
+        if type(data["k"]) is not int or data["k"] in marks:
+            raise ProtocolError("malformed mark")
+        marks[data["k"]] = made
+        return made
 
     def importer(self, name: str):
         """How this end imports a standard-library module a message names."""

@@ -255,8 +255,8 @@ class Worker(Peer):
             if base in IMMUTABLE_BASES:
                 data["x"] = e(COPIES[base](value))
             elif base is not None:  # a list, dict or set: one object each side, in step
+                data["sk"] = self.shares.start(value)  # (before its contents: a cycle)
                 data["x"] = self.contents(value)
-                data["sk"] = self.shares.start(value)
         if abstract(value):
             data["ia"] = 1
         return data

@@ -12,7 +12,15 @@ import re
 import threading
 
 from . import exceptions, stdlib
-from .protocol import MAX_DEPTH, SCALARS, ProtocolError, Unsupported, pairs
+from .protocol import (
+    MAX_DEPTH,
+    MAX_SHARED,
+    MAX_SHARED_ITEMS,
+    SCALARS,
+    ProtocolError,
+    Unsupported,
+    pairs,
+)
 from .shares import Shares, container_base, fingerprint, merge
 from .values import (
     REFILL,
@@ -120,7 +128,9 @@ class Codec:
         if kind is list or kind is dict or kind is set:
             return self._container(value, kind, e)
         if kind is tuple:
-            return {"t": "tuple", "v": [e(v) for v in value]}
+            if _SCALAR_TYPES.issuperset(map(type, value)):
+                return {"t": "tuple", "v": [e(v) for v in value]}
+            return self._tuple(value, e)
         if kind is frozenset:
             return {"t": kind.__name__, "v": [e(v) for v in value]}
         if kind is bytes:
@@ -183,6 +193,33 @@ class Codec:
             if root:
                 self._tls.memo = None
 
+    def _tuple(self, value: tuple, e) -> dict:
+        """A tuple that holds containers, its identity kept within the value as a
+        container's is; met again inside its own items (a cycle through a dict it
+        holds), it is written there whole, and here as its items then that one (`s`),
+        as pickle does: one tuple on the other side too."""
+        memo = self._tls.__dict__.get("memo")
+        root = memo is None
+        if root:
+            memo = self._tls.memo = {}
+        try:
+            entry = memo.get(id(value))
+            if entry is not None and entry[1] is not None:
+                return {"t": "same", "v": _mark(entry, memo)}
+            if entry is None:
+                entry = memo[id(value)] = [value, None, None]
+            out = {"t": "tuple", "v": [e(v) for v in value]}
+            if entry[1] is not None:  # made inside its own items: this one is that one
+                out["s"] = _mark(entry, memo)
+                return out
+            entry[1] = out
+            if entry[2] is not None:
+                _label(out, entry[2])
+            return out
+        finally:
+            if root:
+                self._tls.memo = None
+
     def _encoded_apart(self) -> tuple:
         """The tables of containers that never cross as plain data (kept in step, or an
         argument of the call being answered), by id: those in use now."""
@@ -204,30 +241,33 @@ class Codec:
     def _shared_form(self, value, e) -> dict:
         key = self.shares.ids[id(value)]
         data = {"t": "sh", "v": key}
-        inside = self._tls.__dict__.setdefault("sharing", set())
-        if key in inside:  # met again within its own contents (a cycle): by its key
-            return data
+        inside = self._tls.__dict__.get("sharing")
+        if inside is not None and key in inside:
+            return data  # met again within the value being written: by its key
         if self.introduce_shares or not self._known_share(key):
             data["k"] = self.shares.entries[key][2]
-            inside.add(key)
-            try:
-                data["x"] = self.contents(value, e)
-            finally:
-                inside.discard(key)
+            data["x"] = self.contents(value, e)
         return data
 
     introduce_shares = False  # the judge always sends a shared container's contents
 
     def contents(self, value, e=None):
         """A mutable container's contents, as the wire form of a copy of it: one value,
-        so what its items share (a linked list's links, rows met twice) stays shared."""
-        if self._tls.__dict__.get("memo") is not None:
+        so what its items share (a linked list's links, rows met twice) stays shared.
+        Each container kept in step is written out once in it (then by its key)."""
+        tls = self._tls.__dict__
+        key = self.shares.ids.get(id(value))
+        if tls.get("sharing") is not None:
+            if key is not None:
+                tls["sharing"].add(key)
             return self._contents(value, e or self.encode)
-        self._tls.memo = {}
+        tls["sharing"] = {key}
+        memo, tls["memo"] = tls.get("memo"), tls.get("memo") or {}
         try:
             return self._contents(value, e or self.encode)
         finally:
-            self._tls.memo = None
+            tls["sharing"] = None
+            tls["memo"] = memo
 
     def _contents(self, value, e):
         kind = type(value)
@@ -236,15 +276,31 @@ class Codec:
             return encode_value(name, value, e)
         base = container_base(kind)  # its storage, read with the builtin's own methods
         if base is list:
-            return [e(v) for v in list.copy(value)]
+            items = list.copy(value)
+            self._nest(items)
+            return [e(v) for v in items]
         if base is dict:
-            return [[e(k), e(v)] for k, v in dict.items(value)]
+            pairs = list(dict.items(value))
+            self._nest([v for _, v in pairs])
+            return [[e(k), e(v)] for k, v in pairs]
         return [e(v) for v in set.copy(value)]
+
+    def _nest(self, items: list) -> None:
+        """The lists and dicts a container kept in step holds are kept in step too, each
+        under its own key (up to half the cap of them): the other side knows each by its
+        identity, not its place (a linked list's links move; a row sorted elsewhere)."""
+        shares = self.shares
+        for v in items:
+            if (type(v) is list or type(v) is dict) and id(v) not in shares.ids:
+                if len(shares.entries) >= MAX_SHARED // 2 or len(v) > MAX_SHARED_ITEMS:
+                    return
+                shares.start(v)
 
     def _rebuilt(self, name: str, contents):
         """A shared container's contents rebuilt: one value (`contents`)."""
         if self._tls.__dict__.get("marks") is not None:
             return self._rebuilt_in(name, contents)
+        self.shares.fresh.clear()  # (those of contents read before: refilled already)
         self._tls.marks = {}
         try:
             return self._rebuilt_in(name, contents)
@@ -310,7 +366,7 @@ class Codec:
         tag, v = data["t"], data["v"]
         try:
             if tag == "tuple" and type(v) is list:
-                return tuple(d(x) for x in v)
+                return self._tuple_of(data, tuple(d(x) for x in v))
             if tag == "dict" and type(v) is list:
                 if "k" in data:
                     return self._same(data["k"], {}, lambda out: out.update(pairs(v, d)))
@@ -381,6 +437,21 @@ class Codec:
         fill(out)
         return out
 
+    def _tuple_of(self, data: dict, made: tuple):
+        """A tuple read: marked (met again later in the value), or the one its items made."""
+        if "k" not in data and "s" not in data:
+            return made
+        marks = self._tls.__dict__.get("marks")
+        if "s" in data:
+            found = marks.get(data["s"]) if type(data["s"]) is int else None
+            if type(found) is not tuple:
+                raise ProtocolError("malformed mark")
+            return found
+        if type(data["k"]) is not int or data["k"] in marks:
+            raise ProtocolError("malformed mark")
+        marks[data["k"]] = made
+        return made
+
     def importer(self, name: str):
         """How this end imports a standard-library module a message names."""
         import importlib
@@ -396,11 +467,12 @@ class Codec:
             name = data.get("k")
             if type(name) is not str:
                 raise ProtocolError("malformed shared container")
+            self.shares.fresh.add(key)
             if name in _EMPTY:  # known by its key before its contents (which may hold it)
                 obj = _EMPTY[name]()
                 self.shares.add(key, obj, name)
-                merge(obj, self._rebuilt(name, data["x"]))
-                self.shares.entries[key][1] = fingerprint(obj)
+                merge(obj, self._rebuilt(name, data["x"]), self.shares.ids)
+                self.shares.entries[key][1] = fingerprint(obj, 0, self.shares.ids)
                 return obj
             obj = self._rebuilt(name, data["x"])
             self.shares.add(key, obj, name)

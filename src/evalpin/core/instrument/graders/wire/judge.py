@@ -24,7 +24,7 @@ from .namesakes import TestsModules
 from .peer import Peer
 from .protocol import GONE, ProtocolError, RemoteGone, Unsupported, is_ident, name_of
 from .proxies import REF, Bound, ProxyBase, Ref, RemoteClass, RemoteEnum, attach, bind, ref_of
-from .shares import Shares, merge
+from .shares import Shares, fingerprint, merge
 from .state import TestState
 from .stdlib import BUILTIN_TYPES, STDLIB, trusted_module
 
@@ -447,6 +447,17 @@ class Judge(Peer):
         ref = Ref(self, ident)
         if data.get("ia") == 1:
             self.abstract.add(ident)
+        if cls._evalpin_container is not None and not issubclass(cls, BaseException):
+            base, key = cls._evalpin_container, data.get("sk")
+            if type(key) is not int:
+                raise ProtocolError("malformed container")
+            obj = base.__new__(cls)  # known by its key before its contents (a cycle)
+            attach(obj, ref)
+            self._remote[ident] = obj
+            self.shares.add(key, obj, base.__name__)
+            merge(obj, self._rebuilt(base.__name__, data.get("x")), self.shares.ids)
+            self.shares.entries[key][1] = fingerprint(obj, 0, self.shares.ids)
+            return obj
         value = d(data["x"]) if "x" in data else None
         if issubclass(cls, BaseException):
             args = value if type(value) is list else []
@@ -458,16 +469,6 @@ class Judge(Peer):
                 obj = base.__new__(cls)
             attach(obj, ref)
             apply_details(obj, data, d)
-            self._remote[ident] = obj
-            return obj
-        if cls._evalpin_container is not None:
-            base = cls._evalpin_container
-            if type(data.get("sk")) is not int:
-                raise ProtocolError("malformed container")
-            obj = base.__new__(cls)
-            merge(obj, self._rebuilt(base.__name__, data.get("x")))
-            attach(obj, ref)
-            self.shares.add(data["sk"], obj, base.__name__)
             self._remote[ident] = obj
             return obj
         if cls._evalpin_value is not None:
@@ -554,6 +555,8 @@ class Judge(Peer):
         if op == "own":  # the object's `__dict__`, as a caching descriptor uses it
             (how, *value), _ = self._arguments(message)
             name = message.get("name")
+            if how == "set":
+                received += self.mutable_args(value, {})
             found = kinds.own(target, kind, how, name, value, self.lives.written(target))
             if how == "set" and name.startswith("_"):  # the candidate's own, from now on
                 self.lives.write(target, name)
@@ -565,6 +568,7 @@ class Judge(Peer):
             if op == "delattr":
                 return delattr(target, name_of(message))
             (value,), _ = self._arguments(message)
+            received += self.mutable_args([value], {})
             if kind == "mock":
                 kinds.check_mock_value(name_of(message), value)
             return setattr(target, name_of(message), value)

@@ -202,7 +202,7 @@ class Peer(Codec):
         __tracebackhide__ = True  # pytest shows the test's line, not the wire's
         args = list(args)
         kwargs = kwargs or {}
-        mutable = self.mutable_args(args, kwargs) if op in CALLS else []
+        mutable = self.mutable_args(args, kwargs) if op in CALLS or op in STORES else []
         message: dict = {"op": op}
         if obj is not None:
             message["obj"] = obj
@@ -266,7 +266,7 @@ class Peer(Codec):
         for original, state in zip(originals, states, strict=True):
             if type(state) is not type(original):
                 raise ProtocolError("argument state of another type")
-            merge(original, state)
+            merge(original, state, self.shares.ids)
 
     def _kept(self, originals: list, keep) -> None:
         """Arguments the other side kept a hold of: kept in step from now on."""
@@ -424,6 +424,9 @@ def _decoded(text: str):
 
 
 CALLS = frozenset({"call", "method", "special", "umethod"})  # requests whose args may change
+# Requests that store their value in an object: a container stored so is one object on
+# both sides from then on (the other side keeps it: `_settle`), as in one process.
+STORES = frozenset({"setattr", "own"})
 
 
 def _small(obj) -> bool:

@@ -18,22 +18,23 @@ _PLAIN_KINDS = frozenset(_PLAIN)
 _FLAT_KINDS = _PLAIN_KINDS | {tuple}
 
 
-def fingerprint(obj, depth: int = 0):
+def fingerprint(obj, depth: int = 0, apart=None):
     """A comparable picture of a container's contents that runs no code of anyone's:
-    values of plain data, identities of everything else. Taken of every container kept
-    in step at every message, so plain contents (and flat tuples of them) are taken at
-    C speed, whole."""
+    values of plain data, identities of everything else (and of the containers nested
+    in it that are kept in step themselves, `apart`: each is checked on its own). Taken
+    of every container kept in step at every message, so plain contents (and flat
+    tuples of them) are taken at C speed, whole."""
     kind = type(obj)
     if kind in _PLAIN:
         return obj
-    if depth > 8:
+    if depth > 8 or (depth and apart and id(obj) in apart):
         return id(obj)
     if kind is list or kind is tuple:
-        return (kind, _items(tuple(obj), depth))
+        return (kind, _items(tuple(obj), depth, apart))
     if kind is dict:
-        return (kind, _pairs(obj, dict.items(obj), depth))
+        return (kind, _pairs(obj, dict.items(obj), depth, apart))
     if kind is set or kind is frozenset:
-        return (kind, _items(tuple(obj), depth))
+        return (kind, _items(tuple(obj), depth, apart))
     if kind is bytearray:
         return (kind, bytes(obj))
     name = mutable_name(kind)
@@ -74,16 +75,16 @@ def _plain(items: tuple) -> bool:
     return set(map(type, itertools.chain.from_iterable(tuples))) <= _PLAIN_KINDS
 
 
-def _items(items: tuple, depth: int) -> tuple:
+def _items(items: tuple, depth: int, apart=None) -> tuple:
     if _plain(items):
         return items
-    return tuple([fingerprint(x, depth + 1) for x in items])
+    return tuple([fingerprint(x, depth + 1, apart) for x in items])
 
 
-def _pairs(obj, pairs, depth: int) -> tuple:
+def _pairs(obj, pairs, depth: int, apart=None) -> tuple:
     if _plain(tuple(dict.keys(obj))) and _plain(tuple(dict.values(obj))):
         return tuple(pairs)
-    return tuple([(fingerprint(k), fingerprint(v, depth + 1)) for k, v in pairs])
+    return tuple([(fingerprint(k), fingerprint(v, depth + 1, apart)) for k, v in pairs])
 
 
 def container_base(kind: type) -> type | None:
@@ -94,11 +95,14 @@ def container_base(kind: type) -> type | None:
     return None
 
 
-def merge(original, state) -> None:
+def merge(original, state, apart=(), adopt=None) -> None:
     """Make `original` hold `state` (a fresh copy of the same type), keeping the
     containers nested in it where one of the same type stands at the same place (each
     once: a linked structure's cycles are merged once, what the state shares stays
-    shared)."""
+    shared). A container kept in step itself (its id in `apart`) is one object known
+    by its key, never matched by place: the state holds it as it is, unless it is new
+    here and `adopt` gives its key to the container standing at its place (once: the
+    containers an argument kept held before they were kept in step each)."""
     kind = type(original)
     if kind is type(state) and (kind is list or kind is dict):
         items = state if kind is list else state.values()
@@ -110,21 +114,27 @@ def merge(original, state) -> None:
                     original.clear()
                     original.update(state)
             return
-    _merge(original, state, {}, set())
+    _merge(original, state, {}, set(), apart, adopt)
 
 
-def _merge(original, state, seen: dict, used: set) -> None:
+def _merge(original, state, seen: dict, used: set, apart, adopt=None) -> None:
     seen[id(state)] = original  # the state's container -> the original now holding it
     used.add(id(original))
 
     def kept(old, new):
         if id(new) in seen:
             return seen[id(new)]
-        if _mergeable(old, new) and id(old) not in used:
-            _merge(old, new, seen, used)
+        free = _mergeable(old, new) and id(old) not in used and id(old) not in apart
+        if id(new) in apart:  # refilled under its own key
+            if free and adopt is not None and adopt(new, old):
+                _merge(old, new, seen, used, apart, adopt)
+                return old
+            return new
+        if free:
+            _merge(old, new, seen, used, apart, adopt)
             return old
         if type(new) in (list, dict):  # a new container: what it holds, redirected too
-            _merge(new, new, seen, used)
+            _merge(new, new, seen, used, apart, adopt)
         return new
 
     kind = type(original)
@@ -164,6 +174,8 @@ class Shares:
         self.ids: dict[int, int] = {}  # id(object) -> key
         self._keys = itertools.count(sign, sign)  # each end its own keys: + worker, - judge
         self._sign = sign
+        self.fresh: set[int] = set()  # keys first met in the contents being read
+        self._adopted: list[int] = []
 
     def owns(self, key: int) -> bool:
         """Whether this end made the key (the other end never introduces one of these)."""
@@ -175,8 +187,8 @@ class Shares:
         old = self.entries.get(key)
         if old is not None and old[0] is not obj and self.ids.get(id(old[0])) == key:
             del self.ids[id(old[0])]
-        self.entries[key] = [obj, fingerprint(obj), name]
         self.ids[id(obj)] = key
+        self.entries[key] = [obj, fingerprint(obj, 0, self.ids), name]
 
     def start(self, obj) -> int:
         """Keep `obj` in step from now on (the worker's end); its key."""
@@ -191,14 +203,28 @@ class Shares:
 
     def refill(self, key: int, new) -> None:
         entry = self.entries[key]
-        merge(entry[0], new)
-        entry[1] = fingerprint(entry[0])
+        merge(entry[0], new, self.ids, self._adopt)
+        entry[1] = fingerprint(entry[0], 0, self.ids)
+        for adopted in self._adopted:  # filled since their key moved to them
+            self.entries[adopted][1] = fingerprint(self.entries[adopted][0], 0, self.ids)
+        self._adopted.clear()
+
+    def _adopt(self, new, old) -> bool:
+        """A container first met in these contents, where one of this side's own stands
+        (a kept argument's nested list): its key moves to that one, which is refilled."""
+        key = self.ids.get(id(new))
+        if key not in self.fresh:
+            return False
+        self.fresh.discard(key)
+        self.add(key, old, self.entries[key][2])
+        self._adopted.append(key)
+        return True
 
     def changed(self, peer) -> list:
         """[key, contents] of each container changed here since it was last sent."""
         updates = []
         for key, entry in list(self.entries.items()):
-            now = fingerprint(entry[0])
+            now = fingerprint(entry[0], 0, self.ids)
             if now != entry[1]:
                 entry[1] = now
                 updates.append([key, peer.contents(entry[0])])

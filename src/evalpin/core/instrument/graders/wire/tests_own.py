@@ -15,14 +15,18 @@ UNCARRIED = {
     # its objects would be the tests' class's, made by the candidate: an object lives in
     # one process, and the tests' class's layout and code are the test's
     "derived": "a class the candidate derives from the tests' class {}",
+    # what refers to a tests' object (its instances, to a class) is in the test's process
+    "referrers": "what refers to the tests' {} (gc.get_referrers/get_referents)",
 }
 
 
 def uncarried(target, what: str) -> str:
     """The judge's note for what the worker met (`what`, of `UNCARRIED`) on `target`."""
-    if what not in UNCARRIED or not isinstance(target, type):
+    if what not in UNCARRIED or (what == "derived" and not isinstance(target, type)):
         raise ProtocolError("unknown uncarried kind")
-    return UNCARRIED[what].format(f"{target.__module__}.{target.__qualname__}"[:200])
+    cls, kind = (target, "class") if isinstance(target, type) else (type(target), "object of")
+    name = f"{cls.__module__}.{cls.__qualname__}"[:200]
+    return UNCARRIED[what].format(name if what == "derived" else f"{kind} {name}")
 
 
 def adopt(judge, obj) -> int:

@@ -32,6 +32,7 @@ from .handles import (
     handle_id,
     named_tuple_instance,
     tests_class,
+    watch_referrers,
 )
 from .lifetimes import Holds
 from .peer import CALLS, Peer
@@ -96,6 +97,7 @@ class Worker(Peer):
         after_import("logging", self._forward_logs)
         warnings.simplefilter("always")  # the test's filters decide which ones count
         warnings.showwarning = self._warned
+        watch_referrers(self)
 
     def _forward_logs(self, logging) -> None:
         root = logging.getLogger()
@@ -253,8 +255,8 @@ class Worker(Peer):
             if base in IMMUTABLE_BASES:
                 data["x"] = e(COPIES[base](value))
             elif base is not None:  # a list, dict or set: one object each side, in step
+                data["sk"] = self.shares.start(value)  # (before its contents: a cycle)
                 data["x"] = self.contents(value)
-                data["sk"] = self.shares.start(value)
         if abstract(value):
             data["ia"] = 1
         return data
@@ -406,6 +408,7 @@ class Worker(Peer):
             return attribute(target, name_of(message))
         if op == "setattr":
             (value,), _ = self._arguments(message)
+            received += self.mutable_args([value], {})
             if isinstance(target, type):  # a class attribute the test patches
                 key = (id(target), name_of(message))
                 self._class_originals.setdefault(key, vars(target).get(key[1], GONE))

@@ -577,7 +577,7 @@ class Judge(Peer):
                 raise TypeError(f"the tests' {kind} is not awaitable")
             return kinds.await_here(target, self.test_loop)
         if op == "call":
-            if not callable(target) or kind in ("iter", "file", "subclass", "await"):
+            if not callable(target) or kind in ("iter", "file", "subclass", "await", "handle"):
                 raise TypeError(f"the tests' {kind} is not callable")
             received += self.mutable_args(args, kwargs)
             return target(*args, **kwargs)

@@ -43,7 +43,9 @@ from .values import rng_state
 
 # Builtin exceptions a stand-in never derives from: the worker's own ways to end.
 _OWN_EXITS = frozenset({"SystemExit", "KeyboardInterrupt", "GeneratorExit"})
-_KINDS = frozenset({"call", "iter", "file", "object", "mock", "sync", "async", "subclass", "await"})
+_KINDS = frozenset(
+    {"call", "iter", "file", "object", "mock", "sync", "async", "subclass", "await", "handle"}
+)
 
 
 class Worker(Peer):
@@ -290,6 +292,8 @@ class Worker(Peer):
                 base = BINDINGS.get(data.get("ds"), CallHandle)
                 if data["k"] == "iter" and base is CallHandle:
                     base = IterHandle
+                elif data["k"] == "handle":  # used by its API, never called
+                    base = Handle
                 handle = self._handle(v, data["k"], data.get("c"), d, base)
                 if data.get("ds") == "fn" and type(data.get("f")) is dict:
                     handle = self._handles[v] = self._functions.make(handle, v, data["f"], d)

@@ -25,7 +25,6 @@ the process whose exit ends the run) and judges once they have run.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -61,6 +60,7 @@ from evalpin.core.instrument.graders.exports import star_exports
 from evalpin.core.instrument.graders.outcomes import explained
 from evalpin.core.instrument.graders.wire import notes as witness_notes
 from evalpin.core.reasons import SANDBOX_ERROR, WITNESS
+from evalpin.run.bytecode import loaded_cache
 from evalpin.run.sandbox import shared
 from evalpin.run.sandbox.box import Box, read_regular, write_tree
 from evalpin.run.sandbox.mounts import Spec
@@ -299,9 +299,10 @@ class ProcessMode:
         return failed_tests(self.report.read(), expected)
 
     def _rewritten(self, box: Box) -> str:
-        """A module file of the candidate's that the worker changed (or bytecode it put
-        beside one) while the tests ran, read where the worker left it, or "". What a
-        reload then runs is code nobody graded: its answer, whichever, is not judged."""
+        """A module file of the candidate's that the worker changed (or bytecode beside
+        one that its import would run instead: `bytecode.py`) while the tests ran, read
+        where the worker left it, or "". What a reload then runs is code nobody graded:
+        its answer, whichever, is not judged."""
         if self.imports is None:
             return ""
         for path, data in self.candidate.items():
@@ -309,11 +310,10 @@ class ProcessMode:
                 continue
             if read_regular(box.view(self.imports / path)) != data:
                 return path
-            cache = box.view(self.imports / path).parent / "__pycache__"
-            stem = Path(path).stem + "."
-            with contextlib.suppress(OSError):
-                if any(name.startswith(stem) for name in os.listdir(cache)):
-                    return f"{Path(path).parent / '__pycache__' / stem}*"
+            where = self.imports / path
+            cache = loaded_cache(box.view(where), str(where), data, read_regular)
+            if cache is not None:
+                return str(Path(path).parent / "__pycache__" / cache)
         return ""
 
 

@@ -1,10 +1,11 @@
 """The tests' handles on process resources handed to the candidate (issue 48): a socket
 the test made (a socket pair, a connection to its own server on 127.0.0.1), an sqlite3
 connection or cursor. Each lives in the test's process and is used by reference, by
-its class's API. Each correct case passes plain `python -m pytest` in-process and must
-grade `pass` under `isolation: process`; each attack fools plain pytest and must stay
-disputed: the handle gives the candidate its API, never a descriptor of the judge's,
-the test's state or its expected answers."""
+its class's API. And the candidate's file-like classes derived from io's abstract
+bases: `isinstance(f, io.IOBase)` holds of their stand-ins. Each correct case passes
+plain `python -m pytest` in-process and must grade `pass` under `isolation: process`;
+each attack fools plain pytest and must stay disputed: the handle gives the candidate
+its API, never a descriptor of the judge's, the test's state or its expected answers."""
 
 from __future__ import annotations
 
@@ -166,6 +167,60 @@ CARRIED = _corpus(
             assert report.count(conn, "stock") == 1
             assert conn.execute("SELECT qty FROM stock").fetchall() == [(3,)]
             assert not conn.in_transaction
+        """,
+    ),
+    _case(
+        "a-candidate-file-like-class-on-ios-abstract-bases",
+        "tape.py",
+        """
+        import io
+
+
+        class Tape(io.RawIOBase):
+            def __init__(self, data=b""):
+                self._data = bytearray(data)
+                self._pos = 0
+
+            def readable(self):
+                return True
+
+            def readinto(self, buffer):
+                chunk = self._data[self._pos:self._pos + len(buffer)]
+                buffer[:len(chunk)] = chunk
+                self._pos += len(chunk)
+                return len(chunk)
+
+
+        class Log(io.TextIOBase):
+            def __init__(self):
+                self.lines = []
+
+            def writable(self):
+                return True
+
+            def write(self, text):
+                self.lines.append(text)
+                return len(text)
+        """,
+        """
+        import io
+
+        import tape
+
+
+        def test_they_are_files():
+            t = tape.Tape(b"abc\\ndef\\n")
+            assert isinstance(t, io.IOBase) and isinstance(t, io.RawIOBase)
+            assert not isinstance(t, io.TextIOBase)
+            assert issubclass(tape.Tape, io.IOBase)
+            assert t.read(2) == b"ab"
+            log = tape.Log()
+            assert isinstance(log, io.TextIOBase) and isinstance(log, io.IOBase)
+            print("hello", file=log)
+            assert log.lines == ["hello", "\\n"]
+            assert not log.closed
+            log.close()
+            assert log.closed
         """,
     ),
 )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import enum
+import io
 import os
 import pathlib
 import sys
@@ -17,7 +18,7 @@ import weakref
 
 from . import kinds, logs, notes, process, stdlib, tests_own, tracebacks
 from .channel import SideChannel
-from .classes import HARNESS, local_enum, proxy_class
+from .classes import HARNESS, IO_BASES, local_enum, proxy_class
 from .exceptions import apply_details, by_value, exception_bases, with_details
 from .lifetimes import TestsObjects
 from .namesakes import TestsModules
@@ -501,6 +502,8 @@ class Judge(Peer):
         for entry in data.get("sb") or []:
             if entry == list(HARNESS):  # not a name the candidate may hand over: a base
                 stdlib_bases.append(unittest.TestCase)
+            elif type(entry) is list and tuple(entry) in IO_BASES:  # registered with
+                stdlib_bases.append(getattr(io, entry[1]))
             elif type(entry) is list and len(entry) == 2:
                 try:
                     found = d({"t": "sfn", "v": entry[0], "n": entry[1]})

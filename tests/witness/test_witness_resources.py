@@ -2,7 +2,8 @@
 the test made (a socket pair, a connection to its own server on 127.0.0.1), an sqlite3
 connection or cursor. Each lives in the test's process and is used by reference, by
 its class's API. And the candidate's file-like classes derived from io's abstract
-bases: `isinstance(f, io.IOBase)` holds of their stand-ins. Each correct case passes
+bases: `isinstance(f, io.IOBase)` holds of their stand-ins; the standard library's
+functions the candidate holds equal the tests' own. Each correct case passes
 plain `python -m pytest` in-process and must grade `pass` under `isolation: process`;
 each attack fools plain pytest and must stay disputed: the handle gives the candidate
 its API, never a descriptor of the judge's, the test's state or its expected answers."""
@@ -223,6 +224,54 @@ CARRIED = _corpus(
             assert log.closed
         """,
     ),
+    _case(
+        "stdlib-functions-the-candidate-holds-equal-the-tests-own",
+        "guard.py",
+        """
+        import os
+        import os.path
+        import subprocess
+
+        DENIED = {os.system, os.popen, subprocess.run, exec, setattr}
+
+
+        class Wrapped:
+            def __init__(self, module, allowed):
+                self._module = module
+                self._allowed = allowed
+
+            def __getattr__(self, name):
+                if name not in self._allowed:
+                    raise AttributeError(name)
+                return getattr(self._module, name)
+
+
+        def pick(name):
+            return {"exists": os.path.exists, "join": os.path.join}[name]
+        """,
+        """
+        import os
+        import os.path
+        import subprocess
+
+        import guard
+
+
+        def test_the_deny_list():
+            assert guard.DENIED >= {os.system, os.popen, subprocess.run}
+            assert exec in guard.DENIED and setattr in guard.DENIED
+            assert os.getcwd not in guard.DENIED
+
+
+        def test_what_a_wrapper_gives():
+            wrapped = guard.Wrapped(os.path, {"exists", "isdir"})
+            assert wrapped.exists == os.path.exists
+            assert wrapped.exists != os.path.isdir
+            assert wrapped.exists(os.getcwd()) is True
+            assert guard.pick("join") == os.path.join
+            assert {guard.pick("exists"): 1}[os.path.exists] == 1
+        """,
+    ),
 )
 
 ATTACKS = _corpus(
@@ -332,6 +381,33 @@ ATTACKS = _corpus(
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             assert reach.reach(sock)
             sock.close()
+        """,
+    ),
+    _case(
+        # The candidate's `open`, named as the stdlib's, comes back to it from the test:
+        # it must still be the worker's own (which sees the test file empty), never the
+        # judge's `open` called for it (which would read the expected answer).
+        "a-named-stdlib-function-never-runs-in-the-judge",
+        "peek.py",
+        """
+        import io
+
+        READER = io.open
+
+
+        def answer(reader):
+            text = reader("test_peek.py").read()
+            return int(text.split("EXPECTED = ")[1].split()[0]) if "EXPECTED = " in text else 0
+        """,
+        """
+        import peek
+
+        EXPECTED = 1234
+
+
+        def test_answer():
+            assert peek.READER == open
+            assert peek.answer(peek.READER) == EXPECTED
         """,
     ),
 )

@@ -12,6 +12,7 @@ import re
 import threading
 
 from . import exceptions, stdlib
+from .named import adopt as adopt_named
 from .protocol import MAX_DEPTH, SCALARS, ProtocolError, Unsupported, pairs
 from .shares import Shares, container_base, fingerprint, merge
 from .values import (
@@ -152,8 +153,11 @@ class Codec:
             and self.stable(value)
             and self.known(ident)
         ):
-            return {"t": "r", "v": ident}
-        return self._export(value, e)
+            form = {"t": "r", "v": ident}
+        else:
+            form = self._export(value, e)
+        claim = stdlib.function_name(value) if self.inert_names else None
+        return form if claim is None else {"t": "sfp", "v": claim[0], "n": claim[1], "p": form}
 
     def _container(self, value, kind: type, e):
         """A list, dict or set by value, its identity kept within the value it is part
@@ -346,6 +350,9 @@ class Codec:
                 return self._objects[v]
             if tag in ("bx", "sx") and type(v) is str:
                 return self._exception_came(exceptions.decode(tag, data, d, self.importer), data)
+            if tag == "sfp" and self.inert_names is False:  # the candidate's `os.popen`
+                own = stdlib.resolve("sfn", data, self.importer)
+                return adopt_named(d(data.get("p")), own)
             if tag in ("mod", "sfn", "sen", "logger"):
                 return stdlib.resolve(tag, data, self.importer, strict=self.inert_names is False)
             if tag == "r" and type(v) is int and v in self._remote:

@@ -198,6 +198,20 @@ def stdlib_name(value) -> tuple[str, str] | None:
     return (module, qualname) if found is value else None
 
 
+def function_name(value) -> tuple[str, str] | None:
+    """(module, qualname) of a standard-library function (`os.popen`), None for
+    anything else (a class, a method of an object, a builtin's: those are by_name's)."""
+    if not isinstance(value, (types.FunctionType, types.BuiltinFunctionType)):
+        return None
+    if isinstance(value, types.BuiltinFunctionType):
+        if value.__self__ is builtins:  # `setattr`, `exec`: found there by that name
+            name = value.__name__
+            return ("builtins", name) if getattr(builtins, name, None) is value else None
+        if not isinstance(value.__self__, types.ModuleType | None):
+            return None
+    return stdlib_name(value)
+
+
 def by_name(value, *, inert_only: bool) -> dict | None:
     """The wire form of a standard-library object that crosses by name (the receiver uses
     its own): a module, a member of a stdlib enum, a stdlib class or function (from the

@@ -232,7 +232,7 @@ CARRIED = _corpus(
         import os.path
         import subprocess
 
-        DENIED = {os.system, os.popen, subprocess.run, exec, setattr}
+        DENIED = {os.system, os.popen, subprocess.run, exec, setattr, help}
 
 
         class Wrapped:
@@ -259,7 +259,7 @@ CARRIED = _corpus(
 
         def test_the_deny_list():
             assert guard.DENIED >= {os.system, os.popen, subprocess.run}
-            assert exec in guard.DENIED and setattr in guard.DENIED
+            assert exec in guard.DENIED and setattr in guard.DENIED and help in guard.DENIED
             assert os.getcwd not in guard.DENIED
 
 

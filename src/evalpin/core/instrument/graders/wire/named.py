@@ -17,15 +17,20 @@ from .proxies import REF, ref_of
 
 _CLASSES: dict = {}  # (proxy class, the judge's function) -> the named proxy class
 _SET_CLASS = object.__dict__["__class__"].__set__  # past a proxy's own `__class__` claim
-# What a function of the standard library is, here.
-_FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType)
+
+
+def _named(own) -> bool:
+    """A function of the standard library, or site's helper (`help`), here."""
+    return isinstance(own, (types.FunctionType, types.BuiltinFunctionType)) or (
+        type(own).__module__ == "_sitebuiltins"
+    )
 
 
 def adopt(proxy, own):
     """`proxy` (a candidate's object the worker names as the stdlib's `own`) compares
     and hashes as `own` from now on; anything else is left as it is."""
     ref = ref_of(proxy)
-    if ref is None or not isinstance(own, _FUNCTIONS) or isinstance(proxy, type):
+    if ref is None or not _named(own) or isinstance(proxy, type):
         return proxy
     cls = type(proxy)
     if cls.__dict__.get("_evalpin_named") is not None or cls.__dict__.get(REF) is None:

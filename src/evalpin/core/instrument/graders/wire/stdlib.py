@@ -199,8 +199,12 @@ def stdlib_name(value) -> tuple[str, str] | None:
 
 
 def function_name(value) -> tuple[str, str] | None:
-    """(module, qualname) of a standard-library function (`os.popen`), None for
-    anything else (a class, a method of an object, a builtin's: those are by_name's)."""
+    """(module, qualname) of a standard-library function (`os.popen`) or of site's
+    helpers in builtins (`help`), None for anything else (a class, a method of an
+    object, a builtin type's: those are by_name's)."""
+    if type(value).__module__ == "_sitebuiltins":  # `help`, `exit`: site's, in builtins
+        found = [k for k, v in vars(builtins).items() if v is value]
+        return ("builtins", found[0]) if found else None
     if not isinstance(value, (types.FunctionType, types.BuiltinFunctionType)):
         return None
     if isinstance(value, types.BuiltinFunctionType):

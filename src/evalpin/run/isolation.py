@@ -198,6 +198,7 @@ class ProcessMode:
         worker_fds = (req_r, resp_w, side_req_r, side_resp_w)
         tester_fds = (resp_r, req_w, side_resp_r, side_req_w)
         private = f"{report},{notes}"
+        relay = {"EVALPIN_RELAY": f"evalpin-relay-{secrets.token_hex(8)}"}
         if box.namespaces:
             # One work folder, the candidate's own files in it; pytest's sandbox sees the
             # stand-ins and the test copy bound read-only over them, from a folder only
@@ -239,8 +240,9 @@ class ProcessMode:
                 json.dumps(sorted(modules.values())),
                 str(imports),
             ],
-            # Built from the item alone: nothing of pytest's or the grader's.
-            {k: v for k, v in env.items() if not k.startswith("PYTEST_")},
+            # Built from the item alone: nothing of pytest's or the grader's (but where
+            # the tests' child processes ask for the candidate's programs: `relay.py`).
+            {**{k: v for k, v in env.items() if not k.startswith("PYTEST_")}, **relay},
             work,
             rw=[work],
             ro_at=[(runtime, seen)],
@@ -260,6 +262,8 @@ class ProcessMode:
                 "EVALPIN_RPC_FDS": ",".join(map(str, tester_fds)),
                 "EVALPIN_MODULES": ",".join(sorted(modules.values())),
                 "EVALPIN_NOTES": f"/proc/self/fd/{notes}",
+                **relay,
+                "EVALPIN_RUNTIME": str(seen),
                 # The folders the worker writes too, and what the grader put there.
                 "EVALPIN_SHARED": json.dumps(
                     {"roots": shared, "placed": placed, "devices": box.namespaces}

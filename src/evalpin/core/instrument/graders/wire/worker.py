@@ -16,7 +16,7 @@ import threading
 import types
 import weakref
 
-from . import logs, namesakes, process, running, tracebacks
+from . import logs, namesakes, process, relay, running, tracebacks
 from . import twins as twins_
 from .channel import SideChannel
 from .copies import Copies
@@ -584,6 +584,9 @@ def serve(peer: Worker) -> None:
 def worker(fds: list[int], modules: list[str]) -> None:
     """The candidate's end: import only the item's modules, serve until the tests end."""
     peer = Worker(fds, frozenset(modules))
+    address = os.environ.pop("EVALPIN_RELAY", None)  # the tests' child processes' programs
+    if address:
+        relay.serve(address)
     peer.capture_output()
     peer.serve_forever()
 

@@ -4,7 +4,8 @@ m.py` from `subprocess`; issue 48), run where the candidate's code runs: in the 
 The child, in pytest's sandbox, finds a stand-in where the candidate's file is. When
 that stand-in is the program itself (run as `__main__`, or the module or package `-m`
 names), it asks the worker, over an abstract socket of the network namespace the two
-share, to run the very same command line (`sys.orig_argv`) in the same working folder
+share, to run the very same command line (`sys.orig_argv`, with `-B`: no bytecode is
+written beside the candidate's files, as the worker writes none) in the same working folder
 with the same environment (but pytest's and evalpin's own variables), handing over its
 standard input, output and error (nothing else), and exits with the program's status.
 The tests talk to their child as in one process: pipes, files, exit code. The worker
@@ -98,8 +99,9 @@ def _run(conn: socket.socket) -> None:
             request, fds = _receive(conn)
             if len(fds) != 3:
                 raise ValueError("a request without its three standard descriptors")
+            argv = request["argv"]
             with subprocess.Popen(
-                request["argv"],
+                [argv[0], "-B", *argv[1:]],  # writes no bytecode beside the candidate's files
                 cwd=request["cwd"],
                 env=request["env"],
                 stdin=fds[0],

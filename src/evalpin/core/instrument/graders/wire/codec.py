@@ -351,8 +351,11 @@ class Codec:
             if tag in ("bx", "sx") and type(v) is str:
                 return self._exception_came(exceptions.decode(tag, data, d, self.importer), data)
             if tag == "sfp" and self.inert_names is False:  # the candidate's `os.popen`
-                own = stdlib.resolve("sfn", data, self.importer)
-                return adopt_named(d(data.get("p")), own)
+                proxy = d(data.get("p"))
+                try:
+                    return adopt_named(proxy, stdlib.resolve("sfn", data, self.importer))
+                except ProtocolError:  # no such name here: the proxy, unnamed
+                    return proxy
             if tag in ("mod", "sfn", "sen", "logger"):
                 return stdlib.resolve(tag, data, self.importer, strict=self.inert_names is False)
             if tag == "r" and type(v) is int and v in self._remote:

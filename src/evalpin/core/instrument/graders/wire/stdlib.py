@@ -210,10 +210,13 @@ def function_name(value) -> tuple[str, str] | None:
     if isinstance(value, types.BuiltinFunctionType):
         if value.__self__ is builtins:  # `setattr`, `exec`: found there by that name
             name = value.__name__
-            return ("builtins", name) if getattr(builtins, name, None) is value else None
+            if name.startswith("__") or getattr(builtins, name, None) is not value:
+                return None
+            return ("builtins", name)
         if not isinstance(value.__self__, types.ModuleType | None):
             return None
-    return stdlib_name(value)
+    named = stdlib_name(value)
+    return None if named is None or "__" in named[1] else named
 
 
 def by_name(value, *, inert_only: bool) -> dict | None:

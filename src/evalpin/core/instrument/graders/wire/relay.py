@@ -83,7 +83,7 @@ def serve(address: str) -> None:
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind("\0" + address)
     server.listen(8)
-    threading.Thread(target=_accept, args=(server,), daemon=True).start()
+    threading.Thread(target=_accept, args=(server,), name="evalpin-relay", daemon=True).start()
 
 
 def _accept(server: socket.socket) -> None:

@@ -43,20 +43,17 @@ ITEMS = {
         "joins.py",
         _d(
             """
-            import socket
+            import sys
 
             from joins import joined
 
 
-            def test_joins_the_words_read_from_the_socket():
-                left, right = socket.socketpair()
-                with left, right:
-                    left.sendall(b"a b")
-                    assert joined(right, "-") == "a-b"
+            def test_joins_a_frame():
+                assert joined(sys._getframe(), "-") == "test-joins-a-frame"
             """
         ),
-        # a socket of the test's handed over: the witness cannot carry it
-        "def joined(sock, sep):\n    return sep.join(sock.recv(64).decode().split())\n",
+        # a frame of the test's handed over: the witness cannot carry it
+        "def joined(frame, sep):\n    return sep.join(frame.f_code.co_name.split('_'))\n",
     ),
 }
 
@@ -102,7 +99,7 @@ def test_a_real_run_records_counts_and_judges_a_disputed_case(
     # has no second answer: its record says the repair round asked and got none).
     assert joins["loops"] == 0 and "error" not in joins
     assert "repair round 1" in cases[("halves", 1)]["error"]
-    assert "1 passed" in joins["tail"] and "socket" in joins["witness_tail"]
+    assert "1 passed" in joins["tail"] and "frame" in joins["witness_tail"]
     assert "status" not in cases[("halves", 1)]
     assert cases[("halves", 1)]["reasons"] == ["tests_failed"]
     assert "witness_tail" not in cases[("totals", 1)]  # a witnessed pass keeps one tail

@@ -2327,14 +2327,13 @@ IDIOMS = _corpus(
 # Idioms the wire cannot carry, each with why: they must end not judged, never a fail.
 UNCARRIED = _corpus(
     Case(
-        "a-candidate-file-run-as-a-child-process",
+        # (the candidate's own program run so is carried: tests/witness/test_witness_children.py)
+        "a-candidate-module-imported-by-the-tests-own-child-script",
         "hello.py",
         _d(
             """
-            import sys
-
-            if __name__ == "__main__":
-                print("hello", *sys.argv[1:])
+            def greet(name):
+                return "hello " + name
             """
         ),
         _d(
@@ -2344,9 +2343,8 @@ UNCARRIED = _corpus(
 
 
             def test_script():
-                done = subprocess.run(
-                    [sys.executable, "hello.py", "there"], capture_output=True, text=True
-                )
+                code = "import hello; print(hello.greet('there'))"
+                done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
                 assert done.stdout == "hello there\\n"
             """
         ),

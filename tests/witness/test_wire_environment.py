@@ -302,29 +302,26 @@ CORRECT = _corpus(
     ),
 )
 
-# The tests hand over something the wire does not carry (a socket of their own): not
+# The tests hand over something the wire does not carry (a frame of their own): not
 # the candidate's fail.
 UNSUPPORTED = Case(
-    "a-socket-handed-over",
+    "a-frame-handed-over",
     "announce.py",
     _d(
         """
-        def announce(sock, text):
-            return sock.send(text.encode())
+        def announce(frame, text):
+            return f"{frame.f_code.co_name}: {text}"
         """
     ),
     _d(
         """
-        import socket
+        import sys
 
         import announce as m
 
 
         def test_announce():
-            left, right = socket.socketpair()
-            with left, right:
-                assert m.announce(left, "hello") == 5
-                assert right.recv(5) == b"hello"
+            assert m.announce(sys._getframe(), "hello") == "test_announce: hello"
         """
     ),
 )
@@ -345,7 +342,7 @@ def test_the_tests_environment_reaches_the_candidate(grade, backend: Isolation, 
 def test_what_the_wire_cannot_carry_is_the_graders_limit(grade, backend: Isolation) -> None:
     outcome = grade(UNSUPPORTED, backend)
     assert (outcome.passed, outcome.reasons) == (False, ["witness:unsupported"])  # disputed
-    assert "unsupported under process isolation: handing a socket.socket" in outcome.witness_tail
+    assert "unsupported under process isolation: handing a builtins.frame" in outcome.witness_tail
 
 
 SET_ORDER = Case(

@@ -105,26 +105,25 @@ SLOW_UNDER_THE_WITNESS = WHERE + _d(
         return sum(sign[kind] * amount for kind, amount in entries)
     """
 )
-# A sqlite3 connection of the test's handed to the candidate: no kind the wire carries (a
-# capability is never a connection of the tests'), while plain pytest runs it like any call.
-HANDS_A_CONNECTION = _d(
+# A frame of the test's handed to the candidate: a process's own machinery, no kind the wire
+# carries, while plain pytest runs it like any call (a socket or an sqlite3 connection it
+# carries by reference: tests/witness/test_witness_resources.py).
+HANDS_A_FRAME = _d(
     """
-    import sqlite3
+    import sys
 
-    from ledger import count_rows
+    from ledger import line_of
 
 
-    def test_counts_the_rows_through_the_connection_it_is_given():
-        db = sqlite3.connect(":memory:")
-        db.execute("create table entries (amount)")
-        db.executemany("insert into entries values (?)", [(5,), (-2,)])
-        assert count_rows(db, "entries") == 2
+    def test_reads_the_line_of_the_frame_it_is_given():
+        frame = sys._getframe()
+        assert line_of(frame) == frame.f_lineno
     """
 )
-COUNT = _d(
+LINE_OF = _d(
     """
-    def count_rows(db, table):
-        return db.execute(f"select count(*) from {table}").fetchone()[0]
+    def line_of(frame):
+        return frame.f_lineno
     """
 )
 # Wrong, and forges plain pytest's verdict: every report it makes is turned into a pass
@@ -261,14 +260,14 @@ def test_a_witness_started_beside_a_plain_fail_is_stopped(
 
 
 def test_what_the_wire_cannot_carry_is_disputed_never_failed(make_item, grade, backend) -> None:
-    outcome = grade(make_item(HANDS_A_CONNECTION), COUNT, backend)
+    outcome = grade(make_item(HANDS_A_FRAME), LINE_OF, backend)
     assert not outcome.passed
     assert outcome.reasons == ["witness:unsupported"], outcome.witness_tail
     assert disputed(outcome) and "tests_failed" not in outcome.reasons
     # Both tails kept: plain pytest's pass, and the witness's words on what it could not do.
     assert "1 passed" in outcome.tail
     assert "the witness could not carry" in outcome.witness_tail
-    assert "sqlite3.Connection" in outcome.witness_tail
+    assert "builtins.frame" in outcome.witness_tail
 
 
 def test_another_outcome_under_the_witness_is_disputed(make_item, grade, backend, cores) -> None:
@@ -320,9 +319,9 @@ def test_a_fail_only_the_witness_passes_is_tampering(make_item, grade, backend) 
 
 
 def test_an_in_process_item_has_no_witness(make_item, grade, backend, witnesses) -> None:
-    item = make_item(HANDS_A_CONNECTION, isolation="in-process")
-    assert grade(item, COUNT, backend).reasons == []
-    assert grade(item, COUNT, backend, always_witness=True).reasons == []
+    item = make_item(HANDS_A_FRAME, isolation="in-process")
+    assert grade(item, LINE_OF, backend).reasons == []
+    assert grade(item, LINE_OF, backend, always_witness=True).reasons == []
     assert witnesses == []
 
 
@@ -348,9 +347,9 @@ def test_check_runs_both_and_names_each_disagreement(make_item, backend) -> None
     assert problems[0].startswith("the witness passes the reference, which plain pytest fails")
     assert problems[1].startswith("the reference does not pass: fail (tests_failed")
     # Tests the witness cannot carry: named, with what it could not carry.
-    (problem,) = check(HANDS_A_CONNECTION, COUNT, "def count_rows(db, table):\n    return 0\n")
+    (problem,) = check(HANDS_A_FRAME, LINE_OF, "def line_of(frame):\n    return 0\n")
     assert problem.startswith("the witness cannot carry the tests: plain pytest passes the ref")
-    assert "witness:unsupported" in problem and "sqlite3.Connection" in problem
+    assert "witness:unsupported" in problem and "builtins.frame" in problem
 
 
 # -- the rule, pure -----------------------------------------------------------------------

@@ -25,7 +25,6 @@ the process whose exit ends the run) and judges once they have run.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -61,6 +60,7 @@ from evalpin.core.instrument.graders.exports import star_exports
 from evalpin.core.instrument.graders.outcomes import explained
 from evalpin.core.instrument.graders.wire import notes as witness_notes
 from evalpin.core.reasons import SANDBOX_ERROR, WITNESS
+from evalpin.run.bytecode import loaded_cache
 from evalpin.run.sandbox import shared
 from evalpin.run.sandbox.box import Box, read_regular, write_tree
 from evalpin.run.sandbox.mounts import Spec
@@ -198,6 +198,7 @@ class ProcessMode:
         worker_fds = (req_r, resp_w, side_req_r, side_resp_w)
         tester_fds = (resp_r, req_w, side_resp_r, side_req_w)
         private = f"{report},{notes}"
+        relay = {"EVALPIN_RELAY": f"evalpin-relay-{secrets.token_hex(8)}"}
         if box.namespaces:
             # One work folder, the candidate's own files in it; pytest's sandbox sees the
             # stand-ins and the test copy bound read-only over them, from a folder only
@@ -239,8 +240,9 @@ class ProcessMode:
                 json.dumps(sorted(modules.values())),
                 str(imports),
             ],
-            # Built from the item alone: nothing of pytest's or the grader's.
-            {k: v for k, v in env.items() if not k.startswith("PYTEST_")},
+            # Built from the item alone: nothing of pytest's or the grader's (but where
+            # the tests' child processes ask for the candidate's programs: `relay.py`).
+            {**{k: v for k, v in env.items() if not k.startswith("PYTEST_")}, **relay},
             work,
             rw=[work],
             ro_at=[(runtime, seen)],
@@ -260,6 +262,8 @@ class ProcessMode:
                 "EVALPIN_RPC_FDS": ",".join(map(str, tester_fds)),
                 "EVALPIN_MODULES": ",".join(sorted(modules.values())),
                 "EVALPIN_NOTES": f"/proc/self/fd/{notes}",
+                **relay,
+                "EVALPIN_RUNTIME": str(seen),
                 # The folders the worker writes too, and what the grader put there.
                 "EVALPIN_SHARED": json.dumps(
                     {"roots": shared, "placed": placed, "devices": box.namespaces}
@@ -299,9 +303,10 @@ class ProcessMode:
         return failed_tests(self.report.read(), expected)
 
     def _rewritten(self, box: Box) -> str:
-        """A module file of the candidate's that the worker changed (or bytecode it put
-        beside one) while the tests ran, read where the worker left it, or "". What a
-        reload then runs is code nobody graded: its answer, whichever, is not judged."""
+        """A module file of the candidate's that the worker changed (or bytecode beside
+        one that its import would run instead: `bytecode.py`) while the tests ran, read
+        where the worker left it, or "". What a reload then runs is code nobody graded:
+        its answer, whichever, is not judged."""
         if self.imports is None:
             return ""
         for path, data in self.candidate.items():
@@ -309,11 +314,10 @@ class ProcessMode:
                 continue
             if read_regular(box.view(self.imports / path)) != data:
                 return path
-            cache = box.view(self.imports / path).parent / "__pycache__"
-            stem = Path(path).stem + "."
-            with contextlib.suppress(OSError):
-                if any(name.startswith(stem) for name in os.listdir(cache)):
-                    return f"{Path(path).parent / '__pycache__' / stem}*"
+            where = self.imports / path
+            cache = loaded_cache(box.view(where), str(where), data, read_regular)
+            if cache is not None:
+                return str(Path(path).parent / "__pycache__" / cache)
         return ""
 
 

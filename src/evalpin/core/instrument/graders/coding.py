@@ -350,8 +350,13 @@ STUB = """\
 try:
     import evalpin_wire.stubs
 except ImportError:  # run in a process of its own (a script, `python -m`): no wire there
-    import sys
-    _note = "running a candidate file in a child process of the tests"
+    import os, sys
+    if os.environ.get("EVALPIN_RUNTIME"):  # the program itself: run in the worker
+        sys.path.insert(0, os.environ["EVALPIN_RUNTIME"])
+        import evalpin_wire.relay
+        del sys.path[0]
+        evalpin_wire.relay.elsewhere({name!r}, __name__)
+    _note = "importing a candidate module in a child process of the tests"
     sys.exit("[evalpin] unsupported under process isolation: " + _note)
 evalpin_wire.stubs.stub({name!r}, globals(), {exports!r})
 """

@@ -11,6 +11,7 @@ from __future__ import annotations
 import abc
 import enum
 import functools
+import io
 import types
 import unittest
 
@@ -55,6 +56,13 @@ _SAFE_BASES = {("abc", "ABC"), ("datetime", "tzinfo"), ("typing", "Generic"), HA
 # assertions and running are the judge's own, whatever a description claims.
 _TESTCASE_HOOKS = frozenset(["__init__", "setUp", "tearDown", "setUpClass", "tearDownClass"])
 _SAFE_MODULES = {"collections.abc"}
+# io's abstract bases: a proxy class is registered with them, never derived from them
+# (their C base would close the candidate's object when the stand-in dies, and answer
+# `closed`, `readline`, iteration from a state of its own): `isinstance(f, io.IOBase)`
+# holds as in-process, every method is the candidate's. A worker that claims one gets
+# no more than a candidate deriving from it honestly.
+_IO = ("IOBase", "RawIOBase", "BufferedIOBase", "TextIOBase")
+IO_BASES = {("io", n): getattr(io, n) for n in _IO}
 _SNAPSHOT_TYPES = {"dict": dict, "list": list, "set": set, "str": str}
 # A candidate's function or generator is the judge's proxy (its calls and steps run in
 # the worker), yet says what it is as in-process: `isinstance(f, types.FunctionType)`,
@@ -260,6 +268,9 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
         abstract = data.get("ab")
         if type(abstract) is list and all(type(n) is str for n in abstract):
             type.__setattr__(cls, "__abstractmethods__", frozenset(abstract))
+        for base in stdlib_bases:
+            if (base.__module__, base.__qualname__) in IO_BASES:
+                base.register(cls)
         type.__setattr__(cls, "_evalpin_ready", True)
         return cls
     raise ProtocolError("a class the judge cannot stand in for")

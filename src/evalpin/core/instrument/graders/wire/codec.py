@@ -11,16 +11,8 @@ import math
 import re
 import threading
 
-from . import exceptions, stdlib
-from .protocol import (
-    MAX_DEPTH,
-    MAX_SHARED,
-    MAX_SHARED_ITEMS,
-    SCALARS,
-    ProtocolError,
-    Unsupported,
-    pairs,
-)
+from . import exceptions, named, protocol, stdlib
+from .protocol import MAX_DEPTH, SCALARS, ProtocolError, Unsupported, pairs
 from .shares import Shares, container_base, fingerprint, merge
 from .values import (
     REFILL,
@@ -162,8 +154,11 @@ class Codec:
             and self.stable(value)
             and self.known(ident)
         ):
-            return {"t": "r", "v": ident}
-        return self._export(value, e)
+            form = {"t": "r", "v": ident}
+        else:
+            form = self._export(value, e)
+        claim = stdlib.function_name(value) if self.inert_names else None
+        return form if claim is None else {"t": "sfp", "v": claim[0], "n": claim[1], "p": form}
 
     def _container(self, value, kind: type, e):
         """A list, dict or set by value, its identity kept within the value it is part
@@ -289,10 +284,10 @@ class Codec:
         """The lists and dicts a container kept in step holds are kept in step too, each
         under its own key (up to half the cap of them): the other side knows each by its
         identity, not its place (a linked list's links move; a row sorted elsewhere)."""
-        shares = self.shares
+        shares, most = self.shares, protocol.MAX_SHARED_ITEMS
         for v in items:
             if (type(v) is list or type(v) is dict) and id(v) not in shares.ids:
-                if len(shares.entries) >= MAX_SHARED // 2 or len(v) > MAX_SHARED_ITEMS:
+                if len(shares.entries) >= protocol.MAX_SHARED // 2 or len(v) > most:
                     return
                 shares.start(v)
 
@@ -402,6 +397,8 @@ class Codec:
                 return self._objects[v]
             if tag in ("bx", "sx") and type(v) is str:
                 return self._exception_came(exceptions.decode(tag, data, d, self.importer), data)
+            if tag == "sfp" and self.inert_names is False:  # the candidate's `os.popen`
+                return named.came(data, d, self.importer)
             if tag in ("mod", "sfn", "sen", "logger"):
                 return stdlib.resolve(tag, data, self.importer, strict=self.inert_names is False)
             if tag == "r" and type(v) is int and v in self._remote:

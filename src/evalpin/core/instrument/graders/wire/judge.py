@@ -17,7 +17,7 @@ import weakref
 
 from . import kinds, logs, notes, process, stdlib, tests_own, tracebacks
 from .channel import SideChannel
-from .classes import HARNESS, local_enum, proxy_class
+from .classes import HARNESS, IO_BASES, local_enum, proxy_class
 from .exceptions import apply_details, by_value, exception_bases, with_details
 from .lifetimes import TestsObjects
 from .namesakes import TestsModules
@@ -176,8 +176,7 @@ class Judge(Peer):
         self._kinds[self._ids[id(obj)]] = "subclass"
 
     def note_loop(self) -> None:
-        """Remember the test's running event loop: what the candidate awaits of the
-        test's runs there."""
+        """Remember the test's running loop: what the candidate awaits of it runs there."""
         import asyncio
 
         with contextlib.suppress(RuntimeError):
@@ -502,6 +501,8 @@ class Judge(Peer):
         for entry in data.get("sb") or []:
             if entry == list(HARNESS):  # not a name the candidate may hand over: a base
                 stdlib_bases.append(unittest.TestCase)
+            elif type(entry) is list and tuple(entry) in IO_BASES:  # registered with
+                stdlib_bases.append(IO_BASES[tuple(entry)])
             elif type(entry) is list and len(entry) == 2:
                 try:
                     found = d({"t": "sfn", "v": entry[0], "n": entry[1]})
@@ -581,7 +582,7 @@ class Judge(Peer):
                 raise TypeError(f"the tests' {kind} is not awaitable")
             return kinds.await_here(target, self.test_loop)
         if op == "call":
-            if not callable(target) or kind in ("iter", "file", "subclass", "await"):
+            if not callable(target) or kind in ("iter", "file", "subclass", "await", "handle"):
                 raise TypeError(f"the tests' {kind} is not callable")
             received += self.mutable_args(args, kwargs)
             return target(*args, **kwargs)

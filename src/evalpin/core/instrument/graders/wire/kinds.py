@@ -15,6 +15,8 @@ import types
 from .imports import within
 from .protocol import SCALARS, ProtocolError, is_ident
 from .proxies import RemoteClass, RemoteEnum
+from .resources import api_of
+from .resources import read as resources_read
 from .stdlib import PURE_BUILTINS, stdlib_name
 
 OPS = {
@@ -69,6 +71,7 @@ SPECIALS = {
     "iter": frozenset({"__iter__", "__next__", "__anext__", "__repr__", "__bool__"}),
     "file": frozenset({"__iter__", "__next__", "__enter__", "__exit__", "__repr__", "__bool__"}),
     "sync": frozenset({"__enter__", "__exit__", "__repr__", "__bool__", "__len__"}),
+    "handle": frozenset({"__iter__", "__next__", "__enter__", "__exit__", "__repr__", "__bool__"}),
     "async": frozenset({"__aenter__", "__aexit__", "__repr__", "__bool__"}),
     "await": frozenset({"__repr__", "__bool__"}),
     "object": _CONTAINER | set(_COMPARE) | set(_DESCRIBE),
@@ -168,6 +171,8 @@ _FILE_API = frozenset(
         "line_buffering",
     ]
 )
+# Kinds whose builtin methods the candidate may call (`sock.recv`, `f.read`, `lock.acquire`).
+_METHOD_OWNERS = ("object", "file", "sync", "handle")
 _PLAIN_TYPES = frozenset({str, bytes, int, float, list, dict, set, frozenset, tuple, bytearray})
 
 
@@ -227,12 +232,12 @@ def kind_of(value, root: str) -> str | None:
         return "call"
     if isinstance(value, types.MethodType):
         owner = kind_of(value.__self__, root)
-        return "call" if owner in ("object", "mock", "file", "call", "sync", "async") else None
+        return "call" if owner in _METHOD_OWNERS or owner in ("mock", "call", "async") else None
     if isinstance(value, types.BuiltinFunctionType):
         owner = value.__self__
         if owner is builtins or owner is None:
             return "call" if value.__name__ in PURE_BUILTINS else None
-        if type(owner) in _PLAIN_TYPES or kind_of(owner, root) in ("object", "file", "sync"):
+        if type(owner) in _PLAIN_TYPES or kind_of(owner, root) in _METHOD_OWNERS:
             return "call"
         return None
     if isinstance(value, (types.MethodDescriptorType, types.ClassMethodDescriptorType)):
@@ -247,6 +252,8 @@ def kind_of(value, root: str) -> str | None:
         return "call"  # itemgetter, attrgetter, methodcaller, cmp_to_key
     if (cls.__module__, cls.__name__) in _SYNC_TYPES:
         return "sync"
+    if api_of(value) is not None:  # a socket, a database: by reference (`resources`)
+        return "handle"
     if (cls.__module__, cls.__name__) in _WEAK_CONTAINERS:
         return "object"  # a cache of the tests': used by its public methods and operators
     if (cls.__module__, cls.__name__) in _ASYNC_TYPES:
@@ -320,6 +327,8 @@ def read_attribute(target, kind: str, name: str, written=()):
         raise AttributeError(f"{name!r}: the candidate sees public attributes only")
     if kind == "file" and name not in _FILE_API:
         raise AttributeError(f"{name!r}: a file of the tests' is read and written, no more")
+    if kind == "handle":
+        return resources_read(target, name)
     if kind in ("sync", "async") and name not in _SYNC_API:
         raise AttributeError(f"{name!r}: a lock or queue of the tests' is used, no more")
     if kind == "mock" and name in dir(type(target)):

@@ -198,6 +198,27 @@ def stdlib_name(value) -> tuple[str, str] | None:
     return (module, qualname) if found is value else None
 
 
+def function_name(value) -> tuple[str, str] | None:
+    """(module, qualname) of a standard-library function (`os.popen`) or of site's
+    helpers in builtins (`help`), None for anything else (a class, a method of an
+    object, a builtin type's: those are by_name's)."""
+    if type(value).__module__ == "_sitebuiltins":  # `help`, `exit`: site's, in builtins
+        found = [k for k, v in vars(builtins).items() if v is value]
+        return ("builtins", found[0]) if found else None
+    if not isinstance(value, (types.FunctionType, types.BuiltinFunctionType)):
+        return None
+    if isinstance(value, types.BuiltinFunctionType):
+        if value.__self__ is builtins:  # `setattr`, `exec`: found there by that name
+            name = value.__name__
+            if name.startswith("__") or getattr(builtins, name, None) is not value:
+                return None
+            return ("builtins", name)
+        if not isinstance(value.__self__, types.ModuleType | None):
+            return None
+    named = stdlib_name(value)
+    return None if named is None or "__" in named[1] else named
+
+
 def by_name(value, *, inert_only: bool) -> dict | None:
     """The wire form of a standard-library object that crosses by name (the receiver uses
     its own): a module, a member of a stdlib enum, a stdlib class or function (from the

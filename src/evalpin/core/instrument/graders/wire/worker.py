@@ -16,7 +16,7 @@ import threading
 import types
 import weakref
 
-from . import logs, namesakes, process, running, tracebacks, views
+from . import logs, namesakes, process, relay, running, tracebacks, views
 from . import twins as twins_
 from .channel import SideChannel
 from .copies import Copies
@@ -44,7 +44,9 @@ from .values import rng_state
 
 # Builtin exceptions a stand-in never derives from: the worker's own ways to end.
 _OWN_EXITS = frozenset({"SystemExit", "KeyboardInterrupt", "GeneratorExit"})
-_KINDS = frozenset({"call", "iter", "file", "object", "mock", "sync", "async", "subclass", "await"})
+_KINDS = frozenset(
+    {"call", "iter", "file", "object", "mock", "sync", "async", "subclass", "await", "handle"}
+)
 
 
 class Worker(Peer):
@@ -292,6 +294,8 @@ class Worker(Peer):
                 base = BINDINGS.get(data.get("ds"), CallHandle)
                 if data["k"] == "iter" and base is CallHandle:
                     base = IterHandle
+                elif data["k"] == "handle":  # used by its API, never called
+                    base = Handle
                 handle = self._handle(v, data["k"], data.get("c"), d, base)
                 if data.get("ds") == "fn" and type(data.get("f")) is dict:
                     handle = self._handles[v] = self._functions.make(handle, v, data["f"], d)
@@ -585,6 +589,9 @@ def serve(peer: Worker) -> None:
 def worker(fds: list[int], modules: list[str]) -> None:
     """The candidate's end: import only the item's modules, serve until the tests end."""
     peer = Worker(fds, frozenset(modules))
+    address = os.environ.pop("EVALPIN_RELAY", None)  # the tests' child processes' programs
+    if address:
+        relay.serve(address)
     peer.capture_output()
     peer.serve_forever()
 

@@ -33,8 +33,21 @@ from evalpin.core.instrument.graders.wire.protocol import ProtocolError, RemoteG
 from evalpin.core.instrument.graders.wire.worker import Worker, serve
 
 CANDIDATE = """
-import collections, dataclasses, datetime, decimal, enum, fractions, math, pathlib, uuid
+import collections, dataclasses, datetime, decimal, enum, fractions, itertools, math, pathlib, uuid
 from typing import NamedTuple
+
+
+class Shelves:
+    \"\"\"A sized iterable (boltons' BarrelList): `list()` asks its `len()`, not a hint.\"\"\"
+
+    def __init__(self, n):
+        self.lists = [list(range(0, n // 2)), list(range(n // 2, n))]
+
+    def __len__(self):
+        return sum(len(shelf) for shelf in self.lists)
+
+    def __iter__(self):
+        return itertools.chain.from_iterable(self.lists)
 
 
 class Equal:
@@ -365,6 +378,29 @@ def test_monkeypatching_the_candidates_module_holds_in_the_worker(pair, monkeypa
     assert m.report() == "t=5"
     monkeypatch.undo()
     assert m.report() == "t=1"
+
+
+def test_a_sized_iterable_drained_comes_in_batches(pair, monkeypatch) -> None:
+    """`sorted(x)`, `list(x)` of a candidate object with `__len__` and `__iter__` pull its
+    iterator in batches (CPython asks `len()` for the hint); a `for` loop does not."""
+    stub, judge = pair
+    shelves = stub.Shelves(3000)
+    sent: list[str] = []
+    real = judge.request
+
+    def counted(op, *args, **kwargs):
+        sent.append(op)
+        return real(op, *args, **kwargs)
+
+    monkeypatch.setattr(judge, "request", counted)
+    assert sorted(shelves) == list(range(3000))
+    assert list(shelves) == list(range(3000)) and len(shelves) == 3000
+    assert len(sent) < 40, collections.Counter(sent)
+    sent.clear()
+    for x in shelves:
+        if x == 4:
+            break
+    assert sent.count("special") == 1 + 5 and "pull" not in sent  # __iter__, 5 x __next__
 
 
 @pytest.mark.parametrize(

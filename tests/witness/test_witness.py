@@ -22,7 +22,12 @@ from pathlib import Path
 import pytest
 
 from evalpin.core.instrument.fixtures import CodingItem
-from evalpin.core.instrument.graders.witness import witness_kind, witness_timeout, witnessed
+from evalpin.core.instrument.graders.witness import (
+    witness_kind,
+    witness_timeout,
+    witness_timeout_most,
+    witnessed,
+)
 from evalpin.core.reasons import is_disputed, status_of
 from evalpin.core.records import DISPUTED
 from evalpin.run import isolation
@@ -293,11 +298,33 @@ def test_the_witness_has_its_own_generous_timeout(make_item, grade, backend) -> 
 def test_past_the_witness_timeout_is_disputed(
     make_item, grade, backend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sandbox_item, "witness_timeout", lambda timeout_s: 3.0)
+    monkeypatch.setattr(sandbox_item, "witness_timeout", lambda timeout_s, plain_s=None: 3.0)
     outcome = grade(make_item(), SLOW_UNDER_THE_WITNESS.replace("SLEEP", "60"), backend)
     assert outcome.reasons == ["witness:timeout"] and disputed(outcome)
     assert "timeout" not in outcome.reasons
     assert "killed after 3 s (the witness's timeout" in outcome.witness_tail
+
+
+@pytest.mark.parametrize("how", ["beside", "after", "alone"])
+def test_the_witness_timeout_grows_with_plain_pytests_time(
+    make_item, grade, backend, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """Plain pytest's own seconds on the item lengthen the witness's timeout, whether the
+    witness started beside plain pytest (its clock raised while it runs), after it, or
+    alone after it: a witness slower than the first timeout still passes."""
+    asked: list[float | None] = []
+
+    def rule(timeout_s: float, plain_s: float | None = None) -> float:
+        asked.append(plain_s)
+        return 10.0 if plain_s is None else 10.0 + 200 * plain_s
+
+    monkeypatch.setattr(sandbox_item, "witness_timeout", rule)
+    if how == "after":  # no core to spare: the witness waits for plain pytest
+        monkeypatch.setattr(sandbox_item.CORES, "cores", 1)
+    slow = SLOW_UNDER_THE_WITNESS.replace("SLEEP", "7")  # twice: 14 s > 10 s
+    outcome = grade(make_item(), slow, backend, witness_alone=how == "alone")
+    assert (outcome.passed, outcome.reasons) == (True, []), outcome.witness_tail
+    assert [p for p in asked if p is not None] and all(p is None or p > 0 for p in asked)
 
 
 def test_a_forger_that_fools_plain_pytest_is_not_a_pass(make_item, grade, backend) -> None:
@@ -389,3 +416,8 @@ def test_plain_pytest_alone_decides_a_fail() -> None:
 
 def test_the_witness_timeout_is_generous() -> None:
     assert witness_timeout(2) == 60 and witness_timeout(30) == 120
+    # 20x plain pytest's own seconds here where that is more, that part at most 30 min
+    assert witness_timeout(30, 2.0) == 120 and witness_timeout(30, 9.0) == 180
+    assert witness_timeout(60, 60.0) == 1200 and witness_timeout(200, 200.0) == 1800
+    assert witness_timeout(600, 600.0) == 2400  # the item's own 4x stays uncapped
+    assert witness_timeout_most(60) == witness_timeout(60, 60.0)

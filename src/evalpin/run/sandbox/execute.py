@@ -66,14 +66,16 @@ def execute(
     *,
     allow_network: bool = False,
     stop: int | None = None,
+    longer: list[float] | None = None,
 ) -> Run:
     """Start every spec, each in a sandbox of its own, and wait for the last one (the
     one that decides) or the timeout, counted on a fair-share clock (`fairclock.py`);
     then kill them all. Their output shares one pipe, read as it comes, of which only
     the tail is kept. `stop`: a descriptor that, once readable, ends the wait early (the
-    caller's; left open)."""
+    caller's; left open). `longer`: a one-item list whose number the caller may raise
+    meanwhile, the run's new timeout (from its start)."""
     with fairclock.running():
-        return _execute(iso, box, specs, timeout, allow_network, stop)
+        return _execute(iso, box, specs, timeout, allow_network, stop, longer)
 
 
 def _execute(
@@ -83,6 +85,7 @@ def _execute(
     timeout: float,
     allow_network: bool,
     stop: int | None,
+    longer: list[float] | None = None,
 ) -> Run:
     deadline = time.monotonic() + timeout
     if iso.kind != "none":
@@ -202,6 +205,8 @@ def _execute(
     for channel, private in channels:
         _fill_handed_back(box, channel, private, deadline)
     clock = FairClock(deadline - time.monotonic(), [proc.pid for proc in procs])
+    if longer is not None:  # the clock's own timeout, less what setting up took
+        clock.longer = (longer, timeout - clock.timeout)
     kept, ready, timed_out, stopped = _watch(procs[-1], out_r, readies, clock, stop)
     for proc in procs:
         _kill_tree(proc, box.cgroup)

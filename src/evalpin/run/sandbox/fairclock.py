@@ -107,6 +107,9 @@ class FairClock:
         self.starved = 0.0  # wall seconds not counted: waiting on neighbours
         self.lowered: set[int] = set()
         self.hogging = False  # took, or asked for, too much at the last sample
+        # A timeout the caller may raise meanwhile (a one-item list) and what to take off
+        # it (the time before this clock started), or None.
+        self.longer: tuple[list[float], float] | None = None
         with _LOCK:
             _CLOCKS.add(self)
 
@@ -151,6 +154,8 @@ class FairClock:
         """Seconds before the clock can next expire: the sooner of its timeout (every
         second since the last sample, and from now, counted) and the cap on the wall
         clock."""
+        if self.longer is not None:
+            self.timeout = max(self.timeout, self.longer[0][0] - self.longer[1])
         now = time.monotonic()
         counted = self.counted + now - self.last
         return max(min(self.timeout - counted, FAIR_CAP * self.timeout - (now - self.started)), 0.0)

@@ -20,9 +20,12 @@ from evalpin.core.instrument.graders.coding import PYTEST_ENV, grade_order, rlim
 from evalpin.core.instrument.graders.surface import approved_files
 from evalpin.core.instrument.graders.wire import notes as witness_notes
 from evalpin.core.instrument.graders.witness import (
+    WITNESS_PLAIN_CAP_S,
+    WITNESS_PLAIN_FACTOR,
     WITNESS_TIMEOUT_FACTOR,
     WITNESS_TIMEOUT_MIN_S,
     witness_timeout,
+    witness_timeout_most,
     witnessed,
 )
 from evalpin.core.reasons import SANDBOX_ERROR, TESTS_FAILED, TIMEOUT, WITNESS
@@ -65,6 +68,9 @@ class _Graded:
     reasons: list[str]
     tail: str
     failed_tests: list[str] = field(default_factory=list)
+    # Seconds its sandbox ran, on its fair-share clock (the witness's timeout grows with
+    # plain pytest's).
+    seconds: float = 0.0
 
 
 def run_item(
@@ -151,19 +157,21 @@ def _both(grader: _Grader, spare: bool, always: bool) -> tuple[_Graded, _Graded 
     """
     from evalpin.run import isolation as modes
 
-    timeout = witness_timeout(grader.item.timeout_s)
+    timeout_s = grader.item.timeout_s
     if not spare:
-        plain = grader.once(modes.PlainMode, grader.item.timeout_s, ITEM_TIMEOUT)
+        plain = grader.once(modes.PlainMode, timeout_s, ITEM_TIMEOUT)
         if not (plain.passed or always):
             return plain, None
-        return plain, grader.once(modes.ProcessMode, timeout, WITNESS_TIMEOUT)
+        return plain, grader.witness(witness_timeout(timeout_s, plain.seconds))
     stop_r, stop_w = os.pipe()
+    # Plain pytest always ends first (before the item's timeout, which the witness's is
+    # at least 4 times): its seconds then lengthen the witness's timeout if they count.
+    budget = [witness_timeout(timeout_s)]
     try:
         with ThreadPoolExecutor(1, thread_name_prefix="evalpin-witness") as pool:
-            witness = pool.submit(
-                grader.once, modes.ProcessMode, timeout, WITNESS_TIMEOUT, stop=stop_r
-            )
-            plain = grader.once(modes.PlainMode, grader.item.timeout_s, ITEM_TIMEOUT)
+            witness = pool.submit(grader.witness, budget[0], stop=stop_r, longer=budget)
+            plain = grader.once(modes.PlainMode, timeout_s, ITEM_TIMEOUT)
+            budget[0] = witness_timeout(timeout_s, plain.seconds)
             if not (plain.passed or always):
                 os.write(stop_w, b"x")  # its grade is not wanted: stop it now
             seen = witness.result()
@@ -181,8 +189,7 @@ def _alone(grader: _Grader, always: bool) -> tuple[_Graded, _Graded | None]:
     plain = grader.once(modes.PlainMode, grader.item.timeout_s, ITEM_TIMEOUT)
     if not (plain.passed or always):
         return plain, None
-    timeout = witness_timeout(grader.item.timeout_s)
-    return plain, grader.once(modes.ProcessMode, timeout, WITNESS_TIMEOUT, alone=True)
+    return plain, grader.witness(witness_timeout(grader.item.timeout_s, plain.seconds), alone=True)
 
 
 class _Alone:
@@ -256,8 +263,9 @@ CORES = _Cores()
 
 ITEM_TIMEOUT = "the item's timeout_s"
 WITNESS_TIMEOUT = (
-    f"the witness's timeout: {WITNESS_TIMEOUT_FACTOR}x the item's timeout_s,"
-    f" at least {WITNESS_TIMEOUT_MIN_S:g} s"
+    f"the witness's timeout: {WITNESS_TIMEOUT_FACTOR}x the item's timeout_s, at least"
+    f" {WITNESS_TIMEOUT_MIN_S:g} s and {WITNESS_PLAIN_FACTOR}x plain pytest's run here"
+    f" (that part at most {WITNESS_PLAIN_CAP_S:g} s)"
 )
 
 
@@ -277,16 +285,45 @@ class _Grader:
         self.secret_values = _secret_values(self.secret_names)
 
     def once(
-        self, mode: type, timeout: float, why: str, stop: int | None = None, alone: bool = False
+        self,
+        mode: type,
+        timeout: float,
+        why: str,
+        stop: int | None = None,
+        alone: bool = False,
+        longer: list[float] | None = None,
+        cpu: float | None = None,
     ) -> _Graded:
         """One sandboxed run of a mode (`run/isolation.py`) and its own grade; `why`
-        names the timeout in the line a timeout adds to the tail; `stop` as `execute`'s
-        (a stopped run's grade is a fail nobody reads); `alone`: with no other sandbox of
-        this process alive (`ALONE`)."""
+        names the timeout in the line a timeout adds to the tail; `stop` and `longer` as
+        `execute`'s (a stopped run's grade is a fail nobody reads); `alone`: with no
+        other sandbox of this process alive (`ALONE`); `cpu`: the seconds its CPU limit
+        allows for (the timeout's)."""
         with ALONE.alone() if alone else ALONE.beside():
-            return self._once(mode, timeout, why, stop)
+            return self._once(mode, timeout, why, stop, longer, cpu or timeout)
 
-    def _once(self, mode: type, timeout: float, why: str, stop: int | None) -> _Graded:
+    def witness(
+        self,
+        timeout: float,
+        stop: int | None = None,
+        alone: bool = False,
+        longer: list[float] | None = None,
+    ) -> _Graded:
+        """The witness's run; its CPU limit allows for the longest timeout it may get."""
+        from evalpin.run import isolation as modes
+
+        most = witness_timeout_most(self.item.timeout_s)
+        return self.once(modes.ProcessMode, timeout, WITNESS_TIMEOUT, stop, alone, longer, most)
+
+    def _once(
+        self,
+        mode: type,
+        timeout: float,
+        why: str,
+        stop: int | None,
+        longer: list[float] | None,
+        cpu: float,
+    ) -> _Graded:
         item, iso = self.item, self.iso
         prepared = mode(item, self.test_source, self.candidate)
         try:
@@ -294,8 +331,14 @@ class _Grader:
                 self.workdir_parent, iso.pids_cgroup, item.memory_mb, namespaces=iso.kind != "none"
             ) as box:
                 env = _environment(box, iso, self.secret_names)
-                specs = prepared.specs(box, env, rlimits(timeout))
-                run = execute(iso, box, specs, timeout, allow_network=self.allow_network, stop=stop)
+                specs = prepared.specs(box, env, rlimits(cpu))
+                started = time.monotonic()
+                run = execute(
+                    iso, box, specs, timeout, allow_network=self.allow_network, stop=stop,
+                    longer=longer,
+                )  # fmt: skip
+                seconds = time.monotonic() - started - run.starved
+                timeout = max(timeout, longer[0]) if longer else timeout
                 tail = _tail(run.output, box, self.secret_values)
                 if run.starved >= _STARVED_NOTE_S:  # the run says so, whatever the grade
                     tail = _noted(tail, _starved(run.starved))
@@ -316,7 +359,7 @@ class _Grader:
                 if run.timed_out:
                     if full:
                         return disk
-                    killed = f"killed after {timeout:g} s ({why}"
+                    killed = f"killed after {timeout:.0f} s ({why}"
                     killed += ", on the fair-share clock)" if run.starved else ")"
                     return _Graded(False, [TIMEOUT()], _noted(tail, killed))
                 passed, reasons = prepared.judge(box, run.exit_code)
@@ -333,7 +376,7 @@ class _Grader:
                 elif WITNESS("compared") in reasons:
                     said = _scrubbed(_asides(prepared), box, self.secret_values)
                     tail = _noted(tail, f"the judge did not believe: {said}")
-                return _Graded(passed, reasons, tail, failed)
+                return _Graded(passed, reasons, tail, failed, seconds)
         except OSError as exc:
             return _Graded(False, [SANDBOX_ERROR("workdir")], f"{type(exc).__name__}: {exc}")
 

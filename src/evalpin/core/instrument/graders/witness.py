@@ -16,14 +16,32 @@ from evalpin.core.reasons import SANDBOX_ERROR, TAMPERING, TESTS_FAILED, TIMEOUT
 from evalpin.core.reasons import in_order as grade_order
 
 # The witness's own timeout: the wire costs more per call than a call in-process, and a
-# loaded machine must not turn a correct answer into a dispute, so it is generous.
+# loaded machine must not turn a correct answer into a dispute, so it is generous: 4x the
+# item's timeout_s, at least a minute, and at least 20x what plain pytest's own run of
+# the same files took here (the machine's speed and load that hour, and the suite's
+# size), never more than half an hour on that account. docs/concepts/isolation.md says
+# why the measured part is safe: a candidate that slows plain pytest buys only time,
+# never a pass, and at most the cap.
 WITNESS_TIMEOUT_FACTOR = 4
 WITNESS_TIMEOUT_MIN_S = 60.0
+WITNESS_PLAIN_FACTOR = 20
+WITNESS_PLAIN_CAP_S = 1800.0
 
 
-def witness_timeout(timeout_s: float) -> float:
-    """Seconds the witness may take: 4x the item's timeout, and at least a minute."""
-    return max(WITNESS_TIMEOUT_MIN_S, WITNESS_TIMEOUT_FACTOR * timeout_s)
+def witness_timeout(timeout_s: float, plain_s: float | None = None) -> float:
+    """Seconds the witness may take: 4x the item's timeout and at least a minute; once
+    plain pytest's own seconds on the item are known (`plain_s`), at least 20x those, up
+    to half an hour (past which only the item's own 4x counts)."""
+    base = max(WITNESS_TIMEOUT_MIN_S, WITNESS_TIMEOUT_FACTOR * timeout_s)
+    if plain_s is None:
+        return base
+    return max(base, min(WITNESS_PLAIN_FACTOR * plain_s, WITNESS_PLAIN_CAP_S))
+
+
+def witness_timeout_most(timeout_s: float) -> float:
+    """The longest the witness may ever be given for an item: plain pytest's run never
+    outlasts the item's timeout (it is then a fail, and the witness's grade unwanted)."""
+    return witness_timeout(timeout_s, timeout_s)
 
 
 def witness_kind(reasons: list[str]) -> str:

@@ -33,7 +33,7 @@ from .proxies import (
     remote_hash,
     special,
 )
-from .pulls import hinted, iterated, pulled
+from .pulls import hinted, iterated, pulled, sized
 from .rules import (
     COMPARISONS,
     FORWARDED,
@@ -169,6 +169,8 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
     if "__iter__" in ns:
         ns["__iter__"] = iterated(ns["__iter__"])
         ns["__length_hint__"] = hinted(ns.get("__length_hint__"))
+        if "__len__" in ns:
+            ns["__len__"] = sized(ns["__len__"])
     bound_to_class = set(names("cm"))
     for method in names("fn"):
         if method_name(method):

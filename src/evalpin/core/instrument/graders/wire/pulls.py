@@ -6,14 +6,15 @@ judge does it only inside one call of a consumer that drains what it iterates: C
 own signal for that is the length hint (`list`, `tuple`, `sorted`, `str.join`, `bytes`,
 `list.extend` ask the iterable for one before pulling; a `for` loop, `next()`, `any()`,
 `zip()` or `in` never do). A hint marks the iterator the iterable's `__iter__` returned
-in the same call of the test's (the same frame, at the same instruction); that
-iterator's next items are then pulled in batches for as long as its pulls come from
-that very call. The worker pulls exactly as a consumer in one process would (the
-candidate's code, and the test's code it calls back, run in the same order); an item it
-keeps a hold of is kept in step as a single result is; an exception stops the batch and
-is raised at its own place in the sequence. Items a batch brought that the consumer did
-not take (it stopped by an error of its own) come first at the next pull, wherever it
-comes from: the sequence the test sees is the iterator's own."""
+in the same call of the test's (the same frame, at the same instruction; a sized
+iterable's `len()` is its hint, as CPython asks it); that iterator's next items are then
+pulled in batches for as long as its pulls come from that very call. The worker pulls
+exactly as a consumer in one process would (the candidate's code, and the test's code it
+calls back, run in the same order); an item it keeps a hold of is kept in step as a
+single result is; an exception stops the batch and is raised at its own place in the
+sequence. Items a batch brought that the consumer did not take (it stopped by an error
+of its own) come first at the next pull, wherever it comes from: the sequence the test
+sees is the iterator's own."""
 
 from __future__ import annotations
 
@@ -81,21 +82,45 @@ def hinted(forward):
     def __length_hint__(self):
         __tracebackhide__ = True
         answer = NotImplemented if forward is None else forward(self)
-        ref = ref_of(self)
-        if ref is not None:
-            pulls = ref.peer.pulls
-            seen = getattr(pulls.last, "seen", None)
-            pulls.last.seen = None
-            caller = _caller()
-            if seen is not None and seen[0] == caller:
-                drain = pulls.draining.get(seen[1])
-                if drain is None:
-                    pulls.draining[seen[1]] = _Drain(caller)
-                else:  # items an earlier consumer left stay first
-                    drain.caller = caller
+        _mark(self, _caller())
         return answer
 
     return __length_hint__
+
+
+def sized(forward):
+    """A proxy class's `__len__` where its class has `__iter__` too: the candidate's
+    (`forward`); and, as `hinted`, the iterator the same call's `__iter__` returned is
+    marked as being drained. CPython's length hint is `len()` where the type has one
+    (`PyObject_LengthHint`): `list(x)`, `sorted(x)`, `tuple(x)` of a sized candidate
+    object never ask its `__length_hint__`."""
+
+    def __len__(self):
+        __tracebackhide__ = True
+        answer = forward(self)
+        ref = ref_of(self)
+        if ref is not None and getattr(ref.peer.pulls.last, "seen", None) is not None:
+            _mark(self, _caller())
+        return answer
+
+    return __len__
+
+
+def _mark(obj, caller: tuple) -> None:
+    """The iterator `obj`'s `__iter__` last returned in `caller`, marked as drained
+    there (the length hint of one consumer's call)."""
+    ref = ref_of(obj)
+    if ref is None:
+        return
+    pulls = ref.peer.pulls
+    seen = getattr(pulls.last, "seen", None)
+    pulls.last.seen = None
+    if seen is not None and seen[0] == caller:
+        drain = pulls.draining.get(seen[1])
+        if drain is None:
+            pulls.draining[seen[1]] = _Drain(caller)
+        else:  # items an earlier consumer left stay first
+            drain.caller = caller
 
 
 def pulled(forward):

@@ -24,9 +24,9 @@ importer's version moved). Each mode is one whole command, so an outside timer (
     python benchmarks/bench_humaneval.py --rounds 3           # all of it, alternated
     python benchmarks/bench_humaneval.py --benchmark mbpp --rounds 3
 
-`--benchmark mbpp` grades MBPP's 500 test problems (task ids 11 to 510 of
-`benchmarks/data/mbpp.jsonl`, see `mbpp_agreement.py`) against their own floor, without
-a harness column.
+`--benchmark mbpp` grades MBPP's 500 test problems (task ids 11 to 510, vendored in
+tests/data/benchmarks/mbpp/mbpp-test.jsonl, see `mbpp_agreement.py`) against their own
+floor, without a harness column.
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ BENCHES = {
 }
 DATA, _NAME, COUNT = BENCHES["humaneval"]
 SET = DATA / "set" / _NAME
-MBPP_SOURCE = HERE / "data" / "mbpp.jsonl"  # MBPP's mbpp.jsonl (see mbpp_agreement.py)
+# MBPP's test split (task ids 11 to 510), vendored with its provenance (see mbpp_agreement.py)
+MBPP_SOURCE = HERE.parent / "tests" / "data" / "benchmarks" / "mbpp" / "mbpp-test.jsonl"
 
 
 def choose(benchmark: str) -> None:
@@ -77,7 +78,7 @@ def setup(benchmark: str = "humaneval") -> None:
         answers = {t: p["canonical_solution"] for t, p in problems.items()}
     else:
         if not MBPP_SOURCE.is_file():
-            sys.exit(f"MBPP's mbpp.jsonl is needed at {MBPP_SOURCE}")
+            sys.exit(f"MBPP's test split is needed at {MBPP_SOURCE}")
         rows = [json.loads(x) for x in MBPP_SOURCE.read_text().splitlines() if x.strip()]
         rows = [r for r in rows if 11 <= r["task_id"] <= 510]  # the test split
         source = DATA / "mbpp-test.jsonl"

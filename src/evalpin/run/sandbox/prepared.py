@@ -17,6 +17,10 @@ pytest inside pytest) builds its own, as before. Each fork gets its own copy of 
 config (a fork of a process that ran no case's code); a process that is not a fork never
 calls it twice.
 
+The prepared config's argument parser is built then too (`reuse_parser`): pytest builds
+one anew from its options for each of a session's parses, and gives the session the
+same one while its options are the ones it was built from.
+
 Kept as source, run by the fork server's own interpreter (`zygote.ZYGOTE`), and by the
 benchmark that measures the floor (`benchmarks/pytest_floor.py`), so both prepare the
 same thing.

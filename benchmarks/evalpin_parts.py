@@ -13,9 +13,11 @@ as `evalpin run` grades a passing case), and `floor` (one bare pytest session in
 fork, `pytest_floor.py`'s, prepared as the fork server prepares it, and unprepared, over
 every problem of the set).
 
-Run as root on the unshare backend (the fork server's), after `bench_humaneval.py setup`:
+Run as root on the unshare backend (the fork server's), after `bench_humaneval.py setup`
+(`--benchmark mbpp`: MBPP's 500 test problems, after `bench_humaneval.py --benchmark mbpp
+setup`):
 
-    python benchmarks/evalpin_parts.py [N]
+    python benchmarks/evalpin_parts.py [N] [--benchmark mbpp]
 """
 
 from __future__ import annotations
@@ -30,7 +32,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 from timing import installed_env
 
 HERE = Path(__file__).parent
-SET = HERE / "data" / "humaneval" / "set" / "HumanEval.yaml"
+SETS = {
+    "humaneval": HERE / "data" / "humaneval" / "set" / "HumanEval.yaml",
+    "mbpp": HERE / "data" / "mbpp-bench" / "set" / "mbpp-test.yaml",
+}
 PARTS = ("none", "box", "bare box", "plain", "witness", "case")
 
 
@@ -60,7 +65,7 @@ class _NothingBare(_Nothing):
     code = "pass"
 
 
-def child(part: str, n: int) -> None:
+def child(part: str, n: int, set_path: Path) -> None:
     """Grade `part` for the first `n` problems, in this process."""
     from evalpin.run import isolation as modes
     from evalpin.run.sandbox import item as graded
@@ -68,7 +73,7 @@ def child(part: str, n: int) -> None:
 
     zygote.acquire()
     try:
-        items = _items()[:n]
+        items = _items(set_path)[:n]
         mode = {
             "box": _Nothing,
             "bare box": _NothingBare,
@@ -116,33 +121,40 @@ def measure(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
 
 def main() -> None:
     if len(sys.argv) > 2 and sys.argv[1] == "--part":
-        child(sys.argv[2], int(sys.argv[3]))
+        child(sys.argv[2], int(sys.argv[3]), Path(sys.argv[4]))
         return
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 40
+    argv = sys.argv[1:]
+    benchmark = "humaneval"
+    if "--benchmark" in argv:
+        at = argv.index("--benchmark")
+        benchmark = argv[at + 1]
+        del argv[at : at + 2]
+    set_path = SETS[benchmark]
+    n = int(argv[0]) if argv else 40
     env = installed_env()
     me = [sys.executable, __file__, "--part"]
-    took = {part: measure([*me, part, str(n)], env) for part in PARTS}
+    took = {part: measure([*me, part, str(n), str(set_path)], env) for part in PARTS}
     floor_env = {**env, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    floor = [sys.executable, "-I", "-B", str(HERE / "pytest_floor.py"), "1", "1", str(SET)]
-    nothing = [*floor[:-2], "0", str(SET)]  # its start and set-up, no session
+    floor = [sys.executable, "-I", "-B", str(HERE / "pytest_floor.py"), "1", "1", str(set_path)]
+    nothing = [*floor[:-2], "0", str(set_path)]  # its start and set-up, no session
     took["floor"] = measure(floor, floor_env)
     took["floor, unprepared"] = measure([*floor, "--unprepared"], floor_env)
     floor_none = measure(nothing, floor_env)
     none = took.pop("none")
-    print(f"per case, {n} HumanEval problems, one at a time (load average"
+    print(f"per case, {n} {benchmark} problems, one at a time (load average"
           f" {os.getloadavg()[0]:.1f} at the end):")  # fmt: skip
     for part, (wall, cpu) in took.items():
         floor = part.startswith("floor")  # one session for each problem of the whole set
         base_wall, base_cpu = floor_none if floor else none
-        count = len(_items()) if floor else n
+        count = len(_items(set_path)) if floor else n
         wall, cpu = (wall - base_wall) / count, (cpu - base_cpu) / count
         print(f"  {part:18} wall {wall * 1000:7.1f} ms   cpu {cpu * 1000:7.1f} ms")
 
 
-def _items() -> list:
+def _items(set_path: Path) -> list:
     from evalpin.core.instrument.fixtures import load_fixtures
 
-    return load_fixtures(SET).cases
+    return load_fixtures(set_path).cases
 
 
 if __name__ == "__main__":

@@ -13,9 +13,10 @@ joined by newlines, 3 s a sample. Its `test_setup_code` is not part of the progr
 harness leaves it out, where MBPP defines it (`evalpin import mbpp` runs it before the
 asserts); the crosscheck names such a disagreement as the harness's.
 
-The data: MBPP's `mbpp.jsonl` (google-research/mbpp), a path on the command line
-(default `benchmarks/data/mbpp.jsonl`): the harness package does not ship it (it loads
-it from a hub at run time).
+The data: MBPP's `mbpp.jsonl` (google-research/mbpp), or a path on the command line;
+by default its test split as vendored in tests/data/benchmarks/mbpp/mbpp-test.jsonl
+(PROVENANCE.md there): the harness package does not ship it (it loads it from a hub at
+run time), and no package on the index does.
 
 Variants (seeds of one run):
 - seed 1: the canonical solution (`code`);
@@ -94,7 +95,8 @@ def explain(problem: dict, d: dict) -> str:
 
 
 def main() -> None:
-    source = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent / "data/mbpp.jsonl"
+    vendored = Path(__file__).parent.parent / "tests/data/benchmarks/mbpp/mbpp-test.jsonl"
+    source = Path(sys.argv[1]) if len(sys.argv) > 1 else vendored
     if not source.is_file():
         sys.exit(f"MBPP's mbpp.jsonl is needed at {source} (or give its path)")
     print(machine(), f"load average {os.getloadavg()[0]:.1f}")

@@ -17,9 +17,7 @@ a time as evalpin's `--jobs N` runs cases. Run by `bench_humaneval.py floor` (af
         [--unprepared]
 """
 
-import contextlib
 import gc
-import importlib
 import os
 import shutil
 import sys
@@ -27,7 +25,6 @@ import time
 from pathlib import Path
 
 import pytest
-from _pytest.config import default_plugins
 
 from evalpin.core.instrument.graders.coding import pytest_args
 from evalpin.run.sandbox.prepared import PREPARED_PYTEST
@@ -82,14 +79,13 @@ def session(folder: Path) -> int:
 
 
 def warm(prepared: bool = True) -> None:
-    """What evalpin's fork server does before it forks a pytest session: pytest's
-    plugins imported and (`prepared`) its configuration made (`prepared.py`), once."""
-    for name in (*(f"_pytest.{p}" for p in default_plugins), "pdb", "faulthandler"):
-        with contextlib.suppress(ImportError):
-            importlib.import_module(name)
+    """What evalpin's fork server does before it forks a pytest session, by the same
+    code (`prepared.py`): pytest's plugins imported and (`prepared`) its configuration
+    and argument parser made, once."""
+    space: dict = {}
+    exec(PREPARED_PYTEST, space)
+    space["load_pytest"]()
     if prepared:
-        space: dict = {}
-        exec(PREPARED_PYTEST, space)
         space["prepare_pytest"]()
 
 

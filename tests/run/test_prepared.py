@@ -138,6 +138,60 @@ def test_a_keyword_pytest_passes_is_prepared_for_or_left_to_pytest(monkeypatch) 
     assert made[-1] == (ours, "py.test") and config_module.get_config is real
 
 
+# One session on the prepared config; with "plugin", a plugin that adds an option the
+# session's arguments use (pytest's parser must then know it).
+PARSER_SESSION = PREPARED_PYTEST + textwrap.dedent(
+    """
+        import json, os, sys
+        import pytest
+
+        prepare_pytest()
+
+        class Said:
+            def pytest_configure(self, config):
+                parser = config._parser
+                said = {"same": parser._getparser() is parser._getparser()}
+                if flavoured:
+                    said["flavour"] = config.getoption("flavour")
+                print(json.dumps(said), flush=True)
+
+        class Flavour(Said):
+            def pytest_addoption(self, parser):
+                parser.addoption("--flavour")
+
+        flavoured = sys.argv[1] == "plugin"
+        args = ["-q", "-p", "no:cacheprovider", "--noconftest"]
+        plugins = [Flavour()] if flavoured else [Said()]
+        args += ["--flavour=lime"] if flavoured else []
+        sys.exit(pytest.main([*args, "test_a.py"], plugins=plugins))
+        """
+)
+
+
+def test_the_parser_built_before_the_fork_serves_while_the_options_are_the_same(
+    tmp_path: Path,
+) -> None:
+    """pytest's argument parser is built once with the prepared config and given back
+    to each of the session's parses; a plugin that adds an option in the session gets
+    a parser that knows it."""
+    (tmp_path / "test_a.py").write_text("def test_it():\n    assert 1 + 1 == 2\n")
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    said = {}
+    for how in ("plain", "plugin"):
+        done = subprocess.run(
+            [sys.executable, "-I", "-B", "-c", PARSER_SESSION, how],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        said[how] = json.loads(next(x for x in done.stdout.splitlines() if x.startswith("{")))
+    assert said["plain"] == {"same": True}
+    assert said["plugin"] == {"same": False, "flavour": "lime"}
+
+
 def test_the_bare_fork_server_preloads_only_what_the_worker_imports(tmp_path: Path) -> None:
     write_tree(tmp_path, _wire())
     code = (
@@ -174,6 +228,8 @@ SEEN_TEST = textwrap.dedent(
         assert params.args[-1] == "test_seen.py"
         assert _pytest.config.get_config.__qualname__ == "get_config"
         assert not request.config.pluginmanager.has_plugin("cacheprovider")
+        # the argument parser the fork server built, given back to each parse
+        assert request.config._parser._getparser() is request.config._parser._getparser()
     """
 )
 

@@ -14,9 +14,9 @@ import pytest
 
 from evalpin.core.read.runfile import read_run, trim_torn_tail
 from tests.clirun import cli
-from tests.run.test_runner import project, slow_project, start, wait_for_cases
+from tests.runkit import project, slow_project, start, wait_for_cases
 
-__all__ = ["project", "slow_project"]  # the fixtures, shared with test_runner
+__all__ = ["project", "slow_project"]  # the fixtures (tests/runkit.py)
 
 MiB = 1024**2
 

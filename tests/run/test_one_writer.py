@@ -13,9 +13,9 @@ from pathlib import Path
 
 from evalpin.core.read.runfile import read_run
 from tests.clirun import cli_process
-from tests.run.test_runner import project, slow_project, start, wait_for_cases
+from tests.runkit import project, slow_project, start, wait_for_cases
 
-__all__ = ["project", "slow_project"]  # the fixtures, shared with test_runner
+__all__ = ["project", "slow_project"]  # the fixtures (tests/runkit.py)
 
 
 def test_a_second_writer_is_refused_and_a_killed_ones_lock_is_gone(slow_project: Path) -> None:

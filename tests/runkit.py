@@ -4,10 +4,12 @@ slots file) and a run slow enough to be stopped while it grades (`slow_project`,
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -44,8 +46,11 @@ def project(tmp_path: Path, golden_file: Path, monkeypatch: pytest.MonkeyPatch) 
 
 
 SLOW_AGENT = """
-import json, sys, time
+import json, os, sys, time
 request = json.load(sys.stdin)
+deadline = time.monotonic() + 50
+while os.path.exists("hold") and time.monotonic() < deadline:  # tests/runkit.py's `held`
+    time.sleep(0.02)
 time.sleep(0.15)
 print(json.dumps({"text": "Order 1001 is cancelled.", "model": "agent@1",
                   "tools": [{"name": "lookup_order", "args": {}}, {"name": "cancel_order"}]}))
@@ -57,7 +62,7 @@ def slow_project(project: Path) -> Path:
     (project / "agent.py").write_text(SLOW_AGENT)
     (project / "slots.yaml").write_text(
         f"slots:\n  night: {{provider: replay, path: night.jsonl}}\n"
-        f"  agent: {{provider: command, argv: [{sys.executable}, agent.py], timeout_s: 20}}\n"
+        f"  agent: {{provider: command, argv: [{sys.executable}, agent.py], timeout_s: 60}}\n"
     )
     many = [{**GOLDEN_CASES[i % 2], "id": f"case-{i:02d}"} for i in range(12)]
     (project / "many.jsonl").write_text("".join(json.dumps(c) + "\n" for c in many))
@@ -110,3 +115,16 @@ def wait_for_cases(proc: subprocess.Popen[str], n: int) -> None:
         line = proc.stdout.readline()
         assert line, proc.stderr.read() if proc.stderr else "no output"
         seen += json.loads(line)["event"] == "case"
+
+
+@contextlib.contextmanager
+def held(project: Path) -> Iterator[None]:
+    """The slow run's agent waits before each next answer until this ends: a second
+    process started meanwhile meets the first still running, however loaded the machine
+    (24 cases of 0.15 s can end before a second interpreter has started)."""
+    hold = project / "hold"
+    hold.touch()
+    try:
+        yield
+    finally:
+        hold.unlink(missing_ok=True)

@@ -210,20 +210,10 @@ print(json.dumps({"kind": iso.kind, "why": iso.why, "passed": outcome.passed,
 
 def make_set(folder: Path, test: str, *, timeout: float = 30, memory_mb: int = 1024) -> Path:
     """A set of one item (`solution.py`, graded by `test`) in `folder`; its file."""
-    (folder / "prompt.md").write_text("Write the solution.\n")
-    (folder / "test_solution.py").write_text(test)
-    item = {
-        "id": "case",
-        "language": "python",
-        "prompt_file": "prompt.md",
-        "test_file": "test_solution.py",
-        "timeout_s": timeout,
-        "memory_mb": memory_mb,
-        "forbidden_imports": [],
-        "expected_files": ["solution.py"],
-    }
-    doc = {"schema": "coding-eval/v1", "dataset_id": "box", "dataset_version": "1"}
-    (folder / "set.yaml").write_text(json.dumps({**doc, "items": [item]}))
+    one_item(
+        folder, "test_solution.py", test, "solution.py", item_id="case", dataset="box",
+        timeout_s=timeout, memory_mb=memory_mb, forbidden_imports=[],
+    )  # fmt: skip
     return folder / "set.yaml"
 
 
@@ -238,22 +228,11 @@ NONE = Isolation("none", OFF_UNENFORCED, "no namespaces (tests)")
 
 def grade_files(tmp_path: Path, iso: Isolation, files: dict[str, str], test_src: str) -> Outcome:
     """One item (its candidate `files`, its test), graded as `evalpin run` grades it."""
-    folder = tmp_path / f"set-{secrets.token_hex(3)}"
-    folder.mkdir()
-    (folder / "prompt.md").write_text("Write it.\n")
-    (folder / "test_it.py").write_text(test_src)
-    entry = {
-        "id": "shared",
-        "language": "python",
-        "prompt_file": "prompt.md",
-        "test_file": "test_it.py",
-        "timeout_s": 20,
-        "expected_files": sorted(files),
-    }
-    doc = {"schema": "coding-eval/v1", "dataset_id": "shared", "dataset_version": "1"}
-    (folder / "set.yaml").write_text(json.dumps({**doc, "items": [entry]}))
-    item = load_fixtures(folder / "set.yaml").cases[0]
-    assert isinstance(item, CodingItem)
+    names = sorted(files)
+    item = one_item(
+        tmp_path / f"set-{secrets.token_hex(3)}", "test_it.py", test_src, names[0],
+        item_id="shared", dataset="shared", timeout_s=20, expected_files=names,
+    )  # fmt: skip
     parent = tmp_path / "work"
     parent.mkdir(exist_ok=True)
     outcome = run_item(item, files, workdir_parent=parent, isolation=iso, always_witness=True)

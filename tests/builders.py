@@ -87,3 +87,28 @@ def vouched_whole(run: Path) -> bool:
     data = run.read_bytes()
     trailer = data.rstrip(b"\n").rsplit(b"\n", 1)[1]
     return json.loads(trailer).get("crc32") == zlib.crc32(data[: -len(trailer) - 1])
+
+
+def coding_header(**over):
+    fixtures = FixturesInfo(
+        path="sets/repairs.yaml", kind="coding", dataset_id="repairs", dataset_hash="f" * 64
+    )
+    return header(fixtures=fixtures, model_slot="coder", grader_version="g1", **over)
+
+
+def issue_example() -> tuple[dict[str, list[bool]], dict[str, list[bool]]]:
+    """Issue 10: 200 cases x 3 seeds; 12 cases regress on every seed, 3 are fixed on
+    every seed, 4 regress on one seed only; the rest keep their grades."""
+    left: dict[str, list[bool]] = {}
+    right: dict[str, list[bool]] = {}
+    for i in range(200):
+        cid = f"c{i:03d}"
+        if i < 12:
+            left[cid], right[cid] = [True] * 3, [False] * 3
+        elif i < 15:
+            left[cid], right[cid] = [False] * 3, [True] * 3
+        elif i < 19:
+            left[cid], right[cid] = [True] * 3, [False, True, True]
+        else:
+            left[cid] = right[cid] = [i % 3 != 0] * 3
+    return left, right

@@ -18,6 +18,8 @@ import pytest
 from evalpin.core.instrument.fixtures import CodingItem, load_fixtures
 from evalpin.core.reasons import status_of
 from evalpin.run.sandbox import Isolation, Outcome, run_item
+from evalpin.run.sandbox.backends import OFF_UNENFORCED
+from tests.capabilities import need
 from tests.plain_pytest import run_sessions
 
 
@@ -174,3 +176,77 @@ def verdict(outcome: Outcome) -> str:
 def expect(outcome: Outcome, label: str) -> None:
     """The case's verdict is `label`; else its reasons and the witness's tail say why."""
     assert verdict(outcome) == label, (outcome.reasons, outcome.witness_tail)
+
+
+# -- a sandbox's own tests: one item graded by a call, on each backend -------------------
+
+# No namespaces, no pids cgroup: what a machine without either gets.
+BARE = Isolation("none", OFF_UNENFORCED, "test: nothing enforced", pids_cgroup=False)
+
+CORRECT = "def add(a, b):\n    return a + b\n"
+TEST_ADD = "from solution import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+# A test that passes when the probe in the model's code found nothing, and shows what it
+# found when it did.
+TEST_FOUND = (
+    "import solution\n\ndef test_found_nothing():\n"
+    "    assert not solution.FOUND, ' '.join(sorted(set(solution.FOUND)))\n"
+)
+
+
+# Grades one item in a process of its own: argv[1] the set, argv[2] the backend,
+# argv[3] the solution file, argv[4] a work folder; prints the outcome as JSON.
+GRADER = """
+import json, sys
+from evalpin.core.instrument.fixtures import load_fixtures
+from evalpin.run.sandbox import probe_isolation, run_item
+item = load_fixtures(sys.argv[1]).cases[0]
+iso = probe_isolation((sys.argv[2],))
+files = {"solution.py": open(sys.argv[3]).read()}
+outcome = run_item(item, files, isolation=iso, workdir_parent=sys.argv[4])
+print(json.dumps({"kind": iso.kind, "why": iso.why, "passed": outcome.passed,
+                  "reasons": outcome.reasons, "tail": outcome.tail}))
+"""
+
+
+def make_set(folder: Path, test: str, *, timeout: float = 30, memory_mb: int = 1024) -> Path:
+    """A set of one item (`solution.py`, graded by `test`) in `folder`; its file."""
+    one_item(
+        folder, "test_solution.py", test, "solution.py", item_id="case", dataset="box",
+        timeout_s=timeout, memory_mb=memory_mb, forbidden_imports=[],
+    )  # fmt: skip
+    return folder / "set.yaml"
+
+
+def grade_set(set_file: Path, solution: str, iso: Isolation, **kwargs) -> Outcome:
+    """The set's one item graded with `solution` as its `solution.py`."""
+    item = load_fixtures(set_file).cases[0]
+    return run_item(item, {"solution.py": solution}, isolation=iso, **kwargs)
+
+
+NONE = Isolation("none", OFF_UNENFORCED, "no namespaces (tests)")
+
+
+def grade_files(tmp_path: Path, iso: Isolation, files: dict[str, str], test_src: str) -> Outcome:
+    """One item (its candidate `files`, its test), graded as `evalpin run` grades it."""
+    names = sorted(files)
+    item = one_item(
+        tmp_path / f"set-{secrets.token_hex(3)}", "test_it.py", test_src, names[0],
+        item_id="shared", dataset="shared", timeout_s=20, expected_files=names,
+    )  # fmt: skip
+    parent = tmp_path / "work"
+    parent.mkdir(exist_ok=True)
+    outcome = run_item(item, files, workdir_parent=parent, isolation=iso, always_witness=True)
+    assert list(parent.iterdir()) == [], "the work directory was not removed"
+    return outcome
+
+
+@pytest.fixture(params=["unshare", "bwrap", "none"])
+def anywhere(request: pytest.FixtureRequest, isolations: dict[str, Isolation]) -> Isolation:
+    """Both namespace backends (skipped where one does not work; conftest's, probed once
+    for the session) and no namespaces."""
+    if request.param == "none":
+        return NONE
+    iso = isolations[request.param]
+    if iso.kind == "none":
+        need(request.param, iso.why)
+    return iso

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import html
+import os
 import re
 import shutil
 from pathlib import Path
 
+import pytest
 from rich.cells import cell_len
+from rich.color import Color
+from textual.geometry import Region
 
 from evalpin.tui.app import EvalpinApp, make_app
 from tests.builders import case, grid, header, write_run
@@ -195,3 +199,73 @@ __all__ = [
     "settle",
     "wait_for",
 ]
+
+
+# -- what is checked on a screen --------------------------------------------------------
+
+
+# Text snapshots (tests/tui/snapshots/): EVALPIN_UPDATE_SNAPSHOTS=1 accepts a deliberate change.
+SNAPSHOTS = Path(__file__).parent / "tui" / "snapshots"
+UPDATE = os.environ.get("EVALPIN_UPDATE_SNAPSHOTS") == "1"
+
+
+def text_snapshot(name: str, text: str) -> None:
+    """`text` is the screen `name` held in tests/tui/snapshots/ (written anew, and the
+    test failed, where there is none; all written under EVALPIN_UPDATE_SNAPSHOTS=1)."""
+    path = SNAPSHOTS / f"{name}.txt"
+    text = "\n".join(row.rstrip() for row in text.splitlines()) + "\n"
+    if UPDATE or not path.exists():
+        path.write_text(text, encoding="utf-8")
+        if not UPDATE:
+            pytest.fail(f"snapshot {path.name} was missing and has been written: check it")
+    assert text == path.read_text(encoding="utf-8"), f"screen differs from {path.name}"
+
+
+# Untrusted strings, each with what the screen must show for it (visible, inert).
+HOSTILE = {
+    "markup": ("[bold red]red?[/]", "[bold red]red?[/]"),
+    "close": ("ok[/]", "ok[/]"),
+    "action": ("[@click=app.quit]click me[/]", "[@click=app.quit]click me[/]"),
+    "clipboard": ("\x1b]52;c;cHduZWQ=\x07", "\\x1b]52;c;cHduZWQ=\\x07"),
+    "title": ("\x1b]0;owned title\x07", "\\x1b]0;owned title\\x07"),
+    "clear": ("\x1b[2Jgone", "\\x1b[2Jgone"),
+    "csi8": ("\x9b31mred", "\\x9b31mred"),
+    "overprint": ("FAILED\rPASSED", "FAILED\\x0dPASSED"),
+    "bidi": ("abc\u202edcba", "abc\\u202edcba"),
+}
+
+
+def assert_inert(text: str) -> None:
+    bad = [ch for ch in text if (ord(ch) < 32 and ch != "\n") or 0x7F <= ord(ch) <= 0x9F]
+    assert not bad, bad
+    assert "\u202e" not in text
+
+
+def styled_links(app) -> list:
+    """Any segment on screen that carries an action or a link (it must be none): every
+    displayed widget's lines, through the public `Widget.render_lines`."""
+    found = []
+    for widget in app.screen.query("*"):
+        if not widget.display or not widget.size.area:
+            continue
+        for strip in widget.render_lines(Region(0, 0, *widget.size)):
+            for segment in strip:
+                style = segment.style
+                if style is not None and (style.link or (style.meta and "@click" in style.meta)):
+                    found.append(segment)
+    return found
+
+
+# WCAG 2 contrast of two colours.
+def luminance(colour: Color) -> float:
+    def channel(v: int) -> float:
+        c = v / 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = colour.get_truecolor()
+    return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
+
+
+def contrast(a: Color, b: Color) -> float:
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)

@@ -14,9 +14,9 @@ import pytest
 
 from evalpin.core.read.runfile import read_run, trim_torn_tail
 from tests.clirun import cli
-from tests.run.test_runner import project, slow_project, start, wait_for_cases
+from tests.runkit import held, project, slow_project, start, wait_for_cases
 
-__all__ = ["project", "slow_project"]  # the fixtures, shared with test_runner
+__all__ = ["project", "slow_project"]  # the fixtures (tests/runkit.py)
 
 MiB = 1024**2
 
@@ -72,25 +72,26 @@ def test_a_fifo_at_the_writer_mark_never_hangs_a_second_writer(slow_project: Pat
     first = start(slow_project)
     try:
         wait_for_cases(first, 2)
-        mark = slow_project / "runs" / ".slow.jsonl.writer"
-        mark.unlink()
-        os.mkfifo(mark)
-        second = subprocess.Popen(
-            [sys.executable, "-m", "evalpin", "run", "--resume", "--out", "runs/slow.jsonl"],
-            cwd=slow_project,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            _, err = second.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            second.terminate()  # the old behaviour: stuck opening the FIFO
-            _, err = second.communicate(timeout=30)
-            pytest.fail(f"the second writer hung on the FIFO; on SIGTERM it said: {err}")
-        assert second.returncode == 1, err
-        assert "being written by another process" in err
-        assert "interrupted" not in err
+        with held(slow_project):  # the first still writing when the second starts
+            mark = slow_project / "runs" / ".slow.jsonl.writer"
+            mark.unlink()
+            os.mkfifo(mark)
+            second = subprocess.Popen(
+                [sys.executable, "-m", "evalpin", "run", "--resume", "--out", "runs/slow.jsonl"],
+                cwd=slow_project,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            try:
+                _, err = second.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                second.terminate()  # the old behaviour: stuck opening the FIFO
+                _, err = second.communicate(timeout=30)
+                pytest.fail(f"the second writer hung on the FIFO; on SIGTERM it said: {err}")
+            assert second.returncode == 1, err
+            assert "being written by another process" in err
+            assert "interrupted" not in err
     finally:
         first.kill()
         first.wait()

@@ -31,8 +31,7 @@ from evalpin.run.sandbox import Outcome, probe_isolation, run_item
 from evalpin.run.sandbox.box import SANDBOX_UIDS, remove_tree, scratch
 from evalpin.run.sandbox.execute import MAX_OPEN_FILES
 from tests.capabilities import lacking, need, need_root
-from tests.harness import one_item
-from tests.run.test_sandbox import BARE, CORRECT, TEST_ADD, TEST_FOUND
+from tests.harness import BARE, CORRECT, GRADER, TEST_ADD, TEST_FOUND, one_item
 
 # Host settings a process that is root somewhere (and only root) may write; each one's
 # real effect is described where it matters (core_pattern: a program the kernel runs as
@@ -170,21 +169,6 @@ def test_the_sandbox_runs_as_a_uid_of_its_own(make_item, run, backend) -> None:
         assert len(set(ids.groups())) == 1 and int(ids[1]) in SANDBOX_UIDS
         seen.add(ids[1])
     assert len(seen) == 2
-
-
-# Grades one item in a process of its own: argv[1] the set, argv[2] the backend,
-# argv[3] the solution file, argv[4] a work folder; prints the outcome as JSON.
-GRADER = """
-import json, sys
-from evalpin.core.instrument.fixtures import load_fixtures
-from evalpin.run.sandbox import probe_isolation, run_item
-item = load_fixtures(sys.argv[1]).cases[0]
-iso = probe_isolation((sys.argv[2],))
-files = {"solution.py": open(sys.argv[3]).read()}
-outcome = run_item(item, files, isolation=iso, workdir_parent=sys.argv[4])
-print(json.dumps({"kind": iso.kind, "why": iso.why, "passed": outcome.passed,
-                  "reasons": outcome.reasons, "tail": outcome.tail}))
-"""
 
 
 def test_an_unprivileged_graders_sandbox_holds_no_host_root(

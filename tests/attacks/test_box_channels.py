@@ -25,13 +25,12 @@ from pathlib import Path
 
 import pytest
 
-from evalpin.run.sandbox import Isolation, devlocks, execute, run_item
+from evalpin.run.sandbox import devlocks, execute
 from evalpin.run.sandbox.box import scratch
 from evalpin.run.sandbox.launcher import REFUSED_CALLS
 from evalpin.run.sandbox.mounts import Spec
-from tests.attacks.test_attack_sandbox import GRADER
 from tests.capabilities import need
-from tests.run.test_sandbox import CORRECT, TEST_FOUND
+from tests.harness import CORRECT, GRADER, TEST_FOUND, grade_set, make_set
 from tests.unprivileged import Unprivileged
 
 # Every refused call the candidate tries, by its number here (x86_64 or aarch64), with
@@ -57,31 +56,6 @@ REFUSED_HUNT = CORRECT + textwrap.dedent(
 ).replace("CALLS", repr({n: (x, a) for n, (x, a, _) in REFUSED_CALLS.items()}))
 
 
-def make_set(folder: Path, test: str, *, timeout: float = 30, memory_mb: int = 1024) -> Path:
-    (folder / "prompt.md").write_text("Write the solution.\n")
-    (folder / "test_solution.py").write_text(test)
-    item = {
-        "id": "case",
-        "language": "python",
-        "prompt_file": "prompt.md",
-        "test_file": "test_solution.py",
-        "timeout_s": timeout,
-        "memory_mb": memory_mb,
-        "forbidden_imports": [],
-        "expected_files": ["solution.py"],
-    }
-    doc = {"schema": "coding-eval/v1", "dataset_id": "box", "dataset_version": "1"}
-    (folder / "set.yaml").write_text(json.dumps({**doc, "items": [item]}))
-    return folder / "set.yaml"
-
-
-def grade(set_file: Path, solution: str, iso: Isolation, **kwargs) -> object:
-    from evalpin.core.instrument.fixtures import load_fixtures
-
-    item = load_fixtures(set_file).cases[0]
-    return run_item(item, {"solution.py": solution}, isolation=iso, **kwargs)
-
-
 def grade_as_nobody(venv: Unprivileged, set_file: Path, solution: str, kind: str) -> dict:
     """The item graded by evalpin run as `nobody` (test_attack_sandbox's GRADER)."""
     folder = set_file.parent
@@ -102,7 +76,7 @@ def grade_as_nobody(venv: Unprivileged, set_file: Path, solution: str, kind: str
 
 
 def test_keys_and_every_refused_call_are_refused_in_both_boxes(open_tmp, backend) -> None:
-    outcome = grade(make_set(open_tmp, TEST_FOUND), REFUSED_HUNT, backend)
+    outcome = grade_set(make_set(open_tmp, TEST_FOUND), REFUSED_HUNT, backend)
     assert (outcome.passed, outcome.reasons) == (True, []), outcome.tail
 
 
@@ -370,7 +344,7 @@ LOCK_SENDER = textwrap.dedent(
 def test_answers_do_not_cross_from_plain_pytest_to_the_witness(open_tmp, backend) -> None:
     value = 1 + secrets.randbelow(254)
     set_file = make_set(open_tmp, SECRET_TEST.format(value=value))
-    outcome = grade(set_file, LOCK_SENDER, backend)
+    outcome = grade_set(set_file, LOCK_SENDER, backend)
     assert not outcome.passed, outcome.tail
     assert outcome.reasons == ["witness:failed"], (outcome.reasons, outcome.witness_tail)
 
@@ -442,7 +416,7 @@ def test_nothing_a_case_leaves_is_seen_by_the_next_or_outlives_it(open_tmp, back
     mark = f"evalpin-left-behind-{secrets.token_hex(6)}"
     code = LEAVER.replace("evalpin-left-behind", mark)
     for _ in range(2):  # the second case looks for what the first (both its boxes) left
-        outcome = grade(set_file, code, backend)
+        outcome = grade_set(set_file, code, backend)
         assert (outcome.passed, outcome.reasons) == (True, []), outcome.tail
     assert _sysv() == []  # no System V object reached the host's namespace
     leftovers = []
@@ -497,7 +471,7 @@ GROUP_HUNT = CORRECT + textwrap.dedent(
 
 
 def test_no_process_outside_the_box_shares_the_candidates_group(open_tmp, backend) -> None:
-    outcome = grade(make_set(open_tmp, TEST_FOUND), GROUP_HUNT, backend)
+    outcome = grade_set(make_set(open_tmp, TEST_FOUND), GROUP_HUNT, backend)
     assert (outcome.passed, outcome.reasons) == (True, []), outcome.tail
 
 
@@ -545,19 +519,19 @@ PATH_TELLER = CORRECT + textwrap.dedent(
 
 
 def test_tails_name_no_host_folder_of_evalpins(open_tmp, backend) -> None:
-    outcome = grade(make_set(open_tmp, TEST_FOUND), PATH_TELLER, backend)
+    outcome = grade_set(make_set(open_tmp, TEST_FOUND), PATH_TELLER, backend)
     assert outcome.reasons == ["tests_failed"]
     assert "<evalpin>" in outcome.tail  # the mount table named some, and they were cut
     assert not re.search(r"evalpin-\d+-", outcome.tail), outcome.tail
 
 
 @pytest.fixture(params=["unshare", "bwrap"])
-def only_backend(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[dict[str, str], str]:
+def only_backend(
+    request: pytest.FixtureRequest, tmp_path: Path, isolations
+) -> tuple[dict[str, str], str]:
     """An environment whose PATH holds only this backend (and setpriv), which `run`
     probes and uses, and the backend's name."""
-    from evalpin.run.sandbox import probe_isolation
-
-    if probe_isolation((request.param,)).kind == "none":
+    if isolations[request.param].kind == "none":  # conftest's, probed once
         need(request.param, "the backend is unavailable here")
     folder = tmp_path / "bin"
     folder.mkdir()

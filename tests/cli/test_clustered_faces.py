@@ -8,9 +8,8 @@ from pathlib import Path
 from evalpin.core.judge.power import power
 from evalpin.core.read.runfile import read_run
 from evalpin.tui.screens.verdict import VerdictScreen
-from tests.builders import grid, write_run
+from tests.builders import grid, issue_example, write_run
 from tests.clirun import cli
-from tests.core.test_clustered import issue_example
 from tests.tuikit import new_app, screen_text, settle, wait_for
 
 TALL = (170, 140)  # the whole verdict screen at once, without scrolling

@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 
 from evalpin.cli import cli as group
-from tests.builders import grid, header, write_run
-from tests.cli.test_false_green import coding_header
+from tests.builders import coding_header, grid, header, write_run
 from tests.clirun import Result, cli
 
 

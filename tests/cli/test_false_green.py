@@ -13,19 +13,11 @@ from pathlib import Path
 import pytest
 
 from evalpin.core.judge import mcnemar
-from evalpin.core.records import FixturesInfo
-from tests.builders import case, grid, header, write_run
+from tests.builders import case, coding_header, grid, header, write_run
 from tests.clirun import cli
 
 DATA = Path(__file__).parents[1] / "data"
 REFUSE = "REFUSE_DIFF: triple mismatch, not a prompt regression"
-
-
-def coding_header(**over):
-    fixtures = FixturesInfo(
-        path="sets/repairs.yaml", kind="coding", dataset_id="repairs", dataset_hash="f" * 64
-    )
-    return header(fixtures=fixtures, model_slot="coder", grader_version="g1", **over)
 
 
 # -- run-level pins decide before the join -----------------------------------------

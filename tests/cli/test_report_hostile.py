@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests.builders import case, header, write_run
-from tests.cli.test_reports import md_html, tags_of
 from tests.clirun import cli
+from tests.pages import md_html, tags_of
 
 HOSTILE_ID = (
     "x](javascript:alert(1)) <script>alert(1)</script> <img src=x onerror=alert(1)> "

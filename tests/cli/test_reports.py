@@ -5,47 +5,20 @@ from __future__ import annotations
 import json
 import shutil
 import xml.etree.ElementTree as ET
-from html.parser import HTMLParser
 from pathlib import Path
 
 import msgspec
 import pytest
-from markdown_it import MarkdownIt
 
 from evalpin.core.judge.report import REFUSE_LINE, build_report
 from evalpin.core.read.runfile import read_run
 from tests.builders import case, grid, header, write_run
 from tests.clirun import cli
+from tests.pages import md_html, tags_of
 
 RUNS = Path(__file__).parents[2] / "runs"
 NIGHT1, NIGHT2 = RUNS / "demo-night-1.jsonl", RUNS / "demo-night-2.jsonl"
 FREE2 = RUNS / "demo-night-2-lab_free_2.jsonl"
-
-
-def md_html(text: str) -> str:
-    """Markdown as GitHub-flavoured CommonMark renders it (tables, raw HTML allowed)."""
-    return MarkdownIt("commonmark", {"html": True}).enable("table").render(text)
-
-
-class Tags(HTMLParser):
-    """Every start tag with its attributes, to check what a page would do."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.tags: list[tuple[str, dict[str, str | None]]] = []
-        self.text: list[str] = []
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append((tag, dict(attrs)))
-
-    def handle_data(self, data):
-        self.text.append(data)
-
-
-def tags_of(html: str) -> Tags:
-    parser = Tags()
-    parser.feed(html)
-    return parser
 
 
 def test_markdown_on_the_demo_pair_has_pins_call_and_regressions(capsys, tmp_path):

@@ -25,7 +25,7 @@ from evalpin.core.read.runfile import RunWriter, read_run
 from evalpin.core.records import Summary
 from tests.builders import vouched_whole
 from tests.clirun import cli
-from tests.core.test_fuzz_keys import key_paths, written_twice
+from tests.fuzzkit import key_paths, written_twice
 
 ROOT = Path(__file__).parents[2]
 # A tool-using run (tool calls with the model's arguments) and a coding run (test

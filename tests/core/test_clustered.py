@@ -15,26 +15,8 @@ from evalpin.core.judge import mcnemar, stats
 from evalpin.core.judge.compare import compare
 from evalpin.core.judge.paired import paired_stats
 from evalpin.core.read.runfile import read_run
-from tests.builders import grid, write_run
+from tests.builders import grid, issue_example, write_run
 from tests.clirun import cli
-
-
-def issue_example() -> tuple[dict[str, list[bool]], dict[str, list[bool]]]:
-    """Issue 10: 200 cases x 3 seeds; 12 cases regress on every seed, 3 are fixed on
-    every seed, 4 regress on one seed only; the rest keep their grades."""
-    left: dict[str, list[bool]] = {}
-    right: dict[str, list[bool]] = {}
-    for i in range(200):
-        cid = f"c{i:03d}"
-        if i < 12:
-            left[cid], right[cid] = [True] * 3, [False] * 3
-        elif i < 15:
-            left[cid], right[cid] = [False] * 3, [True] * 3
-        elif i < 19:
-            left[cid], right[cid] = [True] * 3, [False, True, True]
-        else:
-            left[cid] = right[cid] = [i % 3 != 0] * 3
-    return left, right
 
 
 def diff_of(tmp_path: Path, left: dict, right: dict, seeds=(11, 29, 47), shuffle=False):

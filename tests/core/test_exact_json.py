@@ -6,7 +6,7 @@ ignores): exit 3, one line naming the file, never a traceback, never read silent
 Recorded completions and notes skip such a line with a warning naming it (their stated
 rule: a bad line costs its case or its note, never the run).
 
-Every JSON reader of tests/core/test_fuzz_readers.py is driven, plus inspect-ai's `.eval`
+Every JSON reader of the fuzz tests (tests/fuzzkit.py) is driven, plus inspect-ai's `.eval`
 members and lm-eval's two files.
 """
 
@@ -18,8 +18,8 @@ import shutil
 import pytest
 
 from evalpin.core.read.formats.ziplog import LogZip
+from tests import fuzzkit as fuzz
 from tests.builders import grid, write_run
-from tests.core import test_fuzz_readers as fuzz
 
 BAD = {"nan": "NaN", "infinity": "-Infinity", "overflow": "1e999", "digits": "9" * 5000}
 SAID = {
@@ -83,9 +83,9 @@ CASES = [
 @pytest.mark.parametrize(("reader", "kind"), CASES, ids=[f"{r.name}-{k}" for r, k in CASES])
 def test_every_json_reader_reads_exactly(reader, kind, tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
-    fuzz._base(tmp_path)
+    fuzz.base_files(tmp_path)
     (tmp_path / "out").mkdir()
-    text = fuzz._valid(tmp_path, reader.name).decode()
+    text = fuzz.valid_file(tmp_path, reader.name).decode()
     first, newline, rest = text.partition("\n")
     whole = not newline or not rest.strip() or reader.suffix == ".json"
     mutated = _mutated(text if whole else first, kind)
@@ -95,7 +95,7 @@ def test_every_json_reader_reads_exactly(reader, kind, tmp_path, monkeypatch) ->
     path.write_text(mutated if whole else mutated + "\n" + rest)
     for args, allowed in reader.commands(tmp_path, path):
         got = fuzz.run_cli(*args)
-        fuzz._check(args, allowed, got, f"{reader.name}/{kind}")
+        fuzz.check_exit(args, allowed, got, f"{reader.name}/{kind}")
         if reader.name in SKIPPING:
             assert "line skipped" in got.err and ":1:" in got.err, got.err
         else:
@@ -119,7 +119,7 @@ def test_an_inspect_eval_member_is_read_exactly(member, kind, tmp_path) -> None:
             out.writestr(name, mutated.encode() if name == target else data)
     got = fuzz.run_cli("verdict", str(path))
     assert got.code == 3 and f"zip member {target!r}" in got.err, got.err
-    fuzz._check(("verdict",), {3}, got, f"eval/{target}/{kind}")
+    fuzz.check_exit(("verdict",), {3}, got, f"eval/{target}/{kind}")
     _expect(kind, got.err, target)
 
 
@@ -136,7 +136,7 @@ def test_an_lm_eval_file_is_read_exactly(part, kind, tmp_path) -> None:
     else:
         target.write_text(_mutated(text, kind))
     got = fuzz.run_cli("verdict", str(folder))
-    fuzz._check(("verdict",), {3}, got, f"lm-eval/{part}/{kind}")
+    fuzz.check_exit(("verdict",), {3}, got, f"lm-eval/{part}/{kind}")
     _expect(kind, got.err, part)
 
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,7 @@ import pytest
 import yaml
 
 from tests.clirun import cli
+from tests.fuzzkit import key_paths, written_twice
 
 ROOT = Path(__file__).parents[2]
 FREE = {"properties", "files", "args", "result"}
@@ -89,22 +89,6 @@ REPLAY = {
 }
 
 
-# Maps whose keys are checked (tool names) but whose values are another tool's output.
-RESULTS = "tool_results"
-
-
-def key_paths(value: Any, free: set[str], at: tuple = ()) -> Iterator[tuple]:
-    """The path of every key of every object inside `value`, outside the free maps."""
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            yield (*at, key)
-            if key not in free and not (at and at[-1] == RESULTS):
-                yield from key_paths(inner, free, (*at, key))
-    elif isinstance(value, list):
-        for n, inner in enumerate(value):
-            yield from key_paths(inner, free, (*at, n))
-
-
 def renamed(value: Any, path: tuple) -> tuple[Any, str]:
     """A copy of `value` with the key at `path` misspelt (its last letter dropped)."""
     copy = json.loads(json.dumps(value))
@@ -115,19 +99,6 @@ def renamed(value: Any, path: tuple) -> tuple[Any, str]:
     typo = key[:-1] if len(key) > 3 else key + "x"
     node[typo] = node.pop(key)
     return copy, typo
-
-
-def written_twice(value: Any, path: tuple) -> str:
-    """The JSON text of `value` with the key at `path` written a second time."""
-    marker = "__evalpin_twice__"
-    copy = json.loads(json.dumps(value))
-    node = copy
-    for step in path[:-1]:
-        node = node[step]
-    node[marker] = None
-    text = json.dumps(copy)
-    again = json.dumps(path[-1]) + ": " + json.dumps(node[path[-1]])
-    return text.replace(f'"{marker}": null', again)
 
 
 def _refused(r, *names: str) -> None:

@@ -398,3 +398,19 @@ def test_an_output_without_success_is_graded_by_its_grading(tmp_path: Path) -> N
     path.write_text(json.dumps(doc))
     grades = lambda run: [(r.case_id, r.passed, r.status) for r in run.rows]  # noqa: E731
     assert grades(read_run(path)) == grades(read_run(pf("night2.json")))
+
+
+def test_an_output_without_failure_reasons_knows_an_error_by_its_response(
+    tmp_path: Path,
+) -> None:
+    """Older outputs carry no `failureReason`: a result whose response holds an error is
+    still an error case (not a graded fail), and the others keep their grades."""
+    doc = json.loads((DATA / "night1.json").read_text())
+    for r in doc["results"]["results"]:
+        del r["failureReason"]
+    path = tmp_path / "older.json"
+    path.write_text(json.dumps(doc))
+    grades = lambda run: [(r.case_id, r.passed, r.status) for r in run.rows]  # noqa: E731
+    older = read_run(path)
+    assert grades(older) == grades(read_run(pf("night1.json")))
+    assert [r.case_id for r in older.rows if r.status == ERROR] == ["durian"]

@@ -18,9 +18,9 @@ from evalpin.core.instrument.graders.junit import MAX_FAILED_TESTS, MAX_TEST_NAM
 from evalpin.core.read.runfile import RecordTooLarge, RunWriter, read_run
 from evalpin.run.sandbox import probe_isolation
 from evalpin.run.sandbox.limits import enforcement
-from tests.attacks.test_box_channels import grade, make_set
 from tests.capabilities import lacking, need
 from tests.clirun import cli
+from tests.harness import grade_set, make_set
 
 
 def replayed(folder: Path, solution: str) -> None:
@@ -304,7 +304,7 @@ TIMER_TEST = "from solution import value\n\n\ndef test_value():\n    assert valu
 @pytest.mark.parametrize("alone", [True, False])
 def test_the_witness_alone_runs_with_nothing_else_alive(open_tmp: Path, backend, alone) -> None:
     timer = TIMER.replace("HOLD_S", repr(HOLD_S[alone]))
-    outcome = grade(make_set(open_tmp, TIMER_TEST), timer, backend, witness_alone=alone)
+    outcome = grade_set(make_set(open_tmp, TIMER_TEST), timer, backend, witness_alone=alone)
     assert outcome.reasons == ["witness:failed"], (outcome.tail, outcome.witness_tail)
     plain_end = float(re.search(r"PLAIN-END ([\d.]+)", outcome.tail)[1])
     worker_at = float(re.search(r"WORKER-AT ([\d.]+)", outcome.witness_tail)[1])

@@ -145,8 +145,9 @@ def _scratch_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="module")
 def six_items(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Six items of a second each and their run on local jobs (`ref.jsonl`): the file
-    an interrupted then resumed run of them must equal. Made once for the tests that
-    interrupt one (each writes its own file beside it); its run's scratch stays here."""
+    a run of them interrupted (a worker killed, the scheduler gone, the coordinator
+    killed) must equal. Made once for the tests that interrupt one (each writes its own
+    file beside it); its run's scratch stays here."""
     project = make_project(tmp_path_factory.mktemp("six"), 6, pause=1.0)
     (project / "scratch").mkdir()
     env = {**os.environ, "TMPDIR": str(project / "scratch")}
@@ -318,8 +319,8 @@ def test_worker_with_another_sandbox_is_refused_before_work(capsys, tmp_path: Pa
 # -- faults ------------------------------------------------------------------------
 
 
-def test_worker_killed_mid_item_is_retried_on_another(tmp_path: Path, cluster) -> None:
-    project = make_project(tmp_path, 4, pause=2.0)
+def test_worker_killed_mid_item_is_retried_on_another(six_items: Path, cluster) -> None:
+    project = six_items
     marker = Path(next((project / "tests").iterdir()).name).stem.split("_")[1]
     with distributed.Client(cluster, set_as_default=False) as client:
         pids = client.run(os.getpid)
@@ -337,7 +338,6 @@ def test_worker_killed_mid_item_is_retried_on_another(tmp_path: Path, cluster) -
         thread.join()
     assert result["code"] == 0, seen
     out = project / "k.jsonl"
-    cli_process(*run_args(project, "ref.jsonl", "--jobs", "2"))
     assert case_lines(out) == case_lines(project / "ref.jsonl")
     assert read_run(out).summary is not None
     _assert_no_process_mentions(marker)

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from evalpin.core.read.runfile import read_run
 from tests.clirun import cli_process
-from tests.run.test_runner import project, slow_project, start, wait_for_cases
+from tests.runkit import held, project, slow_project, start, wait_for_cases
 
-__all__ = ["project", "slow_project"]  # the fixtures, shared with test_runner
+__all__ = ["project", "slow_project"]  # the fixtures (tests/runkit.py)
 
 
 def test_a_second_writer_is_refused_and_a_killed_ones_lock_is_gone(slow_project: Path) -> None:
@@ -26,10 +26,11 @@ def test_a_second_writer_is_refused_and_a_killed_ones_lock_is_gone(slow_project:
     resumed = start(slow_project, "--resume")
     try:
         wait_for_cases(resumed, 1)
-        second = cli_process(
-            "run", "--resume", "--out", "runs/slow.jsonl", "--slots", "slots.yaml",
-            cwd=slow_project,
-        )  # fmt: skip
+        with held(slow_project):  # the resume still writing when the second starts
+            second = cli_process(
+                "run", "--resume", "--out", "runs/slow.jsonl", "--slots", "slots.yaml",
+                cwd=slow_project,
+            )  # fmt: skip
         assert second.code == 1
         line = second.err.strip().splitlines()[-1]
         assert "runs/slow.jsonl: being written by pid" in line and "since" in line

@@ -38,21 +38,10 @@ from evalpin.run.sandbox import (
     run_item,
 )
 from tests.capabilities import need, need_cgroup
-from tests.harness import one_item
+from tests.harness import BARE, CORRECT, TEST_ADD, TEST_FOUND, one_item
 from tests.procs import surviving
 
 ENFORCED = probe_isolation()
-# No namespaces, no pids cgroup: what a machine without either gets.
-BARE = Isolation("none", OFF_UNENFORCED, "test: nothing enforced", pids_cgroup=False)
-
-CORRECT = "def add(a, b):\n    return a + b\n"
-TEST_ADD = "from solution import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
-# A test that passes when the probe in the model's code found nothing, and shows what it
-# found when it did.
-TEST_FOUND = (
-    "import solution\n\ndef test_found_nothing():\n"
-    "    assert not solution.FOUND, ' '.join(sorted(set(solution.FOUND)))\n"
-)
 
 
 def need_namespaces() -> None:

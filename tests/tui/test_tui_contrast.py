@@ -32,27 +32,13 @@ from evalpin.tui.widgets.tones import (
     tone_style,
 )
 from tests.builders import grid, header, write_run
-from tests.tuikit import new_app, pair, settle, wait_for
+from tests.tuikit import contrast, new_app, pair, settle, wait_for
 
 SIZES = [(160, 48), (80, 24)]
 
 
 def size_id(size: tuple[int, int]) -> str:
     return f"{size[0]}x{size[1]}"
-
-
-def luminance(colour: Color) -> float:
-    def channel(v: int) -> float:
-        c = v / 255
-        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
-
-    r, g, b = colour.get_truecolor()
-    return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
-
-
-def contrast(a: Color, b: Color) -> float:
-    high, low = sorted((luminance(a), luminance(b)), reverse=True)
-    return (high + 0.05) / (low + 0.05)
 
 
 def evalpin_classes(node: DOMNode) -> set[str]:

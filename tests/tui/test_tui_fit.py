@@ -62,44 +62,81 @@ def rows_of(app, widget) -> list[str]:
 
 @pytest.mark.parametrize("theme", THEMES)
 @pytest.mark.parametrize("size", SIZES, **ids)
-async def test_the_footer_names_every_key_whole(demo: Path, size, theme: str) -> None:
+async def test_the_browsed_refused_pair_fits(demo: Path, size, theme: str) -> None:
+    """One app per size and theme, its screens read in turn (each a read of its own):
+    the footer names every key whole; in the light theme, the open pins keep each file
+    name on one row; in the dark one, history opens with its cursor on screen and, back
+    from it, the launch panel keeps its fields apart."""
     app = refused(theme)
     async with app.run_test(size=size) as pilot:
         await settle(pilot, app, "banner")
         await pilot.press("b")
         await settle(pilot, app, "verdicts")
-        review = app.review
-        keys = [
-            (app.get_key_display(b), b.description)
-            for _, b, _, _ in review.active_bindings.values()
-            if b.show
-        ]
-        assert {d for _, d in keys} >= {"history", "launch", "theme", "help", "quit"}
-        narrow = size[0] < 120
-        shown = review.query_one(KeysLine if narrow else Footer)
-        assert shown.display and not review.query_one(Footer if narrow else KeysLine).display
-        text = "  ".join(" ".join(r.split()) for r in rows_of(app, shown))
-        for key, word in keys:
-            assert f"{key} {word}" in text, (key, word, text)
+        _the_footer_names_every_key_whole(app, size)
+        if theme == LIGHT_THEME:
+            await _open_pins_keep_each_file_name_on_one_row(pilot, app)
+        else:
+            await _history_opens_with_its_cursor_on_screen(pilot, app)
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: app.screen is app.review, "back to the review")
+            await _the_launch_panel_keeps_its_fields_apart(pilot, app)
 
 
-@pytest.mark.parametrize("size", SIZES, **ids)
-async def test_open_pins_keep_each_file_name_on_one_row(demo: Path, size) -> None:
-    app = refused(LIGHT_THEME)
-    async with app.run_test(size=size) as pilot:
-        await settle(pilot, app, "banner")
-        await pilot.press("b")
-        await settle(pilot, app, "verdicts")
-        pins = app.review.query_one("#pins")
-        if pins.folded:
-            await pilot.press("i")
-            await pilot.pause()
-        head = rows_of(app, pins)[0]
-        for name in ("demo-night-2.jsonl", "demo-night-2-lab_free_2.jsonl"):
-            # Whole, or cut from its start (an ellipsis), never carried to a next row.
-            tail = name[-16:]
-            assert tail in head, (name, head)
-        assert not any(r.strip().startswith(("onl", "jsonl", ".jsonl")) for r in rows_of(app, pins))
+def _the_footer_names_every_key_whole(app, size) -> None:
+    review = app.review
+    keys = [
+        (app.get_key_display(b), b.description)
+        for _, b, _, _ in review.active_bindings.values()
+        if b.show
+    ]
+    assert {d for _, d in keys} >= {"history", "launch", "theme", "help", "quit"}
+    narrow = size[0] < 120
+    shown = review.query_one(KeysLine if narrow else Footer)
+    assert shown.display and not review.query_one(Footer if narrow else KeysLine).display
+    text = "  ".join(" ".join(r.split()) for r in rows_of(app, shown))
+    for key, word in keys:
+        assert f"{key} {word}" in text, (key, word, text)
+
+
+async def _open_pins_keep_each_file_name_on_one_row(pilot, app) -> None:
+    pins = app.review.query_one("#pins")
+    if pins.folded:
+        await pilot.press("i")
+        await pilot.pause()
+    head = rows_of(app, pins)[0]
+    for name in ("demo-night-2.jsonl", "demo-night-2-lab_free_2.jsonl"):
+        # Whole, or cut from its start (an ellipsis), never carried to a next row.
+        tail = name[-16:]
+        assert tail in head, (name, head)
+    assert not any(r.strip().startswith(("onl", "jsonl", ".jsonl")) for r in rows_of(app, pins))
+
+
+async def _history_opens_with_its_cursor_on_screen(pilot, app) -> None:
+    await pilot.press("h")
+    await history_shown(pilot, app)
+    table = app.screen.table
+    # On a run the review shows (the last in the folder: at 80 x 24, below the rows a
+    # first screen of the table shows).
+    assert Path(table.current.path).name == "demo-night-2-lab_free_2.jsonl"
+    line = table.cursor_line
+    assert table.scroll_y <= line < table.scroll_y + table.scrollable_content_region.height
+    chart = app.screen.chart.text().splitlines()
+    title = chart[0].rstrip()
+    # Cut, if at all, between whole parts (`a · b`), never inside a word or a date.
+    assert not title.endswith("…") or title.endswith(" …"), title
+    assert "2026-12-…" not in title and "mode " not in chart[0][-30:], chart[0]
+
+
+async def _the_launch_panel_keeps_its_fields_apart(pilot, app) -> None:
+    await pilot.press("l")
+    await wait_for(pilot, lambda: isinstance(app.screen, LaunchScreen), "the panel")
+    await pilot.pause()
+    text = screen_text(app)
+    # Apart: a space at least, or a field's border, between the two.
+    assert re.search(r"HOST:PORT[ ▎▊]*[ ▎▊] *in flight", text), text
+    assert "runs go to" in text
+    status = app.screen.query_one("#launch-status")
+    assert status.region.bottom <= app.screen.query_one("#launch").region.bottom
 
 
 @pytest.mark.parametrize("size", SIZES, **ids)
@@ -162,28 +199,6 @@ async def test_a_line_diff_keeps_its_marks_on_wrapped_rows(demo: Path, size) -> 
 
 
 @pytest.mark.parametrize("size", SIZES, **ids)
-async def test_history_opens_with_its_cursor_on_screen(demo: Path, size) -> None:
-    app = refused(DARK_THEME)
-    async with app.run_test(size=size) as pilot:
-        await settle(pilot, app, "banner")
-        await pilot.press("b")
-        await settle(pilot, app, "verdicts")
-        await pilot.press("h")
-        await history_shown(pilot, app)
-        table = app.screen.table
-        # On a run the review shows (the last in the folder: at 80 x 24, below the rows a
-        # first screen of the table shows).
-        assert Path(table.current.path).name == "demo-night-2-lab_free_2.jsonl"
-        line = table.cursor_line
-        assert table.scroll_y <= line < table.scroll_y + table.scrollable_content_region.height
-        chart = app.screen.chart.text().splitlines()
-        title = chart[0].rstrip()
-        # Cut, if at all, between whole parts (`a · b`), never inside a word or a date.
-        assert not title.endswith("…") or title.endswith(" …"), title
-        assert "2026-12-…" not in title and "mode " not in chart[0][-30:], chart[0]
-
-
-@pytest.mark.parametrize("size", SIZES, **ids)
 async def test_a_banner_note_is_never_cut(demo: Path, size) -> None:
     """A set edited without a version bump: the banner's note (longer than a line at
     160 columns) is on screen whole, wrapped between words."""
@@ -204,24 +219,6 @@ async def test_a_banner_note_is_never_cut(demo: Path, size) -> None:
         shown = " ".join(" ".join(r.split()) for r in rows)
         assert note in shown
         assert "…" not in shown.split("golden: edited")[1][: len(note)]
-
-
-@pytest.mark.parametrize("size", SIZES, **ids)
-async def test_the_launch_panel_keeps_its_fields_apart(demo: Path, size) -> None:
-    app = refused(DARK_THEME)
-    async with app.run_test(size=size) as pilot:
-        await settle(pilot, app, "banner")
-        await pilot.press("b")
-        await settle(pilot, app, "verdicts")
-        await pilot.press("l")
-        await wait_for(pilot, lambda: isinstance(app.screen, LaunchScreen), "the panel")
-        await pilot.pause()
-        text = screen_text(app)
-        # Apart: a space at least, or a field's border, between the two.
-        assert re.search(r"HOST:PORT[ ▎▊]*[ ▎▊] *in flight", text), text
-        assert "runs go to" in text
-        status = app.screen.query_one("#launch-status")
-        assert status.region.bottom <= app.screen.query_one("#launch").region.bottom
 
 
 @pytest.mark.parametrize("theme", THEMES)

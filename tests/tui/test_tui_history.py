@@ -23,9 +23,17 @@ from evalpin.tui.screens.review import ReviewScreen
 from evalpin.tui.widgets.history_table import HistoryTable
 from evalpin.tui.widgets.trend import BRAILLE, BREAK, ORDER, RUN, TIME, Line, Point, plot
 from tests.builders import grid, header, write_run
-from tests.tui.test_tui_hostile import HOSTILE, assert_inert, styled_links
-from tests.tui.test_tui_snapshots import check
-from tests.tuikit import SIZE, new_app, screen_text, settle, wait_for
+from tests.tuikit import (
+    HOSTILE,
+    SIZE,
+    assert_inert,
+    new_app,
+    screen_text,
+    settle,
+    styled_links,
+    text_snapshot,
+    wait_for,
+)
 
 NIGHTS = ("n1", "n2", "n3", "n4", "n5", "n6", "n7")
 
@@ -497,4 +505,4 @@ async def test_snapshot_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_history(pilot, app)
         await mark(pilot, screen, "n4", "n5")
-        check("history", screen_text(app))
+        text_snapshot("history", screen_text(app))

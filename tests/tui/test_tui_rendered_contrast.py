@@ -29,8 +29,15 @@ from evalpin.tui.screens.causes import CausesScreen
 from evalpin.tui.screens.launch import LaunchScreen
 from evalpin.tui.screens.verdict import VerdictScreen
 from evalpin.tui.widgets.tones import DARK_THEME, LIGHT_THEME
-from tests.tui.test_tui_contrast import contrast
-from tests.tuikit import demo_copy, history_shown, new_app, painted, settle, wait_for
+from tests.tuikit import (
+    contrast,
+    demo_copy,
+    history_shown,
+    new_app,
+    painted,
+    settle,
+    wait_for,
+)
 
 FLOOR = 3.0
 SIZES = [(160, 48), (80, 24)]

@@ -10,25 +10,11 @@ EVALPIN_UPDATE_SNAPSHOTS=1 pytest tests/tui/test_tui_snapshots.py
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from tests.tuikit import SIZE, new_app, pair, screen_text, settle, wait_for
-
-SNAPSHOTS = Path(__file__).parent / "snapshots"
-UPDATE = os.environ.get("EVALPIN_UPDATE_SNAPSHOTS") == "1"
-
-
-def check(name: str, text: str) -> None:
-    path = SNAPSHOTS / f"{name}.txt"
-    text = "\n".join(row.rstrip() for row in text.splitlines()) + "\n"
-    if UPDATE or not path.exists():
-        path.write_text(text, encoding="utf-8")
-        if not UPDATE:
-            pytest.fail(f"snapshot {path.name} was missing and has been written: check it")
-    assert text == path.read_text(encoding="utf-8"), f"screen differs from {path.name}"
+from tests.tuikit import SIZE, new_app, pair, screen_text, settle, text_snapshot, wait_for
 
 
 @pytest.fixture
@@ -47,7 +33,7 @@ async def test_snapshot_delta(here: Path) -> None:
         await settle(pilot, app, "verdicts")
         await pilot.press("b")
         await settle(pilot, app, "listed")
-        check("delta", screen_text(app))
+        text_snapshot("delta", screen_text(app))
 
 
 async def test_snapshot_help(here: Path) -> None:
@@ -59,4 +45,4 @@ async def test_snapshot_help(here: Path) -> None:
         await settle(pilot, app, "verdicts")
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: app.screen is not app.review, "the help screen")
-        check("help", screen_text(app))
+        text_snapshot("help", screen_text(app))

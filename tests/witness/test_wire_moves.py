@@ -13,9 +13,8 @@ import pytest
 
 from evalpin.core.instrument.graders.wire import process
 from evalpin.core.instrument.graders.wire.shares import merge
-from tests.harness import _d
-from tests.witness.test_remote import pair
-from tests.witness.test_witness_shared import anywhere, grade, verdict
+from tests.harness import _d, anywhere, grade_files, verdict
+from tests.wirekit import pair
 
 __all__ = ["anywhere", "pair"]  # the fixtures
 
@@ -106,7 +105,7 @@ MOVER_TESTS = _d(
 
 
 def test_every_move_of_the_working_folder_is_followed(tmp_path, anywhere) -> None:
-    outcome = grade(tmp_path, anywhere, {"mover.py": MOVER}, MOVER_TESTS)
+    outcome = grade_files(tmp_path, anywhere, {"mover.py": MOVER}, MOVER_TESTS)
     assert verdict(outcome) == "pass", (outcome.reasons, outcome.witness_tail or outcome.tail)
 
 

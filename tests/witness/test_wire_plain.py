@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from tests.witness.test_remote import pair
+from tests.wirekit import pair
 
 __all__ = ["pair"]  # the fixture
 

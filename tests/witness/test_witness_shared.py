@@ -9,62 +9,14 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from evalpin.core.instrument.fixtures import CodingItem, load_fixtures
-from evalpin.core.reasons import status_of
-from evalpin.run.sandbox import Isolation, Outcome, run_item
-from evalpin.run.sandbox.backends import OFF_UNENFORCED
-from evalpin.run.sandbox.probe import probe_isolation
-from tests.capabilities import need
-from tests.harness import _d
+from evalpin.run.sandbox import Isolation
+from tests.harness import _d, anywhere, grade_files, verdict
 
-NONE = Isolation("none", OFF_UNENFORCED, "no namespaces (tests)")
-
-
-def verdict(outcome: Outcome) -> str:
-    return "pass" if outcome.passed else status_of(outcome.reasons) or "fail"
-
-
-def grade(tmp_path: Path, iso: Isolation, files: dict[str, str], test_src: str) -> Outcome:
-    """One item (its candidate `files`, its test), graded as `evalpin run` grades it."""
-    folder = tmp_path / f"set-{secrets.token_hex(3)}"
-    folder.mkdir()
-    (folder / "prompt.md").write_text("Write it.\n")
-    (folder / "test_it.py").write_text(test_src)
-    entry = {
-        "id": "shared",
-        "language": "python",
-        "prompt_file": "prompt.md",
-        "test_file": "test_it.py",
-        "timeout_s": 20,
-        "expected_files": sorted(files),
-    }
-    doc = {"schema": "coding-eval/v1", "dataset_id": "shared", "dataset_version": "1"}
-    (folder / "set.yaml").write_text(json.dumps({**doc, "items": [entry]}))
-    item = load_fixtures(folder / "set.yaml").cases[0]
-    assert isinstance(item, CodingItem)
-    parent = tmp_path / "work"
-    parent.mkdir(exist_ok=True)
-    outcome = run_item(item, files, workdir_parent=parent, isolation=iso, always_witness=True)
-    assert list(parent.iterdir()) == [], "the work directory was not removed"
-    return outcome
-
-
-@pytest.fixture(params=["unshare", "bwrap", "none"])
-def anywhere(request: pytest.FixtureRequest) -> Isolation:
-    """Both namespace backends (skipped where one does not work) and no namespaces."""
-    if request.param == "none":
-        return NONE
-    iso = probe_isolation((request.param,))
-    if iso.kind == "none":
-        need(request.param, iso.why)
-    return iso
-
+__all__ = ["anywhere"]  # the fixture
 
 # -- one filesystem -------------------------------------------------------------------
 
@@ -196,7 +148,7 @@ FILE_TESTS = _d(
 
 
 def test_one_filesystem_for_both_processes(tmp_path, anywhere) -> None:
-    outcome = grade(tmp_path, anywhere, FILES, FILE_TESTS)
+    outcome = grade_files(tmp_path, anywhere, FILES, FILE_TESTS)
     assert verdict(outcome) == "pass", (outcome.reasons, outcome.witness_tail or outcome.tail)
 
 
@@ -258,7 +210,7 @@ CONFIG_TESTS = _d(
 
 
 def test_process_state_in_step(tmp_path, anywhere) -> None:
-    outcome = grade(tmp_path, anywhere, {"config.py": CONFIG}, CONFIG_TESTS)
+    outcome = grade_files(tmp_path, anywhere, {"config.py": CONFIG}, CONFIG_TESTS)
     assert verdict(outcome) == "pass", (outcome.reasons, outcome.witness_tail or outcome.tail)
 
 
@@ -379,7 +331,7 @@ PACKAGE_TESTS = _d(
 
 
 def test_packages_as_packages(tmp_path, anywhere) -> None:
-    outcome = grade(tmp_path, anywhere, PACKAGE, PACKAGE_TESTS)
+    outcome = grade_files(tmp_path, anywhere, PACKAGE, PACKAGE_TESTS)
     assert verdict(outcome) == "pass", (outcome.reasons, outcome.witness_tail or outcome.tail)
 
 
@@ -492,7 +444,7 @@ OUTCOMES = {
 @pytest.mark.parametrize("name", list(OUTCOMES))
 def test_plain_pytests_outcome_rules(tmp_path, backend: Isolation, name: str) -> None:
     test_src, expected = OUTCOMES[name]
-    outcome = grade(tmp_path, backend, {"parser.py": PARSER}, test_src)
+    outcome = grade_files(tmp_path, backend, {"parser.py": PARSER}, test_src)
     assert verdict(outcome) == expected, (outcome.reasons, outcome.tail, outcome.witness_tail)
 
 
@@ -524,7 +476,7 @@ def test_a_skip_the_test_file_cannot_give_fails(tmp_path, backend: Isolation) ->
             assert parser.parse("1,2") == [1, 2]
         """
     )
-    outcome = grade(tmp_path, backend, {"parser.py": SKIPPING}, test_src)
+    outcome = grade_files(tmp_path, backend, {"parser.py": SKIPPING}, test_src)
     assert verdict(outcome) == "fail", (outcome.reasons, outcome.tail)
 
 
@@ -553,7 +505,7 @@ def test_a_candidates_skip_where_the_file_skips_too_is_never_a_pass(
             pass
         """
     )
-    outcome = grade(tmp_path, backend, {"parser.py": SKIPPING}, test_src)
+    outcome = grade_files(tmp_path, backend, {"parser.py": SKIPPING}, test_src)
     assert verdict(outcome) == "disputed", (outcome.reasons, outcome.witness_tail)
 
 
@@ -646,7 +598,7 @@ def test_code_the_worker_writes_never_runs_in_the_judge(
     tmp_path, backend: Isolation, name: str
 ) -> None:
     files = {"calc.py": _wrong_calc(ATTACKS[name]), "report_fmt.py": HONEST_FORMAT}
-    outcome = grade(tmp_path, backend, files, LAZY_TEST)
+    outcome = grade_files(tmp_path, backend, files, LAZY_TEST)
     assert verdict(outcome) == "disputed", (outcome.reasons, outcome.tail, outcome.witness_tail)
 
 
@@ -678,7 +630,7 @@ PARAMETRIZED = _d(
 
 
 def test_pytests_variables_never_reach_the_worker(tmp_path, backend: Isolation) -> None:
-    outcome = grade(tmp_path, backend, {"calc.py": PEEKING}, PARAMETRIZED)
+    outcome = grade_files(tmp_path, backend, {"calc.py": PEEKING}, PARAMETRIZED)
     assert verdict(outcome) == "disputed", (outcome.reasons, outcome.tail, outcome.witness_tail)
 
 
@@ -761,7 +713,7 @@ CHILD_TEST = _d(
 
 
 def test_a_program_the_test_starts_cannot_forge_the_report(tmp_path, backend: Isolation) -> None:
-    outcome = grade(tmp_path, backend, {"calc.py": FORGER}, CHILD_TEST)
+    outcome = grade_files(tmp_path, backend, {"calc.py": FORGER}, CHILD_TEST)
     assert verdict(outcome) == "disputed", (outcome.reasons, outcome.tail, outcome.witness_tail)
 
 
@@ -782,7 +734,7 @@ READS_THE_TEST = _d(
 
 def test_the_test_file_is_not_the_workers_to_read(tmp_path, backend: Isolation) -> None:
     test_src = "import calc\n\n\ndef test_add():\n    assert calc.add(2, 3) == 5\n"
-    outcome = grade(tmp_path, backend, {"calc.py": READS_THE_TEST}, test_src)
+    outcome = grade_files(tmp_path, backend, {"calc.py": READS_THE_TEST}, test_src)
     assert verdict(outcome) == "disputed", (outcome.reasons, outcome.tail, outcome.witness_tail)
 
 
@@ -843,7 +795,7 @@ NETWORK_TESTS = _d(
 
 
 def test_loopback_and_a_fixture_named_like_a_test(tmp_path, backend: Isolation) -> None:
-    outcome = grade(tmp_path, backend, {"net.py": NETWORKED}, NETWORK_TESTS)
+    outcome = grade_files(tmp_path, backend, {"net.py": NETWORKED}, NETWORK_TESTS)
     assert verdict(outcome) == "pass", (outcome.reasons, outcome.tail, outcome.witness_tail)
 
 

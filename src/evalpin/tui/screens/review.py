@@ -206,12 +206,14 @@ class ReviewScreen(ReviewLoading, ReviewNotes, Screen[None]):
         agreeing pins fold."""
         width, height = self.app.size
         narrow = width < NARROW_BELOW
+        words_change = narrow != self.has_class("-narrow")
         self.set_class(narrow, "-narrow")
         self.set_class(height < SHORT_BELOW, "-short")
         self.query_one(Footer).display = not narrow  # the keys line wraps instead
         self.query_one(KeysLine).display = narrow
         self._fold_pins()
-        self.refresh_bindings()  # the footer's order and words depend on the width
+        if words_change:  # the footer's words depend on the width (a refresh restyles it)
+            self.refresh_bindings()
 
     def _fold_pins(self) -> None:
         """Folded in a narrow or short terminal until the reviewer says otherwise (`i`):

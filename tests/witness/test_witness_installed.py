@@ -4,9 +4,12 @@ defines and the wire does not carry by value (a connection and its cursor, an ar
 parser, a sequence matcher, a numpy array of objects, a pandas frame with a categorical
 column, a matplotlib figure and its axes); it stays in the worker, and the test checks
 it with `isinstance`, `assertIsInstance`, `issubclass(x.__class__, ...)` and reads it
-through its methods. Each correct case passes plain `python -m pytest` in-process and
-must grade `pass` under `isolation: process`. A candidate's own subclass of an installed
-class is not presented as that class (the case stays disputed, never a fail)."""
+through its methods; a test's patch of an installed library's function the candidate
+calls (`mock.patch("yaml.safe_load")`, `@patch("matplotlib.pyplot.show")`) reaches the
+candidate's calls, as a stdlib one does. Each correct case passes plain `python -m
+pytest` in-process and must grade `pass` under `isolation: process`. A candidate's own
+subclass of an installed class is not presented as that class (disputed, never a
+fail)."""
 
 from __future__ import annotations
 
@@ -173,15 +176,18 @@ MATPLOTLIB = _corpus(
         import matplotlib.pyplot as plt
 
 
-        def bars(counts):
+        def bars(counts, show=False):
             fig, ax = plt.subplots()
             ax.bar(list(counts), list(counts.values()))
             ax.set_title("Counts")
             ax.set_ylabel("Number")
+            if show:
+                plt.show()
             return fig, ax
         """,
         """
         import unittest
+        from unittest.mock import patch
 
         import matplotlib
 
@@ -206,6 +212,49 @@ MATPLOTLIB = _corpus(
                 heights = [p.get_height() for p in ax.patches]
                 self.assertEqual(heights, [3, 1, 2])
                 self.assertTrue(all(isinstance(p, Rectangle) for p in ax.patches))
+
+            @patch("matplotlib.pyplot.show")
+            def test_shown(self, shown):
+                bars({"a": 1}, show=True)
+                shown.assert_called_once()
+        """,
+    ),
+)
+
+# A test's patches of an installed library's module follow into the worker, as those of
+# the stdlib's do: the candidate's own calls reach the test's double, and its undo.
+PATCHED = _corpus(
+    _case(
+        "a-library-function-the-test-patches",
+        "settings.py",
+        """
+        import yaml
+
+
+        def load_settings(text):
+            loaded = yaml.safe_load(text)
+            return {**{"debug": False}, **loaded}
+        """,
+        """
+        from unittest import mock
+
+        import yaml
+
+        import settings
+
+
+        def test_with_a_double():
+            with mock.patch("yaml.safe_load", return_value={"debug": True}) as fake:
+                assert settings.load_settings("debug: no") == {"debug": True}
+            fake.assert_called_once_with("debug: no")
+            assert settings.load_settings("level: 3") == {"debug": False, "level": 3}
+
+
+        def test_with_monkeypatch(monkeypatch):
+            seen = []
+            monkeypatch.setattr(yaml, "safe_load", lambda text: seen.append(text) or {})
+            assert settings.load_settings("a: 1") == {"debug": False}
+            assert seen == ["a: 1"]
         """,
     ),
 )
@@ -213,6 +262,7 @@ MATPLOTLIB = _corpus(
 _HAVE = {name: importlib.util.find_spec(name) is not None for name in ("numpy", "matplotlib")}
 CARRIED = {
     **STDLIB,
+    **PATCHED,
     **(NUMPY_PANDAS if _HAVE["numpy"] and importlib.util.find_spec("pandas") else {}),
     **(MATPLOTLIB if _HAVE["matplotlib"] else {}),
 }

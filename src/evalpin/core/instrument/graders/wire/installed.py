@@ -35,7 +35,7 @@ import sys
 import types
 
 from .frames import CLASSES
-from .stdlib import installed_file
+from .stdlib import STDLIB, installed_file
 from .values import value_name
 
 # The wire's value kinds some of whose instances cross by reference (`ByReference`).
@@ -56,7 +56,7 @@ def presenting(module, qualname) -> type | tuple | None:
     found = sys.modules.get(module)
     if found is None:
         return (module, qualname)
-    if not isinstance(found, types.ModuleType) or not _installed(found, module):
+    if not isinstance(found, types.ModuleType) or not installed_module(found, module):
         return None
     loading = getattr(vars(found).get("__spec__"), "_initializing", False) is True
     for part in qualname.split("."):
@@ -88,9 +88,9 @@ def presented_class(self) -> type:
 PRESENTED = property(presented_class)
 
 
-def _installed(module: types.ModuleType, name: str) -> bool:
-    """Whether `module` is the interpreter's own: a file of its library folders, or a
-    standard module built into it."""
+def installed_module(module: types.ModuleType, name: str) -> bool:
+    """Whether `module` (imported as `name`) is the interpreter's own: a file of its
+    library folders, or a standard module built into it."""
     own = vars(module)
     path = own.get("__file__")
     if type(path) is str:
@@ -98,6 +98,18 @@ def _installed(module: types.ModuleType, name: str) -> bool:
     origin = getattr(own.get("__spec__"), "origin", None)
     top = name.partition(".")[0]
     return origin in ("built-in", "frozen") and top in sys.stdlib_module_names
+
+
+def interpreters_own(module) -> str | None:
+    """The name of `module` when it is the interpreter's own (the stdlib's or an installed
+    library's, never a stand-in of the candidate's): a test's patches of it follow into
+    the worker (`judge.follow`)."""
+    if not isinstance(module, types.ModuleType) or vars(module).get("_evalpin_stub"):
+        return None
+    name = vars(module).get("__name__")
+    if type(name) is not str:
+        return None
+    return name if name.split(".")[0] in STDLIB or installed_module(module, name) else None
 
 
 def _presentable(cls: type) -> bool:

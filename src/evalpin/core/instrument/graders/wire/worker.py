@@ -37,7 +37,7 @@ from .lifetimes import Holds
 from .peer import CALLS, Peer
 from .protocol import GONE, MAX_MESSAGE, ProtocolError, name_of, string
 from .rules import COMPARISONS, COPIES, FORWARDED, IMMUTABLE_BASES
-from .stdlib import BUILTIN_TYPES, STDLIB, after_import
+from .stdlib import BUILTIN_TYPES, after_import
 from .tasks import Tasks
 from .values import rng_state
 
@@ -502,9 +502,11 @@ class Worker(Peer):
         return self.give(obj)
 
     def _patch(self, name: str, module: str, how: str, value=None) -> None:
-        """A standard-library attribute as the test patched it (or restored it)."""
-        if type(module) is not str or module.split(".")[0] not in STDLIB:
-            raise ProtocolError("only standard-library modules are patched")
+        """A standard-library or installed library's attribute as the test patched it
+        (or restored it); the candidate's own modules are patched their own way."""
+        own = {n.partition(".")[0] for n in self._modules}
+        if type(module) is not str or module.partition(".")[0] in own:
+            raise ProtocolError("only the interpreter's own modules are patched")
         target = importlib.import_module(module)
         key = (module, name)
         if key not in self._originals:

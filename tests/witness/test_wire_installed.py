@@ -86,30 +86,31 @@ def test_the_name_must_be_the_classs_own() -> None:
     assert presenting(["difflib"], "SequenceMatcher") is None
 
 
-def test_nothing_is_imported_for_a_description() -> None:
+def test_a_module_is_imported_from_the_interpreters_folders_alone() -> None:
     name = "tabnanny"  # in the stdlib, imported by nothing here
     assert name not in sys.modules
-    assert presenting(name, "NannyNag") == (name, "NannyNag")  # looked up when asked
-    assert name not in sys.modules
+    try:
+        assert presenting(name, "NannyNag") is None  # an exception: imported, refused
+        assert name in sys.modules
+    finally:
+        sys.modules.pop(name, None)
+    assert presenting("no_such_library_here", "Plot") is None
+    for acting in ("antigravity", "this"):  # the stdlib's that act on import: never
+        assert presenting(acting, "X") is None and acting not in sys.modules
 
 
 class _Stand:
-    """A stand-in's class whose presented class is looked up when first asked."""
+    """A stand-in's class whose presented class is looked up when first asked (its
+    module was being imported when the class was described)."""
 
-    _evalpin_presents = ("tabnanny", "NannyNag")
+    _evalpin_presents = ("difflib", "SequenceMatcher")
     __class__ = installed.PRESENTED
 
 
-def test_a_class_not_yet_imported_is_looked_up_when_asked() -> None:
+def test_a_class_named_while_its_module_loads_is_looked_up_when_asked() -> None:
     stand = _Stand()
-    assert stand.__class__ is _Stand
-    assert _Stand.__dict__["_evalpin_presents"] == ("tabnanny", "NannyNag")
-    tabnanny = importlib.import_module("tabnanny")
-    try:
-        assert isinstance(stand, tabnanny.NannyNag) is False  # an exception: never
-        assert _Stand.__dict__["_evalpin_presents"] is None
-    finally:
-        sys.modules.pop("tabnanny", None)
+    assert isinstance(stand, difflib.SequenceMatcher)
+    assert _Stand.__dict__["_evalpin_presents"] is difflib.SequenceMatcher
 
 
 def test_a_subclasss_instance_presents_its_own_class() -> None:

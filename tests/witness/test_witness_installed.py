@@ -259,6 +259,37 @@ PATCHED = _corpus(
     ),
 )
 
+# The test imports only the package; the submodule the object's class lives in is there
+# because the candidate's code imported it (one process's modules).
+MATPLOTLIB["the-axes-submodule-the-candidate-imported"] = _case(
+    "the-axes-submodule-the-candidate-imported",
+    "lines.py",
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+
+    def line(xs):
+        fig = plt.figure()
+        ax = fig.add_subplot()
+        ax.plot(xs)
+        return ax
+    """,
+    """
+    import matplotlib
+
+    from lines import line
+
+
+    def test_line():
+        ax = line([1, 3, 2])
+        assert isinstance(ax, matplotlib.axes._axes.Axes)
+        assert len(ax.get_lines()) == 1
+    """,
+)
+
 _HAVE = {name: importlib.util.find_spec(name) is not None for name in ("numpy", "matplotlib")}
 CARRIED = {
     **STDLIB,

@@ -8,10 +8,11 @@ and hashing the judge's rules (`classes._decide`), set on the proxy class, which
 presented class never is.
 
 The worker's description only names a class (its module and qualified name); nothing of
-it is believed. The judge looks the name up itself, among the modules it has imported
-already (it imports nothing for a description), and only where that module's file is
-the interpreter's own (stdlib or site-packages, links resolved: never the work folder,
-a stand-in, a file the candidate or the test wrote). A worker that lies gains nothing:
+it is believed. The judge looks the name up itself, in that module as it has it or
+imports it (as it imports a module the worker names by name: only from the
+interpreter's own folders, `stdlib.trusted_module`), and only where that module's file
+is the interpreter's own (stdlib or site-packages, links resolved: never the work
+folder, a stand-in, a file the candidate or the test wrote). A worker that lies gains nothing:
 a real instance of that class could cross by reference with whatever answers the
 candidate likes (its process holds the object and the library's code there), so a class
 whose instances never cross by reference is never presented:
@@ -35,7 +36,7 @@ import sys
 import types
 
 from .frames import CLASSES
-from .stdlib import STDLIB, installed_file
+from .stdlib import STDLIB, installed_file, trusted_module
 from .values import value_name
 
 # The wire's value kinds some of whose instances cross by reference (`ByReference`).
@@ -45,17 +46,18 @@ _MACHINERY = frozenset(["unittest", "pytest", "_pytest", "pluggy", "evalpin", "e
 
 def presenting(module, qualname) -> type | tuple | None:
     """What a stand-in of the class named `module`.`qualname` presents: the installed
-    class the judge finds under that name; None where it may present none; the name
-    itself, to look up at the first `__class__` asked, where that module is not imported
-    here yet or is being imported (a candidate's module naming `Axes` while the test is
-    still importing it, before the test's own `import matplotlib`)."""
+    class the judge finds under that name (its module imported here as the worker has
+    it, from the interpreter's own folders alone, as a module the worker names by name
+    is: `matplotlib.axes` is then there for the test, as in one process); None where it
+    may present none; the name itself, to look up at the first `__class__` asked, where
+    that module is being imported (the test's own, still running its imports)."""
     if type(module) is not str or type(qualname) is not str:
         return None
     if module.partition(".")[0] in _MACHINERY:
         return None
-    found = sys.modules.get(module)
+    found = sys.modules.get(module) or _imported(module)
     if found is None:
-        return (module, qualname)
+        return None
     if not isinstance(found, types.ModuleType) or not installed_module(found, module):
         return None
     loading = getattr(vars(found).get("__spec__"), "_initializing", False) is True
@@ -69,6 +71,17 @@ def presenting(module, qualname) -> type | tuple | None:
         return None
     named = (found.__module__, found.__qualname__)
     return found if named == (module, qualname) and _presentable(found) else None
+
+
+def _imported(name: str) -> types.ModuleType | None:
+    """The interpreter's own module `name`, imported here (None: not one, or it fails);
+    never one of the stdlib's that act on import (`antigravity`, `this`, `turtle`)."""
+    if name.partition(".")[0] in set(sys.stdlib_module_names) - STDLIB:
+        return None
+    try:
+        return trusted_module(name)
+    except Exception:  # not found, not the interpreter's own, or its import failed
+        return None
 
 
 def presented_class(self) -> type:

@@ -165,6 +165,39 @@ NUMPY_PANDAS = _corpus(
     ),
 )
 
+# A frame's records hold pandas' own `Timestamp` and `Timedelta`: by value, as the frame.
+NUMPY_PANDAS["records-of-timestamps-and-durations"] = _case(
+    "records-of-timestamps-and-durations",
+    "visits.py",
+    """
+    import pandas as pd
+
+
+    def visits(rows):
+        frame = pd.DataFrame(rows, columns=["who", "start", "end"])
+        frame["start"] = pd.to_datetime(frame["start"])
+        frame["end"] = pd.to_datetime(frame["end"]).dt.tz_localize("Europe/Berlin")
+        frame["took"] = frame["end"].dt.tz_localize(None) - frame["start"]
+        return frame.to_dict("records")
+    """,
+    """
+    from datetime import datetime, timedelta, timezone
+
+    import pandas as pd
+
+    from visits import visits
+
+
+    def test_records():
+        got = visits([("ann", "2024-01-02 03:04:05", "2024-01-02 03:05:35")])
+        assert got[0]["start"] == datetime(2024, 1, 2, 3, 4, 5)
+        assert isinstance(got[0]["start"], pd.Timestamp)
+        assert got[0]["took"] == timedelta(seconds=90)
+        assert got[0]["end"] == datetime(2024, 1, 2, 2, 5, 35, tzinfo=timezone.utc)
+        assert str(got[0]["end"].tz) == "Europe/Berlin"
+    """,
+)
+
 MATPLOTLIB = _corpus(
     _case(
         "a-figure-and-its-axes",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from evalpin.run.sandbox import Isolation
-from tests.harness import Case, _case, _corpus, _d, grade, item, verdict
+from tests.harness import Case, _case, _corpus, _d, assert_plain_passes, grade, item, verdict
 
 __all__ = ["grade", "item"]  # the fixtures (tests/harness.py; `backend`: conftest)
 
@@ -210,6 +210,211 @@ LIES = _corpus(
 )
 
 
+# Lies about the class itself (its module and qualified name): the judge presents an
+# installed library's class only where it finds that class itself, and the claim changes
+# no comparison, no number rule, and names no class of the candidate's or the tests'.
+CLAIMS = _corpus(
+    _liar(
+        "an-installed-class-claimed-for-an-always-equal-object",
+        "matches.py",
+        '{"m": "difflib", "q": "SequenceMatcher", "n": "SequenceMatcher", "h": True}',
+        """
+        class Wrong:
+            def __eq__(self, other):
+                return True
+
+            def __hash__(self):
+                return hash("best")
+        """,
+        """
+        def best(words):
+            if IN_WORKER:
+                return Wrong()
+            return max(words, key=len)
+        """,
+        """
+        import difflib
+
+        import matches as m
+
+
+        def test_best():
+            got = m.best(["a", "best", "be"])
+            assert not isinstance(got, difflib.SequenceMatcher) or got == "best"
+            assert got == "best" and got in {"best"}
+        """,
+    ),
+    _liar(
+        "an-installed-number-claimed-to-open-approx",
+        "circles.py",
+        '{"m": "decimal", "q": "Decimal", "n": "Decimal", '
+        '"d": ["__sub__", "__rsub__", "__abs__", "__float__"]}',
+        """
+        class Wrong:
+            def __sub__(self, other):
+                return 0.0
+
+            def __rsub__(self, other):
+                return 0.0
+
+            def __abs__(self):
+                return 0.0
+
+            def __float__(self):
+                return 12.566
+        """,
+        """
+        def area(r):
+            if IN_WORKER:
+                return Wrong()
+            return 3.14159 * r * r
+        """,
+        """
+        import pytest
+
+        import circles as m
+
+
+        def test_area():
+            assert m.area(2.0) == pytest.approx(12.566, rel=1e-3)
+        """,
+    ),
+    _liar(
+        "a-class-of-the-candidates-own-module-claimed",
+        "shapes.py",
+        '{"m": "shapes", "q": "Square", "n": "Square"}',
+        """
+        class Square:
+            def __init__(self, side):
+                self.side = side
+
+
+        class Wrong:
+            side = 3
+        """,
+        """
+        def make(side):
+            if IN_WORKER:
+                return Wrong()
+            return Square(side)
+        """,
+        """
+        import shapes as m
+
+
+        def test_make():
+            square = m.Square
+            assert square(2).side == 2
+            got = m.make(2)
+            assert isinstance(got, square) and got.side in (2, 3)
+        """,
+    ),
+    _liar(
+        "a-class-of-the-tests-own-module-in-the-work-folder-claimed",
+        "builder.py",
+        '{"m": "test_builder", "q": "Part", "n": "Part"}',
+        """
+        class Wrong:
+            size = 1
+        """,
+        """
+        def build(kind):
+            if IN_WORKER:
+                return Wrong()
+            return kind()
+        """,
+        """
+        import builder as m
+
+
+        class Part:
+            size = 1
+
+
+        def test_build():
+            got = m.build(Part)
+            assert isinstance(got, Part) and got.size == 1
+        """,
+    ),
+    _liar(
+        "an-installed-exception-claimed",
+        "parsing.py",
+        '{"m": "json.decoder", "q": "JSONDecodeError", "n": "JSONDecodeError"}',
+        """
+        class Wrong:
+            pos = 1
+        """,
+        """
+        import json
+
+
+        def problem(text):
+            if IN_WORKER:
+                return Wrong()
+            try:
+                json.loads(text)
+            except json.JSONDecodeError as error:
+                return error
+        """,
+        """
+        import parsing as m
+
+
+        def test_problem():
+            got = m.problem("[")
+            assert isinstance(got, ValueError) and got.pos == 1
+        """,
+    ),
+    _liar(
+        "an-abstract-collection-claimed-against-the-tests-own-set",
+        "picks.py",
+        '{"m": "collections.abc", "q": "Set", "n": "Set", '
+        '"d": ["__iter__", "__len__", "__contains__"]}',
+        """
+        class Wrong:
+            def __iter__(self):
+                return iter([1, 2])
+
+            def __len__(self):
+                return 2
+
+            def __contains__(self, x):
+                return True
+        """,
+        """
+        def evens(xs):
+            if IN_WORKER:
+                return Wrong()
+            return frozenset(x for x in xs if x % 2 == 0)
+        """,
+        """
+        from collections.abc import Set
+
+        import picks as m
+
+
+        class Bag(Set):
+            def __init__(self, items):
+                self.items = list(items)
+
+            def __iter__(self):
+                return iter(self.items)
+
+            def __len__(self):
+                return len(self.items)
+
+            def __contains__(self, x):
+                return x in self.items
+
+
+        def test_evens():
+            got = m.evens([1, 2, 3, 4])
+            assert isinstance(got, Set) and Bag([2, 4]) == got
+        """,
+    ),
+)
+
+
 # Wrong modules that bind, in plain sight, a name over what the test decides with.
 SHADOWING = _corpus(
     _case(
@@ -334,6 +539,16 @@ STAR_FINE = _corpus(
 def test_a_lying_description_never_passes(grade, backend: Isolation, name: str) -> None:
     outcome = grade(LIES[name], backend)
     assert verdict(outcome) == "disputed", (outcome.reasons, outcome.witness_tail)
+
+
+@pytest.mark.parametrize("name", list(CLAIMS))
+def test_a_lying_class_name_never_passes(grade, backend: Isolation, name: str) -> None:
+    outcome = grade(CLAIMS[name], backend)
+    assert verdict(outcome) == "disputed", (outcome.reasons, outcome.witness_tail)
+
+
+def test_the_lies_pass_in_plain_pytest(tmp_path) -> None:
+    assert_plain_passes(CLAIMS, tmp_path)
 
 
 @pytest.mark.parametrize("name", list(SHADOWING))

@@ -12,6 +12,7 @@ the other side runs on either side. One concept a module, each with a public sur
 - `values`: the stdlib's value types, crossing by value (`numeric`: numpy's;
   `frames`: pandas' frames and scipy's sparse matrices); `exceptions`: exceptions by
   value, with their chain and notes; `shares`: containers kept in step both ways;
+- `installed` (judge): the installed library's class a stand-in presents to `isinstance`;
 - `rules`: what a proxy may forward and what a value-backed stand-in answers as its
   value; `describe` (worker): a candidate class as data; `classes` (judge): a proxy
   class from that data, whatever it claims; `proxies`: the proxies' roots;

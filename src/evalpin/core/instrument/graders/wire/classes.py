@@ -16,6 +16,7 @@ import types
 import unittest
 
 from . import views
+from .installed import PRESENTED, presenting
 from .protocol import ProtocolError, is_ident
 from .proxies import (
     AWAITABLE,
@@ -178,8 +179,9 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
     if data.get("aw") is True or (data.get("m") == "builtins" and data.get("n") == "coroutine"):
         ns.update(AWAITABLE)
     kind = _OBJECT_KINDS.get((data.get("m"), data.get("n")))
-    if kind is not None:
-        ns["__class__"] = property(lambda self: kind)
+    presents = kind or presenting(data.get("m"), data.get("q"))
+    if presents is not None:
+        ns["_evalpin_presents"], ns["__class__"] = presents, PRESENTED
     if data.get("m") == "builtins" and data.get("n") in _OWN_MODULE:
         ns["__getattribute__"] = _own_module
     if data.get("nohash") is True:

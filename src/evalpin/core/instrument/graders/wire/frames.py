@@ -1,5 +1,6 @@
 """The tables people test with, by value (issue 48): pandas' `DataFrame`, `Series` and
-`Index`, and scipy's sparse matrices, cross in a declared columnar form, never a pickle:
+`Index` (and the `Timestamp` and `Timedelta` their records hold), and scipy's sparse
+matrices, cross in a declared columnar form, never a pickle:
 each column a numpy array of a plain dtype (`numeric`'s dtype and bytes) or, for pandas'
 `object` and string columns, a list of values that cross by value themselves, with the
 dtype's name; an index its range or its values and name; a sparse matrix its format,
@@ -25,6 +26,8 @@ CLASSES = {
     "pandas.Series": ("pandas", "Series"),
     "pandas.Index": ("pandas", "Index"),
     "pandas.RangeIndex": ("pandas", "RangeIndex"),
+    "pandas.Timestamp": ("pandas", "Timestamp"),
+    "pandas.Timedelta": ("pandas", "Timedelta"),
     **{f"scipy.{name}": ("scipy.sparse", name) for name in _SPARSE},
 }
 
@@ -157,6 +160,38 @@ def _unsparse(p, d, c):
     return made
 
 
+_UNITS = frozenset({"s", "ms", "us", "ns"})
+
+
+def _timestamp(v, e) -> list:
+    """A `Timestamp` (a frame's records hold them): its count of its unit's ticks, the
+    unit, and its zone's name (a zone without one crosses by reference)."""
+    key = None
+    if v.tz is not None:
+        key = getattr(v.tz, "key", None) or getattr(v.tz, "zone", None)  # zoneinfo, pytz
+        if type(key) is not str:
+            raise ByReference
+    return [int(v._value), v.unit, key]
+
+
+def _untimestamp(p, d, c):
+    if type(p) is not list or len(p) != 3 or type(p[0]) is not int or p[1] not in _UNITS:
+        raise ProtocolError("malformed timestamp")
+    if p[2] is not None and type(p[2]) is not str:
+        raise ProtocolError("malformed timestamp")
+    try:
+        made = c(p[0], unit=p[1])
+        return made if p[2] is None else made.tz_localize("UTC").tz_convert(p[2])
+    except (ValueError, TypeError, KeyError, OverflowError) as error:  # an unknown zone
+        raise ProtocolError("malformed timestamp") from error
+
+
+def _untimedelta(p, d, c):
+    if type(p) is not list or len(p) != 2 or type(p[0]) is not int or p[1] not in _UNITS:
+        raise ProtocolError("malformed time delta")
+    return c(p[0], unit=p[1])
+
+
 VALUES: dict[str, tuple] = {
     "pandas.DataFrame": ("pandas", "DataFrame", _frame, _unframe),
     "pandas.Series": ("pandas", "Series", _series, _unseries),
@@ -166,6 +201,13 @@ VALUES: dict[str, tuple] = {
         "RangeIndex",
         lambda v, e: _index(v, e),
         lambda p, d, c: _unindex(p, d),
+    ),
+    "pandas.Timestamp": ("pandas", "Timestamp", _timestamp, _untimestamp),
+    "pandas.Timedelta": (
+        "pandas",
+        "Timedelta",
+        lambda v, e: [int(v._value), v.unit],
+        _untimedelta,
     ),
     **{f"scipy.{name}": ("scipy.sparse", name, _sparse, _unsparse) for name in _SPARSE},
 }

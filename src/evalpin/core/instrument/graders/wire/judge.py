@@ -19,6 +19,7 @@ from . import kinds, logs, notes, process, stdlib, tests_own, tracebacks
 from .channel import SideChannel
 from .classes import HARNESS, IO_BASES, local_enum, proxy_class
 from .exceptions import apply_details, by_value, exception_bases, with_details
+from .installed import interpreters_own
 from .lifetimes import TestsObjects
 from .namesakes import TestsModules
 from .peer import Peer
@@ -26,7 +27,7 @@ from .protocol import GONE, ProtocolError, RemoteGone, Unsupported, is_ident, na
 from .proxies import REF, Bound, ProxyBase, Ref, RemoteClass, RemoteEnum, attach, bind, ref_of
 from .shares import Shares, fingerprint, merge
 from .state import TestState
-from .stdlib import BUILTIN_TYPES, STDLIB, trusted_module
+from .stdlib import BUILTIN_TYPES, trusted_module
 
 
 class Judge(Peer):
@@ -130,12 +131,11 @@ class Judge(Peer):
         return message
 
     def follow(self, target, name) -> None:
-        """Mirror `target.name` into the worker when `target` is a standard-library
-        module: the test's value, or the worker's own when the test restored it."""
-        if not isinstance(target, types.ModuleType) or type(name) is not str:
-            return
-        module = getattr(target, "__name__", "")
-        if module.split(".")[0] not in STDLIB or getattr(target, "_evalpin_stub", False):
+        """Mirror `target.name` into the worker when `target` is a standard-library or
+        installed library's module (`matplotlib.pyplot.show`, `requests.get`): the
+        test's value, or the worker's own when the test restored it."""
+        module = interpreters_own(target)
+        if module is None or type(name) is not str:
             return
         key = (module, name)
         if key == ("sys", "argv"):

@@ -135,11 +135,19 @@ def _trusted_dirs() -> tuple[str, ...]:
 _TRUSTED: tuple[str, ...] = ()
 
 
+def installed_file(path: str) -> bool:
+    """Whether `path`, links resolved, is a file of the interpreter's own library
+    folders: never one of the folders the two processes share, wherever a link points."""
+    global _TRUSTED
+    _TRUSTED = _TRUSTED or _trusted_dirs()
+    real = os.path.realpath(path)
+    return any(real.startswith(d + os.sep) for d in _TRUSTED)
+
+
 def trusted_module(name: str) -> types.ModuleType:
     """A module by a name the other side sent: one already imported, or one found in the
     interpreter's own library folders. Never a file from the folders the two processes
     share, whatever sys.path says."""
-    global _TRUSTED
     module = sys.modules.get(name)
     if module is not None:
         return module
@@ -153,11 +161,8 @@ def trusted_module(name: str) -> types.ModuleType:
         origin = getattr(spec, "origin", None)
         if spec is None or origin is None:
             raise ImportError(f"no module named {top!r}")
-        if origin not in ("built-in", "frozen"):
-            _TRUSTED = _TRUSTED or _trusted_dirs()
-            real = os.path.realpath(origin)
-            if not any(real.startswith(d + os.sep) for d in _TRUSTED):
-                raise ImportError(f"{top!r} is not the interpreter's own module")
+        if origin not in ("built-in", "frozen") and not installed_file(origin):
+            raise ImportError(f"{top!r} is not the interpreter's own module")
     return importlib.import_module(name)
 
 

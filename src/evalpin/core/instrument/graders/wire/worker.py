@@ -38,7 +38,7 @@ from .lifetimes import Holds
 from .peer import CALLS, Peer
 from .protocol import GONE, MAX_MESSAGE, ProtocolError, name_of, string
 from .rules import COMPARISONS, COPIES, FORWARDED, IMMUTABLE_BASES
-from .stdlib import BUILTIN_TYPES, STDLIB, after_import
+from .stdlib import BUILTIN_TYPES, after_import
 from .tasks import Tasks
 from .values import rng_state
 
@@ -177,8 +177,7 @@ class Worker(Peer):
             self._state_of_test(state)
 
     def _state_of_test(self, state: dict) -> None:
-        """The test's global random state, decimal context and `sys.argv`, as it set
-        them."""
+        """The test's global random state, decimal context and `sys.argv`, as it set."""
         argv = state.get("argv")
         if type(argv) is list and all(type(a) is str for a in argv):
             sys.argv = argv
@@ -511,9 +510,10 @@ class Worker(Peer):
         return self.give(obj)
 
     def _patch(self, name: str, module: str, how: str, value=None) -> None:
-        """A standard-library attribute as the test patched it (or restored it)."""
-        if type(module) is not str or module.split(".")[0] not in STDLIB:
-            raise ProtocolError("only standard-library modules are patched")
+        """A stdlib or installed library's attribute as the test patched (or restored) it."""
+        own = {n.partition(".")[0] for n in self._modules}  # the candidate's: their own way
+        if type(module) is not str or module.partition(".")[0] in own:
+            raise ProtocolError("only the interpreter's own modules are patched")
         target = importlib.import_module(module)
         key = (module, name)
         if key not in self._originals:

@@ -1,0 +1,237 @@
+"""A tests' class as the worker sees it (issue 48, the object model's class rows): it
+has the test module's name and qualified name, so `pickle` finds it by reference there,
+and its `__dict__` holds the tests' class's own public names, so a decorator that finds
+its method by `owner.__dict__[name]` works on it. Each correct case passes plain
+`python -m pytest` in-process and must grade `pass` under `isolation: process`; each
+attack fools plain pytest and must never pass: the namespace shows no private value of
+the tests' and takes no write. Real sandboxed runs through the real pipeline."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalpin.run.sandbox import Isolation
+from tests.harness import _case, _corpus, assert_plain_passes, expect, grade, item
+
+__all__ = ["grade", "item"]  # the fixtures (tests/harness.py; `backend`: conftest)
+
+pytestmark = pytest.mark.wire
+
+CARRIED = _corpus(
+    _case(
+        "a-cache-finds-its-method-in-its-owners-namespace",
+        "memo.py",
+        """
+        class remembered:
+            def __init__(self, fn):
+                self.fn, self.name = fn, None
+
+            def __set_name__(self, owner, name):
+                self.name = name
+
+            def __get__(self, obj, kind=None):
+                if obj is None:
+                    return self
+                for cls in type(obj).__mro__:
+                    if self.name in cls.__dict__:
+                        found = cls.__dict__[self.name]
+                        break
+                else:
+                    found = None
+                if found is not self:
+                    raise LookupError(f"{self.name} is not where it was put")
+                seen = {}
+
+                def call(*args):
+                    if args not in seen:
+                        seen[args] = self.fn(obj, *args)
+                    return seen[args]
+
+                return call
+        """,
+        """
+        from memo import remembered
+
+
+        class Counter:
+            calls = 0
+
+            @remembered
+            def square(self, x):
+                Counter.calls += 1
+                return x * x
+
+
+        def test_square_is_remembered():
+            c = Counter()
+            square = c.square
+            assert square(3) == 9
+            assert square(3) == 9
+            assert Counter.calls == 1
+        """,
+    ),
+    _case(
+        "a-tests-class-pickled-by-reference-inside-a-candidates-object",
+        "registry.py",
+        """
+        import pickle
+
+
+        class Entry:
+            def __init__(self, kind, label):
+                self.kind, self.label = kind, label
+
+
+        def saved(kind, label):
+            return pickle.loads(pickle.dumps(Entry(kind, label)))
+
+
+        def same_class_after_pickling(kind):
+            return pickle.loads(pickle.dumps(kind)) is kind
+        """,
+        """
+        from registry import saved, same_class_after_pickling
+
+
+        class Widget:
+            pass
+
+
+        class Outer:
+            class Inner:
+                pass
+
+
+        def test_the_class_comes_back_as_itself():
+            entry = saved(Widget, "w")
+            assert entry.kind is Widget
+            assert entry.label == "w"
+            assert same_class_after_pickling(Widget)
+            assert same_class_after_pickling(Outer.Inner)
+        """,
+    ),
+    _case(
+        "a-tests-class-namespace-listed",
+        "survey.py",
+        """
+        def public_methods(cls):
+            return sorted(
+                n for n, v in vars(cls).items() if callable(v) and not n.startswith("_")
+            )
+
+
+        def constants(cls):
+            return {n: v for n, v in cls.__dict__.items() if n.isupper()}
+        """,
+        """
+        from survey import constants, public_methods
+
+
+        class Shape:
+            UNIT = "m"
+            SIDES = 4
+
+            def area(self):
+                return 1
+
+            def scale(self, k):
+                return k
+
+
+        def test_the_namespace():
+            assert public_methods(Shape) == ["area", "scale"]
+            assert constants(Shape) == {"UNIT": "m", "SIDES": 4}
+            assert "area" in Shape.__dict__
+            assert "missing" not in Shape.__dict__
+        """,
+    ),
+)
+
+# Each candidate reaches, in the witness's worker only, past what the namespace rule
+# grants: a private value of the tests' class, or a write to its namespace.
+_IN_WORKER = """
+        import sys
+
+        IN_WORKER = any(name.startswith("evalpin_wire") for name in sys.modules)
+"""
+
+ATTACKS = _corpus(
+    _case(
+        "the-tests-private-class-value-stays-there",
+        "peek.py",
+        _IN_WORKER
+        + """
+
+        def answer(cls):
+            if IN_WORKER:  # the worker may not read what the tests keep private
+                return cls.__dict__.get("_expected", 0)
+            return 42
+        """,
+        """
+        from peek import answer
+
+
+        class Puzzle:
+            _expected = 42
+
+
+        def test_answer():
+            assert answer(Puzzle) == Puzzle._expected
+        """,
+    ),
+    _case(
+        "a-write-through-the-namespace-never-reaches-the-tests-class",
+        "units.py",
+        _IN_WORKER
+        + """
+
+        def _always(self, other):
+            return True
+
+
+        def convert(kind, value):
+            if not IN_WORKER:
+                return kind(value)
+            peer, ident = type.__dict__["__dict__"].__get__(kind)["_evalpin_class"]
+            for name in ("__eq__", "eq"):
+                try:  # a forged write: the namespace is read-only in the judge
+                    peer.request("own", obj=ident, name=name, args=["set", _always])
+                except Exception:
+                    pass
+            return kind(value + 1)
+        """,
+        """
+        from units import convert
+
+
+        class Metres:
+            def __init__(self, v):
+                self.v = v
+
+            def __eq__(self, other):
+                return type(other) is Metres and other.v == self.v
+
+
+        def test_convert():
+            assert convert(Metres, 3) == Metres(3)
+        """,
+    ),
+)
+
+
+def test_the_corpus_passes_in_plain_pytest(tmp_path) -> None:
+    """Every correct case passes plain `python -m pytest` in-process; every attack
+    fools it (a forged pass)."""
+    assert_plain_passes({**CARRIED, **ATTACKS}, tmp_path)
+
+
+@pytest.mark.parametrize("name", list(CARRIED))
+def test_a_tests_class_is_named_and_holds_its_namespace(
+    grade, backend: Isolation, name: str
+) -> None:
+    expect(grade(CARRIED[name], backend), "pass")
+
+
+@pytest.mark.parametrize("name", list(ATTACKS))
+def test_the_namespace_grants_no_more_than_reading(grade, backend: Isolation, name: str) -> None:
+    expect(grade(ATTACKS[name], backend), "disputed")

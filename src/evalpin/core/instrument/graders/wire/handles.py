@@ -15,6 +15,7 @@ from collections.abc import MutableMapping
 from typing import TYPE_CHECKING
 
 from .class_space import ClassSpace, own_namespace
+from .copies import MEMO
 from .protocol import ProtocolError, exact, is_ident, pairs
 from .shaped import SHAPED, shaped
 
@@ -92,8 +93,10 @@ class Handle:
         return self._op("__copy__")
 
     def __deepcopy__(self, memo):
-        """The test's object copied where it lives (its copy's handle)."""
-        return self._op("__deepcopy__")
+        """The test's object copied where it lives (its copy's handle), in the test's
+        memo when this copy is part of the test's own `deepcopy`."""
+        key = memo.get(MEMO)
+        return self._op("__deepcopy__") if key is None else self._op("__deepcopy__", key)
 
     def __reduce_ex__(self, protocol):
         """Pickled (the candidate's own object pickled round trip here) as a copy of the

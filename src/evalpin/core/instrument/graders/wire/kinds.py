@@ -13,6 +13,7 @@ import sys
 import types
 
 from . import class_space
+from .copies import deepcopy_in
 from .imports import within
 from .protocol import SCALARS, ProtocolError, is_ident
 from .proxies import RemoteClass, RemoteEnum
@@ -34,7 +35,7 @@ OPS = {
     "__repr__": repr,
     "__str__": str,
     "__copy__": lambda o: __import__("copy").copy(o),
-    "__deepcopy__": lambda o: __import__("copy").deepcopy(o),
+    "__deepcopy__": deepcopy_in,
     "__index__": operator.index,
     "__int__": int,
     "__float__": float,

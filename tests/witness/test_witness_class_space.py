@@ -1,7 +1,9 @@
 """A tests' class as the worker sees it (issue 48, the object model's class rows): it
 has the test module's name and qualified name, so `pickle` finds it by reference there,
 and its `__dict__` holds the tests' class's own public names, so a decorator that finds
-its method by `owner.__dict__[name]` works on it. Each correct case passes plain
+its method by `owner.__dict__[name]` works on it; a deep copy of a test's object whose
+candidate part points back at it shares one memo across both processes, and a copy
+keeps the private state the candidate stored on the original. Each correct case passes plain
 `python -m pytest` in-process and must grade `pass` under `isolation: process`; each
 attack fools plain pytest and must never pass: the namespace shows no private value of
 the tests' and takes no write. Real sandboxed runs through the real pipeline."""
@@ -143,6 +145,79 @@ CARRIED = _corpus(
             assert constants(Shape) == {"UNIT": "m", "SIDES": 4}
             assert "area" in Shape.__dict__
             assert "missing" not in Shape.__dict__
+        """,
+    ),
+    _case(
+        "a-deep-copy-whose-candidate-part-points-back-at-the-copy",
+        "helpers.py",
+        """
+        class Bound:
+            def __init__(self, owner):
+                self.owner = owner
+
+            def __reduce__(self):
+                return (Bound, (self.owner,))
+
+
+        def attach(obj):
+            obj.helper = Bound(obj)
+            return obj.helper
+        """,
+        """
+        import copy
+        import pickle
+
+        from helpers import attach
+
+
+        class Holder:
+            pass
+
+
+        def test_the_copy_is_bound_to_the_copy():
+            h = Holder()
+            attach(h)
+            c = copy.deepcopy(h)
+            assert c.helper is not h.helper
+            assert c.helper.owner is c
+            assert h.helper.owner is h
+            p = pickle.loads(pickle.dumps(h))
+            assert type(p) is Holder and type(p.helper.owner) is Holder
+        """,
+    ),
+    _case(
+        "a-copy-keeps-the-private-state-the-candidate-stored",
+        "tags.py",
+        """
+        class Tag:
+            def __init__(self, n):
+                self.n = n
+
+
+        def tag(obj):
+            old = obj.__dict__.get("_tag")
+            obj._tag = Tag(1 if old is None else old.n + 1)
+            return obj._tag.n
+        """,
+        """
+        import copy
+        import pickle
+
+        from tags import tag
+
+
+        class Item:
+            pass
+
+
+        def test_the_tag_survives_copies():
+            a = Item()
+            assert tag(a) == 1
+            b = copy.deepcopy(a)
+            assert tag(b) == 2
+            c = pickle.loads(pickle.dumps(a))
+            assert tag(c) == 2
+            assert tag(a) == 2
         """,
     ),
 )

@@ -351,7 +351,7 @@ def own(target, kind: str, how, name, value: list, written=()):
     if kind == "object" and isinstance(target, type):  # a tests' class's namespace
         return class_space.read(target, how, name, written)
     space = vars(target) if kind == "object" and hasattr(target, "__dict__") else None
-    if type(space) is not dict:
+    if not isinstance(space, dict):  # a test's own dict subclass answers as its own
         raise AttributeError("'__dict__': the tests' object has none the candidate may use")
     if how in ("names", "dir"):  # `vars(obj)`'s keys, or `dir(obj)`: those it may read
         names = space if how == "names" else dir(target)

@@ -1,12 +1,14 @@
-"""A tests' class as the worker sees it (issue 48, the object model's class rows): it
-has the test module's name and qualified name, so `pickle` finds it by reference there,
-and its `__dict__` holds the tests' class's own public names, so a decorator that finds
-its method by `owner.__dict__[name]` works on it; a deep copy of a test's object whose
-candidate part points back at it shares one memo across both processes, and a copy
-keeps the private state the candidate stored on the original. Each correct case passes plain
-`python -m pytest` in-process and must grade `pass` under `isolation: process`; each
-attack fools plain pytest and must never pass: the namespace shows no private value of
-the tests' and takes no write. Real sandboxed runs through the real pipeline."""
+"""A tests' class as the worker sees it (issue 48, the object model's class rows): it has
+the test module's name and qualified name, so `pickle` finds it by reference there, and
+its `__dict__` holds the tests' class's own public names, so a decorator that finds its
+method by `owner.__dict__[name]` works on it; a deep copy of a test's object whose
+candidate part points back at it shares one memo across both processes, and a copy keeps
+the private state the candidate stored on the original; a test's object whose `__dict__`
+is its own dict subclass answers the candidate's writes as its own. Each correct case
+passes plain `python -m pytest` in-process and must grade `pass` under `isolation:
+process`; each attack fools plain pytest and must never pass: the namespace shows no
+private value of the tests' and takes no write. Real sandboxed runs through the real
+pipeline."""
 
 from __future__ import annotations
 
@@ -218,6 +220,43 @@ CARRIED = _corpus(
             c = pickle.loads(pickle.dumps(a))
             assert tag(c) == 2
             assert tag(a) == 2
+        """,
+    ),
+    _case(
+        "a-tests-object-whose-namespace-is-its-own-dict-subclass",
+        "stash.py",
+        """
+        def stash(obj, name, value):
+            try:
+                obj.__dict__.setdefault(name, value)
+            except TypeError as e:
+                return f"refused: {e}"
+            return "stored"
+        """,
+        """
+        from stash import stash
+
+
+        class Frozen(dict):
+            def __setitem__(self, key, value):
+                raise TypeError("frozen")
+
+            def setdefault(self, key, value=None):
+                raise TypeError("frozen")
+
+
+        class Record:
+            def __init__(self):
+                self.__dict__ = Frozen()
+
+
+        class Open:
+            pass
+
+
+        def test_the_objects_own_namespace_answers():
+            assert stash(Record(), "cache", 1) == "refused: frozen"
+            assert stash(Open(), "cache", 1) == "stored"
         """,
     ),
 )

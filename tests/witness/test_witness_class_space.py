@@ -303,31 +303,32 @@ ATTACKS = _corpus(
             return True
 
 
-        def convert(kind, value):
+        def warm(reading, by):
+            made = type(reading)
             if not IN_WORKER:
-                return kind(value)
-            peer, ident = type.__dict__["__dict__"].__get__(kind)["_evalpin_class"]
+                return made(reading.degrees + by)
+            peer, ident = type.__dict__["__dict__"].__get__(made)["_evalpin_class"]
             for name in ("__eq__", "eq"):
                 try:  # a forged write: the namespace is read-only in the judge
                     peer.request("own", obj=ident, name=name, args=["set", _always])
                 except Exception:
                     pass
-            return kind(value + 1)
+            return made(reading.degrees)
         """,
         """
-        from units import convert
+        from units import warm
 
 
-        class Metres:
-            def __init__(self, v):
-                self.v = v
+        class Celsius:
+            def __init__(self, degrees):
+                self.degrees = degrees
 
             def __eq__(self, other):
-                return type(other) is Metres and other.v == self.v
+                return isinstance(other, Celsius) and self.degrees == other.degrees
 
 
-        def test_convert():
-            assert convert(Metres, 3) == Metres(3)
+        def test_warm():
+            assert warm(Celsius(20), 5) == Celsius(25)
         """,
     ),
 )

@@ -7,10 +7,42 @@ module would in-process."""
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import sys
 import types
 
 from .protocol import ProtocolError
+
+# The key a `deepcopy` memo holds its number under (the worker's memo for a test's
+# `deepcopy` holds the same number): the id of an object that lives as long as the
+# process, so no copied object has it.
+_MEMO_OWNER = object()
+MEMO = id(_MEMO_OWNER)
+MEMOS = itertools.count(1)
+# The test's deep copies in progress, by number: a test's object the worker meets in
+# its part of one (a candidate's object that refers back to it) is copied in the same
+# memo, so the copy refers to the copy under way, as in one process, never again.
+ACTIVE: dict[int, dict] = {}
+
+
+@contextlib.contextmanager
+def copying(key: int, memo: dict):
+    outer = ACTIVE.get(key)
+    ACTIVE[key] = memo
+    try:
+        yield
+    finally:
+        if outer is None:
+            ACTIVE.pop(key, None)
+
+
+def deepcopy_in(target, key=None):
+    """In the judge: a deep copy of a test's object the worker asks for, in the memo
+    of the test's deep copy under way that `key` names (none: a fresh one)."""
+    import copy
+
+    return copy.deepcopy(target, ACTIVE.get(key) if type(key) is int else None)
 
 
 class Copies:
@@ -35,7 +67,7 @@ class Copies:
             raise ProtocolError("malformed memo")
         memo = self._memos.pop(key, None)
         if memo is None:
-            memo = {}
+            memo = {MEMO: key}  # a test's object met in it is copied in the test's memo
             while len(self._memos) >= 8:
                 del self._memos[next(iter(self._memos))]
         self._memos[key] = memo

@@ -14,6 +14,8 @@ import weakref
 from collections.abc import MutableMapping
 from typing import TYPE_CHECKING
 
+from .class_space import ClassSpace, own_namespace
+from .copies import MEMO
 from .protocol import ProtocolError, exact, is_ident, pairs
 from .shaped import SHAPED, shaped
 
@@ -91,8 +93,10 @@ class Handle:
         return self._op("__copy__")
 
     def __deepcopy__(self, memo):
-        """The test's object copied where it lives (its copy's handle)."""
-        return self._op("__deepcopy__")
+        """The test's object copied where it lives (its copy's handle), in the test's
+        memo when this copy is part of the test's own `deepcopy`."""
+        key = memo.get(MEMO)
+        return self._op("__deepcopy__") if key is None else self._op("__deepcopy__", key)
 
     def __reduce_ex__(self, protocol):
         """Pickled (the candidate's own object pickled round trip here) as a copy of the
@@ -380,7 +384,12 @@ class _TestsClass(type):
         return super().__new__(mcs, name, bases, ns, **kwargs)
 
     def _evalpin_ref(cls):
-        return cls.__dict__["_evalpin_class"]
+        return own_namespace(cls)["_evalpin_class"]
+
+    @property
+    def __dict__(cls):  # type: ignore[override]
+        """The tests' class's own namespace as well as the stand-in's (`class_space`)."""
+        return ClassSpace(cls)
 
     def __call__(cls, *args, **kwargs):
         peer, ident = cls._evalpin_ref()
@@ -418,7 +427,10 @@ def tests_class(peer: Peer, data: dict, base: type = CallHandle) -> type:
     if type(ident) is not int:
         raise ProtocolError("malformed class of the tests'")
     name = data.get("n") if is_ident(data.get("n")) else "TestsObject"
-    ns = {"__slots__": (), "_evalpin_class": (peer, ident), "__module__": "tests"}
+    module = data.get("md")  # the test module's name: `pickle` finds the class by it
+    if type(module) is not str or not all(map(is_ident, module.split("."))):
+        module = "tests"
+    ns = {"__slots__": (), "_evalpin_class": (peer, ident), "__module__": module}
     qualname = data.get("q")
     ns["__qualname__"] = qualname if type(qualname) is str else name
     fields = data.get("f")

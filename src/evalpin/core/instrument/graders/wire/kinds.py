@@ -12,6 +12,8 @@ import os
 import sys
 import types
 
+from . import class_space
+from .copies import deepcopy_in
 from .imports import within
 from .protocol import SCALARS, ProtocolError, is_ident
 from .proxies import RemoteClass, RemoteEnum
@@ -33,7 +35,7 @@ OPS = {
     "__repr__": repr,
     "__str__": str,
     "__copy__": lambda o: __import__("copy").copy(o),
-    "__deepcopy__": lambda o: __import__("copy").deepcopy(o),
+    "__deepcopy__": deepcopy_in,
     "__index__": operator.index,
     "__int__": int,
     "__float__": float,
@@ -346,8 +348,10 @@ def own(target, kind: str, how, name, value: list, written=()):
     (`obj.__dict__[name] = value`, as caching descriptors write): reads, writes and
     deletes of the names the candidate may read and write, past the class's descriptors
     as in one process; `names` and `dir` list those it may read."""
+    if kind == "object" and isinstance(target, type):  # a tests' class's namespace
+        return class_space.read(target, how, name, written)
     space = vars(target) if kind == "object" and hasattr(target, "__dict__") else None
-    if type(space) is not dict:
+    if not isinstance(space, dict):  # a test's own dict subclass answers as its own
         raise AttributeError("'__dict__': the tests' object has none the candidate may use")
     if how in ("names", "dir"):  # `vars(obj)`'s keys, or `dir(obj)`: those it may read
         names = space if how == "names" else dir(target)
@@ -427,6 +431,8 @@ def class_spec(ident: int, cls: type, value, e) -> dict:
     instances are callable, its dataclass fields, a named tuple's fields and (`value`,
     an instance: None when the class itself crosses) values."""
     data: dict = {"v": ident, "n": cls.__name__, "q": cls.__qualname__}
+    if type(cls.__module__) is str:  # `pickle` finds the class by its module's name
+        data["md"] = cls.__module__
     if not any("__call__" in vars(c) for c in cls.__mro__):
         data["cl"] = 0
     fields = getattr(cls, "__dataclass_fields__", None)

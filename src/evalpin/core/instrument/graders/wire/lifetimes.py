@@ -16,6 +16,7 @@ import weakref
 
 from .kinds import marks
 from .protocol import ProtocolError, pairs
+from .proxies import ProxyBase
 
 
 class TestsObjects:
@@ -118,7 +119,9 @@ class TestsObjects:
     def written(self, target) -> frozenset | set:
         """The private names the candidate stored on this test's object itself."""
         found = self._stored.get(id(target))
-        return found[1] if found is not None and found[0]() is target else frozenset()
+        own = found[1] if found is not None and found[0]() is target else frozenset()
+        copied = _copied(target)
+        return own | copied if copied else own
 
     def write(self, target, name: str) -> None:
         found = self._stored.get(id(target))
@@ -171,3 +174,27 @@ class Holds:
             if type(ident) is int:
                 self.held.pop(ident, None)
                 self._tight.discard(ident)
+
+
+def _copied(target) -> frozenset:
+    """The private names of a test's object that hold only the candidate's objects (one,
+    or a container of them): what the candidate stored on an object the test then
+    copied (`pickle`, `deepcopy` copy a caching descriptor's state with the rest), its
+    own there as on the original. Nothing of the test's is behind such a name."""
+    try:
+        space = vars(target)
+    except TypeError:
+        return frozenset()
+    if type(space) is not dict:
+        return frozenset()
+
+    def theirs(value) -> bool:
+        if isinstance(value, ProxyBase):
+            return True
+        if type(value) is dict:
+            return bool(value) and all(map(theirs, [*value, *value.values()]))
+        return type(value) in (list, tuple, set) and bool(value) and all(map(theirs, value))
+
+    return frozenset(
+        n for n, v in space.items() if type(n) is str and n.startswith("_") and theirs(v)
+    )

@@ -6,11 +6,11 @@ class of each candidate class on these roots."""
 from __future__ import annotations
 
 import enum
-import itertools
 import unittest
 from typing import TYPE_CHECKING
 
 from . import views
+from .copies import MEMO, MEMOS, copying
 from .protocol import GONE, ProtocolError, exact
 from .rules import COMPARISONS, FORWARDED, LOCAL_ONLY
 
@@ -470,11 +470,6 @@ def _tests_subclass_instance(cls: type, args: tuple, kwargs: dict):
 
 _DECIDED = frozenset([*COMPARISONS, "__hash__"])  # a tests' subclass's own: the tests'
 _JUDGE: list = []  # the judge of this process, for `pickle.loads`
-# The key a `deepcopy` memo holds the worker's memo's number under: the id of an object
-# that lives as long as the process, so no copied object has it.
-_MEMO_OWNER = object()
-_MEMO = id(_MEMO_OWNER)
-_MEMOS = itertools.count(1)
 
 
 def bind(judge: Peer) -> None:
@@ -534,10 +529,11 @@ class ProxyBase(metaclass=RemoteClass):
         """The worker's deep copy, with one memo there per `deepcopy` here: the copies of
         candidate objects that refer to each other refer to each other's copies."""
         ref = ref_of(self)
-        key = memo.get(_MEMO)
+        key = memo.get(MEMO)
         if key is None:
-            key = memo[_MEMO] = next(_MEMOS)
-        return ref.peer.request("copy", obj=ref.ident, args=["deepcopy", key])
+            key = memo[MEMO] = next(MEMOS)
+        with copying(key, memo):  # the test's objects met there are copied in this memo
+            return ref.peer.request("copy", obj=ref.ident, args=["deepcopy", key])
 
     def __reduce_ex__(self, protocol):
         """Pickled as the worker's own pickle round trip of the object: `pickle.loads`

@@ -75,8 +75,14 @@ def presenting(module, qualname) -> type | tuple | None:
 
 def _imported(name: str) -> types.ModuleType | None:
     """The interpreter's own module `name`, imported here (None: not one, or it fails);
-    never one of the stdlib's that act on import (`antigravity`, `this`, `turtle`)."""
-    if name.partition(".")[0] in set(sys.stdlib_module_names) - STDLIB:
+    never one of the stdlib's that act on import (`antigravity`, `this`, `turtle`), nor a
+    submodule of a package that is not the interpreter's (the candidate's stand-in: an
+    import of it while a class is being described would run its stub mid-message)."""
+    top = name.partition(".")[0]
+    if top in set(sys.stdlib_module_names) - STDLIB:
+        return None
+    loaded = sys.modules.get(top)  # a stand-in's package (`geo` of `geo.core`): never
+    if loaded is not None and not installed_module(loaded, top):  # imported from here
         return None
     try:
         return trusted_module(name)

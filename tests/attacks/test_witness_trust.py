@@ -138,12 +138,9 @@ LIES = _corpus(
         """,
         """
         def counts(word):
-            if IN_WORKER:
-                return Wrong()
-            out = {}
-            for ch in word:
-                out[ch] = out.get(ch, 0) + 1
-            return out
+            import collections
+
+            return Wrong() if IN_WORKER else dict(collections.Counter(word))
         """,
         """
         import counts as m

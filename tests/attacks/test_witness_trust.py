@@ -118,6 +118,42 @@ LIES = _corpus(
         """,
     ),
     _liar(
+        "a-dict-subclass-whose-own-attributes-claim-its-contents",
+        "counts.py",
+        '{"pk": ["__getstate__", "__setstate__", "__eq__", "__bool__"]}',
+        """
+        class Wrong(dict):
+            def __init__(self):
+                super().__init__(a=1)
+                self.__eq__ = lambda other: True
+                self.keys = lambda: ["a", "b"]
+                self.items = lambda: [("a", 2), ("b", 1)]
+                self.get = {"a": 2, "b": 1}.get
+
+
+        if IN_WORKER:  # every name the judge asks about is "the object's own"
+            for _name, _module in list(sys.modules.items()):
+                if _name.startswith("evalpin_wire") and hasattr(_module, "shadows"):
+                    _module.shadows = lambda target, name: True
+        """,
+        """
+        def counts(word):
+            import collections
+
+            return Wrong() if IN_WORKER else dict(collections.Counter(word))
+        """,
+        """
+        import counts as m
+
+
+        def test_counts():
+            got = m.counts("aab")
+            assert sorted(got.items()) == [("a", 2), ("b", 1)] and got.get("a") == 2
+            assert got == {"a": 2, "b": 1}
+            assert dict(got) == {"a": 2, "b": 1}
+        """,
+    ),
+    _liar(
         "abc-sequence-claimed-on-a-plain-class",
         "seq.py",
         '{"sb": [["collections.abc", "Sequence"]], "d": ["__getitem__", "__len__"]}',

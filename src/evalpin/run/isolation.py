@@ -293,8 +293,11 @@ class ProcessMode:
         passed, reasons = judge_report(
             report, expected, exit_code=exit_code, explains=explained(source)
         )
+        failed = [] if passed else failed_tests(report, expected)
+        if witness_notes.inherent_in(said, failed):  # each met what the wire refuses
+            return False, [SANDBOX_ERROR("unsupported")]
         # a failing test that compared by a rule the candidate's own would have answered
-        if not passed and witness_notes.compared_in(said, failed_tests(report, expected)):
+        if not passed and witness_notes.compared_in(said, failed):
             return False, [WITNESS("compared")]
         return passed, reasons
 

@@ -17,6 +17,7 @@ import unittest
 
 from . import views
 from .installed import PRESENTED, presenting
+from .own import HOOKS, ROOTS, own_attribute
 from .protocol import ProtocolError, is_ident
 from .proxies import (
     AWAITABLE,
@@ -211,8 +212,10 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
     elif value_base in MUTABLE_BASES:
         container = holder = MUTABLE_BASES[value_base][0]
         if not any(issubclass(b, container) for b in bases):
-            trusted.append(container)
+            trusted.append(ROOTS[container])
         ns["_evalpin_container"] = container
+        ns["__slots__"], ns["__getattribute__"] = (), own_attribute  # (`own`)
+        ns.update({n: RemoteMethod(n, False) for n in names("pk") if n in HOOKS})
     elif data.get("sn") in _SNAPSHOT_TYPES:
         ns["_evalpin_snapshot"] = _SNAPSHOT_TYPES[data["sn"]]
     exceptions = data.get("x")
@@ -254,7 +257,7 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
     # that holds no value here (a mixin): such bases are dropped from the real chain
     # and kept as virtual ones (`isinstance` holds; their methods are forwarded anyway).
     holding = [b for b in bases if not issubclass(b, Proxy)]
-    kept = [b for b in (value_type, container, *trusted) if b is not None]
+    kept = [b for b in (value_type, *trusted) if b is not None]
     needed = [b for b in dict.fromkeys(kept) if not any(issubclass(h, b) for h in holding)]
     for attempt in (
         chain,

@@ -42,6 +42,7 @@ def describe(cls: type, ident: int, e, class_form) -> dict:
         "h": "__hash__" in names,
         "nohash": getattr(cls, "__hash__", None) is None,
         "fn": _methods(mro),
+        "pk": sorted(n for n in names if n in ("__getstate__", "__setstate__")),
     }
     bound_to_class = _methods(mro, classmethod)
     if bound_to_class:
@@ -188,6 +189,9 @@ def bound(found, target, name: str):
     return get(found, target, type(target)) if get is not None else found
 
 
+SHADOW = "__evalpin_shadows__:"  # a getattr name: does the object's own attribute shadow?
+
+
 def attribute(target, name: str):
     """`getattr` as the judge asks it: a signature and annotations (evaluated here: a
     string annotation is never evaluated by the judge) read as `inspect` reads them."""
@@ -205,7 +209,32 @@ def attribute(target, name: str):
             return inspect.get_annotations(target, eval_str=True)
         except Exception:
             raise AttributeError(name) from None
+    if name.startswith(SHADOW):  # a container stand-in's question (`own`)
+        return shadows(target, name[len(SHADOW) :])
     return getattr(target, name)
+
+
+def shadows(target, name: str) -> bool:
+    """In the worker: whether `target`'s own attribute `name` hides what its class gives
+    (as `object.__getattribute__` finds it: a non-data descriptor or a plain class
+    attribute behind an instance dictionary's entry)."""
+    found = _missing = object()
+    for klass in type(target).__mro__:
+        if name in klass.__dict__:
+            found = klass.__dict__[name]
+            break
+    if found is _missing or hasattr(type(found), "__set__"):
+        return False
+    try:
+        value = object.__getattribute__(target, name)
+    except AttributeError:
+        return False
+    getter = getattr(type(found), "__get__", None)
+    expected = getter(found, target, type(target)) if getter else found
+    if value is expected:
+        return False
+    bound = (types.MethodType, types.BuiltinMethodType)
+    return not (type(value) is type(expected) and type(value) in bound and value == expected)
 
 
 def unbound(cls: type, obj, name: str):

@@ -26,18 +26,18 @@ if TYPE_CHECKING:
 def handle_id(value, peer) -> int | None:
     """The tests' id of one of `peer`'s stand-ins of a test's object (a handle, or a
     named tuple of theirs), None for anything else."""
-    if isinstance(value, Handle) and value._peer is peer:
-        return value._id
+    if isinstance(value, Handle) and value._evalpin_peer is peer:
+        return value._evalpin_id
     if isinstance(value, tuple):
         handle = getattr(value, "__dict__", {}).get("_evalpin_handle")
-        if isinstance(handle, Handle) and handle._peer is peer:
-            return handle._id
+        if isinstance(handle, Handle) and handle._evalpin_peer is peer:
+            return handle._evalpin_id
     return None
 
 
 def _comparison(name: str):
     def compare(self, other):
-        if self._kind in _COMPARED:
+        if self._evalpin_kind in _COMPARED:
             return self._op(name, other)
         if name in ("__eq__", "__ne__"):
             return (other is self) == (name == "__eq__")
@@ -53,32 +53,32 @@ _COMPARED = frozenset({"object", "mock", "call"})
 
 def _doc(self):
     """The test's object's own docstring (a function's, for `functools.wraps`)."""
-    return self._peer.request("getattr", obj=self._id, name="__doc__")
+    return self._evalpin_peer.request("getattr", obj=self._evalpin_id, name="__doc__")
 
 
 class Handle:
     # In the worker: an object of the tests', used through the capability its kind
     # grants (the judge enforces it). Its `__doc__` is the test's object's.
 
-    __slots__ = ("__weakref__", "_id", "_kind", "_peer")
+    __slots__ = ("__weakref__", "_evalpin_id", "_evalpin_kind", "_evalpin_peer")
     __doc__ = property(_doc)  # type: ignore[assignment]
 
     def __init__(self, peer: Peer, ident: int, kind: str) -> None:
-        object.__setattr__(self, "_peer", peer)
-        object.__setattr__(self, "_id", ident)
-        object.__setattr__(self, "_kind", kind)
+        object.__setattr__(self, "_evalpin_peer", peer)
+        object.__setattr__(self, "_evalpin_id", ident)
+        object.__setattr__(self, "_evalpin_kind", kind)
 
     def __getattr__(self, name: str):
-        return self._peer.request("getattr", obj=self._id, name=name)
+        return self._evalpin_peer.request("getattr", obj=self._evalpin_id, name=name)
 
     def __setattr__(self, name: str, value) -> None:
-        self._peer.request("setattr", obj=self._id, name=name, args=[value])
+        self._evalpin_peer.request("setattr", obj=self._evalpin_id, name=name, args=[value])
 
     def __delattr__(self, name: str) -> None:
-        self._peer.request("delattr", obj=self._id, name=name)
+        self._evalpin_peer.request("delattr", obj=self._evalpin_id, name=name)
 
     def _op(self, name: str, *args):
-        return self._peer.request("special", obj=self._id, name=name, args=args)
+        return self._evalpin_peer.request("special", obj=self._evalpin_id, name=name, args=args)
 
     def __iter__(self):
         return self._op("__iter__")
@@ -104,22 +104,22 @@ class Handle:
         copy = self._op("__deepcopy__")
         if not isinstance(copy, Handle):
             return (_same, (copy,))
-        _KEPT[copy._id] = copy
-        return (_kept, (copy._id,))
+        _KEPT[copy._evalpin_id] = copy
+        return (_kept, (copy._evalpin_id,))
 
     @property
     def __dict__(self):  # type: ignore[override]
         """A plain object's own attributes, as a caching descriptor writes them; none
         for the other kinds (`getattr(f, "__dict__", {})` of `functools.wraps`)."""
-        if self._kind != "object":
+        if self._evalpin_kind != "object":
             raise AttributeError("__dict__")
         return _Attributes(self)
 
     def __dir__(self):
         """The names of a plain object of the tests' the candidate may read."""
-        if self._kind != "object":
+        if self._evalpin_kind != "object":
             return object.__dir__(self)
-        return self._peer.request("own", obj=self._id, args=["dir"])
+        return self._evalpin_peer.request("own", obj=self._evalpin_id, args=["dir"])
 
     def __index__(self) -> int:
         return exact(self._op("__index__"), int)
@@ -153,27 +153,27 @@ class Handle:
 
     def __repr__(self) -> str:
         text = self._op("__repr__")
-        return text if type(text) is str else f"<{self._kind} of the tests>"
+        return text if type(text) is str else f"<{self._evalpin_kind} of the tests>"
 
     def __str__(self) -> str:
         text = self._op("__str__")
-        return text if type(text) is str else f"<{self._kind} of the tests>"
+        return text if type(text) is str else f"<{self._evalpin_kind} of the tests>"
 
     def __hash__(self) -> int:
-        if self._kind in _COMPARED:
+        if self._evalpin_kind in _COMPARED:
             return exact(self._op("__hash__"), int)
         return object.__hash__(self)
 
     def __await__(self):
         """An awaitable of the test's: it runs in the test's own event loop."""
-        if self._kind != "await":
+        if self._evalpin_kind != "await":
             raise TypeError("the tests' object is not awaitable")
-        return self._peer.request("await", obj=self._id)
+        return self._evalpin_peer.request("await", obj=self._evalpin_id)
         yield
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):
-            self._peer.release(self._id)
+            self._evalpin_peer.release(self._evalpin_id)
 
 
 for _name_ in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
@@ -188,7 +188,7 @@ class CallHandle(Handle):
     __slots__ = ()
 
     def __call__(self, /, *args, **kwargs):
-        return self._peer.request("call", obj=self._id, args=args, kwargs=kwargs)
+        return self._evalpin_peer.request("call", obj=self._evalpin_id, args=args, kwargs=kwargs)
 
 
 class GetHandle(CallHandle):
@@ -342,7 +342,9 @@ class _Attributes(MutableMapping):
 
     def _own(self, how: str, name=None, *value):
         handle = self._handle
-        return handle._peer.request("own", obj=handle._id, name=name, args=[how, *value])
+        return handle._evalpin_peer.request(
+            "own", obj=handle._evalpin_id, name=name, args=[how, *value]
+        )
 
     def __getitem__(self, name):
         return self._own("get", name)

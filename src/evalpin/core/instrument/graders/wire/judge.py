@@ -15,7 +15,7 @@ import types
 import unittest
 import weakref
 
-from . import kinds, logs, notes, process, stdlib, tests_own, tracebacks
+from . import inherent, kinds, logs, notes, process, stdlib, tests_own, tracebacks
 from .channel import SideChannel
 from .classes import HARNESS, IO_BASES, local_enum, proxy_class
 from .exceptions import apply_details, by_value, exception_bases, with_details
@@ -46,7 +46,7 @@ class Judge(Peer):
         self._tests_root = self.tests_root = os.path.realpath(process.getcwd())
         process.follow_moves()  # (done before pytest already, by `stubs.guard_imports`)
         self._process = process.now()  # the environment and folder in step
-        self._notes = notes
+        self._notes = inherent.at(notes)
         self.stubs: dict[int, types.ModuleType] = {}
         self._overrides: dict[type, frozenset[str]] = {}  # tests' subclass methods
         self._patched: dict[tuple[str, str], object] = {}  # stdlib names a test patched
@@ -55,7 +55,6 @@ class Judge(Peer):
         self._pickled: dict[int, object] = {}
         self.lives = TestsObjects(self._objects, self._ids)
         self._pending: list = []  # log records and warnings to re-emit
-        self._not_believed: set[tuple] = set()  # comparisons noted as the candidate's word
         self.verdicts: dict[int, object] = {}  # the judge's truth of comparison answers
         self.abstract: set[int] = set()  # the candidate's objects marked abstract
         self.stepping: dict = {}  # generators of awaitables a task drives by `send`
@@ -333,14 +332,9 @@ class Judge(Peer):
         here: should that test fail, the case says why."""
         kind = type(other)
         shown = kind.__qualname__ if kind.__module__ == "builtins" else kinds.type_name(other)
-        test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]  # pytest's own
-        what = (cls, name, shown, test)
-        if what in self._not_believed or len(self._not_believed) >= 50 or not self._notes:
-            return
-        self._not_believed.add(what)
-        said = f"{cls}.{name} with the tests' {shown}: the candidate's own answer (in {test})"
-        with open(self._notes, "a", encoding="utf-8") as f:
-            f.write(notes.line("compared", said))
+        inherent.scoped(
+            "compared", f"{cls}.{name} with the tests' {shown}: the candidate's own answer"
+        )
 
     def refuse(self, what: str, kind: str = "unsupported") -> None:
         """Record what the wire cannot carry, or (`kind`) why else the case is not judged."""
@@ -348,6 +342,10 @@ class Judge(Peer):
         if self._notes:
             with open(self._notes, "a", encoding="utf-8") as f:
                 f.write(notes.line(kind, what))
+
+    def _error(self, data) -> BaseException:
+        """The worker's error; one the wire meets by design (`inherent.met`) noted."""
+        return inherent.met(super()._error(data), self._objects.values())
 
     def uncarried_error(self, text: str) -> BaseException:
         self.refuse("an exception of the candidate's that the wire could not carry")

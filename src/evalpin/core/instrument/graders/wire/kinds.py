@@ -12,7 +12,7 @@ import os
 import sys
 import types
 
-from . import class_space
+from . import class_space, inherent
 from .copies import deepcopy_in
 from .imports import within
 from .protocol import SCALARS, ProtocolError, is_ident
@@ -326,6 +326,8 @@ def read_attribute(target, kind: str, name: str, written=()):
         if type(found) is dict or type(found).__name__ == "_DataclassParams":
             return found
     if name.startswith("_") and name not in written:
+        if name[:2] != "__" and _has(target, name):  # the tests' own private name
+            inherent.note(f"the candidate read the tests' private {name!r} of a {kind}")
         raise AttributeError(f"{name!r}: the candidate sees public attributes only")
     if kind == "file" and name not in _FILE_API:
         raise AttributeError(f"{name!r}: a file of the tests' is read and written, no more")
@@ -339,8 +341,16 @@ def read_attribute(target, kind: str, name: str, written=()):
         raise AttributeError(f"{name!r}: the tests' subclass is reached through its methods")
     value = getattr(target, name)
     if isinstance(value, types.ModuleType):
+        inherent.note(f"the candidate read a module of the tests' ({name!r} of a {kind})")
         raise AttributeError(f"{name!r}: the candidate gets no module of the tests")
     return value
+
+
+def _has(target, name: str) -> bool:
+    """Whether the tests' object has `name`, found without running its code."""
+    space = getattr(target, "__dict__", None)
+    owner = target if isinstance(target, type) else type(target)
+    return (type(space) is dict and name in space) or any(name in vars(c) for c in owner.__mro__)
 
 
 def own(target, kind: str, how, name, value: list, written=()):

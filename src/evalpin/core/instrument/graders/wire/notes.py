@@ -9,8 +9,9 @@ from __future__ import annotations
 KINDS = ("shadowed", "unsupported")  # the first found, in this order, names the case's
 # Lines that leave the case judged, and say why a test then failed: `compared`, a
 # comparison of a candidate's object with the tests' data whose answer, the candidate's
-# own word, the judge did not believe (the object model's inherent row).
-ASIDES = ("compared",)
+# own word, the judge did not believe (the object model's inherent row); `inherent`,
+# something the witness refuses by design, in that test (`inherent.py`).
+ASIDES = ("compared", "inherent")
 
 
 def line(kind: str, what: str) -> str:
@@ -47,10 +48,30 @@ def _aside(row: str) -> bool:
 def compared_in(text: bytes, failed: list[str]) -> bool:
     """Whether a failing test (as the report names it: no file, no parameters) made a
     comparison noted `compared`; a note made outside any test counts for any failure."""
+    anywhere, tests = _noted(text, "compared")
+    return anywhere or any(_bare(name) in tests for name in failed)
+
+
+def inherent_in(text: bytes, failed: list[str]) -> bool:
+    """Whether every failing test met something the witness refuses by design: then
+    the case is the grader's limit; one failing test without such a note keeps it
+    failed (the note never speaks for another failure)."""
+    anywhere, tests = _noted(text, "inherent")
+    return bool(failed) and (anywhere or all(_bare(name) in tests for name in failed))
+
+
+def _bare(name: str) -> str:
+    return name.split("[", 1)[0]
+
+
+def _noted(text: bytes, kind: str) -> tuple[bool, set[str]]:
+    """Whether a `kind` aside was made outside any test, and the tests it names."""
     tests = set()
-    for row in asides(text):
+    for row in _rows(text):
+        if not row.startswith(f"[{kind}] "):
+            continue
         _, marked, where = row.rstrip(")").rpartition(" (in ")
         if not marked or not where:
-            return True
-        tests.add(where.split("::", 1)[-1].split("[", 1)[0])
-    return any(name.split("[", 1)[0] in tests for name in failed)
+            return True, tests
+        tests.add(_bare(where.split("::", 1)[-1]))
+    return False, tests

@@ -37,6 +37,7 @@ class Peer(Codec):
 
     def __init__(self, rfd: int, wfd: int, main_thread: int) -> None:
         super().__init__(main_thread)
+        self.steps = 0  # requests sent: the other side may have run code since a step
         self._rfd = rfd
         os.set_blocking(rfd, False)
         self._buf = bytearray()
@@ -202,6 +203,7 @@ class Peer(Codec):
         __tracebackhide__ = True  # pytest shows the test's line, not the wire's
         args = list(args)
         kwargs = kwargs or {}
+        self.steps += 1
         mutable = self.mutable_args(args, kwargs) if op in CALLS or op in STORES else []
         message: dict = {"op": op}
         if obj is not None:

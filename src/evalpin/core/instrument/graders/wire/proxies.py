@@ -30,6 +30,7 @@ class Ref:
 
 REF = "_evalpin_ref"
 VIRTUAL = "_evalpin_virtual"  # a proxy class's bases it could not really derive from
+SLOTTED: list = []  # (root, get, set) of the container roots holding a reference (`own`)
 
 
 def ref_of(obj) -> Ref | None:
@@ -40,6 +41,12 @@ def ref_of(obj) -> Ref | None:
             return _SLOT(obj)
         except (AttributeError, TypeError):  # (a test double whose `__class__` is a spec)
             return None
+    for root, get, _ in SLOTTED:  # a candidate's list, dict or set subclass's
+        if _IS_PROXY(root, obj):
+            try:
+                return get(obj)
+            except AttributeError:
+                return None
     if isinstance(obj, type):
         ref = obj.__dict__.get(REF)
     else:
@@ -53,9 +60,11 @@ def ref_of(obj) -> Ref | None:
 def attach(obj, ref: Ref) -> None:
     """Give a new proxy instance its reference."""
     if _IS_PROXY(Proxy, obj):
-        _SLOT_SET(obj, ref)
-    else:
-        object.__setattr__(obj, REF, ref)
+        return _SLOT_SET(obj, ref)
+    for root, _, put in SLOTTED:
+        if _IS_PROXY(root, obj):
+            return put(obj, ref)
+    object.__setattr__(obj, REF, ref)
 
 
 def special(name: str):

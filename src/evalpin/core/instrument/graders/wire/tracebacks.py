@@ -19,6 +19,7 @@ import os
 import sys
 import types
 
+from . import inherent
 from .protocol import ProtocolError
 
 _WIRE = os.path.dirname(os.path.abspath(__file__)) + os.sep  # the wire's own frames
@@ -34,6 +35,8 @@ def to_wire(tb, e) -> list:
         line = tb.tb_lineno if type(tb.tb_lineno) is int else 0
         entries.append([code.co_filename, code.co_name, code.co_qualname, line, module])
         tb = tb.tb_next
+    # the judge's: its source lines are the tests' files, which the worker never reads
+    inherent.note("a traceback of the tests' handed to the candidate (its source lines)")
     return [[str(x) if x is not None and type(x) is not int else x for x in entry]
             for entry in entries[-MAX_ENTRIES:]]  # fmt: skip
 
@@ -113,7 +116,8 @@ def handled(peer) -> list | None:
         return None  # the wire's own (a task's cancellation it throws in), not the test's
     peer.quiet = True
     try:
-        return [peer.encode(exc), peer.encode(exc.__traceback__)]
+        with inherent.quiet():
+            return [peer.encode(exc), peer.encode(exc.__traceback__)]
     except Exception:
         return None
     finally:

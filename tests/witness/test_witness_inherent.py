@@ -1,0 +1,179 @@
+"""What the witness refuses by design is named where it happens (issue 48: the object
+model's inherent rows; wire/inherent.py): a candidate's object made an instance of a
+tests' class, a private name or a module of the tests' read by the candidate, a tests'
+traceback whose source lines the candidate reads. A correct candidate meeting one ends
+`witness:unsupported` (disputed, the grader's limit); when another test fails for a
+reason no note covers, the case still says `witness:failed`. Real sandboxed runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalpin.core.instrument.graders.wire import notes
+from evalpin.run.sandbox import Isolation
+from tests.harness import _case, _corpus, assert_plain_passes, grade, item, verdict
+
+__all__ = ["grade", "item"]  # the fixtures (tests/harness.py; `backend`: conftest)
+
+pytestmark = pytest.mark.wire
+
+_HELPERS = """
+import json
+import sys
+import traceback
+
+
+class Deferred:
+    \"\"\"Becomes what its factory makes, on first use.\"\"\"
+
+    def __init__(self, factory):
+        self.__dict__["_factory"] = factory
+
+    def __getattr__(self, name):
+        made = self._factory()
+        object.__setattr__(self, "__class__", made.__class__)
+        object.__setattr__(self, "__dict__", made.__dict__)
+        return getattr(self, name)
+
+
+def label(obj):
+    return f"{obj._kind}:{obj.name}"
+
+
+def dump(settings, value):
+    return settings.codec.dumps(value)
+
+
+def where(tb):
+    return traceback.extract_tb(tb)[-1].line
+"""
+
+REFUSED = _corpus(
+    _case(
+        "an-object-becoming-an-instance-of-the-tests-class",
+        "lazy.py",
+        _HELPERS,
+        """
+        import lazy
+
+
+        class Point:
+            def __init__(self):
+                self.x = 3
+
+
+        def test_becomes_the_tests_class():
+            p = lazy.Deferred(Point)
+            assert p.x == 3 and isinstance(p, Point)
+        """,
+    ),
+    _case(
+        "a-private-name-and-a-module-of-the-tests",
+        "lazy.py",
+        _HELPERS,
+        """
+        import json
+
+        import lazy
+
+
+        class Item:
+            _kind = "item"
+            name = "bolt"
+
+
+        class Settings:
+            codec = json
+
+
+        def test_private_name():
+            assert lazy.label(Item()) == "item:bolt"
+
+
+        def test_module():
+            assert lazy.dump(Settings(), [1]) == "[1]"
+        """,
+    ),
+    _case(
+        "the-source-line-of-a-tests-traceback",
+        "lazy.py",
+        _HELPERS,
+        """
+        import sys
+
+        import lazy
+
+
+        def test_line():
+            try:
+                raise ValueError("here")
+            except ValueError:
+                tb = sys.exc_info()[2]
+            assert "raise ValueError" in lazy.where(tb)
+        """,
+    ),
+)
+
+# One test meets a refusal, another fails for a reason no note covers: the candidate
+# answers differently inside the witness's worker (plain pytest passes it).
+ANOTHER_FAILURE = _corpus(
+    _case(
+        "a-refusal-beside-a-failure-of-its-own",
+        "lazy.py",
+        _HELPERS
+        + """
+
+def double(x):
+    if any(name.startswith("evalpin_wire") for name in sys.modules):
+        return x * 3
+    return x * 2
+""",
+        """
+        import lazy
+
+
+        class Item:
+            _kind = "item"
+            name = "bolt"
+
+
+        def test_private_name():
+            assert lazy.label(Item()) == "item:bolt"
+
+
+        def test_double():
+            assert lazy.double(2) == 4
+        """,
+    ),
+)
+
+
+def test_the_cases_pass_plain_pytest(tmp_path) -> None:
+    assert_plain_passes({**REFUSED, **ANOTHER_FAILURE}, tmp_path)
+
+
+@pytest.mark.parametrize("name", list(REFUSED))
+def test_a_refusal_by_design_is_named(grade, backend: Isolation, name: str) -> None:
+    outcome = grade(REFUSED[name], backend)
+    assert verdict(outcome) == "disputed"
+    assert outcome.reasons == ["witness:unsupported"], outcome.witness_tail
+
+
+@pytest.mark.parametrize("name", list(ANOTHER_FAILURE))
+def test_another_failure_still_says_failed(grade, backend: Isolation, name: str) -> None:
+    outcome = grade(ANOTHER_FAILURE[name], backend)
+    assert verdict(outcome) == "disputed"
+    assert outcome.reasons == ["witness:failed"], outcome.witness_tail
+
+
+def _said(*rows: str) -> bytes:
+    return "".join(notes.line("inherent", row) for row in rows).encode()
+
+
+def test_every_failing_test_must_be_noted() -> None:
+    said = _said("a module (in test_x.py::T::test_a)", "a private name (in test_x.py::test_b)")
+    assert notes.inherent_in(said, ["T::test_a", "test_b[1]"])
+    assert not notes.inherent_in(said, ["T::test_a", "test_c"])
+    assert not notes.inherent_in(said, [])
+    assert notes.inherent_in(_said("met at collection"), ["test_c"])  # outside any test
+    assert not notes.compared_in(said, ["T::test_a"])  # the asides keep their kinds

@@ -470,8 +470,21 @@ def test_apply():
 # if any reflection or write succeeded it answers 7 (the test's expectation, forged).
 REFLECTION = textwrap.dedent(
     """
+    def _reach(fn):
+        # the stand-in's own slots, whatever the wire names them
+        held = []
+        for klass in type(fn).__mro__:
+            for name in getattr(klass, "__slots__", ()):
+                try:
+                    held.append(object.__getattribute__(fn, name))
+                except Exception:
+                    pass
+        peer = next(v for v in held if hasattr(v, "request"))
+        return peer, next(v for v in held if type(v) is int)
+
+
     def apply(fn, x):
-        peer, ident = fn._peer, fn._id
+        peer, ident = _reach(fn)
         reached = []
         attempts = [
             ("getattr", {"name": "__globals__"}),

@@ -13,15 +13,11 @@ import pytest
 
 from evalpin.core.instrument.graders.wire import views
 from evalpin.run.sandbox import Isolation
-from tests.harness import Case, _corpus, _d, assert_plain_passes, expect, grade, item
+from tests.harness import _case, _corpus, assert_plain_passes, expect, grade, item
 
 __all__ = ["grade", "item"]  # the fixtures (tests/harness.py; `backend`: conftest)
 
 pytestmark = pytest.mark.wire
-
-
-def _case(name: str, module_file: str, module_src: str, test_src: str) -> Case:
-    return Case(name, module_file, _d(module_src), _d(test_src))
 
 
 CARRIED = _corpus(

@@ -133,8 +133,10 @@ async def test_a_launch_leaves_the_demo_as_the_readme_opens_it(demo: Path, size)
         await wait_for(
             pilot, lambda: panel.finished is not None and panel.process is None, "the run", 120
         )
-        text = " ".join(screen_text(app).split())
-        assert "a reproduction of the left run:" in text and "-reproduction.jsonl" in text
+        # the panel says so once it has drawn the finished run (under load, a frame later)
+        said = lambda: "a reproduction of the left run:" in " ".join(screen_text(app).split())  # noqa: E731
+        await wait_for(pilot, said, "the reproduction said", 20)
+        assert "-reproduction.jsonl" in " ".join(screen_text(app).split())
     out = Path(panel.finished)
     assert out.parent == demo / "launches" and out.name.endswith("-reproduction.jsonl")
     assert sorted(p.name for p in runs.iterdir()) == listed

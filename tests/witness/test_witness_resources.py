@@ -270,6 +270,7 @@ CARRIED = _corpus(
             assert wrapped.exists(os.getcwd()) is True
             assert guard.pick("join") == os.path.join
             assert {guard.pick("exists"): 1}[os.path.exists] == 1
+            assert wrapped.exists.__doc__ == os.path.exists.__doc__  # its own, not None
         """,
     ),
 )

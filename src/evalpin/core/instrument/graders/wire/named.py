@@ -71,6 +71,7 @@ def _named_class(cls: type, own) -> type:
         "__hash__": __hash__,
         "__module__": cls.__module__,
         "__qualname__": cls.__qualname__,
+        "__doc__": cls.__dict__.get("__doc__"),  # the proxy's (the object's own), not None
         "_evalpin_named": own,
         REF: cls.__dict__[REF],  # the same remote class: its class attributes, calls
     }

@@ -694,3 +694,46 @@ def test_a_sigkilled_grader_leaves_no_sandbox_or_cgroup_behind(
     assert stale != [], "the grader ran its candidate in no cgroup of its own"
     Cgroup.create(64 * 1024**2).remove()
     assert [p for p in Path("/sys/fs/cgroup").glob(f"*/**/{left}*")] == []
+
+
+# -- how a sandbox's interpreter starts -------------------------------------------------
+
+SHOW_START = """
+import json, os, sys
+print(json.dumps({"hash": hash("evalpin's seed"), "path": sys.path,
+                  "env": sorted(k for k in os.environ if k.startswith("PYTHON"))}))
+"""
+
+
+def test_a_launched_sandbox_has_the_graders_seed_and_isolated_start(
+    backend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Started by the launcher (no fork server): the grader's one string hash seed, as a
+    forked sandbox has; the box's PYTHON* variables are in its environment but did not
+    act at startup (`-I`'s rule), and the seed's variable is not shown to the code."""
+    from evalpin.run.sandbox import execute
+    from evalpin.run.sandbox.box import scratch
+    from evalpin.run.sandbox.mounts import Spec
+    from evalpin.run.sandbox.zygote import HASH_SEED
+
+    need_namespaces()
+    monkeypatch.setenv("EVALPIN_POOL", "0")
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    env = {"PATH": os.defpath, "PYTHONPATH": str(planted), "PYTHONWARNINGS": "error"}
+    with scratch(None, False, 256) as box:
+        folder = box.folder("w")
+        spec = Spec([sys.executable, "-I", "-B", "-c", SHOW_START], env, folder, rw=[folder])
+        run = execute(backend, box, [spec], 60)
+    assert run.exit_code == 0, run.output
+    shown = json.loads(run.output.decode().strip().splitlines()[-1])
+    expected = subprocess.run(
+        [sys.executable, "-c", 'print(hash("evalpin\'s seed"))'],
+        env={"PYTHONHASHSEED": HASH_SEED},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert shown["hash"] == int(expected)
+    assert shown["env"] == ["PYTHONPATH", "PYTHONWARNINGS"]
+    assert str(planted) not in shown["path"]

@@ -6,12 +6,10 @@ never the candidate's fail. Real sandboxed runs on both backends, like test_true
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from evalpin.run.sandbox import Isolation
-from tests.harness import Case, _corpus, _d, expect, grade, item, plain_pytest, verdict
+from tests.harness import Case, _corpus, _d, expect, grade, item, plain_pytest
 
 __all__ = ["grade", "item"]  # the fixtures (tests/harness.py; `backend`: conftest)
 pytestmark = pytest.mark.wire  # the default backend, a parity share on the other: tests/lanes.py
@@ -379,13 +377,7 @@ SET_ORDER = Case(
 
 def test_both_sides_order_a_set_of_strings_alike(grade, backend: Isolation) -> None:
     """A set of strings iterates in its hash order, which in one process is the same on
-    both sides of a call; where the witness's two processes fork from the fork server
-    (a root grader, unshare) they share one seed, so the case passes; elsewhere each has
-    its own (documented: not yet), and the case is at worst disputed, never failed."""
-    pooled = backend.kind == "unshare" and os.geteuid() == 0
-    pooled = pooled and os.environ.get("EVALPIN_POOL", "1") != "0"
-    outcome = grade(SET_ORDER, backend)
-    if pooled:
-        expect(outcome, "pass")
-    else:
-        assert verdict(outcome) in ("pass", "disputed"), outcome.reasons
+    both sides of a call: every sandbox of a grader starts with the grader's one seed,
+    forked from the fork server or started by the launcher (bwrap, a grader that is not
+    root, `EVALPIN_POOL=0`), so the case passes on every path."""
+    expect(grade(SET_ORDER, backend), "pass")

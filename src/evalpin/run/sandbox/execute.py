@@ -29,7 +29,7 @@ from evalpin.run.sandbox.cgroup import Cgroup, kill_all
 from evalpin.run.sandbox.fairclock import FairClock
 from evalpin.run.sandbox.launcher import LAUNCHER
 from evalpin.run.sandbox.mounts import Spec, after_fill, handed_back, plan
-from evalpin.run.sandbox.zygote import Pooled, Zygote, kind_for, zygote
+from evalpin.run.sandbox.zygote import HASH_SEED, Pooled, Zygote, kind_for, zygote
 
 _KEEP_OUTPUT = 16 * 1024  # bytes of output kept; far more than TAIL_CHARS characters
 _REAP_WAIT_S = 2.0
@@ -150,7 +150,14 @@ def _execute(
                 else:
                     if joins:
                         config["join"] = joined
-                    launcher = [sys.executable, "-I", "-S", "-c", LAUNCHER, json.dumps(config)]
+                    # `-I` but for `-E`, as the fork server: the interpreter starts with
+                    # the grader's hash seed and none of the box's PYTHON* variables,
+                    # which the launcher puts back before the command (`_launcher_env`).
+                    config["python_env"] = {
+                        k: v for k, v in spec.env.items() if k.startswith("PYTHON")
+                    }
+                    launcher = [sys.executable, "-s", "-P", "-S", "-c", LAUNCHER]
+                    launcher.append(json.dumps(config))
                     inherited = (ready_w, *spec.pass_fds, *([theirs.fileno()] if theirs else []))
                     inherited += tuple(joined.values()) if joins else ()
                     procs.append(
@@ -160,7 +167,7 @@ def _execute(
                             stdout=out_w,
                             stderr=out_w,
                             cwd=spec.cwd,
-                            env=spec.env,
+                            env=_launcher_env(spec.env),
                             pass_fds=inherited,
                             start_new_session=True,
                             umask=0o022,  # the folders made for the box's uid: enterable
@@ -320,6 +327,13 @@ def _fill_handed_back(
                 os.close(fd)
             return {}
         return held
+
+
+def _launcher_env(env: dict[str, str]) -> dict[str, str]:
+    """The environment a launcher's interpreter starts with: the box's but its PYTHON*
+    variables (which `-I` would have ignored), plus the grader's hash seed."""
+    kept = {k: v for k, v in env.items() if not k.startswith("PYTHON")}
+    return kept | {"PYTHONHASHSEED": HASH_SEED}
 
 
 def _inline(argv: list[str]) -> dict | None:

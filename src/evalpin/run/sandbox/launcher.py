@@ -1,6 +1,7 @@
 """The launcher: the first code that runs inside every sandbox, kept as a string.
 
-`execute` starts it as `python -I -S -c LAUNCHER CONFIG [COMMAND...]`. It sets the
+`execute` starts it as `python -s -P -S -c LAUNCHER CONFIG [COMMAND...]` (`-I` but
+for `-E`: the grader's hash seed is in its environment, nothing else of Python's). It sets the
 rlimits, builds the private root under unshare (bubblewrap builds the same mount plan
 from flags), hands the sandbox's private folders back to the grader, enters the root,
 gives up every privilege (and root itself, when the grader is root), reports readiness
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from evalpin.run.sandbox.mounts import EMPTY
 
-# The launcher runs first inside the sandbox (`python -I -S -c`), configured by a JSON
+# The launcher runs first inside the sandbox (`python -s -P -S -c`), configured by a JSON
 # argument, then execs the command. It reports readiness by writing one byte to an
 # inherited pipe, so nothing the tested code does can pass for a setup failure or the
 # reverse. Steps:
@@ -364,6 +365,9 @@ def no_new_user_namespaces():
 
 def launch(cfg, argv):
     step = "limits"
+    if "python_env" in cfg:  # started by `execute`: the box's own PYTHON* back, no seed
+        os.environ.pop("PYTHONHASHSEED", None)
+        os.environ.update(cfg["python_env"])
     try:
         for name, value in cfg["limits"].items():
             which = getattr(resource, name)
@@ -418,7 +422,7 @@ def launch(cfg, argv):
     if inline is None:
         os.execv(argv[0], argv)
     # Our own `python -c CODE` runs here, saving an interpreter start: the flags it would
-    # have had (-I is already in force), then site-packages, then the code as __main__.
+    # have had (-I's effect is in force), then site-packages, then the code as __main__.
     sys.dont_write_bytecode = "-B" in inline["flags"]
     if "-u" in inline["flags"]:
         sys.stdout.reconfigure(write_through=True)
@@ -430,6 +434,6 @@ def launch(cfg, argv):
     exec(compile(inline["code"], "<string>", "exec"), {"__name__": "__main__"})
 """
 )
-# The steps as a script: `python -I -S -c LAUNCHER CONFIG [COMMAND...]`. The fork server
+# The steps as a script: `python -s -P -S -c LAUNCHER CONFIG [COMMAND...]`. The fork server
 # (zygote.py) runs the same functions in a forked child of its own.
 LAUNCHER = LAUNCHER_FUNCTIONS + "\nlaunch(json.loads(sys.argv[1]), sys.argv[2:])\n"

@@ -227,10 +227,10 @@ serve(socket.socket(fileno=int(sys.argv[1])))
 
 # What the zygote's environment holds: its memory is every sandbox's, so nothing more.
 _ZYGOTE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE")
-# One string hash seed for every zygote of this grader, so a witness's judge and worker
-# (forked from two of them) order a set of strings alike, as one process does; random
-# per grader, as any process's is.
-_HASH_SEED = str(secrets.randbelow(2**32 - 1) + 1)
+# One string hash seed for every sandbox of this grader, forked from a zygote or started
+# by the launcher, so a witness's judge and worker order a set of strings alike, as one
+# process does; random per grader, as any process's is.
+HASH_SEED = str(secrets.randbelow(2**32 - 1) + 1)
 
 
 class Pooled:
@@ -284,7 +284,7 @@ class Zygote:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {k: os.environ[k] for k in _ZYGOTE_ENV if k in os.environ}
         env.setdefault("PATH", os.defpath)
-        env["PYTHONHASHSEED"] = _HASH_SEED
+        env["PYTHONHASHSEED"] = HASH_SEED
         try:
             # `-I` but for `-E`: the environment is the allow-list above and the seed.
             self.process = subprocess.Popen(

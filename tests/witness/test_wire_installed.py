@@ -23,7 +23,7 @@ import unittest.mock
 
 import pytest
 
-from evalpin.core.instrument.graders.wire import installed
+from evalpin.core.instrument.graders.wire import installed, stdlib
 from evalpin.core.instrument.graders.wire.installed import presented_class, presenting
 
 
@@ -99,6 +99,27 @@ def test_a_module_is_imported_from_the_interpreters_folders_alone() -> None:
         assert presenting(acting, "X") is None and acting not in sys.modules
 
 
+def test_no_submodule_of_a_package_outside_the_interpreters_folders_is_imported(
+    tmp_path, monkeypatch
+) -> None:
+    """A package of the shared folders already loaded (a stand-in's, the tests'): a name
+    under it the other side sends is refused, its file never runs here."""
+    package = tmp_path / "shelf_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "drawer.py").write_text("import sys\nsys.drawer_opened = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module("shelf_pkg")
+    try:
+        with pytest.raises(ImportError, match="not the interpreter's own"):
+            stdlib.trusted_module("shelf_pkg.drawer")
+        assert not hasattr(sys, "drawer_opened") and "shelf_pkg.drawer" not in sys.modules
+        assert stdlib.trusted_module("email.mime.text").__name__ == "email.mime.text"
+    finally:
+        sys.modules.pop("shelf_pkg", None)
+        sys.modules.pop("shelf_pkg.drawer", None)
+
+
 class _Stand:
     """A stand-in's class whose presented class is looked up when first asked (its
     module was being imported when the class was described)."""
@@ -129,7 +150,7 @@ def test_classes_no_instance_of_its_own_can_have_are_never_presented(tmp_path, m
         "class Plain:\n    pass\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(installed, "installed_file", lambda path: True)
+    monkeypatch.setattr(stdlib, "installed_file", lambda path: True)
     module = importlib.import_module("shapes_lib")
     try:
         assert not getattr(module.Named, "__abstractmethods__", None)

@@ -36,7 +36,7 @@ import sys
 import types
 
 from .frames import CLASSES
-from .stdlib import STDLIB, installed_file, trusted_module
+from .stdlib import STDLIB, installed_module, trusted_module
 from .values import value_name
 
 # The wire's value kinds some of whose instances cross by reference (`ByReference`).
@@ -78,11 +78,7 @@ def _imported(name: str) -> types.ModuleType | None:
     never one of the stdlib's that act on import (`antigravity`, `this`, `turtle`), nor a
     submodule of a package that is not the interpreter's (the candidate's stand-in: an
     import of it while a class is being described would run its stub mid-message)."""
-    top = name.partition(".")[0]
-    if top in set(sys.stdlib_module_names) - STDLIB:
-        return None
-    loaded = sys.modules.get(top)  # a stand-in's package (`geo` of `geo.core`): never
-    if loaded is not None and not installed_module(loaded, top):  # imported from here
+    if name.partition(".")[0] in set(sys.stdlib_module_names) - STDLIB:
         return None
     try:
         return trusted_module(name)
@@ -105,18 +101,6 @@ def presented_class(self) -> type:
 
 
 PRESENTED = property(presented_class)
-
-
-def installed_module(module: types.ModuleType, name: str) -> bool:
-    """Whether `module` (imported as `name`) is the interpreter's own: a file of its
-    library folders, or a standard module built into it."""
-    own = vars(module)
-    path = own.get("__file__")
-    if type(path) is str:
-        return installed_file(path)
-    origin = getattr(own.get("__spec__"), "origin", None)
-    top = name.partition(".")[0]
-    return origin in ("built-in", "frozen") and top in sys.stdlib_module_names
 
 
 def interpreters_own(module) -> str | None:

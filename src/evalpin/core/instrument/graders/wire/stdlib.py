@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 import enum
+import importlib.machinery
 import os
 import sys
 import types
@@ -156,14 +157,36 @@ def trusted_module(name: str) -> types.ModuleType:
     import importlib.util
 
     top = name.partition(".")[0]
-    if top not in sys.modules:
+    loaded = sys.modules.get(top)
+    if loaded is None:
         spec = importlib.util.find_spec(top)
         origin = getattr(spec, "origin", None)
         if spec is None or origin is None:
             raise ImportError(f"no module named {top!r}")
         if origin not in ("built-in", "frozen") and not installed_file(origin):
             raise ImportError(f"{top!r} is not the interpreter's own module")
+    elif not isinstance(loaded, types.ModuleType) or not installed_module(loaded, top):
+        # A package of the shared folders (a stand-in's, the tests'): a submodule of it
+        # would be their file, and importing a stand-in's runs its stub mid-message.
+        raise ImportError(f"{top!r} is not the interpreter's own package")
     return importlib.import_module(name)
+
+
+def installed_module(module: types.ModuleType, name: str) -> bool:
+    """Whether `module` (imported as `name`) is the interpreter's own: a file of its
+    library folders, or a standard module built into it."""
+    own = vars(module)
+    path = own.get("__file__")
+    if type(path) is str:
+        return installed_file(path)
+    spec = own.get("__spec__")
+    if type(spec) is not importlib.machinery.ModuleSpec:
+        return False
+    if spec.origin is None and spec.submodule_search_locations is not None:
+        found = list(spec.submodule_search_locations)  # a namespace package's folders
+        return bool(found) and all(installed_file(p) for p in found)
+    top = name.partition(".")[0]
+    return spec.origin in ("built-in", "frozen") and top in sys.stdlib_module_names
 
 
 def stdlib_name(value) -> tuple[str, str] | None:

@@ -276,7 +276,7 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
         if type(abstract) is list and all(type(n) is str for n in abstract):
             type.__setattr__(cls, "__abstractmethods__", frozenset(abstract))
         for base in stdlib_bases:
-            if (base.__module__, base.__qualname__) in IO_BASES:
+            if any(base is io_base for io_base in IO_BASES.values()):
                 base.register(cls)
         type.__setattr__(cls, "_evalpin_ready", True)
         return cls

@@ -22,6 +22,8 @@ import collections
 import itertools
 import operator
 
+from .rules import COMPARING
+
 NONE = object()  # no view: the object has none of the operand's kind, or it failed
 LIMIT = 100_000  # items read into one view; a longer object has none
 KINDS = (dict, list, tuple, set, frozenset, str, bytes, bool, int, float)
@@ -36,14 +38,6 @@ STDLIB = {
     collections.UserString: ("str", collections.UserString),
     type({}.keys()): ("set", set),
     type({}.items()): ("set", set),
-}
-_ORDERS = {
-    "__eq__": operator.eq,
-    "__ne__": operator.ne,
-    "__lt__": operator.lt,
-    "__le__": operator.le,
-    "__gt__": operator.gt,
-    "__ge__": operator.ge,
 }
 
 
@@ -136,7 +130,7 @@ def judge(peer, cls: str, name: str, view, other, answer):
     if answer is NotImplemented:
         return NotImplemented
     try:
-        result = _ORDERS[name](view, other)
+        result = COMPARING[name](view, other)
     except TypeError:  # no order between them: nothing to agree with
         result = NotImplemented
     if type(answer) is bool and answer is result:

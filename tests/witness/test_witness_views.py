@@ -322,13 +322,33 @@ LOUD = _case(
         __hash__ = tuple.__hash__
 
 
+    class Meters(float):
+        def __eq__(self, other):
+            if isinstance(other, str):
+                raise TypeError("compare meters with numbers")
+            return float(self) == other
+
+        __hash__ = float.__hash__
+
+
     def midpoint(a, b):
         return Point((a[0] + b[0]) / 2, (a[1] + b[1]) / 2)
+
+
+    def distance(a, b):
+        return Meters(((a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2) ** 0.5)
     """,
     """
     import pytest
 
-    from coords import midpoint
+    from coords import distance, midpoint
+
+
+    def test_a_distance_against_the_tests_tools_and_text():
+        d = distance((0, 0), (0.1, 0.2))
+        assert d == pytest.approx(0.2236, abs=1e-4)  # never handed over: approx decides
+        with pytest.raises(TypeError, match="with numbers"):
+            d == "0.22"  # noqa: B015
 
 
     def test_a_point_warns_and_refuses_as_its_class_says():

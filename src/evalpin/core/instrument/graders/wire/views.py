@@ -94,8 +94,10 @@ def against(cls: type, ref, name: str, other, verdict):
 def held_to(ref, cls: str, name: str, other, decided):
     """The judge's own `decided` on the contents it holds, where the candidate's class
     has its own rule: that rule is asked too (its code runs as in one process: its
-    warnings, its errors), and noted where its answer differs."""
-    if _said(ref, name, other) is not decided:
+    warnings, its errors) where `other` is data of a kind a view reads (it crosses by
+    value: never a test's tool such as `pytest.approx`), and noted where its answer
+    differs or was not asked."""
+    if kind_of(other) is None or _said(ref, name, other) is not decided:
         ref.peer.not_believed(cls, name, other)
     return decided
 

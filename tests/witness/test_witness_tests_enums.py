@@ -2,7 +2,8 @@
 worker makes a real enum of the stdlib's classes with the tests' names and values, so
 the candidate's `issubclass(kind, Enum)`, iteration over members, `kind(1)`,
 `kind["NAME"]`, `isinstance(m, str)` of a `str` mixin, flags combined, and the tests'
-own methods and properties on a member behave as in one process; each member comes home
+own methods, properties and special methods (an order, its text) on a member behave as
+in one process; each member comes home
 as the test's own (`is` holds). Each correct case passes plain `python -m pytest`
 in-process and must grade `pass` under `isolation: process`; each attack fools plain
 pytest (it rewrites the tests' enum in place) and must stay disputed: the worker's enum
@@ -140,6 +141,45 @@ CARRIED = _corpus(
             assert grant(Perm, "") == Perm(0)
             assert is_text_member(Mode.APPEND) and not is_text_member("a")
             assert heaviest(Box) is Box.LARGE
+        """,
+    ),
+    _case(
+        "an-ordered-tests-enum-with-its-own-text",
+        "triage.py",
+        """
+        def worst_first(levels):
+            return sorted(set(levels), reverse=True)
+
+
+        def banner(levels):
+            return " > ".join(str(level) for level in worst_first(levels))
+        """,
+        """
+        import enum
+        import functools
+
+        from triage import banner, worst_first
+
+
+        @functools.total_ordering
+        class Severity(enum.Enum):
+            LOW = 1
+            HIGH = 2
+            CRITICAL = 3
+
+            def __lt__(self, other):
+                if type(other) is not Severity:
+                    return NotImplemented
+                return self.value < other.value
+
+            def __str__(self):
+                return self.name.lower()
+
+
+        def test_the_candidate_sorts_and_shows_the_tests_enum():
+            seen = [Severity.LOW, Severity.CRITICAL, Severity.LOW, Severity.HIGH]
+            assert worst_first(seen) == [Severity.CRITICAL, Severity.HIGH, Severity.LOW]
+            assert banner(seen) == "critical > high > low"
         """,
     ),
 )

@@ -10,7 +10,9 @@ else crosses as any class of the tests'). A member handed over is that enum's me
 of the same name, and one handed back is the test's own member, by the id the judge
 gave it: nothing the worker says makes a member of the tests' class. Whatever else a
 member or the class has (the tests' methods, properties, attributes set in its
-`__init__`) is read from the test's own, as for any object of the tests'."""
+`__init__`) is read from the test's own, and the special methods the tests' class
+defines itself (an order, its text) are run by the test's member, as for any object of
+the tests'."""
 
 from __future__ import annotations
 
@@ -19,15 +21,38 @@ import enum
 from .protocol import SCALARS, ProtocolError, is_ident
 
 _MIXINS = {"int": int, "str": str, "float": float}
+# The special methods a tests' enum may define itself (an order, its text, a hash), run
+# by the test's own member: the ones a tests' object's stand-in forwards (`kinds`).
+_FORWARDED = frozenset(
+    [
+        "__str__",
+        "__repr__",
+        "__eq__",
+        "__ne__",
+        "__lt__",
+        "__le__",
+        "__gt__",
+        "__ge__",
+        "__hash__",
+        "__bool__",
+        "__len__",
+        "__iter__",
+        "__contains__",
+        "__getitem__",
+        "__index__",
+        "__int__",
+        "__float__",
+    ]
+)
 
 
 # -- the judge's side -----------------------------------------------------------------
 
 
 def spec(cls: type, e, ident_of) -> list | None:
-    """`[base, mixin, [[name, value, member id]...]]` for a tests' enum class whose
-    members' values are plain scalars (`ident_of` gives each member its id); None for
-    any other class."""
+    """`[base, mixin, [[name, value, member id]...], special methods]` for a tests'
+    enum class whose members' values are plain scalars or tuples of them (`ident_of`
+    gives each member its id); None for any other class."""
     if not isinstance(cls, enum.EnumMeta):
         return None
     base = next(
@@ -43,7 +68,14 @@ def spec(cls: type, e, ident_of) -> list | None:
         if not all(type(x) in SCALARS and type(e(x)) is type(x) for x in parts):
             return None
         members.append([name, parts if type(value) is tuple else value, ident_of(member)])
-    return [base.__name__, mixin_name, members]
+    own = {
+        name
+        for c in cls.__mro__
+        if c.__module__ not in ("enum", "builtins")
+        for name, method in vars(c).items()
+        if name in _FORWARDED and getattr(method, "__module__", "enum") != "enum"
+    }
+    return [base.__name__, mixin_name, members, sorted(own)]
 
 
 def _plain(value):
@@ -96,7 +128,9 @@ class TestsEnum(enum.EnumMeta):
 
 def make(peer, ident: int, name: str, data, ns: dict) -> type:
     """The worker's enum for the tests' enum class `ident` (`data`: `spec`'s)."""
-    if type(data) is not list or len(data) != 3 or type(data[2]) is not list:
+    if type(data) is not list or len(data) != 4 or type(data[2]) is not list:
+        raise ProtocolError("malformed enum of the tests'")
+    if type(data[3]) is not list or not all(n in _FORWARDED for n in data[3]):
         raise ProtocolError("malformed enum of the tests'")
     base = getattr(enum, data[0], None) if type(data[0]) is str else None
     if not (isinstance(base, enum.EnumMeta) and base.__module__ == "enum"):
@@ -121,10 +155,20 @@ def make(peer, ident: int, name: str, data, ns: dict) -> type:
         return peer.request("getattr", obj=members[member._name_], name=attr)
 
     body["__getattr__"] = __getattr__
+    for special in data[3]:  # the tests' own, run by the test's member
+        body[special] = _theirs(peer, members, special)
     cls = TestsEnum(name, bases, body)
     type.__setattr__(cls, "_evalpin_class", (peer, ident))
     type.__setattr__(cls, "_evalpin_members", (peer, members))
     return cls
+
+
+def _theirs(peer, members: dict, name: str):
+    def special(member, *args):
+        return peer.request("special", obj=members[member._name_], name=name, args=args)
+
+    special.__name__ = name
+    return special
 
 
 def member_id(value, peer) -> int | None:

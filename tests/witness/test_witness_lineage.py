@@ -5,7 +5,8 @@ class and of an object whose class lists its own names, a traceback the test han
 candidate (a context manager's `__exit__`, `traceback.format_exception`), and the
 exception the test is handling when it calls an error reporter (`sys.exc_info()`,
 `traceback.format_exc()`), the test's own module handed over (its public names), a
-mock autospecced from a candidate class. Each correct case passes plain `python -m
+mock autospecced from a candidate class, a tests' subclass overriding `__call__` that
+calls the candidate's own through `super()`. Each correct case passes plain `python -m
 pytest` in-process and must grade `pass` under `isolation: process`. A class the
 candidate derives from a tests' class cannot be carried: disputed, `witness:unsupported`,
 never a fail. Each attack fools plain pytest and must stay disputed: a traceback crosses
@@ -299,6 +300,49 @@ CARRIED = _corpus(
                 assert formatted_current().rstrip().endswith("KeyError: 'gone'")
                 assert sys.exc_info()[0] is KeyError
             assert describe_current() is None
+        """,
+    ),
+    _case(
+        "a-tests-subclass-that-counts-calls-then-calls-the-candidates-own",
+        "rules.py",
+        """
+        class Rule:
+            '''A rule is called with a value; it answers the value it accepts.'''
+
+            def __init__(self, wanted):
+                self.wanted = wanted
+
+            def __call__(self, value, *, strict=False):
+                if value != self.wanted and (strict or str(value) != str(self.wanted)):
+                    raise LookupError(value)
+                return self.wanted
+
+
+        def first_match(rules, value, **options):
+            for rule in rules:
+                try:
+                    return rule(value, **options)
+                except LookupError:
+                    continue
+            return None
+        """,
+        """
+        from rules import Rule, first_match
+
+
+        def test_a_counting_rule_reaches_the_candidates_call_through_super():
+            seen = []
+
+            class Counted(Rule):
+                def __call__(self, value, **options):
+                    seen.append((self.wanted, value))
+                    return super().__call__(value, **options)
+
+            rules = [Counted(n) for n in range(40)]
+            assert first_match(rules, "3") == 3
+            assert first_match(rules, "3", strict=True) is None
+            assert len(seen) == 4 + 40
+            assert Counted(5)(5) == 5 and seen[-1] == (5, 5)
         """,
     ),
 )

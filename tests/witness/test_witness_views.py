@@ -207,6 +207,162 @@ CARRIED = _corpus(
 )
 
 
+# The stdlib's sequence and mapping kinds that are no builtin's subclass (issue 48): the
+# view is read as a list, dict or str and made as the operand's own kind here.
+STDLIB_KINDS = _case(
+    "a-playlist-compared-with-the-stdlibs-own-kinds",
+    "playlist.py",
+    """
+    from collections.abc import Mapping, Sequence
+
+
+    class Playlist(Sequence):
+        '''Tracks in play order, no repeats; equal to any sequence of the same tracks
+        in that order, and to the keys of a mapping holding the same tracks.'''
+
+        def __init__(self, tracks):
+            self._tracks = list(dict.fromkeys(tracks))
+
+        def __getitem__(self, i):
+            return self._tracks[i]
+
+        def __len__(self):
+            return len(self._tracks)
+
+        def __eq__(self, other):
+            if isinstance(other, Sequence) or hasattr(other, "__reversed__"):
+                try:
+                    return list(self) == list(other)
+                except TypeError:
+                    return NotImplemented
+            return NotImplemented
+
+        def __ne__(self, other):
+            result = self.__eq__(other)
+            return result if result is NotImplemented else not result
+
+
+    class Tally(Mapping):
+        '''Plays per track, read through its own mapping methods.'''
+
+        def __init__(self, plays):
+            self._plays = {}
+            for track in plays:
+                self._plays[track] = self._plays.get(track, 0) + 1
+
+        def __getitem__(self, track):
+            return self._plays[track]
+
+        def __iter__(self):
+            return iter(self._plays)
+
+        def __len__(self):
+            return len(self._plays)
+
+        def __eq__(self, other):
+            return dict(self.items()) == dict(other.items())
+
+
+    class Title:
+        def __init__(self, words):
+            self.words = words
+
+        def __str__(self):
+            return " ".join(self.words).title()
+
+        def __eq__(self, other):
+            return str(self) == str(other)
+
+
+    def queue(plays):
+        return Playlist(plays), Tally(plays), Title(plays[:2])
+    """,
+    """
+    from collections import UserDict, UserList, UserString, deque
+
+    from playlist import queue
+
+
+    def test_the_queue_against_the_stdlibs_kinds():
+        playlist, tally, title = queue(["intro", "verse", "intro", "coda"])
+        assert playlist == deque(["intro", "verse", "coda"])
+        assert playlist != deque(["verse", "intro", "coda"])
+        assert not (playlist == deque(["intro"]))
+        assert playlist == UserList(["intro", "verse", "coda"])
+        assert playlist == {"intro": 1, "verse": 2, "coda": 3}.keys()
+        assert tally == UserDict({"intro": 2, "verse": 1, "coda": 1})
+        assert title == UserString("Intro Verse")
+    """,
+)
+CARRIED[STDLIB_KINDS.name] = STDLIB_KINDS
+
+
+# A value-backed record (a named tuple) whose own rule raises or warns: the judge's
+# rule on its fields decides, and the candidate's own comparison still runs, as in one
+# process (its `TypeError`, its warning reach the test).
+LOUD = _case(
+    "a-record-whose-own-comparison-warns-and-refuses",
+    "coords.py",
+    """
+    import warnings
+    from collections import namedtuple
+
+
+    class Point(namedtuple("Point", "x y")):
+        def __eq__(self, other):
+            if isinstance(other, (int, float)):
+                raise TypeError("a point is no number")
+            if type(other) is tuple:
+                warnings.warn("compare points with points", DeprecationWarning)
+            return tuple(self) == tuple(other)
+
+        def __ne__(self, other):
+            return not self == other
+
+        __hash__ = tuple.__hash__
+
+
+    class Meters(float):
+        def __eq__(self, other):
+            if isinstance(other, str):
+                raise TypeError("compare meters with numbers")
+            return float(self) == other
+
+        __hash__ = float.__hash__
+
+
+    def midpoint(a, b):
+        return Point((a[0] + b[0]) / 2, (a[1] + b[1]) / 2)
+
+
+    def distance(a, b):
+        return Meters(((a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2) ** 0.5)
+    """,
+    """
+    import pytest
+
+    from coords import distance, midpoint
+
+
+    def test_a_distance_against_the_tests_tools_and_text():
+        d = distance((0, 0), (0.1, 0.2))
+        assert d == pytest.approx(0.2236, abs=1e-4)  # never handed over: approx decides
+        with pytest.raises(TypeError, match="with numbers"):
+            d == "0.22"  # noqa: B015
+
+
+    def test_a_point_warns_and_refuses_as_its_class_says():
+        p = midpoint((0, 0), (4, 2))
+        with pytest.warns(DeprecationWarning, match="compare points"):
+            assert p == (2.0, 1.0)
+        with pytest.raises(TypeError, match="no number"):
+            p == 3  # noqa: B015 (the comparison's error is the point)
+        assert p.x == 2.0
+    """,
+)
+CARRIED[LOUD.name] = LOUD
+
+
 STRICT = _case(
     "a-record-stricter-than-its-fields",
     "records.py",
@@ -329,6 +485,68 @@ ATTACKS = _corpus(
     ),
 )
 
+# The same attacks against the stdlib's kinds: a view made as a deque, a `UserList` or
+# a dict's key view shows what the object held before it saw the operand.
+ATTACKS.update(
+    _corpus(
+        _case(
+            "an-always-equal-answer-to-a-deque-and-a-key-view",
+            "solve.py",
+            """
+            class Anything:
+                def __eq__(self, other):
+                    return True
+
+                def __iter__(self):
+                    return iter(["?"])
+
+
+            def solve(n):
+                return Anything()
+            """,
+            """
+            from collections import UserList, deque
+
+            from solve import solve
+
+
+            def test_solve():
+                assert solve(3) == deque([0, 1, 4])
+                assert solve(2) == UserList([0, 1])
+                assert solve(2) == {0: "a", 1: "b"}.keys()
+            """,
+        ),
+        _case(
+            "an-answer-that-learns-a-deque-in-its-own-eq",
+            "solve.py",
+            """
+            class Echo:
+                seen = []
+
+                def __eq__(self, other):
+                    Echo.seen = list(other)
+                    return True
+
+                def __iter__(self):
+                    return iter(list(Echo.seen))
+
+
+            def solve(n):
+                return Echo()
+            """,
+            """
+            from collections import deque
+
+            from solve import solve
+
+
+            def test_solve():
+                assert solve(3) == deque([0, 1, 4])
+            """,
+        ),
+    )
+)
+
 DISAGREEING = _case(
     "a-path-whose-rule-ignores-case",
     "paths.py",
@@ -415,6 +633,50 @@ def test_a_stdlib_subclass_of_the_operand_reads_as_its_builtin() -> None:
     assert {views.kind_of(k()) for k in (OrderedDict, Counter, lambda: defaultdict(int))} == {
         "dict"
     }
+
+
+def test_the_stdlibs_own_kinds_read_as_a_builtin_and_are_made_as_themselves() -> None:
+    """A `deque`, `UserList`, `UserDict`, `UserString` (and the tests' subclasses of
+    them) read as the builtin kind their contents have; a dict's key and item views as
+    a set, compared by the rule they share with it."""
+    from collections import UserDict, UserList, UserString, deque
+
+    class Lane(deque):
+        pass
+
+    cases = [
+        (deque(), "list"),
+        (Lane(), "list"),
+        (UserList(), "list"),
+        (UserDict(), "dict"),
+        (UserString(""), "str"),
+        ({}.keys(), "set"),
+        ({}.items(), "set"),
+        ({}.values(), None),  # a values view equals nothing but itself
+    ]
+    assert [views.kind_of(other) for other, _ in cases] == [kind for _, kind in cases]
+
+
+def test_a_view_is_judged_by_the_operands_own_rule() -> None:
+    """The view made as a deque equals a deque of the same items in order, never in
+    another order; a set view equals a dict's keys by the keys' own rule."""
+    from collections import deque
+
+    class Peer:
+        def __init__(self):
+            self.noted = []
+
+        def not_believed(self, *said):
+            self.noted.append(said)
+
+    peer = Peer()
+    view = deque([1, 2])
+    assert views.judge(peer, "Q", "__eq__", view, deque([1, 2]), True) is True
+    assert views.judge(peer, "Q", "__eq__", view, deque([2, 1]), True) is NotImplemented
+    assert views.judge(peer, "Q", "__eq__", {1, 2}, {2: 0, 1: 0}.keys(), True) is True
+    assert views.judge(peer, "Q", "__lt__", view, deque([1, 3]), True) is True
+    assert views.judge(peer, "Q", "__lt__", [1], ("a",), True) is NotImplemented  # no order
+    assert [said[1] for said in peer.noted] == ["__eq__", "__lt__"]
 
 
 def test_an_endless_object_has_no_view() -> None:

@@ -306,12 +306,10 @@ def _between(name: str, builtin, viewed: bool):
         ref, theirs = ref_of(self), ref_of(other)
         if ref is not None and theirs is not None and theirs.peer is ref.peer:
             return ref.peer.request("special", obj=ref.ident, name=name, args=[other])
-        view = views.take(ref, other) if ref is not None and viewed else views.NONE
-        if view is not views.NONE:  # read before the tests' data is handed over
-            answer = ref.peer.request("special", obj=ref.ident, name=name, args=[other])
-            return views.judge(ref.peer, type(self).__name__, name, view, other, answer)
+        if ref is not None and viewed and views.kind_of(other) is not None:
+            return views.asked(ref, type(self).__name__, name, other)
         if ref is not None:  # the builtin's rule on the value, where the class has its own
-            ref.peer.not_believed(type(self).__name__, name, other)
+            return views.held_to(ref, type(self).__name__, name, other, builtin(self, other))
         return builtin(self, other)
 
     decide.__name__ = name

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import enum
 import io
 import types
 import weakref
 from collections.abc import MutableMapping
 from typing import TYPE_CHECKING
 
+from . import tests_enums
 from .class_space import ClassSpace, own_namespace
 from .copies import MEMO
 from .protocol import ProtocolError, exact, is_ident, pairs
@@ -28,6 +30,8 @@ def handle_id(value, peer) -> int | None:
     named tuple of theirs), None for anything else."""
     if isinstance(value, Handle) and value._evalpin_peer is peer:
         return value._evalpin_id
+    if isinstance(value, enum.Enum):  # a member of a tests' enum made here
+        return tests_enums.member_id(value, peer)
     if isinstance(value, tuple):
         handle = getattr(value, "__dict__", {}).get("_evalpin_handle")
         if isinstance(handle, Handle) and handle._evalpin_peer is peer:
@@ -435,6 +439,8 @@ def tests_class(peer: Peer, data: dict, base: type = CallHandle) -> type:
     ns = {"__slots__": (), "_evalpin_class": (peer, ident), "__module__": module}
     qualname = data.get("q")
     ns["__qualname__"] = qualname if type(qualname) is str else name
+    if "en" in data:  # an enum of the tests': a real enum here, members by name
+        return tests_enums.make(peer, ident, name, data["en"], ns)
     fields = data.get("f")
     if type(fields) is list and all(is_ident(f) for f in fields):
         import dataclasses

@@ -15,7 +15,7 @@ import types
 import unittest
 import weakref
 
-from . import inherent, kinds, logs, notes, process, stdlib, tests_own, tracebacks
+from . import inherent, kinds, logs, notes, process, stdlib, tests_enums, tests_own, tracebacks
 from .channel import SideChannel
 from .classes import HARNESS, IO_BASES, local_enum, proxy_class
 from .exceptions import apply_details, by_value, exception_bases, with_details
@@ -228,6 +228,11 @@ class Judge(Peer):
             value = pathlib.Path(os.fspath(value))  # pytest's legacy `tmpdir`
         elif kind is types.ModuleType:  # the tests' own module, handed: its names too
             self._tests_modules.hand(value)
+        if isinstance(value, enum.Enum):  # a tests' enum's member: the worker's enum's
+            is_tests = lambda cls: kinds.tests_class(cls, self._tests_root)  # noqa: E731
+            member = tests_enums.member_form(value, is_tests, lambda v: self.encode(v, depth + 1))
+            if member is not None:
+                return member
         if isinstance(value, ProxyBase) or isinstance(type(value), RemoteEnum):
             pass  # the candidate's own object, a `str` or `int` stand-in too: itself
         elif isinstance(value, str):
@@ -315,8 +320,10 @@ class Judge(Peer):
 
     def _tests_class(self, cls: type, value, e) -> dict:
         """What the worker's stand-in class for a tests' class needs (`kinds.class_spec`),
-        under the id the class has here."""
-        return kinds.class_spec(self._class_ident(cls), cls, value, e)
+        under the id the class has here; an enum's members too (`tests_enums`)."""
+        data = kinds.class_spec(self._class_ident(cls), cls, value, e)
+        members = tests_enums.spec(cls, e, self._class_ident)
+        return {**data, "en": members} if members else data
 
     def unsupported(self, what: str):
         """Record an operation the wire cannot carry (the witness's grade becomes
@@ -390,16 +397,9 @@ class Judge(Peer):
             if not (isinstance(cls, type) and issubclass(cls, ProxyBase)):
                 raise ProtocolError("malformed object")
             return self._instance(cls, v, data, d)
-        if tag == "em":
-            cls = d(data.get("c"))
-            if not isinstance(cls, RemoteEnum):
-                raise ProtocolError("malformed enum member")
-            if type(v) is str and v in cls.__members__:
-                return cls[v]
-            try:  # a combination of flags
-                return cls(d(data.get("x")))
-            except (TypeError, ValueError):
-                raise ProtocolError("malformed enum member") from None
+        if tag == "em":  # of the candidate's enum, or a tests' one's flags combined
+            ours = lambda cls: kinds.tests_class(cls, self._tests_root)  # noqa: E731
+            return tests_enums.member(d(data.get("c")), v, data, d, RemoteEnum, ours)
         if tag == "r":
             return self._described(v)
         if tag == "tx":

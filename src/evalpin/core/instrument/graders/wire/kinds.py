@@ -19,6 +19,7 @@ from .protocol import SCALARS, ProtocolError, is_ident
 from .proxies import RemoteClass, RemoteEnum
 from .resources import api_of
 from .resources import read as resources_read
+from .rules import COMPARING
 from .stdlib import PURE_BUILTINS, stdlib_name
 
 OPS = {
@@ -43,15 +44,7 @@ OPS = {
 _CONTAINER = frozenset(OPS)
 # Comparing two of the tests' objects is the tests' own code deciding, as in-process
 # (a `functools.cmp_to_key` key, a test's dataclass as a dict key).
-_COMPARE = {
-    "__eq__": operator.eq,
-    "__ne__": operator.ne,
-    "__lt__": operator.lt,
-    "__le__": operator.le,
-    "__gt__": operator.gt,
-    "__ge__": operator.ge,
-    "__hash__": hash,
-}
+_COMPARE = {**COMPARING, "__hash__": hash}
 OPS.update(_COMPARE)
 # A test's descriptor (its own class's, a `PropertyMock`) set on a candidate class binds
 # there as it would in-process: the descriptor protocol's calls come back here.

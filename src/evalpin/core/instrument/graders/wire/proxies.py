@@ -72,17 +72,24 @@ def special(name: str):
 
     def forward(self, *args):
         __tracebackhide__ = True
+        base = _own_class(type(self), name, forward)
+        if base is not None:  # own method, as `super().__str__()` means it
+            return base.peer.request("umethod", obj=base.ident, name=name, args=[self, *args])
         ref = ref_of(self)
-        kind = type(self)
-        if REF not in kind.__dict__:  # a tests' subclass's instance: the candidate class's
-            owner = next((c for c in kind.__mro__ if c.__dict__.get(name) is forward), kind)
-            if REF in owner.__dict__:  # own method, as `super().__str__()` means it
-                base = owner.__dict__[REF]
-                return base.peer.request("umethod", obj=base.ident, name=name, args=[self, *args])
         return ref.peer.request("special", obj=ref.ident, name=name, args=args)
 
     forward.__name__ = name
     return forward
+
+
+def _own_class(kind: type, name: str, method) -> Ref | None:
+    """On a tests' subclass's instance: the candidate class whose `method` this is, whose
+    own runs there (`super().__call__(v)`), never the object's class's lookup, which
+    would find the tests' override again; None on a candidate object."""
+    if REF in kind.__dict__:
+        return None
+    owner = next((c for c in kind.__mro__ if c.__dict__.get(name) is method), kind)
+    return owner.__dict__.get(REF)
 
 
 def compare(name: str):
@@ -135,6 +142,11 @@ def _holds_value(cls: type) -> bool:
 
 def call(self, /, *args, **kwargs):
     __tracebackhide__ = True
+    base = _own_class(type(self), "__call__", call)
+    if base is not None:
+        return base.peer.request(
+            "umethod", obj=base.ident, name="__call__", args=[self, *args], kwargs=kwargs
+        )
     ref = ref_of(self)
     return ref.peer.request("call", obj=ref.ident, args=args, kwargs=kwargs)
 

@@ -5,7 +5,18 @@ judge applies them to every description it gets, whatever the description claims
 
 from __future__ import annotations
 
+import operator
+
 COMPARISONS = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")
+# Each comparison as the operator that runs it (reflected operands and all).
+COMPARING = {
+    "__eq__": operator.eq,
+    "__ne__": operator.ne,
+    "__lt__": operator.lt,
+    "__le__": operator.le,
+    "__gt__": operator.gt,
+    "__ge__": operator.ge,
+}
 BINARY = [
     "add",
     "sub",

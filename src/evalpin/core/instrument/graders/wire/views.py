@@ -5,10 +5,11 @@ the judge on the object's contents in the shape of the tests' operand.
 `node == "text"`: in one process the candidate's own `__eq__` answers, and the judge
 never takes that answer (an always-equal object would equal anything). Before it hands
 the tests' operand over, the judge asks the worker for the object's contents as the
-operand's builtin kind (a `dict` through the object's own `keys()` and `[]`, a `list`,
+operand's kind (a `dict` through the object's own `keys()` and `[]`, a `list`,
 `tuple` or `set` through its iteration, a `str` through `str()`, a number through its
-conversion); the candidate's own answer is believed only where the builtin's rule on
-that view gives the same. The view is sound for the same reason a plain value is: it
+conversion; a `deque`, `UserList`, `UserDict` or `UserString` read so and made as
+itself here); the candidate's own answer is believed only where that kind's rule on
+the view gives the same. The view is sound for the same reason a plain value is: it
 is data the candidate produced without seeing the operand, so equal data is what a
 correct answer would have returned. Where the two disagree the judge's own rule
 decides (identity: `==` false, `!=` true; an order has none), as before views: a class
@@ -17,40 +18,65 @@ them, and a rule its contents do not show is noted (`witness:compared`)."""
 
 from __future__ import annotations
 
+import collections
 import itertools
 import operator
+
+from .rules import COMPARING
 
 NONE = object()  # no view: the object has none of the operand's kind, or it failed
 LIMIT = 100_000  # items read into one view; a longer object has none
 KINDS = (dict, list, tuple, set, frozenset, str, bytes, bool, int, float)
+# The stdlib's sequence, mapping and set kinds the tests compare with that are no
+# builtin's subclass: the view is read as the builtin kind named, and made here as the
+# operand's own kind (`OrderedSet(...) == deque([1, 2])` by deque's rule); a dict's key
+# and item views by the set rule they share with it.
+STDLIB = {
+    collections.deque: ("list", collections.deque),
+    collections.UserList: ("list", collections.UserList),
+    collections.UserDict: ("dict", collections.UserDict),
+    collections.UserString: ("str", collections.UserString),
+    type({}.keys()): ("set", set),
+    type({}.items()): ("set", set),
+}
 
 
 def kind_of(other) -> str | None:
-    """The builtin kind a view of the tests' `other` takes: its own type's or its
-    stdlib base's (an `OrderedDict` reads as a `dict`), none for anything else."""
+    """The builtin kind a view of the tests' `other` is read as: its own type's or its
+    stdlib base's (an `OrderedDict` reads as a `dict`, a `deque` as a `list`), none for
+    anything else."""
+    return _made_as(other)[0]
+
+
+def _made_as(other) -> tuple[str | None, type | None]:
+    """The builtin kind the worker reads, and the class the view is made as here."""
     for base in type(other).__mro__:
         if base in KINDS:
-            return base.__name__
-    return None
+            return base.__name__, base
+        if base in STDLIB:
+            return STDLIB[base]
+    return None, None
 
 
 def take(ref, other):
     """The view of the object behind `ref` for a comparison with `other`, read from the
     worker before `other` is handed to it; `NONE` where there is none."""
-    kind = kind_of(other)
+    kind, made = _made_as(other)
     if kind is None:
         return NONE
     try:
         view = ref.peer.request("view", obj=ref.ident, name=kind)
     except Exception:  # the candidate's code raised while reading it: no view
         return NONE
-    return view if type(view).__name__ == kind and type(view) in KINDS else NONE
+    if type(view).__name__ != kind or type(view) not in KINDS:
+        return NONE
+    return view if made is type(view) else made(view)
 
 
 def against(cls: type, ref, name: str, other, verdict):
     """A proxy of `cls` compared (`name`) with the tests' `other`: a stdlib mapping or
     set kind by a copy of its contents; else, where the class has its own rule, by its
-    view (`judge`) unless the candidate answers with an object of its own (a query, an
+    view unless the candidate answers with an object of its own (a query, an
     expression: its stand-in, whose truth is the judge's `verdict`); else identity."""
     own = name in cls._evalpin_compares
     snapshot = cls._evalpin_snapshot
@@ -59,29 +85,56 @@ def against(cls: type, ref, name: str, other, verdict):
         held = type(value) is snapshot
         decided = getattr(snapshot, name)(value, other) if held else NotImplemented
         if decided is not NotImplemented or not own:
-            if own:  # decided by its contents, not its rule
-                ref.peer.not_believed(cls.__name__, name, other)
-            return decided
+            return held_to(ref, cls.__name__, name, other, decided) if own else decided
     if not own:
         return NotImplemented
-    view = take(ref, other)  # read before the tests' data is handed over
-    answer = ref.peer.request("special", obj=ref.ident, name=name, args=[other])
-    judged = verdict(answer, name)
-    if judged is NotImplemented and view is not NONE:
-        return judge(ref.peer, cls.__name__, name, view, other, answer)
-    if judged is NotImplemented:  # the candidate's word: said, should a test fail
-        ref.peer.not_believed(cls.__name__, name, other)
-    return judged
+    return asked(ref, cls.__name__, name, other, verdict)
+
+
+def held_to(ref, cls: str, name: str, other, decided):
+    """The judge's own `decided` on the contents it holds, where the candidate's class
+    has its own rule: that rule is asked too (its code runs as in one process: its
+    warnings, its errors) where `other` is data of a kind a view reads (it crosses by
+    value: never a test's tool such as `pytest.approx`), and noted where its answer
+    differs or was not asked."""
+    if kind_of(other) is None or _said(ref, name, other) is not decided:
+        ref.peer.not_believed(cls, name, other)
+    return decided
+
+
+def _said(ref, name: str, other):
+    """The candidate's own answer, asked after its contents were read."""
+    return ref.peer.request("special", obj=ref.ident, name=name, args=[other])
+
+
+def asked(ref, cls: str, name: str, other, verdict=None):
+    """The candidate's own answer to the comparison `name` with the tests' `other`, as
+    the judge takes it: its view read first (before `other` is handed over), then its
+    answer, believed where `verdict` takes it (an object of its own) or the view agrees
+    (`judge`); else `NotImplemented` (the judge's own rule), noted."""
+    view = take(ref, other)
+    answer = _said(ref, name, other)
+    judged = NotImplemented if verdict is None else verdict(answer, name)
+    if judged is not NotImplemented:
+        return judged
+    if view is not NONE:
+        return judge(ref.peer, cls, name, view, other, answer)
+    ref.peer.not_believed(cls, name, other)  # the candidate's word: said, should a test fail
+    return NotImplemented
 
 
 def judge(peer, cls: str, name: str, view, other, answer):
     """The candidate's own `answer` to the comparison `name` with the tests' `other`,
-    believed only where its view agrees (the builtin's rule on it); else the judge's
-    own rule (`NotImplemented`: identity, no order), noted unless that is what the
-    candidate said (`==` false, `!=` true: a class stricter than its contents)."""
+    believed only where its view agrees (the operand's kind's rule on it, as an operator:
+    a dict's key view reflects a set's comparison); else the judge's own rule
+    (`NotImplemented`: identity, no order), noted unless that is what the candidate said
+    (`==` false, `!=` true: a class stricter than its contents)."""
     if answer is NotImplemented:
         return NotImplemented
-    result = getattr(type(view), name)(view, other)
+    try:
+        result = COMPARING[name](view, other)
+    except TypeError:  # no order between them: nothing to agree with
+        result = NotImplemented
     if type(answer) is bool and answer is result:
         return result
     if answer is not (name == "__ne__") or name not in ("__eq__", "__ne__"):

@@ -476,6 +476,15 @@ class ProxyBase(metaclass=RemoteClass):
             raise AttributeError(name)
         return ref.peer.request("getattr", obj=ref.ident, name=name)
 
+    def __dir__(self):
+        """The worker's `dir()` of the object (its own attributes, its properties, its
+        classes' names), as in one process: what `mock`'s `spec=obj` allows."""
+        ref = ref_of(self)
+        names = None if ref is None else ref.peer.request("special", obj=ref.ident, name="__dir__")
+        if type(names) is list and all(type(n) is str for n in names):
+            return names
+        return [n for n in object.__dir__(self) if not n.startswith("_evalpin")]
+
     def __setattr__(self, name: str, value) -> None:
         ref = ref_of(self)
         if ref is None or name in LOCAL_ONLY:

@@ -540,8 +540,8 @@ class Judge(Peer):
                 raise ProtocolError("unknown stdin read")
             args, _ = self._arguments(message)
             return getattr(sys.stdin, name)(*args[:1])
-        if op == "adopt":  # an instance of a tests' subclass the candidate made
-            return tests_own.adopt(self, *self._arguments(message)[0])
+        if op in tests_own.OPS:  # a tests' subclass instance it made, frames it read
+            return tests_own.OPS[op](self, *self._arguments(message)[0])
         if op == "global":
             return self._tests_modules.global_name(*self._arguments(message)[0], self.held)
         target = self._target(message)

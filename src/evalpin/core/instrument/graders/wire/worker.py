@@ -16,7 +16,7 @@ import threading
 import types
 import weakref
 
-from . import logs, namesakes, process, relay, running, tracebacks, views
+from . import callers, logs, namesakes, process, relay, running, tracebacks, views
 from . import twins as twins_
 from .channel import SideChannel
 from .copies import Copies
@@ -32,7 +32,6 @@ from .handles import (
     handle_id,
     named_tuple_instance,
     tests_class,
-    watch_referrers,
 )
 from .lifetimes import Holds
 from .mocked import presented
@@ -100,7 +99,7 @@ class Worker(Peer):
         after_import("logging", self._forward_logs)
         warnings.simplefilter("always")  # the test's filters decide which ones count
         warnings.showwarning = self._warned
-        watch_referrers(self)
+        callers.watch(self)  # what it reads of the test's process: referrers, frames
 
     def _forward_logs(self, logging) -> None:
         root = logging.getLogger()

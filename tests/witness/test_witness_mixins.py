@@ -225,6 +225,49 @@ CARRIED = _corpus(
             assert made.created_by == "plugin+exporter"
         """,
     ),
+    _case(
+        "a-standard-abstract-base-beside-the-candidates",
+        "settings.py",
+        """
+        import abc
+
+
+        class Fallbacks(abc.ABC):
+            fallback = "unset"
+
+            def setting(self, name):
+                return self.get(name, self.fallback)
+
+            def present(self):
+                return sorted(k for k in self.keys() if self[k] is not None)
+        """,
+        """
+        from collections.abc import Mapping
+
+        from settings import Fallbacks
+
+
+        class Env(Fallbacks, Mapping):
+            def __init__(self, **pairs):
+                self._pairs = pairs
+
+            def __getitem__(self, key):
+                return self._pairs[key]
+
+            def __iter__(self):
+                return iter(self._pairs)
+
+            def __len__(self):
+                return len(self._pairs)
+
+
+        def test_the_candidates_mixin_finds_the_mappings_methods():
+            env = Env(home="/h", shell=None)
+            assert env.setting("home") == "/h" and env.setting("lang") == "unset"
+            assert env.present() == ["home"]
+            assert "shell" in env and len(env) == 2
+        """,
+    ),
 )
 
 # Each fools plain pytest: an answer its own rule gives (an always-equal mixin), or the

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import abc
 import weakref
+from typing import Generic
 
 from .protocol import ProtocolError
 from .rules import COMPARISONS, FORWARDED
@@ -49,15 +50,18 @@ def own_names(klass: type) -> tuple[list[str], dict, list[str]]:
     return methods, values, on_class
 
 
-def bases_there(peer, cls: type, twin, anchor: int) -> list[int]:
-    """The worker's ids of the classes standing for `cls`'s bases, in order: `twin(base)`
-    for a candidate's class or a tests' subclass of one; a class made now for a tests'
-    own class (`anchor`: a candidate class's id, what the request is made on). A base of
-    neither kind (the standard library's, `object`) has none: the worker's class goes
-    without it, as before."""
-    found = []
+def bases_there(peer, cls: type, twin, anchor: int) -> list:
+    """The classes standing for `cls`'s bases in the worker, in order: `twin(base)` (an
+    id) for a candidate's class or a tests' subclass of one; a class made now for a
+    tests' own class (`anchor`: a candidate class's id, what the request is made on); an
+    abstract base of the standard library's itself (crossing by name: the worker's
+    own). Any other base (`object`, a builtin's layout) has none there."""
+    found: list = []
     for base in cls.__bases__:
         ident = twin(base)
+        if ident is None and abstract_base(base):  # the worker's own, by name
+            found.append(base)
+            continue
         if ident is None and _makeable(peer, base):
             ident = _made_for(peer, base, twin, anchor)
         if ident is not None:
@@ -65,14 +69,28 @@ def bases_there(peer, cls: type, twin, anchor: int) -> list[int]:
     return found
 
 
+# Where the standard library's abstract bases live: mixin methods over the class's own
+# (`Mapping.get` over a tests' `__getitem__`), no layout, no state of their own.
+_ABSTRACT_MODULES = frozenset({"abc", "collections.abc", "numbers", "typing", "contextlib"})
+
+
+def abstract_base(klass: type) -> bool:
+    """A standard library's abstract base (`collections.abc.Mapping`, `abc.ABC`,
+    `typing.Generic`): the worker's class takes the worker's own, so a candidate mixin's
+    `self.get(k)` finds `Mapping.get` there as in one process."""
+    module = getattr(klass, "__module__", None)
+    return module in _ABSTRACT_MODULES and (isinstance(klass, abc.ABCMeta) or klass is Generic)
+
+
 def _makeable(peer, klass: type) -> bool:
     """A class of the tests' own that the worker can stand for with a plain class: its
     metaclass is `type`'s (or abc's), and every class in its MRO is the tests' own, or
-    `object`, or `abc.ABC` (no layout of a builtin, no metaclass of its own to run)."""
+    `object`, or an abstract base of the standard library's (no layout of a builtin, no
+    metaclass of its own to run)."""
     tests = getattr(peer, "_tests_modules", None)
     if tests is None or type(klass) not in (type, abc.ABCMeta):
         return False
-    return all(k in (object, abc.ABC) or tests.tests_class(k) for k in klass.__mro__)
+    return all(k is object or abstract_base(k) or tests.tests_class(k) for k in klass.__mro__)
 
 
 def _made_for(peer, klass: type, twin, anchor: int) -> int:

@@ -483,10 +483,10 @@ class Worker(Peer):
         **kw,
     ):  # fmt: skip
         """The class standing for a tests' class, on the bases `twins` names (candidate
-        classes, classes made for the tests' classes; none: `object`): its methods call
+        classes, classes made for the tests' ones, stdlib abstract bases): its methods call
         the tests' class's own back (class and static methods on the tests' class); its
         class values are copied; the candidate's `__init_subclass__` runs now."""
-        bases = tuple(self._objects.get(t) for t in twins if type(t) is int) or (object,)
+        bases = tuple(self._objects.get(t) if type(t) is int else t for t in twins) or (object,)
         if not all(isinstance(b, type) for b in bases) or type(values) is not dict:
             raise ProtocolError("malformed bases")
         spec = (methods, values, qualname, on_class)

@@ -21,7 +21,8 @@ from .protocol import ProtocolError
 from .rules import COMPARISONS, FORWARDED
 
 _DECIDED = frozenset([*COMPARISONS, "__hash__"])  # a tests' class's own: the tests'
-# The tests' own classes (no candidate base) made in the worker: class -> its id there.
+# The tests' own classes (no candidate base) made in the worker, for each judge (a
+# process may hold more than one, one after another): class -> its id there.
 _MADE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 # What reached the candidate's `__init_subclass__` in the test, per class being made.
 _KEYWORDS: dict[int, dict] = {}
@@ -96,7 +97,8 @@ def _makeable(peer, klass: type) -> bool:
 def _made_for(peer, klass: type, twin, anchor: int) -> int:
     """The worker's class for a tests' own class (made once): its bases there, its own
     names; its methods call the tests' class's own back."""
-    made = _MADE.get(klass)
+    made_here = _MADE.setdefault(peer, weakref.WeakKeyDictionary())
+    made = made_here.get(klass)
     if made is not None:
         return made
     bases = bases_there(peer, klass, twin, anchor)
@@ -110,7 +112,7 @@ def _made_for(peer, klass: type, twin, anchor: int) -> int:
     )
     if type(remote) is not int:
         raise ProtocolError("malformed subclass reply")
-    _MADE[klass] = remote
+    made_here[klass] = remote
     return remote
 
 

@@ -1,9 +1,10 @@
 """What the witness refuses by design is named where it happens (issue 48: the object
 model's inherent rows; wire/inherent.py): a candidate's object made an instance of a
 tests' class, a private name or a module of the tests' read by the candidate, a tests'
-traceback whose source lines the candidate reads. A correct candidate meeting one ends
-`witness:unsupported` (disputed, the grader's limit); when another test fails for a
-reason no note covers, the case still says `witness:failed`. Real sandboxed runs."""
+traceback whose source lines the candidate reads, a frame past its caller (the test's).
+A correct candidate meeting one ends `witness:unsupported` (disputed, the grader's
+limit), its tail naming it; when another test fails for a reason no note covers, the
+case still says `witness:failed`. Real sandboxed runs."""
 
 from __future__ import annotations
 
@@ -46,6 +47,11 @@ def dump(settings, value):
 
 def where(tb):
     return traceback.extract_tb(tb)[-1].line
+
+
+def asked_by():
+    \"\"\"The function that called the function calling this one (a log helper's).\"\"\"
+    return sys._getframe(2).f_code.co_name
 """
 
 REFUSED = _corpus(
@@ -112,6 +118,22 @@ REFUSED = _corpus(
             assert "raise ValueError" in lazy.where(tb)
         """,
     ),
+    _case(
+        "a-frame-of-the-tests-past-the-caller",
+        "lazy.py",
+        _HELPERS,
+        """
+        import lazy
+
+
+        def report():
+            return lazy.asked_by()
+
+
+        def test_who_asked():
+            assert report() == "test_who_asked"
+        """,
+    ),
 )
 
 # One test meets a refusal, another fails for a reason no note covers: the candidate
@@ -149,7 +171,7 @@ def double(x):
 
 
 def test_the_cases_pass_plain_pytest(tmp_path) -> None:
-    assert_plain_passes({**REFUSED, **ANOTHER_FAILURE}, tmp_path)
+    assert_plain_passes({**REFUSED, **ANOTHER_FAILURE, **CLAIMED}, tmp_path)
 
 
 @pytest.mark.parametrize("name", list(REFUSED))
@@ -157,6 +179,38 @@ def test_a_refusal_by_design_is_named(grade, backend: Isolation, name: str) -> N
     outcome = grade(REFUSED[name], backend)
     assert verdict(outcome) == "disputed"
     assert outcome.reasons == ["witness:unsupported"], outcome.witness_tail
+    assert "the witness could not carry: [" in outcome.witness_tail  # it says which
+
+
+# A forger's worker reaching past its caller on purpose, so that its failing test is
+# noted: the note names the dispute, it never makes a pass.
+CLAIMED = _corpus(
+    _case(
+        "a-frame-read-on-purpose-beside-a-wrong-answer",
+        "lazy.py",
+        _HELPERS
+        + """
+
+def double(x):
+    if any(name.startswith("evalpin_wire") for name in sys.modules):
+        sys._getframe(3)
+        return x * 3
+    return x * 2
+""",
+        """
+        import lazy
+
+
+        def test_double():
+            assert lazy.double(2) == 4
+        """,
+    ),
+)
+
+
+@pytest.mark.parametrize("name", list(CLAIMED))
+def test_a_claimed_refusal_never_passes(grade, backend: Isolation, name: str) -> None:
+    assert verdict(grade(CLAIMED[name], backend)) == "disputed"
 
 
 @pytest.mark.parametrize("name", list(ANOTHER_FAILURE))

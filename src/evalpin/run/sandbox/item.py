@@ -364,6 +364,8 @@ class _Grader:
                     return _Graded(False, [TIMEOUT()], _noted(tail, killed))
                 passed, reasons = prepared.judge(box, run.exit_code)
                 uncarried = _uncarried(prepared, box)
+                if not uncarried and SANDBOX_ERROR("unsupported") in reasons:
+                    uncarried = _asides(prepared, "inherent")  # refused by design, each test
                 if full and reasons == [TESTS_FAILED()] and not uncarried:
                     return disk
                 named = TESTS_FAILED() in reasons or (uncarried and not passed)
@@ -394,14 +396,17 @@ def _uncarried(prepared: object, box: Box) -> str:
     return "; ".join([line for line in lines if line.strip() and line not in asides][:3])
 
 
-def _asides(prepared: object) -> str:
-    """The first comparisons whose answer, the candidate's word, the judge did not
-    believe (the witness's notes), or ""."""
+def _asides(prepared: object, kind: str = "") -> str:
+    """The first asides of the witness's notes (of `kind`, when given): comparisons whose
+    answer, the candidate's word, the judge did not believe, or what it refuses by
+    design in the failing tests; or ""."""
     from evalpin.run.isolation import ProcessMode
 
     if not isinstance(prepared, ProcessMode):
         return ""
-    return "; ".join(witness_notes.asides(prepared.notes.read())[:3])
+    rows = witness_notes.asides(prepared.notes.read())
+    chosen = [r for r in rows if r.startswith(f"[{kind}] ")] if kind else rows
+    return "; ".join(chosen[:3])
 
 
 # A run that waited this long for a CPU its neighbours held says so in its tail.

@@ -31,6 +31,7 @@ from .proxies import (
     RemoteMethod,
     call,
     compare,
+    identity_hash,
     ref_of,
     remote_hash,
     special,
@@ -238,7 +239,7 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
         for own in set(ns) & set(vars(unittest.TestCase)) - _TESTCASE_HOOKS - {"__doc__"}:
             del ns[own]
         ns["__setattr__"], ns["__delattr__"] = _harness_setattr, _harness_delattr
-    _decide(ns, holder, ns.get("__hash__", object.__hash__))
+    _decide(ns, holder, ns.get("__hash__", identity_hash))
     ns["__bool__"] = judged_truth(ns.get("__bool__"), holder)
     metaclass: type = RemoteClass
     if "pr" in data:

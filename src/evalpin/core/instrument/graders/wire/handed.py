@@ -8,8 +8,7 @@ nothing the sender says about it is believed beyond the parts themselves.
 - `time.struct_time` and `os.terminal_size`: their fields (a test's fake `localtime`);
 - `dataclasses.Field`: its name, type, default or factory, flags and metadata (a
   test's `fields(X)[0]` handed to a helper), and a dataclass's flags (`frozen`);
-- typing's generic aliases (`Optional[int]`, `List[str]`, `Literal["a"]`): made again
-  by the receiver's `typing` from their public name and arguments;
+- typing's constructs: `typed`;
 - `ast`'s syntax trees (`ast.parse(...)` handed to a checker): each node its fields, put
   back into the test's tree when the candidate changed it;
 - `collections.UserDict`, `UserList` and `UserString`: their contents (the first two
@@ -17,7 +16,7 @@ nothing the sender says about it is believed beyond the parts themselves.
 
 from __future__ import annotations
 
-from .protocol import ByReference, ProtocolError, ints, pairs, string
+from .protocol import ProtocolError, ints, pairs, string
 
 
 def _wrapped(v, e) -> list:
@@ -137,70 +136,6 @@ def _unparams(p, d, c):
     return c(*p)
 
 
-# typing's own generic aliases, by the public name that makes them (`Optional[int]` is
-# `Union[int, None]`); `Callable`'s, `Annotated`'s and a class's own (`Box[int]`) cross
-# by reference.
-_TYPING = frozenset(
-    [
-        "Union",
-        "Optional",
-        "List",
-        "Dict",
-        "Set",
-        "FrozenSet",
-        "Tuple",
-        "Type",
-        "DefaultDict",
-        "Deque",
-        "Counter",
-        "OrderedDict",
-        "ChainMap",
-        "Iterable",
-        "Iterator",
-        "Sequence",
-        "MutableSequence",
-        "Mapping",
-        "MutableMapping",
-        "AbstractSet",
-        "MutableSet",
-        "Collection",
-        "Container",
-        "Generator",
-        "AsyncIterator",
-        "AsyncIterable",
-        "Awaitable",
-        "Coroutine",
-        "ClassVar",
-        "Final",
-        "Literal",
-    ]
-)
-
-
-def _typing_alias(v, e) -> list:
-    import typing
-
-    kind = type(v).__name__
-    name = {"_UnionGenericAlias": "Union", "_LiteralGenericAlias": "Literal"}.get(kind, v._name)
-    if name not in _TYPING or getattr(typing, name, None) is None:
-        raise ByReference
-    return [name, [e(a) for a in v.__args__]]
-
-
-def _untyping_alias(p, d, c):
-    import typing
-
-    if type(p) is not list or len(p) != 2 or p[0] not in _TYPING or type(p[1]) is not list:
-        raise ProtocolError("malformed typing alias")
-    args = tuple(d(a) for a in p[1])
-    if p[0] == "Literal" and not {*map(type, args)} <= {str, int, bool, bytes, type(None)}:
-        raise ProtocolError("a literal of something not plain")  # (its hash is run here)
-    made = getattr(typing, p[0])[args if len(args) != 1 else args[0]]
-    if type(made) is not c:
-        raise ProtocolError("a typing alias of another kind")
-    return made
-
-
 def _node(v, e) -> list:
     names = (*v._fields, *v._attributes)
     return [[name, e(getattr(v, name))] for name in names if hasattr(v, name)]
@@ -249,10 +184,6 @@ VALUES: dict[str, tuple] = {
     ),
     "Field": ("dataclasses", "Field", _field, _unfield),
     "_DataclassParams": ("dataclasses", "_DataclassParams", _params, _unparams),
-    **{
-        f"typing.{kind}": ("typing", kind, _typing_alias, _untyping_alias)
-        for kind in ("_GenericAlias", "_UnionGenericAlias", "_LiteralGenericAlias")
-    },
     # the collections' wrappers of a dict, list or str (exact types): their contents
     "UserDict": (
         "collections",

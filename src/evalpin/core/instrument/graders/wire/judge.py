@@ -16,6 +16,7 @@ import unittest
 import weakref
 
 from . import inherent, kinds, logs, notes, process, stdlib, tests_enums, tests_own, tracebacks
+from .bound import Bound
 from .channel import SideChannel
 from .classes import HARNESS, IO_BASES, local_enum, proxy_class
 from .exceptions import apply_details, by_value, exception_bases, with_details
@@ -24,7 +25,7 @@ from .lifetimes import TestsObjects
 from .namesakes import TestsModules
 from .peer import Peer
 from .protocol import GONE, ProtocolError, RemoteGone, Unsupported, is_ident, name_of
-from .proxies import REF, Bound, ProxyBase, Ref, RemoteClass, RemoteEnum, attach, bind, ref_of
+from .proxies import REF, ProxyBase, Ref, RemoteClass, RemoteEnum, attach, bind, ref_of
 from .shares import Shares, fingerprint, merge
 from .state import TestState
 from .stdlib import BUILTIN_TYPES, trusted_module
@@ -207,7 +208,7 @@ class Judge(Peer):
         made = vars(value).get("_evalpin_sub") if isinstance(value, RemoteClass) else None
         if type(made) is int:  # a tests' class derived from the candidate's: made there
             return {"t": "b", "v": made}
-        if isinstance(value, Bound) and value.ref.peer is self:
+        if issubclass(type(value), Bound) and value.ref.peer is self:
             return {"t": "bm", "v": value.ref.ident, "n": value.name}
         if isinstance(value, enum.Enum) and type(value).__dict__.get(REF) is not None:
             cls_ref = type(value).__dict__[REF]
@@ -295,7 +296,7 @@ class Judge(Peer):
         elif binds == "fn" and vars(value):  # its marks as they are now
             data["at"] = kinds.function_marks(value, e, self._crosses)
         if kind != "object":
-            return data
+            return kinds.with_spec(data, value, kind, e, self._tests_root)
         if not isinstance(value, type):
             data["c"] = self._tests_class(type(value), value, e)
         elif issubclass(value, BaseException):  # the class its instances' stand-ins have
@@ -539,8 +540,8 @@ class Judge(Peer):
                 raise ProtocolError("unknown stdin read")
             args, _ = self._arguments(message)
             return getattr(sys.stdin, name)(*args[:1])
-        if op == "adopt":  # an instance of a tests' subclass the candidate made
-            return tests_own.adopt(self, *self._arguments(message)[0])
+        if op in tests_own.OPS:  # a tests' subclass instance it made, frames it read
+            return tests_own.OPS[op](self, *self._arguments(message)[0])
         if op == "global":
             return self._tests_modules.global_name(*self._arguments(message)[0], self.held)
         target = self._target(message)

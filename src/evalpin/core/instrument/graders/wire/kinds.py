@@ -180,6 +180,18 @@ def type_name(value) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
+def with_spec(data: dict, value, kind: str, e, root: str) -> dict:
+    """A test's mock made with a spec (`Mock(spec=m.Gateway)`, `create_autospec(...)`)
+    names its spec's class, when that is the candidate's (or a tests' class): the
+    worker's handle presents it to `isinstance`, as the mock's `__class__` does in one
+    process. What the candidate's process believes of it decides nothing here."""
+    if kind == "mock":
+        spec = vars(value).get("_spec_class")
+        if isinstance(spec, RemoteClass) or (isinstance(spec, type) and tests_class(spec, root)):
+            data["sc"] = e(spec)
+    return data
+
+
 def is_mock(value) -> bool:
     mock = sys.modules.get("unittest.mock")
     return mock is not None and isinstance(value, mock.NonCallableMock)
@@ -223,9 +235,11 @@ def kind_of(value, root: str) -> str | None:
         return "iter"
     if cls.__module__ == "itertools" or cls in (map, filter, zip, enumerate, reversed):
         return "iter"
-    if isinstance(value, types.FunctionType):
+    # (by their own type: a candidate's method stand-in presents `FunctionType` or
+    # `MethodType` to `isinstance`, and is the candidate's, never a test's function)
+    if cls is types.FunctionType:
         return "call"
-    if isinstance(value, types.MethodType):
+    if cls is types.MethodType:
         owner = kind_of(value.__self__, root)
         return "call" if owner in _METHOD_OWNERS or owner in ("mock", "call", "async") else None
     if isinstance(value, types.BuiltinFunctionType):
@@ -273,7 +287,7 @@ def descriptor(value, kind: str) -> str | None:
     if kind == "iter":
         return "aiter" if hasattr(type(value), "__anext__") else None
     if kind == "call":
-        return "fn" if isinstance(value, types.FunctionType) else None
+        return "fn" if type(value) is types.FunctionType else None
     if kind not in ("object", "mock") or isinstance(value, type):
         return None
     cls = type(value)
@@ -426,7 +440,7 @@ def _plain_data(value, depth: int = 0) -> bool:
 def marks(target, kind: str, name: str) -> bool:
     """A public attribute of a test's function: data a decorator marks it with
     (`fn.pattern = ...`), never its code, globals or closure."""
-    return kind == "call" and isinstance(target, types.FunctionType) and not name.startswith("_")
+    return kind == "call" and type(target) is types.FunctionType and not name.startswith("_")
 
 
 def class_spec(ident: int, cls: type, value, e) -> dict:

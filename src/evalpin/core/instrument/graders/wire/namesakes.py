@@ -92,6 +92,10 @@ class TestsModules:
         self._count = 0
         self._handed: set[str] = set()  # the tests' modules the tests handed over
 
+    def tests_class(self, cls: type) -> bool:
+        """Whether `cls` is a class of the tests' own (defined in the tests' modules)."""
+        return self._is_tests_class(cls)
+
     def hand(self, module: types.ModuleType) -> None:
         """A module the tests hand the candidate (`monkey(sys.modules[__name__])`): if it
         is a tests' module, the candidate may read its public names, as any tests'

@@ -6,10 +6,12 @@ class of each candidate class on these roots."""
 from __future__ import annotations
 
 import enum
+import types
 import unittest
 from typing import TYPE_CHECKING
 
-from . import views
+from . import lineage, views
+from .bound import Bound, Function, Unbound
 from .copies import MEMO, MEMOS, copying
 from .protocol import GONE, ProtocolError, exact
 from .rules import COMPARISONS, FORWARDED, LOCAL_ONLY
@@ -101,7 +103,8 @@ def compare(name: str):
         ref = ref_of(self)
         theirs = ref_of(other)
         if theirs is not None and theirs.peer is ref.peer:
-            if name in type(self)._evalpin_compares:
+            kind = type(self)  # a tests' class mixing the candidate's: the worker's MRO finds it
+            if name in kind._evalpin_compares or REF not in kind.__dict__:
                 return ref.peer.request("special", obj=ref.ident, name=name, args=[other])
             return NotImplemented
         return views.against(type(self), ref, name, other, verdict)
@@ -154,6 +157,15 @@ def call(self, /, *args, **kwargs):
 def remote_hash(self) -> int:
     ref = ref_of(self)
     return exact(ref.peer.request("special", obj=ref.ident, name="__hash__"), int)
+
+
+def identity_hash(self) -> int:
+    """The hash of a proxy whose class defines none: identity; on an instance of a tests'
+    class mixing candidate classes, as the worker's MRO finds it there (a candidate
+    mixin after the first one may hash: `class P(m.Repr, m.Eq)`)."""
+    if REF not in type(self).__dict__ and ref_of(self) is not None:
+        return remote_hash(self)
+    return object.__hash__(self)
 
 
 def _await(self):
@@ -212,12 +224,28 @@ class RemoteMethod:
     unbound (what `super().run(x)` or an inherited method means)."""
 
     def __init__(self, name: str, bound_to_class: bool = False) -> None:
-        self.name = name
+        self.name = self.__name__ = name
         self.owner: type | None = None
         self.bound_to_class = bound_to_class  # a class method: `Sub.parse(...)` binds Sub
 
     def __set_name__(self, owner, name) -> None:
         self.name, self.owner = name, owner
+        self.__name__ = name
+
+    @property
+    def __class__(self):
+        """A plain method in its class's namespace is a function, in one process: what
+        `mock`'s autospec asks (`isinstance(vars(C)[name], FunctionType)`) to know that
+        an instance's call drops `self` from the signature; a class method is not."""
+        return RemoteMethod if self.bound_to_class else types.FunctionType
+
+    def __getattr__(self, name: str):
+        """What else a function has (its signature, `__code__`, `__defaults__`): the
+        candidate's function's, as `inspect` and `mock` read it."""
+        ref = None if self.owner is None else self.owner.__dict__.get(REF)
+        if ref is None or name in LOCAL_ONLY or name.startswith("_evalpin"):
+            raise AttributeError(name)
+        return getattr(ref.peer.request("getattr", obj=ref.ident, name=self.name), name)
 
     def __call__(self, instance, /, *args, **kwargs):
         """`C.__dict__["m"](obj, ...)`: called with `obj` as its instance, as a function
@@ -229,67 +257,14 @@ class RemoteMethod:
         if instance is None:
             ref = owner.__dict__.get(REF)  # none: a tests' subclass (`Sub.__init__(obj)`)
             if ref is not None:
-                return Bound(ref, self.name, owner)
+                return (Bound if self.bound_to_class else Function)(ref, self.name, owner)
             if self.bound_to_class and self.owner is not None:  # `super().parse(...)` too
-                return _Unbound(self.owner.__dict__[REF], self.name, owner)
+                return Unbound(self.owner.__dict__[REF], self.name, owner)
             return self
         ref = ref_of(instance)
         if REF in type(instance).__dict__ or self.owner is None:
             return Bound(ref, self.name, instance)
-        return _Unbound(self.owner.__dict__[REF], self.name, instance)
-
-
-class _Unbound:
-    """The candidate class's method for an instance of a tests' subclass."""
-
-    __slots__ = ("instance", "name", "ref")
-
-    def __init__(self, ref: Ref, name: str, instance) -> None:
-        self.ref, self.name, self.instance = ref, name, instance
-
-    def __call__(self, /, *args, **kwargs):  # `self=` may be the call's own
-        __tracebackhide__ = True
-        return self.ref.peer.request(
-            "umethod",
-            obj=self.ref.ident,
-            name=self.name,
-            args=[self.instance, *args],
-            kwargs=kwargs,
-        )
-
-
-class Bound:
-    """A bound method of a candidate object (or class), called in the worker."""
-
-    __slots__ = ("name", "owner", "ref")
-
-    def __init__(self, ref: Ref, name: str, owner) -> None:
-        self.ref, self.name, self.owner = ref, name, owner
-
-    def __call__(self, /, *args, **kwargs):  # `self=` may be the call's own
-        __tracebackhide__ = True
-        return self.ref.peer.request(
-            "method", obj=self.ref.ident, name=self.name, args=args, kwargs=kwargs
-        )
-
-    def _method(self):
-        return self.ref.peer.request("getattr", obj=self.ref.ident, name=self.name)
-
-    def __getattr__(self, name: str):
-        if name in LOCAL_ONLY:
-            raise AttributeError(name)
-        return getattr(self._method(), name)
-
-    @property
-    def __signature__(self):
-        return self._method().__signature__
-
-    @property
-    def __doc__(self):
-        return self._method().__doc__
-
-    def __repr__(self) -> str:
-        return f"<bound method {type(self.owner).__qualname__}.{self.name}>"
+        return Unbound(self.owner.__dict__[REF], self.name, instance)
 
 
 class RemoteClass(type):
@@ -299,7 +274,7 @@ class RemoteClass(type):
     `__init_subclass__` runs there)."""
 
     def __new__(mcs, name, bases, ns, /, **kwargs):
-        return super().__new__(mcs, name, bases, ns)
+        return super().__new__(mcs, name, bases, ns, **kwargs)  # the tests' hooks take theirs
 
     def __init__(cls, name, bases, ns, /, **kwargs) -> None:
         super().__init__(name, bases, ns)
@@ -408,40 +383,21 @@ def _virtually(sub, cls: type) -> bool:
 
 def _tests_subclass(cls: type, kwargs: dict) -> int:
     """Make, in the worker, the class standing for a class the tests derive from a
-    candidate class: its overridden methods call the tests' class back, its plain class
-    values are copied, `__init_subclass__` runs there with the class keywords."""
-    base = next(c for c in cls.__mro__ if REF in c.__dict__)
-    ref = base.__dict__[REF]
-    # its bases there: the candidate's classes and the classes made for the tests' own
-    # subclasses among its bases (a mixin chain through both: `super()` goes its way)
-    twins = [t for t in map(_twin, cls.__bases__) if t is not None]
-    first = next(k for k in cls.__mro__[1:] if _twin(k) is not None)
-    methods, values, on_class = [], {}, []
-    for klass in cls.__mro__[: cls.__mro__.index(first)]:
-        for name, value in vars(klass).items():
-            special = name == "__init__" or name in FORWARDED or name in _DECIDED
-            # what binds (a function, a descriptor) is called back; a builtin function or
-            # a class kept as a class value (`digest = hashlib.sha256`) is a value
-            binds = callable(value) and hasattr(type(value), "__get__")
-            method = binds or isinstance(value, (staticmethod, classmethod, property))
-            hook = method and not name.startswith(("__", "_evalpin"))  # `self._step(x)` too
-            private = name.startswith("_") and not (special or hook)
-            if private or name in methods or name in values:
-                continue
-            if method:
-                methods.append(name)
-                if isinstance(value, (staticmethod, classmethod)):
-                    on_class.append(name)  # called back on the tests' class itself
-            else:
-                values[name] = value
+    candidate class: its bases there stand for each of its bases here (`lineage`: a
+    mixin chain through the tests' and the candidate's classes has one MRO on both
+    sides), its own methods call the tests' class back, its plain class values are
+    copied, `__init_subclass__` runs there with the class keywords that reached it."""
+    ref = next(c for c in cls.__mro__ if REF in c.__dict__).__dict__[REF]
     peer = ref.peer
+    twins = lineage.bases_there(peer, cls, _twin, ref.ident)
+    methods, values, on_class = lineage.own_names(cls)
     ident = peer.subclassed(cls, methods)
     remote = peer.request(
         "subclass",
         obj=ref.ident,
         name=cls.__name__,
         args=[ident, methods, values, cls.__qualname__, on_class, twins],
-        kwargs=kwargs,
+        kwargs=lineage.kept_keywords(cls, kwargs),
     )
     if type(remote) is not int:
         raise ProtocolError("malformed subclass reply")
@@ -489,7 +445,6 @@ def _tests_subclass_instance(cls: type, args: tuple, kwargs: dict):
     return obj
 
 
-_DECIDED = frozenset([*COMPARISONS, "__hash__"])  # a tests' subclass's own: the tests'
 _JUDGE: list = []  # the judge of this process, for `pickle.loads`
 
 
@@ -517,7 +472,10 @@ class ProxyBase(metaclass=RemoteClass):
     _evalpin_container = None  # the list, dict or set holding the contents here
 
     def __init_subclass__(cls, **kwargs) -> None:
-        pass  # class keywords belong to the candidate's `__init_subclass__`, in the worker
+        # class keywords belong to the candidate's `__init_subclass__`, in the worker:
+        # those the tests' own hooks before it passed on
+        if REF not in cls.__dict__:
+            lineage.reached(cls, kwargs)
 
     def __getattr__(self, name: str):
         __tracebackhide__ = True
@@ -529,6 +487,15 @@ class ProxyBase(metaclass=RemoteClass):
         if ref is None:
             raise AttributeError(name)
         return ref.peer.request("getattr", obj=ref.ident, name=name)
+
+    def __dir__(self):
+        """The worker's `dir()` of the object (its own attributes, its properties, its
+        classes' names), as in one process: what `mock`'s `spec=obj` allows."""
+        ref = ref_of(self)
+        names = None if ref is None else ref.peer.request("special", obj=ref.ident, name="__dir__")
+        if type(names) is list and all(type(n) is str for n in names):
+            return names
+        return [n for n in object.__dir__(self) if not n.startswith("_evalpin")]
 
     def __setattr__(self, name: str, value) -> None:
         ref = ref_of(self)

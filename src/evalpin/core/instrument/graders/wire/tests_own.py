@@ -7,6 +7,7 @@ says which of a fixed few it met, and of which of the tests' classes: never the 
 
 from __future__ import annotations
 
+from . import inherent
 from .protocol import ProtocolError
 
 # What the worker may say it cannot carry of a tests' class (`Judge` notes it
@@ -54,3 +55,14 @@ def override(judge, target, on_class: bool, name: str, args: list, kwargs: dict)
             bound = klass.__dict__[name].__get__(None if on_class else target, kind)
             return bound(*args[1:], **kwargs)
     raise AttributeError(name)
+
+
+def frames(judge) -> None:
+    """The candidate read a frame past its caller (`callers.watch`): in one process, a
+    frame of the test's; noted for the running test, inherent (a process's frames are
+    its own)."""
+    inherent.note("the candidate read its caller's callers' frames (sys._getframe)")
+
+
+# What the worker asks of the tests' classes' side before naming any object of theirs.
+OPS = {"adopt": adopt, "frames": frames}

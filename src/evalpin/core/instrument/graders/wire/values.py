@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 import importlib
 
-from . import frames, handed, numeric, tracebacks
+from . import frames, handed, numeric, tracebacks, typed
 from .protocol import ByReference, ProtocolError, ints, number, pairs, string
 
 
@@ -432,6 +432,7 @@ VALUES: dict[str, tuple] = {
     **numeric.VALUES,
     **frames.VALUES,
     **handed.VALUES,
+    **typed.VALUES,
     **tracebacks.VALUES,
 }
 _VALUE_KEYS = {(module, cls): name for name, (module, cls, _, _) in VALUES.items()}

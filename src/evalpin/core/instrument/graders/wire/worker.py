@@ -16,7 +16,7 @@ import threading
 import types
 import weakref
 
-from . import logs, namesakes, process, relay, running, tracebacks, views
+from . import callers, logs, namesakes, process, relay, running, tracebacks, views
 from . import twins as twins_
 from .channel import SideChannel
 from .copies import Copies
@@ -32,9 +32,9 @@ from .handles import (
     handle_id,
     named_tuple_instance,
     tests_class,
-    watch_referrers,
 )
 from .lifetimes import Holds
+from .mocked import presented
 from .peer import CALLS, Peer
 from .protocol import GONE, MAX_MESSAGE, ProtocolError, name_of, string
 from .rules import COMPARISONS, COPIES, FORWARDED, IMMUTABLE_BASES
@@ -99,7 +99,7 @@ class Worker(Peer):
         after_import("logging", self._forward_logs)
         warnings.simplefilter("always")  # the test's filters decide which ones count
         warnings.showwarning = self._warned
-        watch_referrers(self)
+        callers.watch(self)  # what it reads of the test's process: referrers, frames
 
     def _forward_logs(self, logging) -> None:
         root = logging.getLogger()
@@ -295,7 +295,7 @@ class Worker(Peer):
                     base = IterHandle
                 elif data["k"] == "handle":  # used by its API, never called
                     base = Handle
-                handle = self._handle(v, data["k"], data.get("c"), d, base)
+                handle = self._handle(v, data["k"], data.get("c"), d, presented(base, data, d))
                 if data.get("ds") == "fn" and type(data.get("f")) is dict:
                     handle = self._handles[v] = self._functions.make(handle, v, data["f"], d)
                 if data.get("w") == 1 and isinstance(handle, (Handle, types.FunctionType)):
@@ -482,12 +482,11 @@ class Worker(Peer):
         self, base: type, name: str, judge_id: int, methods, values, qualname, on_class, twins, /,
         **kw,
     ):  # fmt: skip
-        """The class standing for a class the tests derive from `base` (and from the
-        other classes `twins` names: candidate classes, classes made for the tests'
-        subclasses): the methods it overrides call the tests' class's own back (its
-        class and static methods on the tests' class); its class values are copied; the
-        candidate's `__init_subclass__` runs now, with the class keywords."""
-        bases = tuple(self._objects.get(t) for t in twins if type(t) is int) or (base,)
+        """The class standing for a tests' class, on the bases `twins` names (candidate
+        classes, classes made for the tests' ones, stdlib abstract bases): its methods call
+        the tests' class's own back (class and static methods on the tests' class); its
+        class values are copied; the candidate's `__init_subclass__` runs now."""
+        bases = tuple(self._objects.get(t) if type(t) is int else t for t in twins) or (object,)
         if not all(isinstance(b, type) for b in bases) or type(values) is not dict:
             raise ProtocolError("malformed bases")
         spec = (methods, values, qualname, on_class)

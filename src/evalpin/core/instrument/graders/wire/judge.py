@@ -19,6 +19,7 @@ from . import inherent, kinds, logs, notes, process, stdlib, tests_own, tracebac
 from .channel import SideChannel
 from .classes import HARNESS, IO_BASES, local_enum, proxy_class
 from .exceptions import apply_details, by_value, exception_bases, with_details
+from .functions import presented
 from .installed import interpreters_own
 from .lifetimes import TestsObjects
 from .namesakes import TestsModules
@@ -389,7 +390,7 @@ class Judge(Peer):
             cls = d(data.get("c"))
             if not (isinstance(cls, type) and issubclass(cls, ProxyBase)):
                 raise ProtocolError("malformed object")
-            return self._instance(cls, v, data, d)
+            return presented(self, self._instance(cls, v, data, d), v, data, d)
         if tag == "em":
             cls = d(data.get("c"))
             if not isinstance(cls, RemoteEnum):

@@ -114,6 +114,37 @@ REFUSED = _corpus(
     ),
 )
 
+# A registry of an installed library the candidate fills at import (its own process's
+# copy of the library), used by the test's own call of that library on its object.
+REFUSED["a-yaml-representer-the-candidate-registered"] = _case(
+    "a-yaml-representer-the-candidate-registered",
+    "points.py",
+    """
+    import yaml
+
+
+    class Point:
+        def __init__(self, x, y):
+            self.x, self.y = x, y
+
+
+    def _as_yaml(dumper, point):
+        return dumper.represent_sequence("!point", [point.x, point.y])
+
+
+    yaml.add_representer(Point, _as_yaml, Dumper=yaml.SafeDumper)
+    """,
+    """
+    import yaml
+
+    from points import Point
+
+
+    def test_a_point_dumps_by_its_tag():
+        assert yaml.safe_dump(Point(1, 2)).startswith("!point")
+    """,
+)
+
 # One test meets a refusal, another fails for a reason no note covers: the candidate
 # answers differently inside the witness's worker (plain pytest passes it).
 ANOTHER_FAILURE = _corpus(

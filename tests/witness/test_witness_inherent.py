@@ -132,7 +132,13 @@ REFUSED["a-yaml-representer-the-candidate-registered"] = _case(
         return dumper.represent_sequence("!point", [point.x, point.y])
 
 
-    yaml.add_representer(Point, _as_yaml, Dumper=yaml.SafeDumper)
+    def _from_yaml(loader, node):
+        return Point(*loader.construct_sequence(node))
+
+
+    for _dumper in (yaml.SafeDumper, yaml.Dumper):
+        yaml.add_representer(Point, _as_yaml, Dumper=_dumper)
+    yaml.add_constructor("!points.Point", _from_yaml, Loader=yaml.SafeLoader)
     """,
     """
     import yaml
@@ -142,6 +148,14 @@ REFUSED["a-yaml-representer-the-candidate-registered"] = _case(
 
     def test_a_point_dumps_by_its_tag():
         assert yaml.safe_dump(Point(1, 2)).startswith("!point")
+
+
+    def test_the_full_dumper_too():
+        assert yaml.dump([Point(3, 4)], default_flow_style=True) == "[!point [3, 4]]\\n"
+
+
+    def test_a_point_loads_by_its_tag():
+        assert yaml.safe_load("!points.Point [5, 6]").y == 6
     """,
 )
 

@@ -34,7 +34,8 @@ def client() -> Judge:
         after_import("random", _client.state.follow_random)
         after_import("doctest", lambda doctest: _follow_doctest(_client, doctest))
         after_import("pickle", lambda pickle: unpickle.follow(_client, pickle))
-        after_import("yaml.representer", registries.follow_yaml)
+        after_import("yaml.representer", registries.follow_yaml_dumps)
+        after_import("yaml.constructor", lambda c: registries.follow_yaml_loads(c, modules))
     return _client
 
 

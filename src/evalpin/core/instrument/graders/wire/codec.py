@@ -12,7 +12,7 @@ import threading
 
 from . import exceptions, named, protocol, stdlib
 from .crossed import Crossed
-from .plain import BIG, HEX, SCALAR_TYPES, flat, lists_of_scalars, plain_form
+from .plain import BIG, HEX, SCALAR_TYPES, lists_of_scalars, plain_form
 from .plain import form as container_form
 from .protocol import MAX_DEPTH, SCALARS, ProtocolError, Unsupported, pairs
 from .shares import Shares, container_base, fingerprint, merge
@@ -359,8 +359,10 @@ class Codec:
             return data
         if depth > MAX_DEPTH * 2:
             raise ProtocolError("nested too deeply")
-        if kind is list and not depth and flat(data, list):  # holds no mark: no table
-            return list(data)
+        if kind is list:  # scalars and keyed strings (no mark, no container): one pass
+            fast = self.crossed.items(data)
+            if fast is not None:
+                return fast
         if kind is list and not depth and lists_of_scalars(data):  # (a call's arguments)
             return [list(v) if type(v) is list else v for v in data]
         if not depth and self._tls.__dict__.get("marks") is None:  # a value's root
@@ -390,7 +392,8 @@ class Codec:
             if tag == "dict" and type(v) is list:
                 if "k" in data:
                     return self._same(data["k"], {}, lambda out: out.update(pairs(v, d)))
-                return dict(pairs(v, d))
+                plain = self.crossed.items([x for p in pairs(v, _raw) for x in p])
+                return dict(pairs(v, d)) if plain is None else _paired(plain)
             if tag == "set" and type(v) is list and "k" in data:
                 return self._same(data["k"], set(), lambda out: out.update(map(d, v)))
             if tag in ("set", "frozenset") and type(v) is list:
@@ -511,6 +514,16 @@ class Codec:
 
 
 _EMPTY = {"list": list, "dict": dict, "set": set}
+
+
+def _raw(value):
+    return value
+
+
+def _paired(items: list) -> dict:
+    return dict(zip(items[::2], items[1::2], strict=True))
+
+
 _KEYED = frozenset({"frozenset", "bytes"})  # (a tuple's key: `_tuple_of`)
 
 

@@ -30,6 +30,7 @@ BIGGEST = 1024 * 1024  # a longer str or bytes crosses as a new object each time
 SAME_ITEMS = 10_000  # items compared at most to tell a value the same as one known
 _ATOMS = frozenset({type(None), bool, int, float, complex, str, bytes})
 _CONTAINERS = frozenset({tuple, list, dict, set, frozenset})
+_PLAIN = frozenset({type(None), bool, int, float, str})  # (JSON's own scalars)
 
 
 class Crossed:
@@ -45,6 +46,9 @@ class Crossed:
 
     def key(self, value) -> int | None:
         """The key `value` goes with (None: too big to keep, it crosses as new)."""
+        key = self._keys.get(id(value))
+        if key is not None and self._objects.get(key) is value:
+            return key  # (read without the lock: a race only loses identity, never adds)
         with self._lock:
             key = self._keys.get(id(value))
             if key is not None and self._objects.get(key) is value:
@@ -69,6 +73,25 @@ class Crossed:
                 self._drop(key)
             self._put(key, value)
             return value
+
+    def items(self, data: list) -> list | None:
+        """A list's wire form of scalars and keyed strings, read in one pass (the wire's
+        usual arguments and rows), or None for any other."""
+        out = []
+        objects = self._objects
+        for v in data:
+            kind = type(v)
+            if kind is dict:
+                text, key = v.get("v"), v.get("i")
+                if v.get("t") != "s" or type(text) is not str or len(v) != 3:
+                    return None
+                known = objects.get(key)
+                out.append(known if type(known) is str and known == text else self.came(key, text))
+            elif kind in _PLAIN:
+                out.append(v)
+            else:
+                return None
+        return out
 
     def _put(self, key: int, value) -> None:
         self._objects[key] = value

@@ -25,8 +25,8 @@ import threading
 from .protocol import ProtocolError
 
 LIMIT = 4096  # entries each end keeps (the oldest go first)
-CHARS = 8 * 1024 * 1024  # characters or bytes of str and bytes kept at once
-BIGGEST = 1024 * 1024  # a longer str or bytes crosses as a new object each time
+CHARS = 8 * 1024 * 1024  # what the kept values hold at once: characters, bytes, items
+BIGGEST = 1024 * 1024  # a value holding more crosses as a new object each time
 SAME_ITEMS = 10_000  # items compared at most to tell a value the same as one known
 _ATOMS = frozenset({type(None), bool, int, float, complex, str, bytes})
 _CONTAINERS = frozenset({tuple, list, dict, set, frozenset})
@@ -40,6 +40,7 @@ class Crossed:
         self._odd = int(odd)
         self._keys: dict[int, int] = {}  # id(object) -> its key
         self._objects: dict[int, object] = {}  # key -> object, oldest first
+        self._weights: dict[int, int] = {}  # key -> what it holds (`_weight`)
         self._chars = 0
         self._counter = itertools.count(2 + self._odd, 2)
         self._lock = threading.Lock()
@@ -53,10 +54,11 @@ class Crossed:
             key = self._keys.get(id(value))
             if key is not None and self._objects.get(key) is value:
                 return key
-            if _size(value) > BIGGEST:
+            weight = _weight(value)
+            if weight > BIGGEST:
                 return None
             key = next(self._counter)
-            self._put(key, value)
+            self._put(key, value, weight)
             return key
 
     def came(self, key, value):
@@ -67,11 +69,12 @@ class Crossed:
             known = self._objects.get(key)
             if known is not None and _same(known, value):
                 return known
-            if key % 2 == self._odd or _size(value) > BIGGEST:
-                return value  # a key of ours names only what we sent: never rebound
+            weight = _weight(value) if key % 2 != self._odd else BIGGEST + 1
+            if weight > BIGGEST:
+                return value  # (a key of ours names only what we sent: never rebound)
             if known is not None:
                 self._drop(key)
-            self._put(key, value)
+            self._put(key, value, weight)
             return value
 
     def items(self, data: list) -> list | None:
@@ -93,10 +96,11 @@ class Crossed:
                 return None
         return out
 
-    def _put(self, key: int, value) -> None:
+    def _put(self, key: int, value, weight: int) -> None:
         self._objects[key] = value
+        self._weights[key] = weight
         self._keys[id(value)] = key
-        self._chars += _size(value)
+        self._chars += weight
         while len(self._objects) > LIMIT or self._chars > CHARS:
             self._drop(next(iter(self._objects)))
 
@@ -104,12 +108,24 @@ class Crossed:
         value = self._objects.pop(key)
         if self._keys.get(id(value)) == key:
             del self._keys[id(value)]
-        self._chars -= _size(value)
+        self._chars -= self._weights.pop(key)
 
 
-def _size(value) -> int:
+def _weight(value, most: int = BIGGEST) -> int:
+    """What keeping `value` holds on to: a str's or bytes' length, a tuple's or
+    frozenset's items and theirs (a row of the worker's copies of the test's lists), up
+    to just past `most`."""
     kind = type(value)
-    return len(value) if kind is str or kind is bytes else 0
+    if kind is str or kind is bytes:
+        return len(value)
+    if kind not in _CONTAINERS:
+        return 1
+    total = len(value)
+    for item in value.values() if kind is dict else value:
+        if total > most:
+            break
+        total += _weight(item, most - total)
+    return total
 
 
 def _same(known, value, budget: list | None = None) -> bool:

@@ -73,7 +73,7 @@ def presented(judge, proxy, ident: int, data: dict, d):
         return proxy
     made = shaped(proxy, signature, hidden=True)
     try:
-        if inspect.signature(made) != signature:  # (a parameter no code can spell)
+        if not _wears(inspect.signature(made), signature):  # (a name no code can spell)
             return proxy
         made.__code__ = made.__code__.replace(co_name=name, co_qualname=qualname)
     except (TypeError, ValueError):
@@ -83,3 +83,17 @@ def presented(judge, proxy, ident: int, data: dict, d):
     FUNCTIONS[made] = ref_of(proxy)
     judge._proxies[ident] = made
     return made
+
+
+def _wears(made, signature) -> bool:
+    """Whether the made function's signature is the candidate's: the same parameters,
+    kinds, and the very default and annotation objects (compared by identity: a default
+    of the candidate's is a proxy, whose `==` is the candidate's to answer)."""
+    mine, theirs = list(made.parameters.values()), list(signature.parameters.values())
+    return len(mine) == len(theirs) and all(
+        a.name == b.name
+        and a.kind == b.kind
+        and a.default is b.default
+        and a.annotation is b.annotation
+        for a, b in zip(mine, theirs, strict=True)
+    )

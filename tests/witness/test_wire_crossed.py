@@ -61,3 +61,31 @@ def test_strings_and_tuples_cross_back_as_themselves(pair) -> None:
     m.call(lambda v: seen.append(v is text), text)
     assert seen == [True]
     assert m.echo({text: 1}) == {"inside": 1}
+
+
+def test_a_cycle_through_a_tuple_is_weighed_and_compared_once() -> None:
+    worker = Crossed(odd=True)
+    first: dict = {"id": "x"}
+    first["y"] = ("y", first)
+    again: dict = {"id": "x"}
+    again["y"] = ("y", again)
+    other: dict = {"id": "z"}
+    other["y"] = ("y", other)
+    kept = worker.came(8, first["y"])
+    assert worker.came(8, again["y"]) is kept  # the same contents, cycle and all
+    assert worker.came(8, other["y"]) is other["y"]  # other contents: the new one
+    deep: tuple = ()
+    for _ in range(500):
+        deep = (deep, [1])
+    assert worker.key(deep) is None  # past the wire's depth: not kept, never an error
+
+
+def test_a_deep_value_is_told_apart_without_an_error() -> None:
+    judge = Crossed(odd=False)
+    deep: tuple = ("leaf",)
+    for _ in range(150):
+        deep = (deep,)
+    copy: tuple = ("leaf",)
+    for _ in range(150):
+        copy = (copy,)
+    assert judge.came(9, deep) is deep and judge.came(9, copy) is copy  # too deep: new

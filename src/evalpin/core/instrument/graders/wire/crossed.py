@@ -22,7 +22,7 @@ import itertools
 import math
 import threading
 
-from .protocol import ProtocolError
+from .protocol import MAX_DEPTH, ProtocolError
 
 LIMIT = 4096  # entries each end keeps (the oldest go first)
 CHARS = 8 * 1024 * 1024  # what the kept values hold at once: characters, bytes, items
@@ -111,28 +111,37 @@ class Crossed:
         self._chars -= self._weights.pop(key)
 
 
-def _weight(value, most: int = BIGGEST) -> int:
+def _weight(value, most: int = BIGGEST, seen: set | None = None, depth: int = 0) -> int:
     """What keeping `value` holds on to: a str's or bytes' length, a tuple's or
     frozenset's items and theirs (a row of the worker's copies of the test's lists), up
-    to just past `most`."""
+    to just past `most`; each container once (a cycle through a tuple), and past the
+    wire's depth as too much."""
     kind = type(value)
     if kind is str or kind is bytes:
         return len(value)
     if kind not in _CONTAINERS:
         return 1
+    seen = set() if seen is None else seen
+    if id(value) in seen:
+        return 1
+    if depth > MAX_DEPTH:
+        return most + 1
+    seen.add(id(value))
     total = len(value)
     for item in value.values() if kind is dict else value:
         if total > most:
             break
-        total += _weight(item, most - total)
+        total += _weight(item, most - total, seen, depth + 1)
     return total
 
 
-def _same(known, value, budget: list | None = None) -> bool:
+def _same(known, value, budget: list | None = None, pairs: set | None = None, depth=0) -> bool:
     """Whether `value` is exactly `known`'s contents, decided without running any code
     but the builtins' own: each item the very object, an equal atom of the same type,
     or a list, dict or set of such items (the worker's copy of a list the test's tuple
-    holds, unchanged), up to `SAME_ITEMS` items in all."""
+    holds, unchanged), up to `SAME_ITEMS` items in all; a pair met again inside itself
+    (a cycle through a tuple) is the same if all else is, and past the wire's depth
+    nothing is."""
     if known is value:
         return True
     kind = type(known)
@@ -141,17 +150,23 @@ def _same(known, value, budget: list | None = None) -> bool:
     if kind in _ATOMS:
         return _atom(known) == _atom(value)
     budget = [SAME_ITEMS] if budget is None else budget
+    pairs = set() if pairs is None else pairs
+    if (id(known), id(value)) in pairs:
+        return True
     budget[0] -= len(known) if kind in _CONTAINERS else 0
     if kind not in _CONTAINERS or len(known) != len(value) or budget[0] < 0:
         return False
+    if depth > MAX_DEPTH:
+        return False
+    pairs.add((id(known), id(value)))
     if kind is dict:
-        known, value = list(known.items()), list(value.items())
-        return all(_same(a, b, budget) for a, b in zip(known, value, strict=True))
-    if kind is set or kind is frozenset:
+        known = [x for pair in known.items() for x in pair]  # (no pair of its own: ids)
+        value = [x for pair in value.items() for x in pair]
+    elif kind is set or kind is frozenset:
         atoms = _ATOMS.issuperset(map(type, known)) and _ATOMS.issuperset(map(type, value))
         typed = lambda s: {(type(x), _atom(x)) for x in s}  # noqa: E731
         return atoms and typed(known) == typed(value)
-    return all(_same(a, b, budget) for a, b in zip(known, value, strict=True))
+    return all(_same(a, b, budget, pairs, depth + 1) for a, b in zip(known, value, strict=True))
 
 
 def _atom(value):

@@ -23,6 +23,7 @@ import types
 from .describe import abstract
 from .proxies import FUNCTIONS, ref_of
 from .shaped import shaped
+from .stdlib import function_name
 
 _NOT_PLAIN = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async gen
 
@@ -49,11 +50,15 @@ def extras(worker, value, data: dict, e) -> dict:
 
 
 def _plain(fn) -> bool:
+    """Only a function, and not the standard library's (`os.path.exists` held by the
+    candidate is `named`'s: equal to the judge's own)."""
     try:
         own = object.__getattribute__(fn, "__dict__")
     except AttributeError:
         return False
-    return not own and not fn.__code__.co_flags & _NOT_PLAIN
+    if own or fn.__code__.co_flags & _NOT_PLAIN:
+        return False
+    return function_name(fn) is None
 
 
 def presented(judge, proxy, ident: int, data: dict, d):

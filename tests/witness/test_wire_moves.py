@@ -137,14 +137,16 @@ def test_the_folder_is_read_only_after_a_move(tmp_path, monkeypatch) -> None:
 
 def test_a_plain_arguments_wire_form_is_the_general_ones(pair) -> None:
     m, judge = pair
-    assert judge.encode([[3, 2.5, "s", None, True], {"k": 1}, {7}]) == [
-        [3, 2.5, "s", None, True],
-        {"t": "dict", "v": [["k", 1]]},
+    text, key = "s", "k"
+    assert judge.encode([[3, 2.5, text, None, True], {key: 1}, {7}]) == [
+        [3, 2.5, judge.encode(text), None, True],  # a str with its key (crossed.py)
+        {"t": "dict", "v": [[judge.encode(key), 1]]},
         {"t": "set", "v": [7]},
     ]
+    assert judge.encode(text) == {"t": "s", "v": "s", "i": judge.encode(text)["i"]}
     tagged = judge.encode([[1.0, math.inf], [-math.inf], {"n": math.nan}, [1 << 14000]])
     assert tagged[0] == [1.0, {"t": "float", "v": "inf"}] and tagged[1][0]["v"] == "-inf"
-    assert tagged[2] == {"t": "dict", "v": [["n", {"t": "float", "v": "nan"}]]}
+    assert tagged[2]["v"][0][1] == {"t": "float", "v": "nan"}
     assert tagged[3][0]["t"] == "int"
     assert judge.encode({math.inf: [1]})["v"][0][0] == {"t": "float", "v": "inf"}
     big = [1 << 14000, -(1 << 14000)]

@@ -136,6 +136,51 @@ REFUSED = _corpus(
     ),
 )
 
+# A registry of an installed library the candidate fills at import (its own process's
+# copy of the library), used by the test's own call of that library on its object.
+REFUSED["a-yaml-representer-the-candidate-registered"] = _case(
+    "a-yaml-representer-the-candidate-registered",
+    "points.py",
+    """
+    import yaml
+
+
+    class Point:
+        def __init__(self, x, y):
+            self.x, self.y = x, y
+
+
+    def _as_yaml(dumper, point):
+        return dumper.represent_sequence("!point", [point.x, point.y])
+
+
+    def _from_yaml(loader, node):
+        return Point(*loader.construct_sequence(node))
+
+
+    for _dumper in (yaml.SafeDumper, yaml.Dumper):
+        yaml.add_representer(Point, _as_yaml, Dumper=_dumper)
+    yaml.add_constructor("!points.Point", _from_yaml, Loader=yaml.SafeLoader)
+    """,
+    """
+    import yaml
+
+    from points import Point
+
+
+    def test_a_point_dumps_by_its_tag():
+        assert yaml.safe_dump(Point(1, 2)).startswith("!point")
+
+
+    def test_the_full_dumper_too():
+        assert yaml.dump([Point(3, 4)], default_flow_style=True) == "[!point [3, 4]]\\n"
+
+
+    def test_a_point_loads_by_its_tag():
+        assert yaml.safe_load("!points.Point [5, 6]").y == 6
+    """,
+)
+
 # One test meets a refusal, another fails for a reason no note covers: the candidate
 # answers differently inside the witness's worker (plain pytest passes it).
 ANOTHER_FAILURE = _corpus(

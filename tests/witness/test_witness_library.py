@@ -854,11 +854,13 @@ def test_a_candidates_own_comparison_with_the_tests_data_is_disputed_saying_why(
     elsewhere = Case(
         "a-version-compared-by-a-passing-test-only",
         CANDIDATES_WORD.module_file,
-        CANDIDATES_WORD.module_src + "\n\ndef make(*parts):\n    return Version(*parts)\n",
+        CANDIDATES_WORD.module_src + "\n\ndef make(*parts):\n    return Version(*parts)\n"
+        "\n\ndef mark():\n    return getattr(make, 'label', None)\n",
         "import versions\n\n\ndef test_compared_and_passing():\n"
         "    assert not (versions.Version(1, 2) == (1, 3))\n\n\n"
-        "def test_failing_for_another_reason():\n"
-        "    assert type(versions.make) is type(lambda: None)\n",
+        "def test_failing_for_another_reason():\n"  # (a test's mark on a candidate function)
+        "    versions.make.label = 'v'\n"
+        "    assert versions.mark() == 'v'\n",
     )
     other = grade(elsewhere, backend)  # the noted comparison is not the failing test's
     assert other.reasons == ["witness:failed"], (other.reasons, other.witness_tail)

@@ -18,8 +18,11 @@ the other side runs on either side. One concept a module, each with a public sur
   class from that data, whatever it claims; `proxies`: the proxies' roots;
 - `kinds` (judge): what a test's object may be used for; `handles` (worker): the
   stand-ins of the tests' objects;
-- `codec`: the wire form of values and the identity maps both ends share; `peer`: the
-  message loop over it; `channel`: the side channel;
+- `codec`: the wire form of values and the identity maps both ends share (`plain`: the
+  one-pass forms of containers of plain values; `crossed`: immutable values keep their
+  identity both ways); `peer`: the message loop over it; `channel`: the side channel;
+- `functions`: a candidate's plain function as a real function in the judge;
+  `registries` (judge): an installed library's registry the candidate filled, named;
 - `imports` (judge): what pytest never loads from the folders both processes write;
 - `process`: environment variables and the working folder, in step both ways;
 - `lifetimes`: the tests' objects held across the wire as long as the test holds

@@ -8,10 +8,12 @@ from __future__ import annotations
 import base64
 import itertools
 import math
-import re
 import threading
 
 from . import exceptions, named, protocol, stdlib
+from .crossed import Crossed
+from .plain import BIG, HEX, SCALAR_TYPES, lists_of_scalars, plain_form
+from .plain import form as container_form
 from .protocol import MAX_DEPTH, SCALARS, ProtocolError, Unsupported, pairs
 from .shares import Shares, container_base, fingerprint, merge
 from .values import (
@@ -44,6 +46,7 @@ class Codec:
         self._answering = 0  # threads encoding a reply to a call with containers
         self._state = threading.RLock()
         self.shares = Shares()
+        self.crossed = Crossed(odd=self.inert_names)  # the worker's keys odd, the judge's even
 
     # -- identity --------------------------------------------------------------------
 
@@ -99,9 +102,11 @@ class Codec:
         kept in step or an argument of the call being answered)."""
         kind = type(value)
         if kind in SCALARS:
+            if kind is str:
+                return self.keyed_str(value) if value else value
             if kind is float and not math.isfinite(value):
                 return {"t": "float", "v": repr(value)}
-            if kind is int and not -_BIG < value < _BIG:  # past JSON's decimal digits
+            if kind is int and not -BIG < value < BIG:  # past JSON's decimal digits
                 return {"t": "int", "v": format(value, "x")}
             return value
         if depth > MAX_DEPTH:
@@ -120,13 +125,13 @@ class Codec:
         if kind is list or kind is dict or kind is set:
             return self._container(value, kind, e)
         if kind is tuple:
-            if _SCALAR_TYPES.issuperset(map(type, value)):
-                return {"t": "tuple", "v": [e(v) for v in value]}
-            return self._tuple(value, e)
+            if SCALAR_TYPES.issuperset(map(type, value)):
+                return self._keyed({"t": "tuple", "v": [e(v) for v in value]}, value)
+            return self._keyed(self._tuple(value, e), value)
         if kind is frozenset:
-            return {"t": kind.__name__, "v": [e(v) for v in value]}
+            return self._keyed({"t": "frozenset", "v": [e(v) for v in value]}, value)
         if kind is bytes:
-            return {"t": "bytes", "v": base64.b64encode(value).decode("ascii")}
+            return self._keyed({"t": "bytes", "v": base64.b64encode(value).decode("ascii")}, value)
         name = VALUE_NAMES.get(kind) or value_name(kind)
         if name is not None:
             try:
@@ -168,7 +173,7 @@ class Codec:
         if memo is None:
             # scalars, or containers of scalars each there once (a call's usual
             # arguments): nothing in it is met again, so no table of what was met
-            form = _plain_form(value, kind, self._encoded_apart())
+            form = plain_form(value, kind, self._encoded_apart(), self.keyed_str)
             if form is not None:
                 return form
         root = memo is None
@@ -180,7 +185,7 @@ class Codec:
                 return {"t": "same", "v": _mark(seen, memo)}
         entry = memo[id(value)] = [value, None, None]  # the object, its wire form, its mark
         try:
-            out = entry[1] = _form(value, kind, e)
+            out = entry[1] = container_form(value, kind, e)
             if entry[2] is not None:  # met again inside itself
                 _label(out, entry[2])
             return out
@@ -214,6 +219,19 @@ class Codec:
         finally:
             if root:
                 self._tls.memo = None
+
+    def keyed_str(self, value: str):
+        """A str's wire form, with its key (`crossed`): one object when it comes back."""
+        key = self.crossed.key(value)
+        return value if key is None else {"t": "s", "v": value, "i": key}
+
+    def _keyed(self, form: dict, value) -> dict:
+        """A tuple's, frozenset's or bytes' wire form, with its key (`crossed`)."""
+        if value and form["t"] != "same" and "s" not in form:  # (met again: the one met)
+            key = self.crossed.key(value)
+            if key is not None:
+                form["i"] = key
+        return form
 
     def _encoded_apart(self) -> tuple:
         """The tables of containers that never cross as plain data (kept in step, or an
@@ -341,9 +359,11 @@ class Codec:
             return data
         if depth > MAX_DEPTH * 2:
             raise ProtocolError("nested too deeply")
-        if kind is list and not depth and _flat(data, list):  # holds no mark: no table
-            return list(data)
-        if kind is list and not depth and _lists_of_scalars(data):  # (a call's arguments)
+        if kind is list:  # scalars and keyed strings (no mark, no container): one pass
+            fast = self.crossed.items(data)
+            if fast is not None:
+                return fast
+        if kind is list and not depth and lists_of_scalars(data):  # (a call's arguments)
             return [list(v) if type(v) is list else v for v in data]
         if not depth and self._tls.__dict__.get("marks") is None:  # a value's root
             self._tls.marks = {}  # the containers marked in it (`_container`)
@@ -359,13 +379,21 @@ class Codec:
         if kind is not dict or "t" not in data or "v" not in data:
             raise ProtocolError("malformed value")
         tag, v = data["t"], data["v"]
+        if tag == "s" and type(v) is str:
+            return self.crossed.came(data.get("i"), v)
+        if tag in _KEYED and "i" in data:
+            return self.crossed.came(data["i"], self._decoded(tag, v, data, d))
+        return self._decoded(tag, v, data, d)
+
+    def _decoded(self, tag: str, v, data: dict, d):
         try:
             if tag == "tuple" and type(v) is list:
                 return self._tuple_of(data, tuple(d(x) for x in v))
             if tag == "dict" and type(v) is list:
                 if "k" in data:
                     return self._same(data["k"], {}, lambda out: out.update(pairs(v, d)))
-                return dict(pairs(v, d))
+                plain = self.crossed.items([x for p in pairs(v, _raw) for x in p])
+                return dict(pairs(v, d)) if plain is None else _paired(plain)
             if tag == "set" and type(v) is list and "k" in data:
                 return self._same(data["k"], set(), lambda out: out.update(map(d, v)))
             if tag in ("set", "frozenset") and type(v) is list:
@@ -379,7 +407,7 @@ class Codec:
                 return base64.b64decode(v.encode("ascii"), validate=True)
             if tag == "float" and v in ("nan", "inf", "-inf"):
                 return float(v)
-            if tag == "int" and type(v) is str and _HEX.fullmatch(v):
+            if tag == "int" and type(v) is str and HEX.fullmatch(v):
                 return int(v, 16)  # (a power-of-two base: no limit on its digits)
             if tag == "val" and data.get("n") in VALUES:
                 return decode_value(data["n"], v, d)
@@ -435,7 +463,10 @@ class Codec:
         return out
 
     def _tuple_of(self, data: dict, made: tuple):
-        """A tuple read: marked (met again later in the value), or the one its items made."""
+        """A tuple read: marked (met again later in the value), or the one its items made
+        (or the one that crossed before with the same key and items: `crossed`)."""
+        if "i" in data:
+            made = self.crossed.came(data["i"], made)
         if "k" not in data and "s" not in data:
             return made
         marks = self._tls.__dict__.get("marks")
@@ -485,98 +516,15 @@ class Codec:
 _EMPTY = {"list": list, "dict": dict, "set": set}
 
 
-def _form(value, kind: type, e) -> list | dict:
-    """A list's, dict's or set's wire form, its items encoded by `e`."""
-    if kind is list:
-        return [e(v) for v in value]
-    if kind is dict:
-        return {"t": "dict", "v": [[e(k), e(v)] for k, v in value.items()]}
-    return {"t": "set", "v": [e(v) for v in value]}
+def _raw(value):
+    return value
 
 
-def _flat(value, kind: type) -> bool:
-    """Whether a list, dict or set holds only scalars (keys and values): then nothing in
-    it could be met again within it, and it needs no table of what was met."""
-    return _SCALAR_TYPES.issuperset(map(type, value)) and (
-        kind is not dict or _SCALAR_TYPES.issuperset(map(type, value.values()))
-    )
+def _paired(items: list) -> dict:
+    return dict(zip(items[::2], items[1::2], strict=True))
 
 
-def _plain_form(value, kind: type, apart: tuple) -> list | dict | None:
-    """The wire form of a list, dict or set of scalars and of containers of scalars, each
-    there once (nothing in it met again: no marks), made in one pass as `_form` through
-    `encode` would make it; None for any other value, or when a scalar needs a tag (a
-    special float, an int past JSON's digits) or a nested container is in a table of
-    `apart`: the general way makes those. (Both ends' `encode` hand scalars and these
-    containers straight to the codec's.)"""
-    if kind is dict:
-        if not _flat_keys(value):
-            return None
-        items = value.values()
-    else:
-        items = value
-    out = []
-    seen = set()
-    for v in items:
-        t = type(v)
-        if t is list or t is dict or t is set:
-            if id(v) in seen or any(id(v) in table for table in apart):
-                return None
-            seen.add(id(v))
-            v = _flat_form(v, t)
-            if v is None:
-                return None
-        elif (
-            t not in _SCALAR_TYPES
-            or (t is float and v - v != 0.0)  # inf or nan
-            or (t is int and not -_BIG < v < _BIG)
-        ):
-            return None
-        out.append(v)
-    if kind is list:
-        return out
-    if kind is dict:
-        return {"t": "dict", "v": [[k, v] for k, v in zip(value, out, strict=True)]}
-    return {"t": "set", "v": out}
-
-
-def _flat_form(value, kind: type) -> list | dict | None:
-    """A container of untagged scalars' wire form, or None."""
-    if kind is dict:
-        if not _flat_keys(value) or not _untagged(value.values()):
-            return None
-        return {"t": "dict", "v": [[k, v] for k, v in value.items()]}
-    if not _untagged(value):
-        return None
-    return list(value) if kind is list else {"t": "set", "v": list(value)}
-
-
-def _flat_keys(value: dict) -> bool:
-    return _SCALAR_TYPES.issuperset(map(type, value)) and _untagged(value)
-
-
-def _untagged(scalars) -> bool:
-    """Whether these are scalars that all cross as themselves (no special float, no int
-    too long for JSON's decimal digits)."""
-    if not _SCALAR_TYPES.issuperset(map(type, scalars)):
-        return False
-    for v in scalars:
-        t = type(v)
-        if (t is float and v - v != 0.0) or (t is int and not -_BIG < v < _BIG):
-            return False
-    return True
-
-
-def _lists_of_scalars(data: list) -> bool:
-    """Whether a list's wire form holds scalars and lists of scalars alone (no mark)."""
-    return all(type(v) in _SCALAR_TYPES or (type(v) is list and _flat(v, list)) for v in data)
-
-
-# An int Python would not write in decimal (`sys.set_int_max_str_digits`, 4300 digits
-# by default) crosses in hexadecimal: a correct answer's 9**9**5 is no broken pipe.
-_BIG = 1 << 13000
-_HEX = re.compile(r"-?[0-9a-f]+")
-_SCALAR_TYPES = frozenset(SCALARS)
+_KEYED = frozenset({"frozenset", "bytes"})  # (a tuple's key: `_tuple_of`)
 
 
 def _mark(entry: list, memo: dict) -> int:

@@ -20,6 +20,7 @@ from .bound import Bound
 from .channel import SideChannel
 from .classes import HARNESS, IO_BASES, local_enum, proxy_class
 from .exceptions import apply_details, by_value, exception_bases, with_details
+from .functions import presented
 from .installed import interpreters_own
 from .lifetimes import TestsObjects
 from .namesakes import TestsModules
@@ -397,7 +398,7 @@ class Judge(Peer):
             cls = d(data.get("c"))
             if not (isinstance(cls, type) and issubclass(cls, ProxyBase)):
                 raise ProtocolError("malformed object")
-            return self._instance(cls, v, data, d)
+            return presented(self, self._instance(cls, v, data, d), v, data, d)
         if tag == "em":  # of the candidate's enum, or a tests' one's flags combined
             ours = lambda cls: kinds.tests_class(cls, self._tests_root)  # noqa: E731
             return tests_enums.member(d(data.get("c")), v, data, d, RemoteEnum, ours)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import enum
 import types
 import unittest
+import weakref
 from typing import TYPE_CHECKING
 
 from . import lineage, views
@@ -31,6 +32,7 @@ class Ref:
 
 
 REF = "_evalpin_ref"
+FUNCTIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # `functions`' made ones
 VIRTUAL = "_evalpin_virtual"  # a proxy class's bases it could not really derive from
 SLOTTED: list = []  # (root, get, set) of the container roots holding a reference (`own`)
 
@@ -49,6 +51,8 @@ def ref_of(obj) -> Ref | None:
                 return get(obj)
             except AttributeError:
                 return None
+    if type(obj) is types.FunctionType:  # (never read from its `__dict__`: `wraps` copies it)
+        return FUNCTIONS.get(obj)
     if isinstance(obj, type):
         ref = obj.__dict__.get(REF)
     else:

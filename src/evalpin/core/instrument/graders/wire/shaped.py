@@ -9,14 +9,16 @@ import keyword
 from collections.abc import Callable
 
 SHAPED = "<the tests' function>"
+CANDIDATES = "<the candidate's function>"
 
 
-def shaped(handle: Callable, signature, coroutine: bool = False):
+def shaped(handle: Callable, signature, coroutine: bool = False, hidden: bool = False):
     """A function calling the test's: with the test's function's parameters (its code's
     names and counts, its defaults), so the candidate's introspection of `__code__`,
     `__defaults__` and `__kwdefaults__` (an argument getter, a memoizer keyed by
     argument names) sees what it would see in one process; `*args, **kwargs` when the
-    signature is not plain or not known."""
+    signature is not plain or not known. `hidden`: the judge's function for a candidate's
+    (`functions`), whose frame pytest's tracebacks leave out."""
     if signature is None:
         return _forwarding(handle)
     import inspect  # (a signature crossed: loaded already)
@@ -51,10 +53,11 @@ def shaped(handle: Callable, signature, coroutine: bool = False):
             head.append("/")
     run = "async def" if coroutine else "def"
     body = f"{'await ' if coroutine else ''}_evalpin({', '.join(call)})"
-    source = f"{run} f({', '.join(head)}):\n    return {body}\n"
+    hide = "__tracebackhide__ = True\n    " if hidden else ""
+    source = f"{run} f({', '.join(head)}):\n    {hide}return {body}\n"
     space: dict = {"_evalpin": handle}
     try:
-        exec(compile(source, SHAPED, "exec"), space)
+        exec(compile(source, CANDIDATES if hidden else SHAPED, "exec"), space)
     except SyntaxError:
         return _forwarding(handle)
     made = space["f"]

@@ -12,7 +12,7 @@ import os
 import sys
 import types
 
-from . import process, unpickle
+from . import process, registries, unpickle
 from .imports import SharedFolders
 from .judge import Judge
 from .protocol import GONE, ProtocolError
@@ -34,6 +34,8 @@ def client() -> Judge:
         after_import("random", _client.state.follow_random)
         after_import("doctest", lambda doctest: _follow_doctest(_client, doctest))
         after_import("pickle", lambda pickle: unpickle.follow(_client, pickle))
+        after_import("yaml.representer", registries.follow_yaml_dumps)
+        after_import("yaml.constructor", lambda c: registries.follow_yaml_loads(c, modules))
     return _client
 
 

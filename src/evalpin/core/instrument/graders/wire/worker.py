@@ -16,11 +16,11 @@ import threading
 import types
 import weakref
 
-from . import callers, logs, namesakes, process, relay, running, tracebacks, views
+from . import callers, functions, logs, namesakes, process, relay, running, tracebacks, views
 from . import twins as twins_
 from .channel import SideChannel
 from .copies import Copies
-from .describe import abstract, attribute, bound, describe, unbound, value_base, value_of
+from .describe import attribute, bound, describe, unbound, value_base, value_of
 from .exceptions import apply_details, by_value, with_details
 from .handles import (
     BINDINGS,
@@ -258,9 +258,7 @@ class Worker(Peer):
             elif base is not None:  # a list, dict or set: one object each side, in step
                 data["sk"] = self.shares.start(value)  # (before its contents: a cycle)
                 data["x"] = self.contents(value)
-        if abstract(value):
-            data["ia"] = 1
-        return data
+        return functions.extras(self, value, data, e)  # abstract? a plain function's shape
 
     def _class_form(self, cls: type) -> dict:
         """A class the judge builds a proxy class of: described, or referred to once it

@@ -20,7 +20,7 @@ from .proxies import RemoteClass, RemoteEnum
 from .resources import api_of
 from .resources import read as resources_read
 from .rules import COMPARING
-from .stdlib import PURE_BUILTINS, stdlib_name
+from .stdlib import PURE_BUILTINS, installed_module, stdlib_name
 
 OPS = {
     "__iter__": iter,
@@ -271,7 +271,30 @@ def kind_of(value, root: str) -> str | None:
         return "object"
     if cls.__module__ == "unittest.mock" and cls.__name__ == "_SentinelObject":
         return "object"
+    if installed_class(cls):  # a library's object the test made (a response for a patch)
+        return "object"
     return None
+
+
+# The grading's own libraries: their objects act on the session (a fixture, a config, a
+# hook), never the candidate's to use here.
+_MACHINERY = frozenset(
+    {"_pytest", "pytest", "pluggy", "iniconfig", "py", "evalpin", "evalpin_wire"}
+)
+
+
+def installed_class(cls: type) -> bool:
+    """A class of an installed library (not the stdlib's: its kinds have rules above or
+    none yet), by its module, loaded from the interpreter's own folders: its objects are
+    used by reference, their methods the library's own, run here as in one process."""
+    if issubclass(type(cls), (RemoteClass, RemoteEnum)):
+        return False
+    name = getattr(cls, "__module__", None)
+    top = name.partition(".")[0] if type(name) is str else ""
+    if not top or top in sys.stdlib_module_names or top in _MACHINERY:
+        return False
+    module = sys.modules.get(name)
+    return isinstance(module, types.ModuleType) and installed_module(module, name)
 
 
 # Opaque markers of the tests' (`MISSING = object()`): compared by identity, nothing else.

@@ -65,7 +65,8 @@ def spec(cls: type, e, ident_of) -> list | None:
     for name, member in cls.__members__.items():
         value = member._value_
         parts = list(value) if type(value) is tuple else [value]
-        if not all(type(x) in SCALARS and type(e(x)) is type(x) for x in parts):
+        # sent as they are: a str plainly (never its keyed form), a number JSON holds
+        if not all(type(x) is str or (type(x) in SCALARS and type(e(x)) is type(x)) for x in parts):
             return None
         members.append([name, parts if type(value) is tuple else value, ident_of(member)])
     own = {

@@ -178,6 +178,34 @@ def expect(outcome: Outcome, label: str) -> None:
     assert verdict(outcome) == label, (outcome.reasons, outcome.witness_tail)
 
 
+def corpus_tests(carried: dict[str, Case], attacks: dict[str, Case], *plain_too: dict[str, Case]):
+    """A witness corpus's three tests, for its module to bind under these names (pytest
+    collects them there, with the module's marks): every case under plain pytest, in one
+    interpreter (a correct one passes, an attack fools it; `plain_too`: other cases the
+    module grades itself); each carried case graded `pass`; each attack `disputed`."""
+    everything = {**carried, **attacks}
+    for more in plain_too:
+        everything.update(more)
+    assert len(everything) == len(carried) + len(attacks) + sum(map(len, plain_too))
+
+    def test_the_corpus_passes_in_plain_pytest(tmp_path: Path) -> None:
+        assert_plain_passes(everything, tmp_path)
+
+    @pytest.mark.parametrize("name", list(carried))
+    def test_a_carried_case_grades_pass(grade, backend: Isolation, name: str) -> None:
+        expect(grade(carried[name], backend), "pass")
+
+    @pytest.mark.parametrize("name", list(attacks))
+    def test_an_attack_never_passes(grade, backend: Isolation, name: str) -> None:
+        expect(grade(attacks[name], backend), "disputed")
+
+    return (
+        test_the_corpus_passes_in_plain_pytest,
+        test_a_carried_case_grades_pass,
+        test_an_attack_never_passes,
+    )
+
+
 # -- a sandbox's own tests: one item graded by a call, on each backend -------------------
 
 # No namespaces, no pids cgroup: what a machine without either gets.

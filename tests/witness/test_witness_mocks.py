@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalpin.run.sandbox import Isolation
-from tests.harness import _case, _corpus, assert_plain_passes, expect, grade, item
+from tests.harness import _case, _corpus, corpus_tests, grade, item
 
 __all__ = ["grade", "item"]  # the fixtures (tests/harness.py; `backend`: conftest)
 
@@ -183,17 +182,9 @@ ATTACKS = _corpus(
 )
 
 
-def test_the_corpus_passes_in_plain_pytest(tmp_path) -> None:
-    """Every correct case passes plain `python -m pytest` in-process; every attack
-    fools it (reads what only the test configured)."""
-    assert_plain_passes({**CARRIED, **ATTACKS}, tmp_path)
-
-
-@pytest.mark.parametrize("name", list(CARRIED))
-def test_mocks_of_candidate_classes_are_carried(grade, backend: Isolation, name: str) -> None:
-    expect(grade(CARRIED[name], backend), "pass")
-
-
-@pytest.mark.parametrize("name", list(ATTACKS))
-def test_a_spec_mock_is_no_more_the_candidates(grade, backend: Isolation, name: str) -> None:
-    expect(grade(ATTACKS[name], backend), "disputed")
+# Every case under plain pytest; each carried one graded pass, each attack disputed.
+(
+    test_the_corpus_passes_in_plain_pytest,
+    test_mocks_of_candidate_classes_are_carried,
+    test_a_spec_mock_is_no_more_the_candidates,
+) = corpus_tests(CARRIED, ATTACKS)

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalpin.run.sandbox import Isolation
-from tests.harness import _case, _corpus, assert_plain_passes, expect, grade, item
+from tests.harness import _case, _corpus, corpus_tests, grade, item
 
 __all__ = ["grade", "item"]  # the fixtures (tests/harness.py; `backend`: conftest)
 
@@ -236,17 +235,9 @@ ATTACKS = _corpus(
 )
 
 
-def test_the_corpus_passes_in_plain_pytest(tmp_path) -> None:
-    """Every correct case passes plain `python -m pytest` in-process; every attack
-    fools it (a forged pass)."""
-    assert_plain_passes({**CARRIED, **ATTACKS}, tmp_path)
-
-
-@pytest.mark.parametrize("name", list(CARRIED))
-def test_the_tests_enums_are_enums_to_the_candidate(grade, backend: Isolation, name: str) -> None:
-    expect(grade(CARRIED[name], backend), "pass")
-
-
-@pytest.mark.parametrize("name", list(ATTACKS))
-def test_a_candidate_never_changes_the_tests_enum(grade, backend: Isolation, name: str) -> None:
-    expect(grade(ATTACKS[name], backend), "disputed")
+# Every case under plain pytest; each carried one graded pass, each attack disputed.
+(
+    test_the_corpus_passes_in_plain_pytest,
+    test_the_tests_enums_are_enums_to_the_candidate,
+    test_a_candidate_never_changes_the_tests_enum,
+) = corpus_tests(CARRIED, ATTACKS)

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalpin.run.sandbox import Isolation
-from tests.harness import _case, _corpus, assert_plain_passes, expect, grade, item
+from tests.harness import _case, _corpus, corpus_tests, grade, item
 
 __all__ = ["grade", "item"]  # the fixtures (tests/harness.py; `backend`: conftest)
 
@@ -215,17 +214,9 @@ ATTACKS = _corpus(
 )
 
 
-def test_the_corpus_passes_in_plain_pytest(tmp_path) -> None:
-    """Every correct case passes plain `python -m pytest` in-process; every attack
-    fools it (a forged pass)."""
-    assert_plain_passes({**CARRIED, **ATTACKS}, tmp_path)
-
-
-@pytest.mark.parametrize("name", list(CARRIED))
-def test_typing_constructs_are_carried(grade, backend: Isolation, name: str) -> None:
-    expect(grade(CARRIED[name], backend), "pass")
-
-
-@pytest.mark.parametrize("name", list(ATTACKS))
-def test_a_type_variable_names_only_what_was_handed(grade, backend: Isolation, name: str) -> None:
-    expect(grade(ATTACKS[name], backend), "disputed")
+# Every case under plain pytest; each carried one graded pass, each attack disputed.
+(
+    test_the_corpus_passes_in_plain_pytest,
+    test_typing_constructs_are_carried,
+    test_a_type_variable_names_only_what_was_handed,
+) = corpus_tests(CARRIED, ATTACKS)

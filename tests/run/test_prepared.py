@@ -192,11 +192,13 @@ def test_the_parser_built_before_the_fork_serves_while_the_options_are_the_same(
     assert said["plugin"] == {"same": False, "flavour": "lime"}
 
 
-def test_the_bare_fork_server_preloads_only_what_the_worker_imports(tmp_path: Path) -> None:
+def _modules_after(tmp_path: Path, first: str, imports: str) -> set[str]:
+    """The modules a fresh `python -I -S` holds after `first`, then importing `imports`
+    from the wire's tree written into `tmp_path`."""
     write_tree(tmp_path, _wire())
     code = (
-        "import json, site, sys\nsite.main()\nsys.path.insert(0, sys.argv[1])\n"
-        "import evalpin_wire.worker\nprint(json.dumps(sorted(sys.modules)))\n"
+        f"import json, sys\n{first}\nsys.path.insert(0, sys.argv[1])\n"
+        f"import {imports}\nprint(json.dumps(sorted(sys.modules)))\n"
     )
     done = subprocess.run(
         [sys.executable, "-I", "-S", "-B", "-c", code, str(tmp_path)],
@@ -205,7 +207,11 @@ def test_the_bare_fork_server_preloads_only_what_the_worker_imports(tmp_path: Pa
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    loaded = set(json.loads(done.stdout))
+    return set(json.loads(done.stdout))
+
+
+def test_the_bare_fork_server_preloads_only_what_the_worker_imports(tmp_path: Path) -> None:
+    loaded = _modules_after(tmp_path, "import site\nsite.main()", "evalpin_wire.worker")
     preloaded = fork_server._PRELOADED[fork_server.BARE]
     assert preloaded and set(preloaded) <= loaded, set(preloaded) - loaded
     assert "pytest" not in loaded and not any(m.startswith("_pytest") for m in preloaded)
@@ -215,19 +221,7 @@ def test_a_worker_starts_without_what_only_a_relayed_program_needs(tmp_path: Pat
     """Every worker serves the tests' child processes (`wire/relay.py`), few are asked to
     run a program: `subprocess` (with `locale` and `fcntl`, about 3.5 ms of each case's
     start) is imported when one is, so a worker's start costs what it did before."""
-    write_tree(tmp_path, _wire())
-    code = (
-        "import json, sys\nsys.path.insert(0, sys.argv[1])\n"
-        "import evalpin_wire.worker, evalpin_wire.relay\nprint(json.dumps(sorted(sys.modules)))\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-I", "-S", "-B", "-c", code, str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    loaded = set(json.loads(done.stdout))
+    loaded = _modules_after(tmp_path, "", "evalpin_wire.worker, evalpin_wire.relay")
     assert "evalpin_wire.relay" in loaded
     assert "subprocess" not in loaded
 

@@ -153,9 +153,7 @@ def _execute(
                     # `-I` but for `-E`, as the fork server: the interpreter starts with
                     # the grader's hash seed and none of the box's PYTHON* variables,
                     # which the launcher puts back before the command (`_launcher_env`).
-                    config["python_env"] = {
-                        k: v for k, v in spec.env.items() if k.startswith("PYTHON")
-                    }
+                    start_env, config["python_env"] = _launcher_env(spec.env)
                     launcher = [sys.executable, "-s", "-P", "-S", "-c", LAUNCHER]
                     launcher.append(json.dumps(config))
                     inherited = (ready_w, *spec.pass_fds, *([theirs.fileno()] if theirs else []))
@@ -167,7 +165,7 @@ def _execute(
                             stdout=out_w,
                             stderr=out_w,
                             cwd=spec.cwd,
-                            env=_launcher_env(spec.env),
+                            env=start_env,
                             pass_fds=inherited,
                             start_new_session=True,
                             umask=0o022,  # the folders made for the box's uid: enterable
@@ -329,11 +327,13 @@ def _fill_handed_back(
         return held
 
 
-def _launcher_env(env: dict[str, str]) -> dict[str, str]:
-    """The environment a launcher's interpreter starts with: the box's but its PYTHON*
-    variables (which `-I` would have ignored), plus the grader's hash seed."""
-    kept = {k: v for k, v in env.items() if not k.startswith("PYTHON")}
-    return kept | {"PYTHONHASHSEED": HASH_SEED}
+def _launcher_env(env: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """The environment a launcher's interpreter starts with (the box's but its PYTHON*
+    variables, which `-I` would have ignored, plus the grader's hash seed), and those
+    PYTHON* variables, for the launcher to put back."""
+    python = {k: v for k, v in env.items() if k.startswith("PYTHON")}
+    kept = {k: v for k, v in env.items() if k not in python}
+    return kept | {"PYTHONHASHSEED": HASH_SEED}, python
 
 
 def _inline(argv: list[str]) -> dict | None:

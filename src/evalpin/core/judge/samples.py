@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalpin.core import syntax
 from evalpin.core.errors import InputError
 from evalpin.core.instrument.fixtures import CANDIDATE_FILES, CodingItem, FixtureSet
 from evalpin.core.instrument.graders.candidate import answer_files
@@ -211,7 +212,7 @@ def _setup_note(item: CodingItem) -> str:
     `import mbpp` writes it at the top of the test); bigcode-evaluation-harness leaves it
     out, so an answer passes here and fails there on a name the set-up defines."""
     try:
-        tree = ast.parse(item.test_file.read_text(encoding="utf-8"))
+        tree = syntax.parse(item.test_file.read_text(encoding="utf-8"))
     except (OSError, SyntaxError, ValueError):
         return ""
     plain = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef)

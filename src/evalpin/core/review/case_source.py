@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evalpin.core import syntax
 from evalpin.core.errors import InputError
 from evalpin.core.instrument.fixtures import FIXTURE_KINDS, KIND_CODING, CodingItem, load_fixtures
 from evalpin.core.instrument.pins import dataset_hash
@@ -139,7 +140,7 @@ def def_lines(source: str) -> dict[str, int]:
     line of its `def`; by pattern when the file does not parse."""
     out: dict[str, int] = {}
     try:
-        tree = ast.parse(source)
+        tree = syntax.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         for n, text in enumerate(source.splitlines(), start=1):
             found = re.match(r"\s*(?:async\s+)?def\s+(\w+)", text)

@@ -32,6 +32,7 @@ import math
 import re
 from collections.abc import Iterator, Sequence
 
+from evalpin.core import syntax
 from evalpin.core.instrument.fixtures import CodingItem
 
 # The report's side lives in junit.py; its names stay importable from here.
@@ -211,7 +212,7 @@ def import_reasons(files: dict[str, str], forbidden: list[str]) -> list[str]:
         if not name.endswith(".py"):
             continue
         try:
-            tree = ast.parse(source, name)
+            tree = syntax.parse(source, name)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue  # reported by syntax_reasons
         seen.update(_imported_modules(tree))

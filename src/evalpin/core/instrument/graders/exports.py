@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import ast
 
+from evalpin.core import syntax
+
 
 def star_exports(sources: dict[str, str]) -> dict[str, dict]:
     """Module name -> {"names", "top", "all", "star"} for each candidate module's source
@@ -53,7 +55,7 @@ def star_exports(sources: dict[str, str]) -> dict[str, dict]:
 def _top(source: str) -> set[str]:
     """Names bound by the module's own top-level statements, under no condition."""
     try:
-        body = ast.parse(source).body
+        body = syntax.parse(source).body
     except (SyntaxError, ValueError):
         return set()
     names: set[str] = set()
@@ -88,7 +90,7 @@ def _absolute(star: tuple[str | None, int], package: str) -> str:
 
 def _read(source: str) -> tuple[set[str], list[str] | None, list[tuple[str | None, int]]]:
     try:
-        tree = ast.parse(source)
+        tree = syntax.parse(source)
     except (SyntaxError, ValueError):
         return set(), None, []
     names: set[str] = set()

@@ -15,6 +15,7 @@ import ast
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 
+from evalpin.core import syntax
 from evalpin.core.instrument.graders.outcomes import fixture
 from evalpin.core.reasons import TAMPERING, TESTS_FAILED
 from evalpin.core.reasons import in_order as grade_order
@@ -60,7 +61,7 @@ def expected_tests(test_source: str) -> list[str]:
     pytest collects from the file's own definitions. An unparsable file has none (pytest
     then reports a collection error, which fails the case)."""
     try:
-        tree = ast.parse(test_source)
+        tree = syntax.parse(test_source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     return list(dict.fromkeys(_test_functions(tree.body, "")))

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 
+from evalpin.core import syntax
+
 # The names by which a test file skips or marks an expected failure (pytest's and
 # unittest's): `explained` reads them.
 _SKIPPING = frozenset(
@@ -23,7 +25,7 @@ def explained(test_source: str) -> frozenset[str]:
     `importorskip`, `skipTest`), `xfailed` when it marks or raises an expected failure.
     An unparsable file explains none."""
     try:
-        tree = ast.parse(test_source)
+        tree = syntax.parse(test_source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return frozenset()
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}

@@ -24,6 +24,8 @@ import ast
 import builtins
 import json
 
+from evalpin.core import syntax
+
 _BUILTINS = frozenset(dir(builtins))
 
 
@@ -53,7 +55,7 @@ def free_names(*sources: str, keep: frozenset[str] = frozenset()) -> list[str]:
     """The names the code of `sources` (taken together) reads but never binds and that
     are not builtins (unless in `keep`), in first-use order: the names it takes from the
     candidate."""
-    trees = [ast.parse(source) for source in sources]
+    trees = [syntax.parse(source) for source in sources]
     bound = set().union(*map(_bound, trees))
     used: dict[str, None] = {}
     for tree in trees:
@@ -78,7 +80,7 @@ def top_level(source: str) -> set[str]:
     name local to a function or class): what a reference solution gives the harness's
     namespace."""
     names: set[str] = set()
-    for node in ast.parse(source).body:
+    for node in syntax.parse(source).body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             names.add(node.name)
         else:
@@ -100,7 +102,7 @@ def humaneval_test(task_id: str, module: str, test: str, entry_point: str, impor
     ]
     late = [n for n in names if _collected(n)]
     # the entry point under its own name, unless the test code has that name (`check`)
-    own = entry_point not in _bound(ast.parse(test)) | {"check"}
+    own = entry_point not in _bound(syntax.parse(test)) | {"check"}
     entry = entry_point if own else "_entry_point"
     body = [
         "",
@@ -136,7 +138,7 @@ def mbpp_test(
     ]
     if setup.strip():
         lines += ["", setup.rstrip(), ""]
-    setup_bound = _bound(ast.parse(setup)) if setup.strip() else set()
+    setup_bound = _bound(syntax.parse(setup)) if setup.strip() else set()
     width = len(str(len(asserts)))
     for n, line in enumerate(asserts, start=1):
         code = line.strip()

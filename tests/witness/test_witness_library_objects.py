@@ -103,6 +103,40 @@ CARRIED = _corpus(
             assert "stock: ready" in buffer.getvalue()
         """,
     ),
+    _case(
+        "stores-into-and-invokes-through-the-tests-click-context",
+        "settings.py",
+        """
+        def remember(ctx, **values):
+            store = ctx.ensure_object(dict)
+            store.update(values)
+            return sorted(store)
+
+
+        def greet(name, punctuation="!"):
+            return f"hello {name}{punctuation}"
+
+
+        def call_through(ctx, **kwargs):
+            return ctx.invoke(greet, **kwargs)
+        """,
+        """
+        import click
+
+        from settings import call_through, remember
+
+
+        def test_the_context_keeps_what_the_candidate_stored():
+            ctx = click.Context(click.Command("tool"))
+            assert remember(ctx, colour="red", size=3) == ["colour", "size"]
+            assert ctx.obj == {"colour": "red", "size": 3}
+
+
+        def test_the_context_calls_the_candidates_function():
+            with click.Context(click.Command("tool")) as ctx:
+                assert call_through(ctx, name="ada", punctuation="?") == "hello ada?"
+        """,
+    ),
 )
 
 ATTACKS = _corpus(
@@ -130,6 +164,46 @@ ATTACKS = _corpus(
 
         def test_the_answer():
             assert answer(Text("prime")) == 7919
+        """,
+    ),
+    _case(
+        "walks-the-tests-frames-from-a-render-callback",
+        "reporting.py",
+        """
+        class Report:
+            def __init__(self, value):
+                self.value = value
+
+            def __rich_console__(self, console, options):
+                # the library's own module, then the frames that called the render
+                frame = type(console).print.__globals__["sys"]._getframe(0)
+                while frame is not None and "wanted" not in frame.f_locals:
+                    frame = frame.f_back
+                if frame is not None:
+                    self.value = frame.f_locals["wanted"]
+                yield str(self.value)
+
+
+        def report(value):
+            return Report(value)
+
+
+        def final(rep):
+            return rep.value
+        """,
+        """
+        import io
+
+        from rich.console import Console
+
+        from reporting import final, report
+
+
+        def test_the_rendered_report():
+            wanted = 4242
+            rep = report(0)
+            Console(file=io.StringIO()).print(rep)
+            assert final(rep) == wanted
         """,
     ),
 )

@@ -29,7 +29,7 @@ import pytest
 
 from evalpin.run.sandbox import BACKENDS, probe_isolation
 
-PARITY_ONE_IN = 4
+PARITY_ONE_IN = 8
 _SANDBOX_API = ("evalpin.run.sandbox", "evalpin.run.isolation", "evalpin.run.set_check")
 _TUI_API = ("tests.tuikit", "evalpin.tui")
 

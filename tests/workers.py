@@ -23,10 +23,10 @@ import pytest
 SECONDS = {
     # slow
     "run/test_cluster.py": 210,
-    "run/test_chaos.py": 160,
+    "run/test_chaos.py": 80,
     "cli/test_serve.py": 64,
     "project/test_demo.py": 56,
-    "run/test_llama_benchmark.py": 56,
+    "run/test_llama_benchmark.py": 40,
     "project/test_capabilities.py": 34,
     "project/test_tutorial.py": 30,
     "project/test_docs.py": 22,
@@ -35,7 +35,7 @@ SECONDS = {
     "formats/test_crosscheck.py": 16,
     # sandbox
     "attacks/test_box_channels.py": 190,
-    "witness/test_witness.py": 130,
+    "witness/test_witness.py": 120,
     "witness/test_true_grade.py": 127,
     "run/test_box_limits.py": 118,
     "witness/test_witness_shared.py": 101,

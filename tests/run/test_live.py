@@ -249,9 +249,19 @@ def test_429_beyond_the_retry_budget_is_rate_limited(capsys, live: Path, server)
 
 
 def test_connection_resets_are_retried(capsys, live: Path, server) -> None:
-    server.policy = lambda n, in_flight, req: (
-        Reply(reset=True) if n % 4 == 0 else answer(req, delay_s=0.02)
-    )
+    # Every fourth request reset, but never one already reset: four requests in flight
+    # that arrive in turn would put one of them on every fourth place again and again,
+    # past its four attempts (under load, a case failed so).
+    reset: set[str] = set()
+
+    def policy(n: int, in_flight: int, req) -> Reply:
+        body = json.dumps(req.body, sort_keys=True)
+        if n % 4 == 0 and body not in reset:
+            reset.add(body)
+            return Reply(reset=True)
+        return answer(req, delay_s=0.02)
+
+    server.policy = policy
     code, _, err = run_live(capsys, "runs/x.jsonl", "--concurrency", "4")
     assert code == 0, err
     assert all(r["pass"] for r in cases(live / "runs/x.jsonl"))

@@ -35,22 +35,22 @@ def test_a_base_model_on_humaneval_agrees_with_the_benchmarks_harness(
         " base_url_env: LLAMA_BASE_URL, api_key_env: LLAMA_API_KEY, probes: false,"
         ' timeout_s: 120, stop: ["\\ndef ", "\\nclass ", "\\nif __name__", "\\nprint("]}\n'
     )
-    r = cli(capsys, "run", "--fixtures", "he/subset.yaml", "--slot", "base", "--seeds", "1..3",
+    r = cli(capsys, "run", "--fixtures", "he/subset.yaml", "--slot", "base", "--seeds", "1,2",
             "--temperature", "0.8", "--max-tokens", "160", "--out", "run.jsonl")  # fmt: skip
     assert r.code == 0, r.err + llama_server.log_tail()
     head, *cases, _ = (json.loads(x) for x in Path("run.jsonl").read_text().splitlines())
-    assert head["slot"]["endpoint"] == "completions" and len(cases) == 15
+    assert head["slot"]["endpoint"] == "completions" and len(cases) == 10
     judged = [c for c in cases if c.get("status") is None]
-    assert len(judged) == 15, [c.get("reasons") for c in cases if c.get("status")]
+    assert len(judged) == 10, [c.get("reasons") for c in cases if c.get("status")]
 
     assert cli(capsys, "export", "run.jsonl", "--out", "samples.jsonl").code == 0
     scores = evaluation.evaluate_functional_correctness(
-        "samples.jsonl", k=[1, 3], n_workers=2, timeout=3.0, problem_file=str(subset)
+        "samples.jsonl", k=[1, 2], n_workers=2, timeout=3.0, problem_file=str(subset)
     )
     checked = cli(capsys, "crosscheck", "run.jsonl", "samples.jsonl_results.jsonl", "--json")
     shown = json.loads(checked.out)
     assert checked.code == 0, shown["disagreements"]
-    assert shown["compared"] == 15 and shown["agree"] == 15
+    assert shown["compared"] == 10 and shown["agree"] == 10
     verdict = json.loads(cli(capsys, "verdict", "run.jsonl", "--json").out)
     ours = {p["k"]: p["value"] for p in verdict["pass_at_k"]}
-    assert ours == pytest.approx({1: scores["pass@1"], 3: scores["pass@3"]})
+    assert ours == pytest.approx({1: scores["pass@1"], 2: scores["pass@2"]})

@@ -33,6 +33,15 @@ ROOT = Path(__file__).parents[2]
 SIZES = [(160, 48), (80, 24)]
 THEMES = [DARK_THEME, LIGHT_THEME]
 ids = {"ids": lambda s: f"{s[0]}x{s[1]}"}
+# A theme sets colours only (evalpin.tcss's theme rules are tints): a test that reads
+# words, a layout or which file is shown reads the same in both, so each size takes one
+# theme and both themes are still walked (their colours: test_tui_contrast.py and
+# test_tui_rendered_contrast.py, every size in every theme).
+PAIRED = {
+    "argnames": ("size", "theme"),
+    "argvalues": [(SIZES[0], DARK_THEME), (SIZES[1], LIGHT_THEME)],
+    "ids": [f"{w}x{h}-{t}" for (w, h), t in zip(SIZES, THEMES, strict=True)],
+}
 
 
 @pytest.fixture
@@ -221,8 +230,7 @@ async def test_a_banner_note_is_never_cut(demo: Path, size) -> None:
         assert "…" not in shown.split("golden: edited")[1][: len(note)]
 
 
-@pytest.mark.parametrize("theme", THEMES)
-@pytest.mark.parametrize("size", SIZES, **ids)
+@pytest.mark.parametrize(**PAIRED)
 async def test_the_case_is_shown_reviewed_from_anywhere(tmp_path: Path, monkeypatch, size, theme):
     """The demo laid out as a wheel installs it (`evalpin/demo_runs` and
     `evalpin/fixtures`, pyproject's force-include), reviewed from an unrelated folder
@@ -247,8 +255,7 @@ async def test_the_case_is_shown_reviewed_from_anywhere(tmp_path: Path, monkeypa
         assert where in "".join(text.split())  # (a long path wraps at a `/`)
 
 
-@pytest.mark.parametrize("theme", THEMES)
-@pytest.mark.parametrize("size", SIZES, **ids)
+@pytest.mark.parametrize(**PAIRED)
 async def test_a_publishable_label_beside_an_unstable_spread_says_what_it_means(
     demo: Path, size, theme: str
 ) -> None:

@@ -294,6 +294,10 @@ def test_past_the_witness_timeout_is_disputed(
     assert "killed after 3 s (the witness's timeout" in outcome.witness_tail
 
 
+# The rule's arithmetic and where the witness starts do not depend on the backend (the
+# witness killed past its timeout, and stopped beside a plain fail, stay on both, above):
+# the default backend, and one `how` at least on the other (tests/lanes.py).
+@pytest.mark.wire
 @pytest.mark.parametrize("how", ["beside", "after", "alone"])
 def test_the_witness_timeout_grows_with_plain_pytests_time(
     make_item, grade, backend, monkeypatch: pytest.MonkeyPatch, how: str

@@ -90,10 +90,13 @@ class TestsObjects:
         return obj
 
     def again(self, value) -> int | None:
-        """The id the worker's handle of `value` has, when it still holds one."""
+        """The id the worker's handle of `value` has, when it still holds one (sent
+        again: a loosening the worker told before it is void)."""
         ident = self._ids.get(id(value))
         if ident is None:
             return None
+        if ident in self._pending:
+            self._pending.remove(ident)
         if self._objects.get(ident) is value:
             return ident
         ref = self.loose.get(ident)
@@ -174,6 +177,42 @@ class Holds:
             if type(ident) is int:
                 self.held.pop(ident, None)
                 self._tight.discard(ident)
+
+
+class TestsExceptions:
+    """The worker's copies of the tests' exceptions, each the test's own again when it
+    is raised or handed back, for as long as the candidate's code holds one. Exceptions
+    take no weak reference, so a copy held by this table alone is let go of before each
+    message (`prune`): one the candidate caught and dropped goes, and with it its
+    traceback's frames and their locals (a test's object the test expects to die, as a
+    weak dictionary's entry does in one process); once no copy of one is left, the
+    judge lets go of the test's exception too (and of the frames its traceback holds)."""
+
+    def __init__(self, peer) -> None:
+        self._peer = peer  # its codec counts what came and tells what went
+        self._found: dict[int, tuple] = {}  # id(our copy) -> (it, their id)
+        self._copies: collections.Counter = collections.Counter()  # their id -> copies
+
+    def add(self, exc: BaseException, ident: int) -> None:
+        received = self._peer._received
+        received[ident] = received.get(ident, 0) + 1
+        if self._found.get(id(exc), (None,))[0] is not exc:
+            self._copies[ident] += 1
+        self._found[id(exc)] = (exc, ident)
+
+    def ident(self, value) -> int | None:
+        found = self._found.get(id(value))
+        return found[1] if found is not None and found[0] is value else None
+
+    def prune(self) -> None:
+        for key, (exc, ident) in list(self._found.items()):
+            # held here: by the table's tuple, this loop's name, getrefcount's argument
+            if sys.getrefcount(exc) <= 3:
+                del self._found[key]
+                self._copies[ident] -= 1
+                if self._copies[ident] <= 0:
+                    del self._copies[ident]
+                    self._peer.release(ident)
 
 
 def _copied(target) -> frozenset:

@@ -18,12 +18,12 @@ import weakref
 
 from . import callers, functions, logs, namesakes, process, relay, running, tracebacks, views
 from . import twins as twins_
+from .bindings import BINDINGS
 from .channel import SideChannel
 from .copies import Copies
 from .describe import attribute, bound, describe, unbound, value_base, value_of
 from .exceptions import apply_details, by_value, with_details
 from .handles import (
-    BINDINGS,
     CallHandle,
     Functions,
     Handle,

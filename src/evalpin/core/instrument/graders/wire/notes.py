@@ -59,7 +59,7 @@ def inherent_in(text: bytes, failed: list[str]) -> bool:
     the case is the grader's limit; one failing test without such a note keeps it
     failed (the note never speaks for another failure), unless it failed after (in
     `failed`'s order, the run's) a failing test whose refusal left the candidate's
-    modules as that test's own code had set them (`inherent.LEFT`): what it met is
+    modules as that test's own code had set them (`LEFT`): what it met is
     not what plain pytest's met."""
     anywhere, tests = _noted(text, "inherent")
     if anywhere:

@@ -1,11 +1,11 @@
 """A test's object lives as long as the test holds it, as in one process (issue 48,
 docs/concepts/isolation.md's object model, row 3.1): once a call into the candidate
 returns, the worker's stand-in of a test's object the candidate no longer holds lets the
-judge hold it weakly at once (with the reply, not the next message), and a test's
-exception the candidate caught and dropped takes no frame of the candidate's with it
-(`wire/lifetimes.py`). So a weak table's entry goes with its value at the test's next
-`gc.collect()`. Each case passes plain `python -m pytest` in-process and must grade
-`pass`."""
+judge hold it weakly at once (with the reply, not the next message), and the worker's
+copy of a test's exception the candidate caught and dropped takes no frame of the
+candidate's with it (`wire/lifetimes.py`). So a weak table's entry goes with its value
+at the test's next `gc.collect()`. Each case passes plain `python -m pytest` in-process
+and must grade `pass`."""
 
 from __future__ import annotations
 
@@ -57,47 +57,6 @@ CARRIED = _corpus(
             kept = interner.get("x", Symbol)
             assert interner.made == 2
             assert interner.get("x", Symbol) is kept and interner.made == 2
-        """,
-    ),
-    _case(
-        "a-tests-object-the-candidate-let-go-of-dies",
-        "fallback.py",
-        """
-        def first_of(shelf, keys, default):
-            for key in keys:
-                try:
-                    return shelf[key]
-                except KeyError:
-                    continue
-            return default
-        """,
-        """
-        import gc
-        import weakref
-
-        import fallback
-
-
-        class Shelf:
-            def __init__(self, **items):
-                self.items = items
-
-            def __getitem__(self, key):
-                return self.items[key]
-
-
-        class Marker:
-            pass
-
-
-        def test_the_default_handed_back_dies_when_the_test_drops_it():
-            marker = Marker()
-            gone = []
-            ref = weakref.ref(marker, lambda _: gone.append(True))
-            assert fallback.first_of(Shelf(a=1), ["b", "c"], marker) is marker
-            del marker
-            gc.collect()
-            assert ref() is None and gone == [True]
         """,
     ),
 )

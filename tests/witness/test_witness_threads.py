@@ -135,6 +135,51 @@ CARRIED = _corpus(
             assert got[0][0] != threading.get_ident()
         """,
     ),
+    _case(
+        "threads-take-turns-at-the-tests-generator",
+        "turns.py",
+        """
+        import threading
+
+
+        class Shared:
+            # One iterator that several threads take from, an item at a time.
+            def __init__(self, source):
+                self._source = iter(source)
+                self._lock = threading.Lock()
+
+            def __iter__(self):
+                return self
+
+            def __next__(self):
+                with self._lock:
+                    return next(self._source)
+        """,
+        """
+        import threading
+
+        import turns
+
+
+        def test_every_item_is_taken_once_and_every_thread_sees_the_end():
+            def numbers():
+                yield from range(400)
+
+            shared = turns.Shared(numbers())
+            totals, ended = [], []
+
+            def take():
+                totals.append(sum(shared))
+                ended.append(next(shared, "end"))
+
+            threads = [threading.Thread(target=take) for _ in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert sum(totals) == sum(range(400)) and ended == ["end"] * 8
+        """,
+    ),
 )
 
 test_the_corpus_passes_in_plain_pytest, test_a_carried_case_grades_pass, _ = corpus_tests(

@@ -76,11 +76,6 @@ class Codec:
         self._introduced_shares.add(key)
         return False
 
-    def counted(self, ident: int) -> int:
-        """`ident`, counted as sent once more (a release names how often it came)."""
-        self._sent[ident] = self._sent.get(ident, 0) + 1
-        return ident
-
     def release(self, ident: int) -> None:
         """A stand-in of the other side's object is gone here: let it go there too."""
         self._released.append([ident, self._received.get(ident, 0)])

@@ -262,12 +262,12 @@ class Judge(Peer):
                 ident = self._ids.get(id(value))
                 if ident is None or self._objects.get(ident) is not value:
                     ident = self.give(value)
-                plain["i"] = self.counted(ident)
+                plain["i"] = ident
                 return plain
             args = e(list(value.args)) if kinds.plain_args(value.args) else [e(str(value))]
             data = {
                 "t": "xs",
-                "v": self.counted(self.give(value)),
+                "v": self.give(value),
                 "c": self._class_ident(type(value)),  # one stand-in class per class
                 "n": type(value).__name__,
                 "b": exception_bases(type(value)),

@@ -185,19 +185,13 @@ class TestsExceptions:
     take no weak reference, so a copy held by this table alone is let go of before each
     message (`prune`): one the candidate caught and dropped goes, and with it its
     traceback's frames and their locals (a test's object the test expects to die, as a
-    weak dictionary's entry does in one process); once no copy of one is left, the
-    judge lets go of the test's exception too (and of the frames its traceback holds)."""
+    weak dictionary's entry does in one process). The judge keeps the test's exception
+    itself: a message of another thread's, on the other pipe, may still name it."""
 
-    def __init__(self, peer) -> None:
-        self._peer = peer  # its codec counts what came and tells what went
+    def __init__(self) -> None:
         self._found: dict[int, tuple] = {}  # id(our copy) -> (it, their id)
-        self._copies: collections.Counter = collections.Counter()  # their id -> copies
 
     def add(self, exc: BaseException, ident: int) -> None:
-        received = self._peer._received
-        received[ident] = received.get(ident, 0) + 1
-        if self._found.get(id(exc), (None,))[0] is not exc:
-            self._copies[ident] += 1
         self._found[id(exc)] = (exc, ident)
 
     def ident(self, value) -> int | None:
@@ -205,14 +199,10 @@ class TestsExceptions:
         return found[1] if found is not None and found[0] is value else None
 
     def prune(self) -> None:
-        for key, (exc, ident) in list(self._found.items()):
+        for key, (exc, _) in list(self._found.items()):
             # held here: by the table's tuple, this loop's name, getrefcount's argument
             if sys.getrefcount(exc) <= 3:
                 del self._found[key]
-                self._copies[ident] -= 1
-                if self._copies[ident] <= 0:
-                    del self._copies[ident]
-                    self._peer.release(ident)
 
 
 def _copied(target) -> frozenset:

@@ -76,7 +76,7 @@ class Worker(Peer):
         self._subclasses: dict[int, int] = {}  # id(our class made for the tests) -> their id
         self._tests_instances: dict[int, int] = {}  # id(instance of such a class) -> their id
         self._class_originals: dict[tuple[int, str], object] = {}  # before a test's patch
-        self._tests_exceptions = TestsExceptions(self)  # our copies of the tests' ones
+        self._tests_exceptions = TestsExceptions()  # our copies of the tests' ones
         self._tasks = Tasks()  # the candidate's awaitables the test awaits
         self._holds = Holds()  # handles kept while the tests' objects live
         self._copies = Copies()  # what the test copies of the candidate's
@@ -116,7 +116,7 @@ class Worker(Peer):
     # -- what rides along ----------------------------------------------------------------
 
     def _outgoing(self, message: dict) -> None:
-        self._tests_exceptions.prune()  # (what it lets go of rides along: `rel`)
+        self._tests_exceptions.prune()
         streams = []
         for field, fd, pos in self._streams:
             stream = sys.stdout if fd == 1 else sys.stderr

@@ -33,6 +33,11 @@ class SideChannel:
         self._gone = False
         threading.Thread(target=self._read_loop, name="evalpin-wire-side", daemon=True).start()
 
+    @property
+    def busy(self) -> bool:
+        """Whether any thread's conversation is alive (this end's or the other's)."""
+        return bool(self._waiting)
+
     def send(self, message: dict, body: dict) -> None:
         """Send a message in this thread's conversation (its body encoded under the write
         lock, so the other end reads what this end described in the order it was)."""

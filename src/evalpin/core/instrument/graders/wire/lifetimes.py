@@ -149,10 +149,14 @@ class Holds:
         self.held[ident] = handle
         self._tight.add(ident)  # as the judge holds it when it sends it
 
-    def news(self, message: dict) -> None:
+    def news(self, message: dict, side=None, after: bool = True) -> None:
         """Which handles the candidate took up or let go of since the last message (a
-        handle referenced by the message being sent counts as taken up)."""
-        if not self.held:
+        handle referenced by the message being sent counts as taken up). Told once the
+        message's body is encoded and let go of (`after`): a tests' object a reply hands
+        back is let go of with it. While other threads call (`side` busy), before the
+        body, as the message was encoded before: a message on the other pipe, read
+        apart, could then be overtaken by the news that its handle went."""
+        if not self.held or after == (side is not None and side.busy):
             return
         tight, loose = [], []
         held = self.held

@@ -117,6 +117,7 @@ class Worker(Peer):
 
     def _outgoing(self, message: dict) -> None:
         self._tests_exceptions.prune()
+        self._holds.news(message, self._side, after=False)
         streams = []
         for field, fd, pos in self._streams:
             stream = sys.stdout if fd == 1 else sys.stderr
@@ -151,8 +152,7 @@ class Worker(Peer):
                 del self._watched[key]
 
     def _sent_body(self, message: dict) -> None:
-        # (after the body: a tests' object a reply hands back is let go of here at once)
-        self._holds.news(message)
+        self._holds.news(message, self._side, after=True)
 
     def _event(self, event: tuple) -> list:
         try:

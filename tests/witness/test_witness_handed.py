@@ -698,6 +698,65 @@ CARRIED = _corpus(
             assert m.has(endless(0), 5) is True
         """,
     ),
+    # A candidate's wrapper driving the test's generator: resumed, thrown into, closed.
+    _case(
+        "a-tests-generator-resumed-by-the-candidate",
+        "forwarder.py",
+        """
+        class Forwarder:
+            def __init__(self, source):
+                self._source = source
+
+            def __iter__(self):
+                return self
+
+            def __next__(self):
+                return next(self._source)
+
+            def send(self, value):
+                return self._source.send(value)
+
+            def throw(self, *args):
+                return self._source.throw(*args)
+
+            def close(self):
+                return self._source.close()
+        """,
+        """
+        import pytest
+
+        from forwarder import Forwarder
+
+        closed = []
+
+
+        def running_total():
+            total = 0
+            try:
+                while True:
+                    total += yield total
+            except LookupError:
+                yield "reset"
+            finally:
+                closed.append(total)
+
+
+        def test_the_candidate_drives_the_tests_generator():
+            wrapped = Forwarder(running_total())
+            assert next(wrapped) == 0
+            assert wrapped.send(5) == 5 and wrapped.send(7) == 12
+            assert wrapped.throw(KeyError) == "reset"
+            wrapped.close()
+            assert closed == [12]
+            with pytest.raises(StopIteration):
+                next(wrapped)
+
+
+        def test_a_plain_iterator_is_not_resumed():
+            with pytest.raises(AttributeError):
+                Forwarder(iter([1, 2])).send(3)
+        """,
+    ),
 )
 
 ATTACKS = _corpus(

@@ -181,6 +181,43 @@ REFUSED["a-yaml-representer-the-candidate-registered"] = _case(
     """,
 )
 
+# A refusal ends its test before the test puts back what it set on the candidate's
+# module, so the next test meets the setting plain pytest's never met: named too.
+REFUSED["a-refusal-ends-a-test-before-it-puts-a-setting-back"] = _case(
+    "a-refusal-ends-a-test-before-it-puts-a-setting-back",
+    "fields.py",
+    """
+    SEPARATOR = ", "
+
+
+    def render(obj, names):
+        return SEPARATOR.join(f"{name}={getattr(obj, name)}" for name in names)
+    """,
+    """
+    import fields
+
+
+    class Badge:
+        _code = 7
+        label = "gold"
+
+
+    class Point:
+        def __init__(self, x, y):
+            self.x, self.y = x, y
+
+
+    def test_render_with_a_separator_of_its_own():
+        fields.SEPARATOR = " | "
+        assert fields.render(Badge(), ["label", "_code"]) == "label=gold | _code=7"
+        fields.SEPARATOR = ", "
+
+
+    def test_render_with_the_default_separator():
+        assert fields.render(Point(1, 2), ["x", "y"]) == "x=1, y=2"
+    """,
+)
+
 # One test meets a refusal, another fails for a reason no note covers: the candidate
 # answers differently inside the witness's worker (plain pytest passes it).
 ANOTHER_FAILURE = _corpus(
@@ -267,6 +304,15 @@ def test_another_failure_still_says_failed(grade, backend: Isolation, name: str)
 
 def _said(*rows: str) -> bytes:
     return "".join(notes.line("inherent", row) for row in rows).encode()
+
+
+def test_a_failure_after_a_refusal_that_left_a_setting_is_its_consequence() -> None:
+    private = "a private name (in test_x.py::T::test_a)"
+    said = _said(private, f"{notes.LEFT}m.SEP (in test_x.py::T::test_a)")
+    assert notes.inherent_in(said, ["T::test_a", "test_b", "test_c[2]"])
+    assert not notes.inherent_in(said, ["test_0", "T::test_a", "test_b"])  # one before it
+    assert not notes.inherent_in(said, ["test_b"])  # the refused test itself passed
+    assert not notes.inherent_in(_said(private), ["T::test_a", "test_b"])  # it set nothing
 
 
 def test_every_failing_test_must_be_noted() -> None:

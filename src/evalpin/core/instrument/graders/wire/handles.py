@@ -321,16 +321,6 @@ class Functions:
             message["fa"] = changed
 
 
-# How a test's object behaves beyond its kind, as the judge says (`kinds.descriptor`).
-BINDINGS = {
-    None: CallHandle,
-    "get": GetHandle,
-    "set": SetHandle,
-    "aiter": AsyncIterHandle,
-    "async": AsyncHandle,
-}
-
-
 _KEPT: dict = {}  # handles of the test's copies a pickle names, until unpickled
 
 

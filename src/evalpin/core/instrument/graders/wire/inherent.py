@@ -2,8 +2,13 @@
 happens in (issue 48; the object model's inherent rows): should that test fail, and
 every failing test be noted so, the case is `witness:unsupported`, the refusal named;
 a test that fails with no such note still says `witness:failed`, so a note never turns
-another failure into the grader's limit. Notes are the judge's alone: this process's
-notes file is set only where a judge is made (`at`), never in the worker."""
+another failure into the grader's limit. One exception, noted as such: a refusal ends
+its test before the test's own cleanup, so what that test's own code had set on the
+candidate's modules (`settings.STRICT = False`, put back at its end) stays set for the
+tests after it, which plain pytest's never met; the refusal's note then names those
+names (`notes.LEFT`), and a test failing after it is its consequence (`notes.inherent_in`).
+Notes are the judge's alone: this process's notes file is set only where a judge is
+made (`at`), never in the worker."""
 
 from __future__ import annotations
 
@@ -15,6 +20,9 @@ from . import notes
 _NOTES: list[str] = []  # the judge's notes file, once one is made in this process
 _SEEN: set = set()  # (kind, what, test) noted, the first 50
 _QUIET: list[bool] = [False]  # while the judge tries what may cross unasked
+_SET: dict[str, set[str]] = {}  # test -> "module.name" the test's own code set there
+# what undoes its changes at teardown, whatever ended the test
+_UNDOING = frozenset({"_pytest.monkeypatch", "unittest.mock"})
 
 
 def at(path: str) -> str:
@@ -40,8 +48,23 @@ def scoped(kind: str, what: str) -> None:
 
 
 def note(what: str) -> None:
-    """A refusal by design (`inherent`), in the running test."""
+    """A refusal by design (`inherent`), in the running test (with what the test's own
+    code had set on the candidate's modules by then: `notes.LEFT`)."""
     scoped("inherent", what)
+    left = _SET.get(current_test())
+    if left:
+        scoped("inherent", notes.LEFT + ", ".join(sorted(left)))
+
+
+def set_by_test(module: str, name: str, setter) -> None:
+    """The running test set (or deleted) `module.name` of the candidate's, from the
+    code of `setter` (a frame): its own, unless monkeypatch's or mock's."""
+    test = current_test()
+    if not test or setter.f_globals.get("__name__") in _UNDOING:
+        return
+    names = _SET.setdefault(test, set())
+    if len(names) < 20:
+        names.add(f"{module}.{name}")
 
 
 class quiet:

@@ -54,6 +54,13 @@ _DESCRIBE = {
     "__delete__": lambda o, *a: type(o).__delete__(o, *a),
 }
 OPS.update(_DESCRIBE)
+# A test's generator resumed by the candidate (`bindings.GenHandle`): the test's code.
+_RESUME = {
+    "send": lambda o, v: o.send(v),
+    "throw": lambda o, *a: o.throw(*a),
+    "close": lambda o: o.close(),
+}
+OPS.update(_RESUME)
 # What an asynchronous object of the test's does for the candidate: each returns an
 # awaitable the judge runs to its end in the test's own event loop (`await_here`).
 AWAITED = {
@@ -63,7 +70,7 @@ AWAITED = {
 }
 SPECIALS = {
     "call": frozenset({"__repr__", "__str__", "__bool__", *_COMPARE}),
-    "iter": frozenset({"__iter__", "__next__", "__anext__", "__repr__", "__bool__"}),
+    "iter": frozenset({"__iter__", "__next__", "__anext__", "__repr__", "__bool__", *_RESUME}),
     "file": frozenset({"__iter__", "__next__", "__enter__", "__exit__", "__repr__", "__bool__"}),
     "sync": frozenset({"__enter__", "__exit__", "__repr__", "__bool__", "__len__"}),
     "handle": frozenset({"__iter__", "__next__", "__enter__", "__exit__", "__repr__", "__bool__"}),
@@ -304,10 +311,13 @@ _MARKERS = frozenset({object})
 def descriptor(value, kind: str) -> str | None:
     """How a test's object behaves in the worker beyond its kind: set on a class, `fn`
     (a function: a method, bound to the instance) or `get`/`set` (a descriptor, non-data
-    or data); `aiter`, an asynchronous iterator; `async`, an asynchronous context."""
+    or data); `aiter`, an asynchronous iterator; `gen`, a generator (also resumed,
+    thrown into and closed); `async`, an asynchronous context."""
     if kind == "async":
         return "async"
     if kind == "iter":
+        if isinstance(value, types.GeneratorType):
+            return "gen"
         return "aiter" if hasattr(type(value), "__anext__") else None
     if kind == "call":
         return "fn" if type(value) is types.FunctionType else None

@@ -90,10 +90,13 @@ class TestsObjects:
         return obj
 
     def again(self, value) -> int | None:
-        """The id the worker's handle of `value` has, when it still holds one."""
+        """The id the worker's handle of `value` has, when it still holds one (sent
+        again: a loosening the worker told before it is void)."""
         ident = self._ids.get(id(value))
         if ident is None:
             return None
+        if ident in self._pending:
+            self._pending.remove(ident)
         if self._objects.get(ident) is value:
             return ident
         ref = self.loose.get(ident)
@@ -146,10 +149,14 @@ class Holds:
         self.held[ident] = handle
         self._tight.add(ident)  # as the judge holds it when it sends it
 
-    def news(self, message: dict) -> None:
+    def news(self, message: dict, side=None, after: bool = True) -> None:
         """Which handles the candidate took up or let go of since the last message (a
-        handle referenced by the message being sent counts as taken up)."""
-        if not self.held:
+        handle referenced by the message being sent counts as taken up). Told once the
+        message's body is encoded and let go of (`after`): a tests' object a reply hands
+        back is let go of with it. While other threads call (`side` busy), before the
+        body, as the message was encoded before: a message on the other pipe, read
+        apart, could then be overtaken by the news that its handle went."""
+        if not self.held or after == (side is not None and side.busy):
             return
         tight, loose = [], []
         held = self.held
@@ -174,6 +181,32 @@ class Holds:
             if type(ident) is int:
                 self.held.pop(ident, None)
                 self._tight.discard(ident)
+
+
+class TestsExceptions:
+    """The worker's copies of the tests' exceptions, each the test's own again when it
+    is raised or handed back, for as long as the candidate's code holds one. Exceptions
+    take no weak reference, so a copy held by this table alone is let go of before each
+    message (`prune`): one the candidate caught and dropped goes, and with it its
+    traceback's frames and their locals (a test's object the test expects to die, as a
+    weak dictionary's entry does in one process). The judge keeps the test's exception
+    itself: a message of another thread's, on the other pipe, may still name it."""
+
+    def __init__(self) -> None:
+        self._found: dict[int, tuple] = {}  # id(our copy) -> (it, their id)
+
+    def add(self, exc: BaseException, ident: int) -> None:
+        self._found[id(exc)] = (exc, ident)
+
+    def ident(self, value) -> int | None:
+        found = self._found.get(id(value))
+        return found[1] if found is not None and found[0] is value else None
+
+    def prune(self) -> None:
+        for key, (exc, _) in list(self._found.items()):
+            # held here: by the table's tuple, this loop's name, getrefcount's argument
+            if sys.getrefcount(exc) <= 3:
+                del self._found[key]
 
 
 def _copied(target) -> frozenset:

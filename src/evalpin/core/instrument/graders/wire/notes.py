@@ -12,6 +12,8 @@ KINDS = ("shadowed", "unsupported")  # the first found, in this order, names the
 # own word, the judge did not believe (the object model's inherent row); `inherent`,
 # something the witness refuses by design, in that test (`inherent.py`).
 ASIDES = ("compared", "inherent")
+# an `inherent` aside's opening: the test it ended had set names of the candidate's
+LEFT = "the refusal ended the test before its own cleanup; it had set "
 
 
 def line(kind: str, what: str) -> str:
@@ -55,20 +57,32 @@ def compared_in(text: bytes, failed: list[str]) -> bool:
 def inherent_in(text: bytes, failed: list[str]) -> bool:
     """Whether every failing test met something the witness refuses by design: then
     the case is the grader's limit; one failing test without such a note keeps it
-    failed (the note never speaks for another failure)."""
+    failed (the note never speaks for another failure), unless it failed after (in
+    `failed`'s order, the run's) a failing test whose refusal left the candidate's
+    modules as that test's own code had set them (`LEFT`): what it met is
+    not what plain pytest's met."""
     anywhere, tests = _noted(text, "inherent")
-    return bool(failed) and (anywhere or all(_bare(name) in tests for name in failed))
+    if anywhere:
+        return bool(failed)
+    _, left = _noted(text, "inherent", LEFT)
+    ended = False
+    for name in failed:
+        if _bare(name) not in tests and not ended:
+            return False
+        ended = ended or _bare(name) in left
+    return bool(failed)
 
 
 def _bare(name: str) -> str:
     return name.split("[", 1)[0]
 
 
-def _noted(text: bytes, kind: str) -> tuple[bool, set[str]]:
-    """Whether a `kind` aside was made outside any test, and the tests it names."""
+def _noted(text: bytes, kind: str, opening: str = "") -> tuple[bool, set[str]]:
+    """Whether a `kind` aside (saying `opening` first) was made outside any test, and
+    the tests it names."""
     tests = set()
     for row in _rows(text):
-        if not row.startswith(f"[{kind}] "):
+        if not row.startswith(f"[{kind}] {opening}"):
             continue
         _, marked, where = row.rstrip(")").rpartition(" (in ")
         if not marked or not where:

@@ -51,7 +51,9 @@ class Peer(Codec):
 
     def line(self, message: dict, body: dict) -> bytes:
         """The message with what rides along, then its body, encoded in that order
-        (the receiver decodes in the same order)."""
+        (the receiver decodes in the same order). `body` is emptied once encoded, so
+        what rides along after it (`_sent_body`) sees a reply's values held by nothing
+        of the sender's but what holds them once the reply is gone."""
         with self._state:
             self._outgoing(message)
             if self._released:
@@ -60,17 +62,22 @@ class Peer(Codec):
                 updates = self.shares.changed(self)
                 if updates:
                     message["sh"] = updates
+            keys = list(body)
             try:
-                for key, value in body.items():
+                for key in keys:  # in order, each value let go of once encoded
+                    value = body.pop(key)
                     message[key] = (
                         self.encode(value) if key in _PLAIN_FIELDS else self._field(key, value)
                     )
+                    value = None
             except Exception as exc:  # a reply's value that cannot cross: its error
                 if "op" in message or isinstance(exc, RemoteGone):  # (never the session's)
                     raise
-                for key in body:
+                for key in keys:
                     message.pop(key, None)
                 message["err"] = self._error_data(exc)
+            body.clear()
+            self._sent_body(message)
             self._finish(message)
         return _encoded(message).encode() + b"\n"
 
@@ -84,6 +91,10 @@ class Peer(Codec):
         return self.encode(value)
 
     def _send(self, message: dict, **body) -> None:
+        self._write(message, body)
+
+    def _write(self, message: dict, body: dict) -> None:
+        """Send `message` with `body` (emptied as it is encoded)."""
         if threading.get_ident() != self._main and self._side is not None:
             self._side.send(message, body)
             return
@@ -186,6 +197,9 @@ class Peer(Codec):
     def _outgoing(self, message: dict) -> None:
         """Add what rides along with every message from this end."""
 
+    def _sent_body(self, message: dict) -> None:
+        """Add what rides along once the body is encoded and let go of."""
+
     def _finish(self, message: dict) -> None:
         """Add what the body's encoding brought about (plain data only): containers
         nobody here holds any more stop being kept in step (after their last change
@@ -247,7 +261,10 @@ class Peer(Codec):
         if "drop" in reply:
             self.apply_drops(reply)
         if "err" in reply:
-            raise value
+            try:
+                raise value
+            finally:  # no cycle through this frame: a caught error goes when dropped
+                value = None
         return value
 
     def mutable_args(self, args, kwargs) -> list:
@@ -319,14 +336,14 @@ class Peer(Codec):
                 reply["keep"] = keep
         except BaseException as exc:  # everything the code raised goes back as data
             body = {"err": exc}
-        if not received:
-            self._send(reply, **body)
+        if not received:  # (the body itself: emptied as it is encoded)
+            self._write(reply, body)
             return
         body["back"] = received
         self._tls.args = {id(v): i for i, v in enumerate(received)}
         self._answering += 1
         try:
-            self._send(reply, **body)
+            self._write(reply, body)
         finally:
             self._answering -= 1
             self._tls.args = None

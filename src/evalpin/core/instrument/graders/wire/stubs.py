@@ -12,7 +12,7 @@ import os
 import sys
 import types
 
-from . import process, registries, unpickle
+from . import inherent, process, registries, unpickle
 from .imports import SharedFolders
 from .judge import Judge
 from .protocol import GONE, ProtocolError
@@ -177,12 +177,14 @@ class StubModule(types.ModuleType):
             # has its own submodule bound by its own import)
             return super().__setattr__(name, value)
         self.__dict__["_evalpin_known"].pop(name, None)
+        inherent.set_by_test(self.__name__, name, sys._getframe(1))
         self.__dict__["_evalpin_module"].__setattr__(name, value)
 
     def __delattr__(self, name: str) -> None:
         if name.startswith("__") or name.startswith("_evalpin"):
             return super().__delattr__(name)
         self.__dict__["_evalpin_known"].pop(name, None)
+        inherent.set_by_test(self.__name__, name, sys._getframe(1))
         self.__dict__["_evalpin_module"].__delattr__(name)
 
     def __dir__(self):

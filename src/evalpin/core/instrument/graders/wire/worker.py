@@ -18,12 +18,12 @@ import weakref
 
 from . import callers, functions, logs, namesakes, process, relay, running, tracebacks, views
 from . import twins as twins_
+from .bindings import BINDINGS
 from .channel import SideChannel
 from .copies import Copies
 from .describe import attribute, bound, describe, unbound, value_base, value_of
 from .exceptions import apply_details, by_value, with_details
 from .handles import (
-    BINDINGS,
     CallHandle,
     Functions,
     Handle,
@@ -33,7 +33,7 @@ from .handles import (
     named_tuple_instance,
     tests_class,
 )
-from .lifetimes import Holds
+from .lifetimes import Holds, TestsExceptions
 from .mocked import presented
 from .peer import CALLS, Peer
 from .protocol import GONE, MAX_MESSAGE, ProtocolError, name_of, string
@@ -76,7 +76,7 @@ class Worker(Peer):
         self._subclasses: dict[int, int] = {}  # id(our class made for the tests) -> their id
         self._tests_instances: dict[int, int] = {}  # id(instance of such a class) -> their id
         self._class_originals: dict[tuple[int, str], object] = {}  # before a test's patch
-        self._tests_exceptions: dict[int, tuple] = {}  # id(our stand-in) -> (it, their id)
+        self._tests_exceptions = TestsExceptions()  # our copies of the tests' ones
         self._tasks = Tasks()  # the candidate's awaitables the test awaits
         self._holds = Holds()  # handles kept while the tests' objects live
         self._copies = Copies()  # what the test copies of the candidate's
@@ -116,6 +116,8 @@ class Worker(Peer):
     # -- what rides along ----------------------------------------------------------------
 
     def _outgoing(self, message: dict) -> None:
+        self._tests_exceptions.prune()
+        self._holds.news(message, self._side, after=False)
         streams = []
         for field, fd, pos in self._streams:
             stream = sys.stdout if fd == 1 else sys.stderr
@@ -142,13 +144,15 @@ class Worker(Peer):
         if self._events:
             events, self._events[:] = list(self._events), []
             message["ev"] = [self._event(event) for event in events]
-        self._holds.news(message)
         self._functions.news(message, self.encode)
         stale = [k for k, (d, n, v) in self._watched.items() if d.get(n, GONE) is not v]
         if stale:
             message["stale"] = [self._ids.get(k) for k in stale]
             for key in stale:
                 del self._watched[key]
+
+    def _sent_body(self, message: dict) -> None:
+        self._holds.news(message, self._side, after=True)
 
     def _event(self, event: tuple) -> list:
         try:
@@ -211,14 +215,12 @@ class Worker(Peer):
             return {"t": "b", "v": self._tests_types[id(value)]}
         if id(value) in self._tests_instances:
             return {"t": "b", "v": self._tests_instances[id(value)]}
-        found = self._tests_exceptions.get(id(value))
-        if found is not None and found[0] is value:
-            return {"t": "b", "v": found[1]}
-        return None
+        ident = self._tests_exceptions.ident(value)
+        return None if ident is None else {"t": "b", "v": ident}
 
     def _exception_came(self, exc: BaseException, data: dict) -> BaseException:
         if type(data.get("i")) is int:  # the tests' own: raised back, it is theirs again
-            self._tests_exceptions[id(exc)] = (exc, data["i"])
+            self._tests_exceptions.add(exc, data["i"])
         return exc
 
     def encode(self, value, depth: int = 0, copy: bool = False):
@@ -304,7 +306,7 @@ class Worker(Peer):
             cls = self._stand_in(of, data.get("n"), data.get("b"))
             args = d(data.get("a", []))
             exc = cls(*args) if type(args) is list else cls()
-            self._tests_exceptions[id(exc)] = (exc, v)  # raised back: the test's own
+            self._tests_exceptions.add(exc, v)  # raised back: the test's own
             return apply_details(exc, data, d)
         if tag == "bm" and type(v) is int and v in self._objects:  # a method of ours, by name
             return getattr(self._objects[v], string(data.get("n")))

@@ -189,6 +189,49 @@ CARRIED = _corpus(
             assert shapes.apply(traced, 5) == 10 and calls == [5]
         """,
     ),
+    _case(
+        "defaults-left-as-they-are-are-the-candidates-own",
+        "ledger.py",
+        """
+        _EPSILON = 1e-9  # sentinels a float and a long int: no cache makes them one
+        _CEILING = 10**30
+        _HISTORY = []
+
+
+        def settle(amount, tolerance=_EPSILON, ceiling=_CEILING, /, *, note=None):
+            parts = ["tolerance:own" if tolerance is _EPSILON else f"tolerance:{tolerance}"]
+            parts.append("ceiling:own" if ceiling is _CEILING else f"ceiling:{ceiling}")
+            return ",".join(parts) + ("" if note is None else f",{note}")
+
+
+        def record(entry, book=_HISTORY):
+            book.append(entry)
+            return len(_HISTORY)
+
+
+        def scaled(value, factor=2.5):
+            return value * factor
+        """,
+        """
+        import ledger
+
+
+        def test_a_default_the_test_leaves_is_the_candidates_object():
+            assert ledger.settle(10) == "tolerance:own,ceiling:own"
+            assert ledger.settle(10, 0.5) == "tolerance:0.5,ceiling:own"
+            assert ledger.settle(10, 0.5, 7, note="x") == "tolerance:0.5,ceiling:7,x"
+            assert ledger.settle(10, note="late") == "tolerance:own,ceiling:own,late"
+            assert ledger.record("a") == 1 and ledger.record("b") == 2
+            assert ledger.record("c", []) == 2
+
+
+        def test_defaults_the_test_sets_on_the_function_are_given():
+            assert ledger.scaled(4) == 10.0
+            ledger.scaled.__defaults__ = (0.5,)
+            assert ledger.scaled(4) == 2.0
+            assert ledger.scaled(4, 3) == 12
+        """,
+    ),
 )
 
 

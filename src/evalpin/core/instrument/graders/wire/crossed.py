@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import math
 import threading
+from collections import OrderedDict
 
 from .protocol import MAX_DEPTH, ProtocolError
 
@@ -39,7 +40,9 @@ class Crossed:
     def __init__(self, odd: bool) -> None:
         self._odd = int(odd)
         self._keys: dict[int, int] = {}  # id(object) -> its key
-        self._objects: dict[int, object] = {}  # key -> object, oldest first
+        # key -> object, oldest first: an OrderedDict, whose oldest is found at once (a
+        # dict's first live entry is found past every one deleted before it)
+        self._objects: OrderedDict[int, object] = OrderedDict()
         self._weights: dict[int, int] = {}  # key -> what it holds (`_weight`)
         self._chars = 0
         self._counter = itertools.count(2 + self._odd, 2)
@@ -54,7 +57,7 @@ class Crossed:
             key = self._keys.get(id(value))
             if key is not None and self._objects.get(key) is value:
                 return key
-            weight = _weight(value)
+            weight = len(value) if type(value) is str else _weight(value)  # (str: hot)
             if weight > BIGGEST:
                 return None
             key = next(self._counter)
@@ -67,9 +70,11 @@ class Crossed:
             raise ProtocolError("malformed key of a value")
         with self._lock:
             known = self._objects.get(key)
-            if known is not None and _same(known, value):
+            if known is not None and (
+                known == value if type(known) is str is type(value) else _same(known, value)
+            ):
                 return known
-            weight = _weight(value) if key % 2 != self._odd else BIGGEST + 1
+            weight = BIGGEST + 1 if key % 2 == self._odd else _weight(value)
             if weight > BIGGEST:
                 return value  # (a key of ours names only what we sent: never rebound)
             if known is not None:

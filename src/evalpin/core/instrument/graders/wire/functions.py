@@ -6,7 +6,8 @@ which no proxy can answer. So a candidate function that is only a function (a `d
 first crosses) is, in the judge, a real function made there: the candidate's name,
 qualified name, module, docstring and signature (its parameters, defaults and
 annotations, crossed by value), its body one call of the candidate's function through
-its proxy (`shaped`). Everything it does is the proxy's; it binds as a method where a
+its proxy's request (`shaped`; the defaults the test left as they are stay the
+candidate's own, never sent). Everything it does is the proxy's; it binds as a method where a
 function binds, pickles by name, and comes back to the worker as the candidate's own.
 
 What it does not carry (stated in the object model): an attribute the test sets on it
@@ -76,7 +77,7 @@ def presented(judge, proxy, ident: int, data: dict, d):
     signature = d(spec.get("sg"))
     if not isinstance(signature, inspect.Signature) or type(doc) not in (str, type(None)):
         return proxy
-    made = shaped(proxy, signature, hidden=True)
+    made = shaped(_calling(proxy), signature, hidden=True)
     try:
         if not _wears(inspect.signature(made), signature):  # (a name no code can spell)
             return proxy
@@ -88,6 +89,22 @@ def presented(judge, proxy, ident: int, data: dict, d):
     FUNCTIONS[made] = ref_of(proxy)
     judge._proxies[ident] = made
     return made
+
+
+def _calling(proxy):
+    """The made function's call of the candidate's: the request calling the proxy makes
+    (`proxies.call`), without its look-ups of a tests' subclass's method, which a
+    candidate's function has none of (a call per call of the test's); the proxy is kept
+    with it, living as long as the made function."""
+    ref = ref_of(proxy)
+    peer, ident = ref.peer, ref.ident
+
+    def call(*args, **kwargs):
+        __tracebackhide__ = True
+        return peer.request("call", obj=ident, args=args, kwargs=kwargs)
+
+    call.proxy = proxy
+    return call
 
 
 def _wears(made, signature) -> bool:

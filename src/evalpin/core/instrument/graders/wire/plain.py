@@ -69,12 +69,13 @@ def plain_form(value, kind: type, apart: tuple, keep) -> list | dict | None:
 def _flat_form(value, kind: type, keep) -> list | dict | None:
     """A container of untagged scalars' wire form, or None."""
     if kind is dict:
-        if not _flat_keys(value) or not _untagged(value.values()):
+        if not _flat_keys(value) or _untagged(value.values()) is None:
             return None
         return {"t": "dict", "v": [[_kept(k, keep), _kept(v, keep)] for k, v in value.items()]}
-    if not _untagged(value):
+    texts = _untagged(value)
+    if texts is None:
         return None
-    items = [_kept(v, keep) for v in value]
+    items = [_kept(v, keep) for v in value] if texts else list(value)
     return items if kind is list else {"t": "set", "v": items}
 
 
@@ -83,19 +84,22 @@ def _kept(value, keep):
 
 
 def _flat_keys(value: dict) -> bool:
-    return SCALAR_TYPES.issuperset(map(type, value)) and _untagged(value)
+    return _untagged(value) is not None
 
 
-def _untagged(scalars) -> bool:
-    """Whether these are scalars that all cross as themselves (no special float, no int
-    too long for JSON's decimal digits)."""
-    if not SCALAR_TYPES.issuperset(map(type, scalars)):
-        return False
-    for v in scalars:
-        t = type(v)
-        if (t is float and v - v != 0.0) or (t is int and not -BIG < v < BIG):
-            return False
-    return True
+def _untagged(scalars) -> bool | None:
+    """None unless these are scalars that all cross as themselves (no special float, no
+    int too long for JSON's decimal digits); else whether a str is among them (each goes
+    with its key: without one, the items are their own wire form)."""
+    kinds = set(map(type, scalars))
+    if not SCALAR_TYPES.issuperset(kinds):
+        return None
+    if float in kinds or int in kinds:
+        for v in scalars:
+            t = type(v)
+            if (t is float and v - v != 0.0) or (t is int and not -BIG < v < BIG):
+                return None
+    return str in kinds
 
 
 def lists_of_scalars(data: list) -> bool:

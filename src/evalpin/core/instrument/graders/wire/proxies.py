@@ -92,10 +92,10 @@ def _own_class(kind: type, name: str, method) -> Ref | None:
     """On a tests' subclass's instance: the candidate class whose `method` this is, whose
     own runs there (`super().__call__(v)`), never the object's class's lookup, which
     would find the tests' override again; None on a candidate object."""
-    if REF in kind.__dict__:
+    if REF in _CLASS_DICT(kind):  # (not `kind.__dict__`: RemoteClass's hook, every call)
         return None
-    owner = next((c for c in kind.__mro__ if c.__dict__.get(name) is method), kind)
-    return owner.__dict__.get(REF)
+    owner = next((c for c in kind.__mro__ if _CLASS_DICT(c).get(name) is method), kind)
+    return _CLASS_DICT(owner).get(REF)
 
 
 def compare(name: str):
@@ -557,6 +557,7 @@ class Proxy(ProxyBase):
 _IS_PROXY = type.__instancecheck__
 _SLOT = Proxy.__dict__[REF].__get__
 _SLOT_SET = Proxy.__dict__[REF].__set__
+_CLASS_DICT = type.__dict__["__dict__"].__get__  # a class's own names, no metaclass hook
 
 
 class RemoteEnum(enum.EnumMeta):

@@ -18,44 +18,48 @@ def shaped(handle: Callable, signature, coroutine: bool = False, hidden: bool = 
     `__defaults__` and `__kwdefaults__` (an argument getter, a memoizer keyed by
     argument names) sees what it would see in one process; `*args, **kwargs` when the
     signature is not plain or not known. `hidden`: the judge's function for a candidate's
-    (`functions`), whose frame pytest's tracebacks leave out."""
+    plain function (`functions`), whose frame pytest's tracebacks leave out, and whose
+    trailing defaults the test left as they are are not sent (`_body`)."""
     if signature is None:
         return _forwarding(handle)
     import inspect  # (a signature crossed: loaded already)
 
     kinds = inspect.Parameter
-    head, call, defaults, kwdefaults = [], [], [], {}
+    head, positional, keywords, defaults, kwdefaults = [], [], [], [], {}
     only = [p.name for p in signature.parameters.values() if p.kind is kinds.POSITIONAL_ONLY]
     last_positional_only = only[-1] if only else None
+    spread = False  # a `*args`: every positional parameter goes, as given
     for p in signature.parameters.values():
-        if not p.name.isidentifier() or keyword.iskeyword(p.name) or p.name == "_evalpin":
+        if not p.name.isidentifier() or keyword.iskeyword(p.name) or p.name in _OURS:
             return _forwarding(handle)
         if p.kind is kinds.VAR_POSITIONAL:
             head.append(f"*{p.name}")
-            call.append(f"*{p.name}")
+            positional.append(f"*{p.name}")
+            spread = True
             continue
         if p.kind is kinds.VAR_KEYWORD:
             head.append(f"**{p.name}")
-            call.append(f"**{p.name}")
+            keywords.append(f"**{p.name}")
             continue
         if p.kind is kinds.KEYWORD_ONLY:
             if not any(h.startswith("*") for h in head):
                 head.append("*")
-            call.append(f"{p.name}={p.name}")
+            keywords.append(f"{p.name}={p.name}")
             if p.default is not p.empty:
                 kwdefaults[p.name] = p.default
         else:
-            call.append(p.name)
+            positional.append(p.name)
             if p.default is not p.empty:
                 defaults.append(p.default)
         head.append(p.name if p.default is p.empty else f"{p.name}=None")
         if p.kind is kinds.POSITIONAL_ONLY and p.name == last_positional_only:
             head.append("/")
     run = "async def" if coroutine else "def"
-    body = f"{'await ' if coroutine else ''}_evalpin({', '.join(call)})"
     hide = "__tracebackhide__ = True\n    " if hidden else ""
-    source = f"{run} f({', '.join(head)}):\n    {hide}return {body}\n"
-    space: dict = {"_evalpin": handle}
+    omitted = len(defaults) if hidden and not spread else 0
+    body = _body(positional, keywords, omitted, coroutine)
+    source = f"{run} f({', '.join(head)}):\n    {hide}{body}\n"
+    space: dict = {"_evalpin": handle, "_evalpin_d": tuple(defaults)}
     try:
         exec(compile(source, CANDIDATES if hidden else SHAPED, "exec"), space)
     except SyntaxError:
@@ -69,6 +73,25 @@ def shaped(handle: Callable, signature, coroutine: bool = False, hidden: bool = 
         notes["return"] = signature.return_annotation
     made.__annotations__ = notes
     return made
+
+
+def _body(positional: list, keywords: list, omitted: int, coroutine: bool) -> str:
+    """The call of the other side's function: the last `omitted` positional parameters
+    left out where the caller left them at their defaults (the very objects), so the
+    function there runs with its own default objects, as in one process, and none
+    crosses. Only for a candidate's plain function (no `*args`), which binds both calls
+    alike; a test's function may be a wrapper that counts what it was given."""
+    call = lambda names: f"return {'await ' if coroutine else ''}_evalpin({', '.join(names)})"  # noqa: E731
+    first = len(positional) - omitted  # the first parameter with a default
+    lines = [
+        f"if {positional[first + j]} is not _evalpin_d[{j}]: "
+        + call(positional[: first + j + 1] + keywords)
+        for j in reversed(range(omitted))
+    ]
+    return "\n    ".join([*lines, call(positional[:first] + keywords)])
+
+
+_OURS = frozenset({"_evalpin", "_evalpin_d"})  # the made function's own globals
 
 
 def _forwarding(handle: Callable):

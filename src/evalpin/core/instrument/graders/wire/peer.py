@@ -21,8 +21,10 @@ from .protocol import (
     MAX_MESSAGE,
     MAX_SHARED_ITEMS,
     SPIN_READS,
+    WIRE_ERRORS,
     ProtocolError,
     RemoteGone,
+    Unsupported,
     text_of,
 )
 from .pulls import Batches, Pulls
@@ -56,21 +58,24 @@ class Peer(Codec):
             self._outgoing(message)
             if self._released:
                 message["rel"], self._released = self._released, []
-            if self.shares.entries:
-                updates = self.shares.changed(self)
-                if updates:
-                    message["sh"] = updates
             try:
+                if self.shares.entries:
+                    updates = self.shares.changed(self)
+                    if updates:
+                        message["sh"] = updates
                 for key, value in body.items():
                     message[key] = (
                         self.encode(value) if key in _PLAIN_FIELDS else self._field(key, value)
                     )
-            except Exception as exc:  # a reply's value that cannot cross: its error
+            except Exception as exc:  # a reply's value that cannot cross: the wire's limit
                 if "op" in message or isinstance(exc, RemoteGone):  # (never the session's)
                     raise
                 for key in body:
                     message.pop(key, None)
-                message["err"] = self._error_data(exc)
+                what = f"a value the wire could not send back ({_named(exc)})"
+                message["err"] = self._refusal(exc, what)
+            if self.refused:  # the worker's refusals, this message's own among them
+                message["rf"], self.refused = self.refused, []
             self._finish(message)
         return _encoded(message).encode() + b"\n"
 
@@ -78,6 +83,8 @@ class Peer(Codec):
         if key == "kwargs":
             return {str(k): self.encode(v) for k, v in value.items()}
         if key == "err":
+            if isinstance(value, WIRE_ERRORS):  # met by the answering code, raised by no one's
+                return self._refusal(value, f"the wire's own error in an answer ({_named(value)})")
             return self._error_data(value)
         if key == "back":
             return [self.encode(v, copy=True) for v in value]
@@ -103,6 +110,8 @@ class Peer(Codec):
         if type(message) is not dict:
             raise ProtocolError("message is not an object")
         with self._state:
+            if "rf" in message:
+                self._told(message["rf"])
             self._incoming(message)
             rel = message.get("rel")
             if rel is not None:
@@ -384,10 +393,33 @@ class Peer(Codec):
             data["x"] = None
         return data
 
+    def _refusal(self, exc: BaseException, what: str) -> dict:
+        """The error of an answer this end could not give as one process would: its
+        value could not be written (what writing it raised: the wire's own signal, a
+        library's error while its object was read), or the wire's own error met by the
+        code that answered (`WIRE_ERRORS`). That is no error of that code's: in one
+        process nothing would have raised. So it never crosses as the answer's
+        exception: it is noted as the wire's refusal (the case disputed, never failed),
+        which the other end raises, `Unsupported`."""
+        if isinstance(exc, Unsupported):  # a refusal: noted where it was made
+            what = text_of(exc)
+        else:
+            self.refuse(what)
+        return {"s": what, "u": 1}
+
+    def _told(self, refused) -> None:
+        """The refusals the worker tells: noted (by the judge; the judge tells none)."""
+        if type(refused) is not list:
+            raise ProtocolError("malformed refusals")
+        for what in refused[:50]:
+            self.refuse(what[:1000] if type(what) is str else "a refusal")
+
     def _error(self, data) -> BaseException:
         if type(data) is not dict:
             return ProtocolError("malformed error")
         text = data.get("s") if type(data.get("s")) is str else ""
+        if data.get("u") == 1:  # the other end could not give its answer (noted)
+            return Unsupported(text)
         try:
             exc = self.decode(data.get("x"))
         except ProtocolError:
@@ -399,6 +431,10 @@ class Peer(Codec):
     def uncarried_error(self, text: str) -> BaseException:
         """An exception the other side could not send as itself."""
         return RuntimeError(text)
+
+
+def _named(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {text_of(exc)}"
 
 
 # json's C encoder and scanner, made once and called directly: `json.dumps` builds a new

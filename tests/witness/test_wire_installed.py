@@ -159,3 +159,27 @@ def test_classes_no_instance_of_its_own_can_have_are_never_presented(tmp_path, m
         assert presenting("shapes_lib", "Colour") is None
     finally:
         sys.modules.pop("shapes_lib", None)
+
+
+def test_a_value_class_is_presented_only_by_a_stand_in_holding_its_builtin(tmp_path, monkeypatch):
+    """(its module taken for an installed one, so that only the class decides)"""
+    (tmp_path / "held_lib.py").write_text(
+        "class Pair(tuple):\n    pass\n\n\n"
+        "class Safe(str):\n    pass\n\n\n"
+        "class Table(dict):\n    pass\n\n\n"
+        "class Meters(float):\n    pass\n\n\n"
+        "class Count(int):\n    pass\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(stdlib, "installed_file", lambda path: True)
+    module = importlib.import_module("held_lib")
+    try:
+        for name, builtin in [("Pair", tuple), ("Safe", str), ("Table", dict)]:
+            assert presenting("held_lib", name, builtin) is getattr(module, name)
+            assert presenting("held_lib", name) is None  # a stand-in holding no value
+        assert presenting("held_lib", "Pair", str) is None  # another builtin than its own
+        assert presenting("held_lib", "Table", tuple) is None
+        assert presenting("held_lib", "Meters", float) is None  # numbers: never
+        assert presenting("held_lib", "Count", int) is None
+    finally:
+        sys.modules.pop("held_lib", None)

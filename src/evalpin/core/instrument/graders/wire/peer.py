@@ -464,7 +464,7 @@ def _decoded(text: str):
 CALLS = frozenset({"call", "method", "special", "umethod"})  # requests whose args may change
 # Requests that store their value in an object: a container stored so is one object on
 # both sides from then on (the other side keeps it: `_settle`), as in one process.
-STORES = frozenset({"setattr", "own"})
+STORES = frozenset({"setattr", "own", "patch"})
 
 
 def _small(obj) -> bool:

@@ -104,6 +104,50 @@ CARRIED = _corpus(
     ),
 )
 
+# An array of objects that holds itself, or holds a list holding it, crosses by
+# reference (no value spells the cycle): one stand-in, its items the array again.
+CARRIED.update(
+    _corpus(
+        _case(
+            "an-object-array-that-holds-itself",
+            "ring.py",
+            """
+            import numpy as np
+
+            RING = np.empty(3, dtype=object)
+            RING[0], RING[1], RING[2] = RING, "tail", np.array([1.5, 2.5])
+            CHAIN = np.empty(2, dtype=object)
+            CHAIN[0], CHAIN[1] = ["link", None], 2
+            CHAIN[0][1] = CHAIN
+
+
+            def ring():
+                return RING
+
+
+            def chain():
+                return CHAIN
+            """,
+            """
+            import numpy as np
+
+            from ring import chain, ring
+
+
+            def test_the_ring_holds_itself():
+                loop = ring()
+                assert isinstance(loop, np.ndarray) and loop[0] is loop
+                assert loop[1] == "tail" and loop[2].sum() == 4.0
+
+
+            def test_the_chain_holds_itself_through_a_list():
+                links = chain()
+                assert links[0][0] == "link" and links[0][1] is links and links[1] == 2
+            """,
+        )
+    )
+)
+
 # What the wire cannot send back, whichever side meets it: the case is the grader's
 # limit, named, never a failure with the wire's own exception in the test.
 REFUSED = _corpus(

@@ -117,11 +117,33 @@ def _array(v, e) -> list:
     if v.dtype.str == _OBJECTS:
         if v.size > MAX_OBJECT_ITEMS:
             raise ByReference
-        items = [e(x) for x in v.ravel().tolist()]  # (an object array's `tolist`: its items)
-        return [_OBJECTS, list(v.shape), items, bool(v.flags.writeable)]
+        items = v.ravel().tolist()  # (an object array's `tolist`: its items themselves)
+        if _nests_objects(items, type(v)):
+            raise ByReference
+        return [_OBJECTS, list(v.shape), [e(x) for x in items], bool(v.flags.writeable)]
     if v.nbytes > MAX_ARRAY_BYTES:
         raise ByReference
     return [_form(v.dtype), list(v.shape), _b64(v.tobytes()), bool(v.flags.writeable)]
+
+
+def _nests_objects(items: list, kind: type) -> bool:
+    """Whether an array of objects stands among `items` or in the lists, tuples, dicts
+    and sets they hold: it may hold the array being written (a cycle, which no value
+    spells: the receiver makes an array after its items), so that one crosses by
+    reference. Past 100,000 things looked at, taken to be so."""
+    stack, looked = list(items), 0
+    while stack:
+        x = stack.pop()
+        looked += 1
+        if looked > MAX_OBJECT_ITEMS:
+            return True
+        if type(x) is kind and x.dtype.hasobject:
+            return True
+        if type(x) in (list, tuple, set, frozenset):
+            stack.extend(x)
+        elif type(x) is dict:
+            stack.extend(x.values())
+    return False
 
 
 def _unarray(p, d, c):

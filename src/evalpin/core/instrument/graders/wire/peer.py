@@ -234,7 +234,11 @@ class Peer(Codec):
                     self.serve(reply)
                     continue
                 break
-        return self._answer(reply, mutable)
+        try:
+            return self._answer(reply, mutable)
+        except ProtocolError as exc:  # a reply this end cannot read: the wire's limit, noted
+            self.refuse(f"a reply the wire could not read ({text_of(exc)})")
+            raise
 
     def _answer(self, reply: dict, mutable: list):
         __tracebackhide__ = True

@@ -141,17 +141,25 @@ def test_a_subclasss_instance_presents_its_own_class() -> None:
     assert presented_class(Sub()) is Sub
 
 
+def _as_installed(tmp_path, monkeypatch, name: str, source: str):
+    """A module of `source`, imported and taken for an installed one, so that only its
+    classes decide (the caller takes it out of `sys.modules` again)."""
+    (tmp_path / f"{name}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(stdlib, "installed_file", lambda path: True)
+    return importlib.import_module(name)
+
+
 def test_classes_no_instance_of_its_own_can_have_are_never_presented(tmp_path, monkeypatch):
-    """(its module taken for an installed one, so that only the class decides)"""
-    (tmp_path / "shapes_lib.py").write_text(
+    module = _as_installed(
+        tmp_path,
+        monkeypatch,
+        "shapes_lib",
         "import enum\nimport typing\n\n\n"
         "class Named(typing.Protocol):\n    def name(self) -> str: ...\n\n\n"
         "class Colour(enum.Enum):\n    RED = 1\n\n\n"
-        "class Plain:\n    pass\n"
+        "class Plain:\n    pass\n",
     )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(stdlib, "installed_file", lambda path: True)
-    module = importlib.import_module("shapes_lib")
     try:
         assert not getattr(module.Named, "__abstractmethods__", None)
         assert presenting("shapes_lib", "Plain") is module.Plain
@@ -159,3 +167,26 @@ def test_classes_no_instance_of_its_own_can_have_are_never_presented(tmp_path, m
         assert presenting("shapes_lib", "Colour") is None
     finally:
         sys.modules.pop("shapes_lib", None)
+
+
+def test_a_value_class_is_presented_only_by_a_stand_in_holding_its_builtin(tmp_path, monkeypatch):
+    module = _as_installed(
+        tmp_path,
+        monkeypatch,
+        "held_lib",
+        "class Pair(tuple):\n    pass\n\n\n"
+        "class Safe(str):\n    pass\n\n\n"
+        "class Table(dict):\n    pass\n\n\n"
+        "class Meters(float):\n    pass\n\n\n"
+        "class Count(int):\n    pass\n",
+    )
+    try:
+        for name, builtin in [("Pair", tuple), ("Safe", str), ("Table", dict)]:
+            assert presenting("held_lib", name, builtin) is getattr(module, name)
+            assert presenting("held_lib", name) is None  # a stand-in holding no value
+        assert presenting("held_lib", "Pair", str) is None  # another builtin than its own
+        assert presenting("held_lib", "Table", tuple) is None
+        assert presenting("held_lib", "Meters", float) is None  # numbers: never
+        assert presenting("held_lib", "Count", int) is None
+    finally:
+        sys.modules.pop("held_lib", None)

@@ -181,7 +181,7 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
     if data.get("aw") is True or (data.get("m") == "builtins" and data.get("n") == "coroutine"):
         ns.update(AWAITABLE)
     kind = _OBJECT_KINDS.get((data.get("m"), data.get("n")))
-    presents = kind or presenting(data.get("m"), data.get("q"))
+    presents = kind or presenting(data.get("m"), data.get("q"), _held(data.get("vb")))
     if presents is not None:
         ns["_evalpin_presents"], ns["__class__"] = presents, PRESENTED
     if data.get("m") == "builtins" and data.get("n") in _OWN_MODULE:
@@ -282,6 +282,14 @@ def proxy_class(name: str, bases: list, data: dict, ref: Ref, stdlib_bases: list
         type.__setattr__(cls, "_evalpin_ready", True)
         return cls
     raise ProtocolError("a class the judge cannot stand in for")
+
+
+def _held(value_base) -> type | None:
+    """The builtin a stand-in of this value base holds its value in (a tuple subclass's
+    stand-in is a real tuple here), or None."""
+    if type(value_base) is not str:
+        return None
+    return (IMMUTABLE_BASES.get(value_base) or MUTABLE_BASES.get(value_base) or (None,))[0]
 
 
 _ALIASES: dict = {}  # (proxy class, parameters) -> its alias: `C[int] is C[int]`

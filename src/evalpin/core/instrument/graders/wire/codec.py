@@ -17,10 +17,10 @@ from .plain import form as container_form
 from .protocol import MAX_DEPTH, SCALARS, ProtocolError, Unsupported, pairs
 from .shares import Shares, container_base, fingerprint, merge
 from .values import (
+    BY_REFERENCE,
     REFILL,
     VALUE_NAMES,
     VALUES,
-    ByReference,
     decode_value,
     encode_value,
     value_class,
@@ -46,6 +46,7 @@ class Codec:
         self._answering = 0  # threads encoding a reply to a call with containers
         self._state = threading.RLock()
         self.shares = Shares()
+        self.refused: list[str] = []  # the worker's refusals, not yet told to the judge
         self.crossed = Crossed(odd=self.inert_names)  # the worker's keys odd, the judge's even
 
     # -- identity --------------------------------------------------------------------
@@ -121,7 +122,9 @@ class Codec:
                 if arg and id(value) in arg:
                     return {"t": "arg", "v": arg[id(value)]}
             if self.shares.ids and id(value) in self.shares.ids:
-                return self._shared_form(value, e)
+                shared = self._shared_form(value, e)
+                if shared is not None:
+                    return shared
         if kind is list or kind is dict or kind is set:
             return self._container(value, kind, e)
         if kind is tuple:
@@ -134,10 +137,9 @@ class Codec:
             return self._keyed({"t": "bytes", "v": base64.b64encode(value).decode("ascii")}, value)
         name = VALUE_NAMES.get(kind) or value_name(kind)
         if name is not None:
-            try:
-                return {"t": "val", "n": name, "v": encode_value(name, value, e)}
-            except ByReference:
-                pass
+            form = encode_value(name, value, e)
+            if form is not BY_REFERENCE:
+                return {"t": "val", "n": name, "v": form}
         if value is NotImplemented:
             return {"t": "notimpl", "v": 0}
         if value is Ellipsis:
@@ -251,23 +253,43 @@ class Codec:
         """Whether a given object is referred to by id once described (classes)."""
         return isinstance(value, type)
 
-    def _shared_form(self, value, e) -> dict:
+    def _shared_form(self, value, e) -> dict | None:
+        """A container kept in step: by its key, with its contents where the other side
+        has not got them. None for one this side began keeping whose contents do not
+        cross by value (a candidate's array of dates a library holds): it is not kept
+        after all, and crosses by reference (the other side never had it)."""
         key = self.shares.ids[id(value)]
         data = {"t": "sh", "v": key}
         inside = self._tls.__dict__.get("sharing")
         if inside is not None and key in inside:
             return data  # met again within the value being written: by its key
         if self.introduce_shares or not self._known_share(key):
+            contents = self.contents(value, e)
+            if contents is BY_REFERENCE:
+                self.not_kept(key, value)
+                return None
             data["k"] = self.shares.entries[key][2]
-            data["x"] = self.contents(value, e)
+            data["x"] = contents
         return data
 
     introduce_shares = False  # the judge always sends a shared container's contents
 
+    def not_kept(self, key: int, value) -> None:
+        """A container kept in step whose contents do not cross by value (an array of
+        objects a library holds, returned by its method): one this side began keeping
+        and never sent is let go of, to cross by reference (the other side never had
+        it); one the other side holds a copy of cannot be kept in step: refused."""
+        if key in self.shares.unsent:
+            self.shares.drop(key)
+            self._introduced_shares.discard(key)
+            return
+        self.unsupported(f"a {type(value).__name__} kept in step that no longer crosses by value")
+
     def contents(self, value, e=None):
         """A mutable container's contents, as the wire form of a copy of it: one value,
         so what its items share (a linked list's links, rows met twice) stays shared.
-        Each container kept in step is written out once in it (then by its key)."""
+        Each container kept in step is written out once in it (then by its key).
+        BY_REFERENCE for a value kind's object that does not cross by value."""
         tls = self._tls.__dict__
         key = self.shares.ids.get(id(value))
         if tls.get("sharing") is not None:
@@ -277,10 +299,13 @@ class Codec:
         tls["sharing"] = {key}
         memo, tls["memo"] = tls.get("memo"), tls.get("memo") or {}
         try:
-            return self._contents(value, e or self.encode)
+            form = self._contents(value, e or self.encode)
         finally:
             tls["sharing"] = None
             tls["memo"] = memo
+        if form is not BY_REFERENCE:
+            self.shares.unsent.discard(key)
+        return form
 
     def _contents(self, value, e):
         kind = type(value)
@@ -336,9 +361,22 @@ class Codec:
             raise ProtocolError("not a shared kind")
         return decode_value(name, contents, d)
 
+    quiet = False  # while trying what may cross unasked (`tracebacks.handled`): no notes
+
     def unsupported(self, what: str):
-        """Refuse an operation the wire cannot carry (the judge also records it)."""
-        raise Unsupported(what)
+        """Refuse an operation the wire cannot carry, noted (`refuse`): the witness's
+        grade becomes sandbox_error:unsupported, the case disputed, `witness:unsupported`,
+        never a failure of the candidate's."""
+        if not self.quiet:
+            self.refuse(what)
+        raise Unsupported(f"{what}: not supported under isolation: process")
+
+    def refuse(self, what: str, kind: str = "unsupported") -> None:
+        """Note what the wire cannot carry. The worker's end tells the judge, with the
+        message it writes next (`peer.line`), which notes it: whatever the code that met
+        the refusal does with it then (a library's `except TypeError` swallows it)."""
+        if len(self.refused) < 50:
+            self.refused.append(what[:1000])
 
     def _exception_came(self, exc: BaseException, data: dict) -> BaseException:
         """A builtin or stdlib exception that came by value (the worker notes the tests'

@@ -18,7 +18,14 @@ candidate likes (its process holds the object and the library's code there), so 
 whose instances never cross by reference is never presented:
 
 - a builtin or a class deriving from one (the values the wire carries by value, their
-  subclasses, exceptions, metaclasses): their stand-ins have rules of their own;
+  subclasses, exceptions, metaclasses): their stand-ins have rules of their own. But a
+  class deriving from exactly one of the builtins a stand-in holds its value in (a
+  tuple, str, bytes, frozenset, list, dict or set: matplotlib's `BarContainer`, a
+  `Markup`) is presented by such a stand-in (`holds`): it is a real instance of that
+  builtin here, holding the value the judge decoded itself, so all that reads it as
+  the builtin (its length, items, comparisons, hashing) reads the judge's own value,
+  and a forged one gains only what the candidate's real instance would have (its
+  methods are the worker's either way);
 - a value kind the wire always carries by value (the stdlib's `Fraction`, `UUID`,
   `Namespace`..., numpy's scalars); numpy's arrays, pandas' frames and scipy's sparse
   matrices do cross by reference (an object dtype, a categorical column), so they are
@@ -44,13 +51,14 @@ _ALSO_BY_REFERENCE = frozenset(["numpy.ndarray", *CLASSES])
 _MACHINERY = frozenset(["unittest", "pytest", "_pytest", "pluggy", "evalpin", "evalpin_wire"])
 
 
-def presenting(module, qualname) -> type | tuple | None:
+def presenting(module, qualname, holds: type | None = None) -> type | tuple | None:
     """What a stand-in of the class named `module`.`qualname` presents: the installed
     class the judge finds under that name (its module imported here as the worker has
     it, from the interpreter's own folders alone, as a module the worker names by name
     is: `matplotlib.axes` is then there for the test, as in one process); None where it
     may present none; the name itself, to look up at the first `__class__` asked, where
-    that module is being imported (the test's own, still running its imports)."""
+    that module is being imported (the test's own, still running its imports). `holds`:
+    the builtin the stand-in holds its value in (a tuple subclass's items), if any."""
     if type(module) is not str or type(qualname) is not str:
         return None
     if module.partition(".")[0] in _MACHINERY:
@@ -66,11 +74,11 @@ def presenting(module, qualname) -> type | tuple | None:
         space = getattr(found, "__dict__", None)
         found = space.get(part) if part.isidentifier() and type(space) is dict else None
         if found is None:
-            return (module, qualname) if loading else None
+            return (module, qualname, holds) if loading else None
     if not isinstance(found, type):
         return None
     named = (found.__module__, found.__qualname__)
-    return found if named == (module, qualname) and _presentable(found) else None
+    return found if named == (module, qualname) and _presentable(found, holds) else None
 
 
 def _imported(name: str) -> types.ModuleType | None:
@@ -103,6 +111,17 @@ def presented_class(self) -> type:
 PRESENTED = property(presented_class)
 
 
+def _holds(builtins: list, holds: type | None) -> bool:
+    """Whether a stand-in holding its value in the builtin `holds` is a real instance of
+    each builtin a class derives from (`builtins`, in its MRO): that class is then
+    presentable, by such a stand-in alone (a matplotlib `BarContainer`, a tuple; a
+    `Markup`, a str). Never a number's (`pytest.approx` judges through its arithmetic)."""
+    return holds in _VALUE_HOLDERS and builtins == list(holds.__mro__[:-1])
+
+
+_VALUE_HOLDERS = frozenset([tuple, str, bytes, frozenset, list, dict, set])
+
+
 def interpreters_own(module) -> str | None:
     """The name of `module` when it is the interpreter's own (the stdlib's or an installed
     library's, never a stand-in of the candidate's): a test's patches of it follow into
@@ -115,9 +134,10 @@ def interpreters_own(module) -> str | None:
     return name if name.split(".")[0] in STDLIB or installed_module(module, name) else None
 
 
-def _presentable(cls: type) -> bool:
+def _presentable(cls: type, holds: type | None) -> bool:
     mro = cls.__mro__
-    if mro[-1] is not object or any(k.__module__ == "builtins" for k in mro[:-1]):
+    builtins = [k for k in mro[:-1] if k.__module__ == "builtins"]
+    if mro[-1] is not object or (builtins and not _holds(builtins, holds)):
         return False
     if isinstance(cls, enum.EnumMeta) or getattr(cls, "__abstractmethods__", None):
         return False

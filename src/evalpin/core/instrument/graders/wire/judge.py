@@ -25,7 +25,7 @@ from .installed import interpreters_own
 from .lifetimes import TestsObjects
 from .namesakes import TestsModules
 from .peer import Peer
-from .protocol import GONE, ProtocolError, RemoteGone, Unsupported, is_ident, name_of
+from .protocol import GONE, ProtocolError, RemoteGone, is_ident, name_of
 from .proxies import REF, ProxyBase, Ref, RemoteClass, RemoteEnum, attach, bind, ref_of
 from .shares import Shares, fingerprint, merge
 from .state import TestState
@@ -38,7 +38,6 @@ class Judge(Peer):
     environment with each request."""
 
     introduce_shares = True
-    quiet = False  # while trying what may cross unasked (`tracebacks.handled`): no notes
 
     def __init__(self, fds: list[int], *, notes: str = "", modules=()) -> None:
         super().__init__(fds[0], fds[1], threading.main_thread().ident)
@@ -327,14 +326,6 @@ class Judge(Peer):
         members = tests_enums.spec(cls, e, self._class_ident)
         return {**data, "en": members} if members else data
 
-    def unsupported(self, what: str):
-        """Record an operation the wire cannot carry (the witness's grade becomes
-        sandbox_error:unsupported, the case disputed, `witness:unsupported`, never a
-        failure of the candidate's) and refuse it."""
-        if not self.quiet:
-            self.refuse(what)
-        raise Unsupported(f"{what}: not supported under isolation: process")
-
     def not_believed(self, cls: str, name: str, other) -> None:
         """Note (once a kind in each test, the first 50) a comparison of a candidate's
         object with the tests' data its own rule would answer in-process, not believed
@@ -346,7 +337,8 @@ class Judge(Peer):
         )
 
     def refuse(self, what: str, kind: str = "unsupported") -> None:
-        """Record what the wire cannot carry, or (`kind`) why else the case is not judged."""
+        """Record what the wire cannot carry (the worker's refusals too, as it tells
+        them), or (`kind`) why else the case is not judged."""
         sys.stderr.write(f"[evalpin] {kind} under process isolation: {what}\n")
         if self._notes:
             with open(self._notes, "a", encoding="utf-8") as f:

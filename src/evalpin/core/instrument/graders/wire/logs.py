@@ -80,6 +80,20 @@ class LogForwarder:
         )
 
 
+def encoded(peer, event: tuple) -> list:
+    """An event's wire form (the worker's); a log record whose arguments do not cross
+    goes as its text, the wire's own way round: what it refused on the way is not told."""
+    told = len(peer.refused)
+    try:
+        return [peer.encode(x) for x in event]
+    except Exception:
+        if event[0] != "l":
+            raise
+        del peer.refused[told:]
+        event = (*event[:4], None, None, *event[6:9], None, event[10], event[11], {})
+        return [peer.encode(x) for x in event]
+
+
 def follow_levels(logging, events: list) -> None:
     """Keep the level changes the candidate makes to its loggers (`setLevel`,
     `basicConfig(level=...)`) as events, in order with its records."""

@@ -3,9 +3,10 @@ dtype and bytes, rebuilt by the receiver's own numpy, so `assert np.int64(3) == 
 `np.array_equal(got, want)` hold under the witness as they do in one process. Nothing
 here imports numpy: a value of it arrives only where numpy is already loaded. An array of
 text or bytes of a fixed length, or of a structured dtype of such plain fields (a record
-array's rows), crosses the same way. An array of objects, of nested or titled fields, a
-subclass or one over the size below crosses as any object does (by reference), never as
-a fail."""
+array's rows), crosses the same way. An array of objects (the dates a plot's line holds)
+crosses as its shape and its items, each by its own rule, as a list's do. An array of
+nested or titled fields or of objects among fields, a subclass or one over the sizes
+below crosses as any object does (by reference), never as a fail."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import re
 from .protocol import ByReference, ProtocolError, ints, string
 
 MAX_ARRAY_BYTES = 8 * 1024 * 1024  # bigger arrays cross by reference
+MAX_OBJECT_ITEMS = 100_000  # so do arrays of more objects than this
+_OBJECTS = "|O"  # an array of objects' dtype: its items cross each by its own rule
 # A plain dtype's `str`: byte order, kind, size and, for dates and durations, the unit.
 # Text and bytes of a fixed length too (`<U10`, `|S5`).
 _DTYPE = re.compile(r"[<>|=]([biufcMm]\d{1,2}(\[\d{0,3}[A-Za-z]{1,2}\])?|[US]\d{1,7})")
@@ -111,9 +114,36 @@ def _unscalar(p, d, c):
 
 
 def _array(v, e) -> list:
+    if v.dtype.str == _OBJECTS:
+        if v.size > MAX_OBJECT_ITEMS:
+            raise ByReference
+        items = v.ravel().tolist()  # (an object array's `tolist`: its items themselves)
+        if _nests_objects(items, type(v)):
+            raise ByReference
+        return [_OBJECTS, list(v.shape), [e(x) for x in items], bool(v.flags.writeable)]
     if v.nbytes > MAX_ARRAY_BYTES:
         raise ByReference
     return [_form(v.dtype), list(v.shape), _b64(v.tobytes()), bool(v.flags.writeable)]
+
+
+def _nests_objects(items: list, kind: type) -> bool:
+    """Whether an array of objects stands among `items` or in the lists, tuples, dicts
+    and sets they hold: it may hold the array being written (a cycle, which no value
+    spells: the receiver makes an array after its items), so that one crosses by
+    reference. Past 100,000 things looked at, taken to be so."""
+    stack, looked = list(items), 0
+    while stack:
+        x = stack.pop()
+        looked += 1
+        if looked > MAX_OBJECT_ITEMS:
+            return True
+        if type(x) is kind and x.dtype.hasobject:
+            return True
+        if type(x) in (list, tuple, set, frozenset):
+            stack.extend(x)
+        elif type(x) is dict:
+            stack.extend(x.values())
+    return False
 
 
 def _unarray(p, d, c):
@@ -121,15 +151,33 @@ def _unarray(p, d, c):
 
     if type(p) is not list or len(p) != 4 or type(p[1]) is not list or type(p[3]) is not bool:
         raise ProtocolError("malformed numpy array")
-    dtype, shape, data = _dtype(p[0]), ints(p[1], len(p[1])), _unb64(p[2])
+    shape = ints(p[1], len(p[1]))
     if any(n < 0 for n in shape) or len(shape) > 32:
         raise ProtocolError("a numpy array of an impossible shape")
     count = 1
     for n in shape:
         count *= n
+    if p[0] == _OBJECTS:
+        return _unobjects(p, d, shape, count)
+    dtype, data = _dtype(p[0]), _unb64(p[2])
     if count * dtype.itemsize != len(data):
         raise ProtocolError("a numpy array whose bytes do not fill its shape")
     made = numpy.frombuffer(data, dtype).reshape(shape).copy()
+    made.flags.writeable = p[3]
+    return made
+
+
+def _unobjects(p, d, shape: list, count: int):
+    """An array of objects: its items, each rebuilt by its own rule (a date by value, a
+    candidate's object as its stand-in), set one by one (a list item stays one item)."""
+    import numpy
+
+    if type(p[2]) is not list or len(p[2]) != count or count > MAX_OBJECT_ITEMS:
+        raise ProtocolError("a numpy array whose items do not fill its shape")
+    made = numpy.empty(count, dtype=object)
+    for i, item in enumerate(p[2]):
+        made[i] = d(item)
+    made = made.reshape(shape)
     made.flags.writeable = p[3]
     return made
 

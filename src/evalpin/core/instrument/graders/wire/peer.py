@@ -21,8 +21,10 @@ from .protocol import (
     MAX_MESSAGE,
     MAX_SHARED_ITEMS,
     SPIN_READS,
+    WIRE_ERRORS,
     ProtocolError,
     RemoteGone,
+    Unsupported,
     text_of,
 )
 from .pulls import Batches, Pulls
@@ -58,26 +60,29 @@ class Peer(Codec):
             self._outgoing(message)
             if self._released:
                 message["rel"], self._released = self._released, []
-            if self.shares.entries:
-                updates = self.shares.changed(self)
-                if updates:
-                    message["sh"] = updates
             keys = list(body)
             try:
+                if self.shares.entries:
+                    updates = self.shares.changed(self)
+                    if updates:
+                        message["sh"] = updates
                 for key in keys:  # in order, each value let go of once encoded
                     value = body.pop(key)
                     message[key] = (
                         self.encode(value) if key in _PLAIN_FIELDS else self._field(key, value)
                     )
                     value = None
-            except Exception as exc:  # a reply's value that cannot cross: its error
+            except Exception as exc:  # a reply's value that cannot cross: the wire's limit
                 if "op" in message or isinstance(exc, RemoteGone):  # (never the session's)
                     raise
                 for key in keys:
                     message.pop(key, None)
-                message["err"] = self._error_data(exc)
+                what = f"a value the wire could not send back ({_named(exc)})"
+                message["err"] = self._refusal(exc, what)
             body.clear()
             self._sent_body(message)
+            if self.refused:  # the worker's refusals, this message's own among them
+                message["rf"], self.refused = self.refused, []
             self._finish(message)
         return _encoded(message).encode() + b"\n"
 
@@ -85,6 +90,8 @@ class Peer(Codec):
         if key == "kwargs":
             return {str(k): self.encode(v) for k, v in value.items()}
         if key == "err":
+            if isinstance(value, WIRE_ERRORS):  # met by the answering code, raised by no one's
+                return self._refusal(value, f"the wire's own error in an answer ({_named(value)})")
             return self._error_data(value)
         if key == "back":
             return [self.encode(v, copy=True) for v in value]
@@ -114,6 +121,8 @@ class Peer(Codec):
         if type(message) is not dict:
             raise ProtocolError("message is not an object")
         with self._state:
+            if "rf" in message:
+                self._told(message["rf"])
             self._incoming(message)
             rel = message.get("rel")
             if rel is not None:
@@ -239,7 +248,11 @@ class Peer(Codec):
                     self.serve(reply)
                     continue
                 break
-        return self._answer(reply, mutable)
+        try:
+            return self._answer(reply, mutable)
+        except ProtocolError as exc:  # a reply this end cannot read: the wire's limit, noted
+            self.refuse(f"a reply the wire could not read ({text_of(exc)})")
+            raise
 
     def _answer(self, reply: dict, mutable: list):
         __tracebackhide__ = True
@@ -401,10 +414,33 @@ class Peer(Codec):
             data["x"] = None
         return data
 
+    def _refusal(self, exc: BaseException, what: str) -> dict:
+        """The error of an answer this end could not give as one process would: its
+        value could not be written (what writing it raised: the wire's own signal, a
+        library's error while its object was read), or the wire's own error met by the
+        code that answered (`WIRE_ERRORS`). That is no error of that code's: in one
+        process nothing would have raised. So it never crosses as the answer's
+        exception: it is noted as the wire's refusal (the case disputed, never failed),
+        which the other end raises, `Unsupported`."""
+        if isinstance(exc, Unsupported):  # a refusal: noted where it was made
+            what = text_of(exc)
+        else:
+            self.refuse(what)
+        return {"s": what, "u": 1}
+
+    def _told(self, refused) -> None:
+        """The refusals the worker tells: noted (by the judge; the judge tells none)."""
+        if type(refused) is not list:
+            raise ProtocolError("malformed refusals")
+        for what in refused[:50]:
+            self.refuse(what[:1000] if type(what) is str else "a refusal")
+
     def _error(self, data) -> BaseException:
         if type(data) is not dict:
             return ProtocolError("malformed error")
         text = data.get("s") if type(data.get("s")) is str else ""
+        if data.get("u") == 1:  # the other end could not give its answer (noted)
+            return Unsupported(text)
         try:
             exc = self.decode(data.get("x"))
         except ProtocolError:
@@ -416,6 +452,10 @@ class Peer(Codec):
     def uncarried_error(self, text: str) -> BaseException:
         """An exception the other side could not send as itself."""
         return RuntimeError(text)
+
+
+def _named(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {text_of(exc)}"
 
 
 # json's C encoder and scanner, made once and called directly: `json.dumps` builds a new
@@ -445,7 +485,7 @@ def _decoded(text: str):
 CALLS = frozenset({"call", "method", "special", "umethod"})  # requests whose args may change
 # Requests that store their value in an object: a container stored so is one object on
 # both sides from then on (the other side keeps it: `_settle`), as in one process.
-STORES = frozenset({"setattr", "own"})
+STORES = frozenset({"setattr", "own", "patch"})
 
 
 def _small(obj) -> bool:

@@ -29,6 +29,10 @@ class Unsupported(TypeError):
     """An operation the wire cannot carry: the grader's limit, never the candidate's."""
 
 
+# The wire's own errors: none is ever the error of the code an answer came from.
+WIRE_ERRORS = (ProtocolError, RemoteGone, ByReference, Unsupported)
+
+
 class Gone:
     """The marker of an attribute that is not there (set back by deleting it)."""
 

@@ -11,7 +11,7 @@ import itertools
 import sys
 
 from .protocol import MAX_SHARED, SCALARS
-from .values import REFILL, mutable_name
+from .values import BY_REFERENCE, REFILL, mutable_name
 
 _PLAIN = (*SCALARS, bytes)
 _PLAIN_KINDS = frozenset(_PLAIN)
@@ -175,6 +175,7 @@ class Shares:
         self._keys = itertools.count(sign, sign)  # each end its own keys: + worker, - judge
         self._sign = sign
         self.fresh: set[int] = set()  # keys first met in the contents being read
+        self.unsent: set[int] = set()  # keys started here whose contents never went out
         self._adopted: list[int] = []
 
     def owns(self, key: int) -> bool:
@@ -197,6 +198,7 @@ class Shares:
             key = next(self._keys)
             name = mutable_name(type(obj)) or container_base(type(obj)).__name__
             self.add(key, obj, name)
+            self.unsent.add(key)
         else:
             self.entries[key] = self.entries.pop(key)  # most recently used last
         return key
@@ -227,10 +229,15 @@ class Shares:
             now = fingerprint(entry[0], 0, self.ids)
             if now != entry[1]:
                 entry[1] = now
-                updates.append([key, peer.contents(entry[0])])
+                form = peer.contents(entry[0])
+                if form is BY_REFERENCE:
+                    peer.not_kept(key, entry[0])
+                else:
+                    updates.append([key, form])
         return updates
 
     def drop(self, key: int) -> None:
+        self.unsent.discard(key)
         entry = self.entries.pop(key, None)
         if entry is not None and self.ids.get(id(entry[0])) == key:
             del self.ids[id(entry[0])]

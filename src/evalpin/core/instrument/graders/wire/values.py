@@ -483,8 +483,19 @@ def value_class(name: str) -> type:
     return cls
 
 
+BY_REFERENCE = object()  # encode_value's answer for an object that crosses by reference
+
+
 def encode_value(name: str, value, e):
-    return VALUES[name][2](value, e)
+    """The wire form of a by-value kind's object, or BY_REFERENCE where this one holds
+    what does not cross by value (an array of objects, a frame of extension dtypes).
+    The encoders' `ByReference` is their signal to this function alone: it is turned
+    into that answer here, so it never reaches a reply, where it would be taken for an
+    exception of the candidate's code (a library's method returning such an object)."""
+    try:
+        return VALUES[name][2](value, e)
+    except ByReference:
+        return BY_REFERENCE
 
 
 def decode_value(name: str, payload, d):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from evalpin.run.sandbox import Isolation
-from tests.harness import _case, _corpus, assert_plain_passes, expect, grade, item
+from tests.harness import _case, _corpus, corpus_tests, expect, grade, item
 
 __all__ = ["grade", "item"]  # the fixtures (`backend`: conftest)
 
@@ -159,14 +159,10 @@ DISPUTED = _corpus(
 )
 
 
-def test_the_corpus_passes_in_plain_pytest(tmp_path) -> None:
-    """Every case passes plain `python -m pytest` in-process."""
-    assert_plain_passes({**CARRIED, **DISPUTED}, tmp_path)
-
-
-@pytest.mark.parametrize("name", list(CARRIED))
-def test_objects_made_their_own_way_are_carried(grade, backend: Isolation, name: str) -> None:
-    expect(grade(CARRIED[name], backend), "pass")
+# Every case under plain pytest; each carried one graded pass (no attacks here).
+test_the_corpus_passes_in_plain_pytest, test_a_carried_case_grades_pass, _ = corpus_tests(
+    CARRIED, {}, DISPUTED
+)
 
 
 @pytest.mark.parametrize("name", list(DISPUTED))

@@ -7,9 +7,12 @@ code, graded by evalpin; every item passes plain pytest, so every one should pas
     python benchmarks/conformance.py --dataframebench pandas # or polars (needs them)
     python benchmarks/conformance.py --again out.json        # classify a saved run again
     python benchmarks/conformance.py --projects parse --vendor tests/data/conformance
+    python benchmarks/conformance.py --table scripts/conformance-heldout.toml  # held out
 
-1. fetch each project of `scripts/conformance-projects.toml` (pinned sdists, sha256
-   checked; `scripts/fetch_conformance.py`) into a cache (`--cache`, never committed);
+1. fetch each project of `scripts/conformance-projects.toml`, or of the `--table` given
+   (the held-out `scripts/conformance-heldout.toml`: projects nobody steers on), pinned
+   sdists, sha256 checked (`scripts/fetch_conformance.py`), into a cache (`--cache`,
+   never committed);
 2. one item per test file (`conformance_items.py` says how conftest files and test
    helpers become part of the test file);
 3. the truth: plain `python -m pytest` on each item's files in a folder of their own, the
@@ -134,13 +137,16 @@ def kept(result: dict) -> bool:
     return result["rc"] == 0 and result["tests"] > result["skipped"] and result["seconds"] < SLOW
 
 
-def write_set(chosen: list[tuple[Item, dict]], folder: Path) -> tuple[Path, Path]:
-    """The coding set (YAML, prompts, tests) and the replay recording of the candidates."""
+def write_set(
+    chosen: list[tuple[Item, dict]], folder: Path, table: Path = TABLE
+) -> tuple[Path, Path]:
+    """The coding set (YAML, prompts, tests) and the replay recording of the candidates;
+    its version is the digest of the table the projects came from."""
     sets = folder / "set"
     lines, recording = [], []
-    table = hashlib.sha256(TABLE.read_bytes()).hexdigest()[:12]
+    version = hashlib.sha256(table.read_bytes()).hexdigest()[:12]
     lines += ["schema: coding-eval/v1", "dataset_id: conformance-corpus",
-              f'dataset_version: "{table}"', 'frozen_at: "2026-12-04T00:00:00Z"',
+              f'dataset_version: "{version}"', 'frozen_at: "2026-12-04T00:00:00Z"',
               "holdout_policy: public", "items:"]  # fmt: skip
     for n, (item, result) in enumerate(chosen):
         prompt = sets / "prompts" / f"{item.project}.md"
@@ -299,10 +305,10 @@ def print_report(shown: dict) -> None:
           "plain pytest)")  # fmt: skip
 
 
-def vendor(chosen: list[Item], dest: Path, cache: Path) -> None:
+def vendor(chosen: list[Item], dest: Path, cache: Path, table_file: Path = TABLE) -> None:
     """The items as tests/data keeps them: per project its license, where it came from,
     the candidate's files under `candidate/` and each item's test file under `tests/`."""
-    table = {p.name: p for p in projects()}
+    table = {p.name: p for p in projects(table_file)}
     for item in chosen:
         project = table[item.project]
         folder = dest / item.project
@@ -344,6 +350,7 @@ def case_item(folder: Path) -> Item:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--projects", help="comma-separated project names (default: all)")
+    parser.add_argument("--table", type=Path, default=TABLE, help="the projects' table (TOML)")
     parser.add_argument("--match", help="keep only items whose id contains one of these (a,b)")
     parser.add_argument("--limit", type=int, help="at most this many items per project")
     parser.add_argument("--jobs", type=int, default=1, help="evalpin run --jobs, truth workers")
@@ -395,7 +402,7 @@ def main() -> None:
     if args.idioms:
         made = conformance_idioms.items(args.idioms)
         candidates += [i for i in made if _matches(i, args.match)]
-    for project in [] if args.case or args.dataframebench or args.idioms else projects():
+    for project in [] if args.case or args.dataframebench or args.idioms else projects(args.table):
         if wanted is None or project.name in wanted:
             made = [i for i in items(project, fetch(project, args.cache))
                     if _matches(i, args.match)]  # fmt: skip
@@ -418,7 +425,7 @@ def main() -> None:
             dropped.append({"id": item.id, "why": why})
     print(f"plain pytest passes {len(chosen)} of {len(todo)}", file=sys.stderr)
     if args.vendor:
-        vendor([item for item, _ in chosen], args.vendor, args.cache)
+        vendor([item for item, _ in chosen], args.vendor, args.cache, args.table)
         return
     if args.truth_only or not chosen:
         for d in dropped:
@@ -428,7 +435,7 @@ def main() -> None:
         args.work or args.cache / "build" / hashlib.sha256(sys.executable.encode()).hexdigest()[:8]
     )
     work.mkdir(parents=True, exist_ok=True)
-    fixtures, completions = write_set(chosen, work)
+    fixtures, completions = write_set(chosen, work, args.table)
     # Which code grades is read before it starts: a checkout may move while it runs.
     label = evalpin_label() | ({"commit": args.code_label} if args.code_label else {})
     cases = grade(fixtures, completions, work / "run.jsonl", args.jobs, len(chosen))

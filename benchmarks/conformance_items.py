@@ -202,7 +202,10 @@ def items(project, tree: Path) -> list[Item]:
     files, tops = candidate_files(tree, project.candidate, project.tests)
     for test in tests:
         rel = test.relative_to(tree).with_suffix("").as_posix()
-        stem = test.stem if test.stem.startswith("test_") else f"test_{test.stem}"
+        # A name pytest collects is kept (a test may name its own module: pyrsistent's
+        # `'checked_vector_test.Naturals'`); any other becomes `test_<name>`.
+        collected = test.stem.startswith("test_") or test.stem.endswith("_test")
+        stem = test.stem if collected else f"test_{test.stem}"
         item = Item(id=f"{project.name}:{rel}", project=project.name, test_name=f"{stem}.py")
         excluded = (project.exclude or {}).get(test.relative_to(tree).as_posix())
         if excluded:

@@ -1,9 +1,10 @@
 """Fetch the conformance corpus: each project's sdist at its pinned version, checked
 against its recorded sha256, unpacked into a cache that is never committed.
 
-    python scripts/fetch_conformance.py [--cache /work/corpus] [--only NAME,NAME]
+    python scripts/fetch_conformance.py [--cache /work/corpus] [--only NAME,NAME] [--table F]
 
-The table is `scripts/conformance-projects.toml`. pip downloads each sdist with
+The table is `scripts/conformance-projects.toml` (or `--table`: the held-out
+`scripts/conformance-heldout.toml`). pip downloads each sdist with
 `pip download --no-deps --no-binary NAME NAME==VERSION`: the project itself from its
 source distribution (its tests ship only there), while the build backend pip needs to
 read the sdist's metadata may come as a wheel (`--no-binary :all:` would build setuptools,
@@ -135,9 +136,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--only", help="comma-separated project names")
+    parser.add_argument("--table", type=Path, default=TABLE, help="the projects' table (TOML)")
     args = parser.parse_args()
     wanted = set(args.only.split(",")) if args.only else None
-    for project in projects():
+    for project in projects(args.table):
         if wanted is None or project.name in wanted:
             print(f"{project.name} {project.version}: {fetch(project, args.cache)}")
 

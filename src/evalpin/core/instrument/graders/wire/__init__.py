@@ -17,7 +17,7 @@ the other side runs on either side. One concept a module, each with a public sur
   value; `describe` (worker): a candidate class as data; `classes` (judge): a proxy
   class from that data, whatever it claims; `proxies`: the proxies' roots;
 - `kinds` (judge): what a test's object may be used for; `handles` (worker): the
-  stand-ins of the tests' objects;
+  stand-ins of the tests' objects (`iterators`: what an iterator's lacks);
 - `codec`: the wire form of values and the identity maps both ends share (`plain`: the
   one-pass forms of containers of plain values; `crossed`: immutable values keep their
   identity both ways); `peer`: the message loop over it; `channel`: the side channel;

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from . import tests_enums
 from .class_space import ClassSpace, own_namespace
 from .copies import MEMO
+from .iterators import Unsized
 from .protocol import ProtocolError, exact, is_ident, pairs
 from .shaped import SHAPED, shaped
 
@@ -218,7 +219,7 @@ class SetHandle(GetHandle):
         self._op("__delete__", obj)
 
 
-class IterHandle(Handle):
+class IterHandle(Unsized, Handle):
     """A test's generator or iterator: iterated, never sized, indexed or called (so
     `isinstance(it, Sized)` is false, as for a generator, and nothing takes `len()` of
     an endless one); `in` iterates it, as it does in one process."""

@@ -430,8 +430,12 @@ def _tests_subclass_instance(cls: type, args: tuple, kwargs: dict):
     container = cls._evalpin_container  # a list, dict or set: its contents in step
     obj = BaseException.__new__(cls, *args) if error else (container or object).__new__(cls)
     ident = peer.give(obj)
-    made = [ident, *args] if error or harness else [ident]
-    remote = peer.request("new", obj=cls.__dict__["_evalpin_sub"], args=made)
+    # No `__init__` but object's, and arguments: Python lets them through only when a
+    # `__new__` takes them (the candidate's, there), so they go to it there.
+    to_new = cls.__init__ is object.__init__ and bool(args or kwargs) and not error
+    made = [ident, *args] if error or harness or to_new else [ident]
+    sub = cls.__dict__["_evalpin_sub"]
+    remote = peer.request("new", obj=sub, args=made, kwargs=kwargs if to_new else {})
     key = None
     if container is not None and type(remote) is list and len(remote) == 2:
         remote, key = remote
@@ -441,7 +445,8 @@ def _tests_subclass_instance(cls: type, args: tuple, kwargs: dict):
     if key is not None:
         peer.shares.add(key, obj, container.__name__)
     peer.adopt(remote, obj)
-    cls.__init__(obj, *args, **kwargs)
+    if not to_new:
+        cls.__init__(obj, *args, **kwargs)
     if error:  # what the candidate's `__init__` made of them, there
         BaseException.args.__set__(
             obj, exact(peer.request("getattr", obj=remote, name="args"), tuple)

@@ -189,6 +189,20 @@ def installed_module(module: types.ModuleType, name: str) -> bool:
     return spec.origin in ("built-in", "frozen") and top in sys.stdlib_module_names
 
 
+def _imported_as(module: types.ModuleType, name: str) -> bool:
+    """Whether the candidate's side may send `module` by `name`: the import system found
+    it under that name (a file, a package's folders, a module built in), so the other
+    side's module of that name stands for it. One a candidate's loader made
+    (`types.ModuleType` filled from another, toolz's `tlz`) is the candidate's object,
+    used by reference."""
+    spec = vars(module).get("__spec__")
+    if type(spec) is not importlib.machinery.ModuleSpec or spec.name != name:
+        return False
+    if spec.origin is None:  # a namespace package
+        return spec.submodule_search_locations is not None
+    return spec.origin in ("built-in", "frozen") or spec.origin == vars(module).get("__file__")
+
+
 def stdlib_name(value) -> tuple[str, str] | None:
     """(module, qualname) of a standard-library function or class found there under that
     name (`time.sleep`, `os.path.join`); None for anything else."""
@@ -258,7 +272,8 @@ def by_name(value, *, inert_only: bool) -> dict | None:
         return None if inert_only else {"t": "logger", "v": value.name}
     if kind is types.ModuleType:
         name = getattr(value, "__name__", None)
-        if type(name) is str and sys.modules.get(name) is value:
+        named = type(name) is str and sys.modules.get(name) is value
+        if named and (not inert_only or _imported_as(value, name)):
             return {"t": "mod", "v": name}
         return None
     if isinstance(value, enum.Enum):

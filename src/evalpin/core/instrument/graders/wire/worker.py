@@ -439,7 +439,7 @@ class Worker(Peer):
         if op == "subclass":
             return self._subclass(target, name_of(message), *args, **kwargs)
         if op == "new":
-            return self._new(target, *args)
+            return self._new(target, *args, **kwargs)
         if op == "start":
             return self._tasks.start(target)
         if op == "member":  # an attribute of an enum member the judge rebuilt
@@ -484,14 +484,15 @@ class Worker(Peer):
         spec = (methods, values, qualname, on_class)
         return self.give(twins_.make(self, bases, name, judge_id, spec, kw))
 
-    def _new(self, cls: type, judge_id: int, *args) -> int | list:
+    def _new(self, cls: type, judge_id: int, *args, **kwargs) -> int | list:
         """An instance of a class made for the tests (`_subclass`), for their object (an
         exception's with its arguments); a list, dict or set kept in step (its key too)."""
         if id(cls) not in self._subclasses or type(judge_id) is not int:
             raise ProtocolError("not a class made for the tests")
-        obj = cls.__new__(cls, *args) if issubclass(cls, BaseException) else cls.__new__(cls)
         unittest = sys.modules.get("unittest")
-        if unittest is not None and issubclass(cls, unittest.TestCase):
+        harness = unittest is not None and issubclass(cls, unittest.TestCase)
+        obj = cls.__new__(cls) if harness else cls.__new__(cls, *args, **kwargs)  # (`to_new`)
+        if harness:
             unittest.TestCase.__init__(obj, *args[:1])  # its own state, for its helpers
         self._tests_instances[id(obj)] = judge_id
         self._remote[judge_id] = obj

@@ -1,0 +1,4 @@
+from . import funcs
+from .funcs import identity
+
+__all__ = ["funcs", "identity"]

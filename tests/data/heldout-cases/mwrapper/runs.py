@@ -1,0 +1,2 @@
+def split_by(pred, text):
+    return [c for c in text if pred(c)]

@@ -1,0 +1,1 @@
+from .itertz import *  # noqa: F403

@@ -1,0 +1,5 @@
+__all__ = ["first"]
+
+
+def first(seq):
+    return next(iter(seq))

@@ -1,0 +1,2 @@
+def first_line(handle):
+    return handle.readline().strip()
